@@ -1,0 +1,1 @@
+"""The simulator: virtual time, seeded choices, the world, faults, trace, invariants, CLI."""
