@@ -1,0 +1,23 @@
+"""All invariants, by name; see base.py for what an invariant may and may not do."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sim.invariants.base import Invariant, Violation
+from sim.invariants.delivery import INVARIANTS as _DELIVERY
+from sim.trace import Record
+
+ALL: tuple[Invariant, ...] = _DELIVERY
+BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
+
+
+def check(trace: Sequence[Record], names: Sequence[str] | None = None) -> list[Violation]:
+    selected = ALL if names is None else tuple(BY_NAME[n] for n in names)
+    violations: list[Violation] = []
+    for invariant in selected:
+        violations += invariant.check(trace)
+    return violations
+
+
+__all__ = ["ALL", "BY_NAME", "Invariant", "Violation", "check"]

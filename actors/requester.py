@@ -1,0 +1,71 @@
+"""A requester session's Trio shell: it spawns child runs into its own nursery and receives
+their completions.
+
+The nursery mirrors ownership: the session owns its children's runs, and aborting a child is
+cancelling that child's scope.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from actors.child import DELIVERY, run_child
+from actors.messages import AbortChild, ChildSpec, Completion, Spawn
+from actors.registry import RunRecord
+from actors.runtime import Port
+from actors.session import SessionCore, child_session_key
+from actors.store import RunStore
+
+
+def requester_actor_name(session_key: str) -> str:
+    return f"requester:{session_key}"
+
+
+async def run_requester(port: Port, session_key: str, store: RunStore) -> None:
+    core = SessionCore(session_key)
+    scopes: dict[str, trio.CancelScope] = {}
+    async with trio.open_nursery() as children:
+        while True:
+            message = await port.receive()
+            if isinstance(message, Spawn):
+                spec = message.child
+                run_id = f"run-{len(store.all_runs()) + 1}"
+                record = RunRecord(
+                    run_id=run_id,
+                    child_id=spec.child_id,
+                    child_session_key=child_session_key(session_key, spec.child_id),
+                    requester=session_key,
+                    task=spec.task,
+                    required=spec.expects_completion,
+                    created_at_ms=port.now_ms,
+                )
+                store.register(record)
+                port.emit("spawn", {"run_id": run_id, "child": spec.child_id,
+                                    "child_session_key": record.child_session_key,
+                                    "requester": session_key, "required": record.required,
+                                    "task": spec.task})
+                scope = scopes[spec.child_id] = trio.CancelScope()
+
+                async def body(child_port: Port, spec: ChildSpec = spec, run_id: str = run_id,
+                               scope: trio.CancelScope = scope) -> None:
+                    await run_child(child_port, spec, run_id, store, scope)
+
+                port.spawn(children, f"child:{spec.child_id}", body)
+            elif isinstance(message, AbortChild):
+                scope = scopes.get(message.child_id)
+                port.emit("abort", {"child": message.child_id, "running": scope is not None})
+                if scope is not None:
+                    scope.cancel()
+            elif isinstance(message, Completion):
+                ack = core.receive_completion(message, port.now_ms)
+                if ack.accepted:
+                    port.emit("requester.accept", {"run_id": message.run_id, "key": message.key,
+                                                   "generation": message.generation,
+                                                   "status": message.status,
+                                                   "text": message.text})
+                else:
+                    port.emit("requester.duplicate", {"run_id": message.run_id,
+                                                      "key": message.key})
+                port.send(DELIVERY, ack)
+            else:
+                raise TypeError(f"requester cannot handle {type(message).__name__}")

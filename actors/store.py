@@ -1,0 +1,91 @@
+"""The registry's durable store: run records in SQLite (stdlib ``sqlite3``).
+
+In a simulation the store is the disk: one connection (``:memory:`` by default) lives with the world,
+outside any actor, so it survives a delivery-actor crash exactly as a database file survives a
+process restart, while everything the actor held in memory is lost. Each write commits at once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from actors.registry import NOT_REQUIRED, PENDING, RunRecord
+
+_FIELDS = tuple(f.name for f in attrs.fields(RunRecord))
+_SQL_TYPES = {"int": "INTEGER", "bool": "INTEGER", "str": "TEXT"}
+
+
+def _column(field: attrs.Attribute[Any]) -> str:
+    type_name = str(field.type).split("|")[0].strip()
+    sql = _SQL_TYPES.get(type_name, "TEXT")
+    return f"{field.name} {sql}" + (" PRIMARY KEY" if field.name == "run_id" else "")
+
+
+class RunStore:
+    def __init__(self, path: str = ":memory:") -> None:
+        self._db = sqlite3.connect(path, isolation_level=None)
+        columns = ", ".join(_column(f) for f in attrs.fields(RunRecord))
+        self._db.execute(f"CREATE TABLE IF NOT EXISTS runs ({columns}, row_order INTEGER)")
+        self._order = 0
+
+    def close(self) -> None:
+        self._db.close()
+
+    def register(self, record: RunRecord) -> None:
+        """A requester spawned a child run (sessions_spawn registers it before it starts)."""
+        if not record.required:
+            record = attrs.evolve(record, delivery_status=NOT_REQUIRED)
+        self._order += 1
+        values = [getattr(record, name) for name in _FIELDS]
+        placeholders = ", ".join("?" for _ in range(len(_FIELDS) + 1))
+        self._db.execute(
+            f"INSERT INTO runs ({', '.join(_FIELDS)}, row_order) VALUES ({placeholders})",
+            [*values, self._order],
+        )
+
+    def update(self, run_id: str, changes: dict[str, Any]) -> None:
+        for name in changes:
+            assert name in _FIELDS, name
+        assignments = ", ".join(f"{name} = ?" for name in changes)
+        cursor = self._db.execute(
+            f"UPDATE runs SET {assignments} WHERE run_id = ?", [*changes.values(), run_id]
+        )
+        assert cursor.rowcount == 1, f"no run {run_id}"
+
+    def record_end(
+        self, run_id: str, ended_at_ms: int, status: str, error: str | None, text: str | None
+    ) -> None:
+        """The producer (the child's run) writes its terminal outcome and result."""
+        self.update(run_id, {"ended_at_ms": ended_at_ms, "outcome_status": status,
+                             "outcome_error": error, "result_text": text})
+
+    def get(self, run_id: str) -> RunRecord:
+        row = self._db.execute(
+            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE run_id = ?", [run_id]
+        ).fetchone()
+        if row is None:
+            raise KeyError(run_id)
+        return _record(row)
+
+    def open_deliveries(self) -> Iterator[RunRecord]:
+        """Ended runs whose required delivery is still pending, in registration order."""
+        cursor = self._db.execute(
+            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE delivery_status = ? "
+            "AND ended_at_ms IS NOT NULL ORDER BY row_order",
+            [PENDING],
+        )
+        return (_record(row) for row in cursor.fetchall())
+
+    def all_runs(self) -> list[RunRecord]:
+        cursor = self._db.execute(f"SELECT {', '.join(_FIELDS)} FROM runs ORDER BY row_order")
+        return [_record(row) for row in cursor.fetchall()]
+
+
+def _record(row: tuple[Any, ...]) -> RunRecord:
+    values = dict(zip(_FIELDS, row, strict=True))
+    values["required"] = bool(values["required"])
+    return RunRecord(**values)

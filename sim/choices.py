@@ -1,0 +1,200 @@
+"""Every choice a run makes, made in one place and recorded (Hypothesis' ConjectureData idea).
+
+A choice is an index into ``n`` options listed in canonical order. In exploration a strategy (for
+the schedule) or a per-subsystem RNG (for workload, faults, jitter) picks it; in replay the recorded
+index is used and any mismatch in the subsystem or the number of options stops the run with
+"schedule diverged at step k". Index 0 is always the "default": the first event in canonical order,
+no fault, the smallest value; that is what shrinking will move choices towards.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import attrs
+
+from sim.determinism import rng_for
+
+STRATEGIES = ("random", "pct", "fifo")
+SCHEDULE = "schedule"
+
+
+class ScheduleDiverged(Exception):
+    """A replay asked for a different choice than the one recorded at this step."""
+
+    def __init__(self, step: int, detail: str) -> None:
+        self.step = step
+        super().__init__(f"schedule diverged at step {step}: {detail}")
+
+
+@attrs.frozen
+class Schedule:
+    """A run's recorded choices: enough, with the scenario, to reproduce the run exactly."""
+
+    seed: int
+    strategy: str
+    versions: dict[str, str]
+    subsystems: tuple[str, ...]
+    # One (subsystem index, number of options, chosen index) triple per choice with n > 1.
+    choices: tuple[tuple[int, int, int], ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "seed": self.seed,
+            "strategy": self.strategy,
+            "versions": dict(self.versions),
+            "subsystems": list(self.subsystems),
+            "choices": [list(c) for c in self.choices],
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, object]) -> Schedule:
+        choices = doc["choices"]
+        subsystems = doc["subsystems"]
+        versions = doc["versions"]
+        assert isinstance(choices, list)
+        assert isinstance(subsystems, list)
+        assert isinstance(versions, dict)
+        return cls(
+            seed=int(str(doc["seed"])),
+            strategy=str(doc["strategy"]),
+            versions={str(k): str(v) for k, v in versions.items()},
+            subsystems=tuple(str(s) for s in subsystems),
+            choices=tuple((int(a), int(b), int(c)) for a, b, c in choices),
+        )
+
+
+class Chooser:
+    """The one object through which a run makes every choice."""
+
+    def __init__(
+        self,
+        seed: int,
+        strategy: str = "random",
+        replay: Schedule | None = None,
+        pct_change_points: int = 3,
+        pct_horizon: int = 400,
+    ) -> None:
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+        self.seed = seed
+        self.strategy = strategy
+        self._rngs: dict[str, random.Random] = {}
+        self._subsystems: list[str] = []
+        self._subsystem_index: dict[str, int] = {}
+        self._record: list[tuple[int, int, int]] = []
+        self._replay = replay
+        # PCT (Burckhardt et al. 2010): actors get random priorities on first sight; the highest
+        # enabled one runs; at a few random steps the running actor drops below everyone.
+        self._priority: dict[str, float] = {}
+        self._schedule_steps = 0
+        pct_rng = rng_for(seed, "pct")
+        self._change_points = sorted(
+            pct_rng.randrange(pct_horizon) for _ in range(pct_change_points)
+        )
+        self._pct_rng = pct_rng
+        self._lowest = 0.0
+
+    # -- recording -----------------------------------------------------------------------------
+
+    @property
+    def step(self) -> int:
+        return len(self._record)
+
+    def schedule(self, versions: dict[str, str]) -> Schedule:
+        return Schedule(
+            seed=self.seed,
+            strategy=self.strategy,
+            versions=versions,
+            subsystems=tuple(self._subsystems),
+            choices=tuple(self._record),
+        )
+
+    def _sub(self, subsystem: str) -> int:
+        index = self._subsystem_index.get(subsystem)
+        if index is None:
+            index = len(self._subsystems)
+            self._subsystems.append(subsystem)
+            self._subsystem_index[subsystem] = index
+        return index
+
+    def _rng(self, subsystem: str) -> random.Random:
+        rng = self._rngs.get(subsystem)
+        if rng is None:
+            rng = self._rngs[subsystem] = rng_for(self.seed, subsystem)
+        return rng
+
+    def _take(self, subsystem: str, n: int, fresh: int) -> int:
+        """Record (or, in replay, read back) one choice among ``n`` options."""
+        if self._replay is None:
+            index = fresh
+        else:
+            step = len(self._record)
+            if step >= len(self._replay.choices):
+                raise ScheduleDiverged(step, f"the recorded schedule ended; wanted a {subsystem} choice")
+            rsub, rn, index = self._replay.choices[step]
+            recorded_sub = self._replay.subsystems[rsub] if rsub < len(self._replay.subsystems) else "?"
+            if recorded_sub != subsystem or rn != n:
+                raise ScheduleDiverged(
+                    step,
+                    f"recorded a {recorded_sub} choice among {rn}, "
+                    f"the run asked for a {subsystem} choice among {n}",
+                )
+            if not 0 <= index < n:
+                raise ScheduleDiverged(step, f"recorded index {index} is not below {n}")
+        self._record.append((self._sub(subsystem), n, index))
+        return index
+
+    @property
+    def replaying(self) -> bool:
+        return self._replay is not None
+
+    def replay_exhausted(self) -> bool:
+        return self._replay is not None and len(self._record) >= len(self._replay.choices)
+
+    # -- the choices ---------------------------------------------------------------------------
+
+    def choose(self, subsystem: str, n: int) -> int:
+        """Uniform choice among ``n`` options (``n >= 1``); a single option is not recorded."""
+        assert n >= 1
+        if n == 1:
+            return 0
+        fresh = 0 if self._replay is not None else self._rng(subsystem).randrange(n)
+        return self._take(subsystem, n, fresh)
+
+    def chance(self, subsystem: str, probability: float) -> bool:
+        """True with ``probability``; recorded as index 1 (True) or 0 (False)."""
+        if probability <= 0.0:
+            return False
+        fresh = 0
+        if self._replay is None:
+            fresh = 1 if self._rng(subsystem).random() < probability else 0
+        return self._take(subsystem, 2, fresh) == 1
+
+    def pick_event(self, actors: Sequence[str]) -> int:
+        """Which of the enabled events (listed in canonical order, by target actor) goes next."""
+        n = len(actors)
+        assert n >= 1
+        if n == 1:
+            return 0
+        fresh = 0
+        if self._replay is None:
+            if self.strategy == "random":
+                fresh = self._rng(SCHEDULE).randrange(n)
+            elif self.strategy == "pct":
+                fresh = self._pct_pick(actors)
+        self._schedule_steps += 1
+        return self._take(SCHEDULE, n, fresh)
+
+    def _pct_pick(self, actors: Sequence[str]) -> int:
+        for actor in actors:
+            if actor not in self._priority:
+                self._priority[actor] = 1.0 + self._pct_rng.random()
+        best = max(range(len(actors)), key=lambda i: (self._priority[actors[i]], -i))
+        while self._change_points and self._change_points[0] <= self._schedule_steps:
+            self._change_points.pop(0)
+            self._lowest -= 1.0
+            self._priority[actors[best]] = self._lowest
+            best = max(range(len(actors)), key=lambda i: (self._priority[actors[i]], -i))
+        return best

@@ -1,0 +1,55 @@
+"""Seeded randomness for the simulator, and Trio's scheduler made deterministic.
+
+Everything random in a run comes from one root seed, split by subsystem name into independent
+``random.Random`` instances (never the global ``random`` module), so turning one fault kind on does
+not shift the draws of another. String seeds are hashed with SHA-512 by ``random.Random`` itself,
+so the split does not depend on ``PYTHONHASHSEED``.
+
+Trio randomises the order of each scheduler batch with a module-level ``_r`` and only sorts batches
+by task creation order when the private ``_ALLOW_DETERMINISTIC_SCHEDULING`` flag is set (importing
+Hypothesis sets it too). Both are private, so this is the one place that touches them, and it
+refuses to run on a Trio version it was not checked against. See
+``shared/reference/trio-determinism.md`` for the measurements behind this.
+"""
+
+from __future__ import annotations
+
+import random
+
+import trio
+import trio._core._run as _trio_run
+
+# Versions whose ``_run.py`` was read and whose behaviour tests/test_determinism.py checks.
+SUPPORTED_TRIO_VERSIONS = ("0.35.",)
+
+
+class UnsupportedTrioVersion(RuntimeError):
+    pass
+
+
+def check_trio_version(version: str = trio.__version__) -> None:
+    if not version.startswith(SUPPORTED_TRIO_VERSIONS):
+        raise UnsupportedTrioVersion(
+            f"trio {version} is not a version handoff's deterministic scheduling was checked "
+            f"against ({', '.join(v + 'x' for v in SUPPORTED_TRIO_VERSIONS)})"
+        )
+
+
+def seed_trio_scheduler(seed: int) -> None:
+    """Make Trio's batch ordering a function of ``seed`` alone.
+
+    Seeding ``_r`` is not enough: cancellation walks a set of tasks and equal deadlines break ties
+    on ``id()``; with the flag on, each batch is first sorted by task creation counter.
+    """
+    check_trio_version()
+    setattr(_trio_run, "_ALLOW_DETERMINISTIC_SCHEDULING", True)  # noqa: B010 (Final in Trio)
+    _trio_run._r.seed(rng_seed(seed, "trio-scheduler"))
+
+
+def rng_seed(seed: int, subsystem: str) -> str:
+    return f"handoff:{seed}:{subsystem}"
+
+
+def rng_for(seed: int, subsystem: str) -> random.Random:
+    """An independent generator for one subsystem of one run."""
+    return random.Random(rng_seed(seed, subsystem))

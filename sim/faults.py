@@ -1,0 +1,171 @@
+"""Fault plans: drawn from the seed (swarm testing) or scripted by a scenario's timeline.
+
+A plan is consulted at each opportunity (a message handed to the network, a crash point, a child's
+behaviour) and every draw goes through the run's :class:`~sim.choices.Chooser` with one subsystem
+per fault kind, so turning one kind on does not shift another kind's draws. Faults strike only
+before the heal time; after it the world runs fault-free so that liveness can be judged (VOPR's
+safety phase, then liveness phase).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from actors.messages import Completion, CompletionAck, SendRejected
+from sim.choices import Chooser
+
+FAULT_KINDS: dict[str, str] = {
+    "send-transient": "the gateway refuses a completion with a transient error",
+    "send-permanent": "the gateway refuses a completion with a permanent error",
+    "send-ambiguous": "a completion reaches its requester but the acknowledgement is lost",
+    "duplicate": "a message between actors is delivered twice",
+    "delay": "a message between actors is delayed by 1-60 s",
+    "crash": "the delivery actor's process dies at a crash point and restarts 1-30 s later",
+    "child-error": "a child run ends with an error",
+    "child-timeout": "a child run times out",
+    "no-reply": "a child run finishes with NO_REPLY or an empty reply",
+    "abort": "a requester aborts a running child",
+}
+# Rates a seed may give an enabled kind (per opportunity).
+RATES = (0.02, 0.05, 0.1, 0.25)
+TRANSIENT_ERRORS = ("gateway not connected", "gateway closed (1006 abnormal closure)",
+                    "ECONNRESET", "status: unavailable")
+PERMANENT_ERRORS = ("chat not found", "bot was blocked by the user", "unknown channel")
+
+
+class Emitter:
+    """What a plan needs of the kernel: the time and a way to leave a trace record."""
+
+    now_ms: int
+
+    def emit(self, actor: str, kind: str, data: dict[str, Any]) -> None: ...
+
+
+@attrs.define
+class ArmedFault:
+    """A scripted fault waiting for its opportunity (the next matching message or crash point)."""
+
+    kind: str
+    child: str | None = None
+    actor: str | None = None
+    point: str | None = None
+    count: int = 1
+    error: str | None = None
+    delay_ms: int = 0
+
+
+class FaultPlan:
+    """Seeded kinds with rates, plus scripted faults armed by the timeline."""
+
+    def __init__(
+        self,
+        chooser: Chooser,
+        rates: dict[str, float],
+        heal_ms: int,
+        child_of_run: Any,
+    ) -> None:
+        self.chooser = chooser
+        self.rates = rates
+        self.heal_ms = heal_ms
+        self.armed: list[ArmedFault] = []
+        self.kernel: Emitter | None = None
+        self._child_of_run = child_of_run  # run_id -> child_id
+
+    @classmethod
+    def draw(
+        cls, chooser: Chooser, kinds: Sequence[str], swarm: bool, heal_ms: int, child_of_run: Any
+    ) -> FaultPlan:
+        """Swarm testing: the seed picks which of ``kinds`` are on, and each one's rate."""
+        rates: dict[str, float] = {}
+        for kind in kinds:
+            if swarm and not chooser.chance(f"swarm:{kind}", 0.5):
+                continue
+            rates[kind] = RATES[chooser.choose(f"swarm:{kind}:rate", len(RATES))]
+        return cls(chooser, rates, heal_ms, child_of_run)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _now(self) -> int:
+        assert self.kernel is not None
+        return self.kernel.now_ms
+
+    def _active(self) -> bool:
+        return self._now() < self.heal_ms
+
+    def strikes(self, kind: str) -> bool:
+        """Does a seeded fault of ``kind`` strike at this opportunity?"""
+        rate = self.rates.get(kind)
+        if rate is None or not self._active():
+            return False
+        return self.chooser.chance(f"fault:{kind}", rate)
+
+    def _note(self, kind: str, data: dict[str, Any]) -> None:
+        assert self.kernel is not None
+        self.kernel.emit("faults", "fault", {"kind": kind, **data})
+
+    def _take_armed(self, kind: str, child: str | None = None, actor: str | None = None,
+                    point: str | None = None) -> ArmedFault | None:
+        for fault in self.armed:
+            if fault.kind != kind:
+                continue
+            if fault.child is not None and fault.child != child:
+                continue
+            if fault.actor is not None and fault.actor != actor:
+                continue
+            if fault.point is not None and fault.point != point:
+                continue
+            fault.count -= 1
+            if fault.count <= 0:
+                self.armed.remove(fault)
+            return fault
+        return None
+
+    # -- the network -------------------------------------------------------------------------
+
+    def network(self, src: str, dst: str, message: Any) -> Sequence[tuple[int, str, Any]]:
+        """Where and when ``message`` arrives: a list of (delay, destination, message)."""
+        if src == "timeline":
+            return ((0, dst, message),)
+        child = None
+        if isinstance(message, Completion | CompletionAck):
+            child = self._child_of_run(message.run_id)
+        if isinstance(message, Completion):
+            for kind, errors in (("send-permanent", PERMANENT_ERRORS),
+                                 ("send-transient", TRANSIENT_ERRORS)):
+                armed = self._take_armed(kind, child=child)
+                if armed is not None or self.strikes(kind):
+                    error = (armed.error if armed is not None and armed.error else
+                             errors[self.chooser.choose(f"fault:{kind}", len(errors))])
+                    self._note(kind, {"run_id": message.run_id, "error": error})
+                    return ((0, src, SendRejected(message.key, message.run_id, error)),)
+        if isinstance(message, CompletionAck):
+            if self._take_armed("send-ambiguous", child=child) or self.strikes("send-ambiguous"):
+                self._note("send-ambiguous", {"run_id": message.run_id, "lost": "ack"})
+                return ()
+        delay = 0
+        armed = self._take_armed("delay", child=child)
+        if armed is not None:
+            delay = armed.delay_ms
+        elif self.strikes("delay"):
+            delay = 1000 * (1 + self.chooser.choose("fault:delay", 60))
+        if delay:
+            self._note("delay", {"dst": dst, "message": type(message).__name__, "delay_ms": delay})
+        deliveries = [(delay, dst, message)]
+        if self._take_armed("duplicate", child=child) or self.strikes("duplicate"):
+            extra = 1000 * self.chooser.choose("fault:duplicate", 10)
+            self._note("duplicate", {"dst": dst, "message": type(message).__name__})
+            deliveries.append((delay + extra, dst, message))
+        return deliveries
+
+    # -- crashes -----------------------------------------------------------------------------
+
+    def crash(self, actor: str, point: str) -> bool:
+        if self._take_armed("crash", actor=actor, point=point) is not None:
+            return True
+        return actor == "delivery" and self.strikes("crash")
+
+    def restart_delay_ms(self) -> int:
+        return 1000 * (1 + self.chooser.choose("fault:crash", 30))

@@ -1,0 +1,324 @@
+"""The harness is the scheduler: a virtual-time agenda that wakes exactly one actor at a time.
+
+Actors are Trio tasks in nurseries that mirror ownership, but they never race: every actor parks in
+:meth:`ActorPort.receive` or :meth:`ActorPort.sleep`, and only the harness wakes them, one hand-off
+at a time, in an order the :class:`~sim.choices.Chooser` picks among the events due at the same
+virtual instant. Time moves only when the harness jumps the clock to the next agenda entry, so there
+is one task switch per hand-off and no Trio sleeps at all (an autojump sleep costs two epoll calls;
+see ``shared/reference/trio-determinism.md``). Ties at equal time keep insertion order (a
+``SortedList`` keyed by ``(time, seq)``, as SimPy does) and the chooser may permute them.
+
+An exception escaping an actor (other than a modelled :class:`Crash`) crashes the whole run: a bug
+must never vanish into a quiet result.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import attrs
+import outcome
+import trio
+import trio.lowlevel
+from sortedcontainers import SortedList
+
+from actors.runtime import Crash
+from sim.choices import Chooser
+from sim.trace import Trace
+
+# How many events due at the same instant the chooser may pick from. Bounded so that a burst of
+# thousands of simultaneous events costs O(1) per step instead of O(n).
+CHOICE_WINDOW = 16
+
+
+@attrs.define(eq=False)
+class _Deliver:
+    src: str
+    dst: str
+    message: Any
+
+
+@attrs.define(eq=False)
+class _Timer:
+    port: ActorPort
+    payload: Any
+
+
+@attrs.define(eq=False)
+class _Wake:
+    port: ActorPort
+    token: int
+
+
+@attrs.define(eq=False)
+class _Action:
+    label: str
+    fn: Callable[[], None]
+
+
+_Entry = _Deliver | _Timer | _Wake | _Action
+
+# Where and when a message arrives: (delay, destination, message) for each copy; () loses it.
+NetworkHook = Callable[[str, str, Any], Sequence[tuple[int, str, Any]]]
+CrashHook = Callable[[str, str], bool]
+
+
+def _perfect_network(src: str, dst: str, message: Any) -> Sequence[tuple[int, str, Any]]:
+    return ((0, dst, message),)
+
+
+def _no_crash(actor: str, point: str) -> bool:
+    return False
+
+
+@attrs.define(eq=False)
+class ActorPort:
+    """One incarnation of one actor: its mailbox and how the harness wakes it."""
+
+    kernel: Kernel
+    name: str
+    incarnation: int
+    task: trio.lowlevel.Task | None = None
+    mailbox: deque[Any] = attrs.field(factory=deque)
+    waiting: str | None = None  # "receive" or "sleep" while parked
+    alive: bool = True
+    sleep_token: int = 0
+
+    @property
+    def now_ms(self) -> int:
+        return self.kernel.now_ms
+
+    async def receive(self) -> Any:
+        if self.mailbox:
+            return self.mailbox.popleft()
+        self.waiting = "receive"
+        return await self.kernel._park(self)
+
+    async def sleep(self, delay_ms: int) -> None:
+        assert delay_ms >= 0
+        self.sleep_token += 1
+        self.kernel._push(self.kernel.now_ms + delay_ms, _Wake(self, self.sleep_token))
+        self.waiting = "sleep"
+        await self.kernel._park(self)
+
+    def send(self, dst: str, message: Any) -> None:
+        self.kernel.send(self.name, dst, message)
+
+    def set_timer(self, delay_ms: int, payload: Any) -> None:
+        assert delay_ms >= 0
+        self.kernel._push(self.kernel.now_ms + delay_ms, _Timer(self, payload))
+
+    def crash_point(self, point: str) -> None:
+        if self.kernel.crash_hook(self.name, point):
+            raise Crash(point)
+
+    def choose(self, subsystem: str, n: int) -> int:
+        return self.kernel.chooser.choose(subsystem, n)
+
+    def emit(self, kind: str, data: dict[str, Any]) -> None:
+        self.kernel.emit(self.name, kind, data)
+
+    def spawn(
+        self, nursery: trio.Nursery, name: str, body: Callable[[ActorPort], Awaitable[None]]
+    ) -> None:
+        self.kernel.spawn(nursery, name, body)
+
+    def _abort(self, raise_cancel: Any) -> trio.lowlevel.Abort:
+        # Cancelling the actor's scope (a child run aborted by its requester, or the end of the
+        # world) wakes it outside the harness's own hand-off, so count it as running.
+        self.waiting = None
+        self.kernel._running += 1
+        return trio.lowlevel.Abort.SUCCEEDED
+
+
+class Kernel:
+    """Virtual time, the agenda, the actors' ports and the trace of one run."""
+
+    def __init__(
+        self,
+        chooser: Chooser,
+        trace: Trace | None = None,
+        clock: trio.testing.MockClock | None = None,
+        network: NetworkHook = _perfect_network,
+        crash_hook: CrashHook = _no_crash,
+    ) -> None:
+        self.chooser = chooser
+        self.trace = trace if trace is not None else Trace()
+        self.clock = clock
+        self.network = network
+        self.crash_hook = crash_hook
+        self.now_ms = 0
+        self.steps = 0
+        self.closed = False
+        self._agenda: SortedList = SortedList(key=lambda e: (e[0], e[1]))
+        self._seq = 0
+        self._ports: dict[str, ActorPort] = {}
+        self._incarnations: dict[str, int] = {}
+        self._running = 0
+        self._harness: trio.lowlevel.Task | None = None
+
+    # -- trace ---------------------------------------------------------------------------------
+
+    def emit(self, actor: str, kind: str, data: dict[str, Any]) -> None:
+        if not self.closed:
+            self.trace.append(self.now_ms, actor, kind, data)
+
+    # -- actors --------------------------------------------------------------------------------
+
+    def spawn(
+        self,
+        nursery: trio.Nursery,
+        name: str,
+        body: Callable[[ActorPort], Awaitable[None]],
+        on_crash: Callable[[ActorPort, Crash], None] | None = None,
+    ) -> ActorPort:
+        """Start a new incarnation of actor ``name`` in ``nursery`` (which owns it)."""
+        old = self._ports.get(name)
+        assert old is None or not old.alive, f"actor {name} is already running"
+        incarnation = self._incarnations.get(name, 0) + 1
+        self._incarnations[name] = incarnation
+        port = ActorPort(self, name, incarnation)
+        self._ports[name] = port
+        self._running += 1
+        nursery.start_soon(self._actor_main, port, body, on_crash, name=f"actor:{name}")
+        return port
+
+    def port(self, name: str) -> ActorPort | None:
+        return self._ports.get(name)
+
+    async def _actor_main(
+        self,
+        port: ActorPort,
+        body: Callable[[ActorPort], Awaitable[None]],
+        on_crash: Callable[[ActorPort, Crash], None] | None,
+    ) -> None:
+        port.task = trio.lowlevel.current_task()
+        try:
+            await body(port)
+        except Crash as crash:
+            port.alive = False
+            self.emit(port.name, "crash", {"point": crash.point, "incarnation": port.incarnation})
+            if on_crash is not None and not self.closed:
+                on_crash(port, crash)
+        finally:
+            port.alive = False
+            port.mailbox.clear()
+            self._running -= 1
+            self._maybe_wake_harness()
+
+    def crash_parked(self, name: str, point: str = "parked") -> bool:
+        """Kill actor ``name`` where it waits (its mailbox and timers die with it)."""
+        port = self._ports.get(name)
+        if port is None or not port.alive or port.waiting is None or port.task is None:
+            return False
+        port.waiting = None
+        self._running += 1
+        trio.lowlevel.reschedule(port.task, outcome.Error(Crash(point)))
+        return True
+
+    async def _park(self, port: ActorPort) -> Any:
+        self._running -= 1
+        self._maybe_wake_harness()
+        return await trio.lowlevel.wait_task_rescheduled(port._abort)
+
+    def _maybe_wake_harness(self) -> None:
+        if self._running == 0 and self._harness is not None:
+            task, self._harness = self._harness, None
+            trio.lowlevel.reschedule(task)
+
+    def _resume(self, port: ActorPort, value: Any) -> None:
+        assert port.task is not None
+        port.waiting = None
+        self._running += 1
+        trio.lowlevel.reschedule(port.task, outcome.Value(value))
+
+    # -- the agenda ----------------------------------------------------------------------------
+
+    def _push(self, t_ms: int, entry: _Entry) -> None:
+        self._seq += 1
+        self._agenda.add((t_ms, self._seq, entry))
+
+    def send(self, src: str, dst: str, message: Any) -> None:
+        for delay, to, what in self.network(src, dst, message):
+            self._push(self.now_ms + delay, _Deliver(src, to, what))
+
+    def at(self, t_ms: int, label: str, fn: Callable[[], None]) -> None:
+        """Run ``fn`` in the harness at virtual time ``t_ms`` (scripted timeline events)."""
+        self._push(max(t_ms, self.now_ms), _Action(label, fn))
+
+    @property
+    def pending(self) -> int:
+        return len(self._agenda)
+
+    async def settle(self) -> None:
+        """Wait until every actor is parked or gone."""
+        if self._running > 0:
+            self._harness = trio.lowlevel.current_task()
+
+            def abort(_: Any) -> trio.lowlevel.Abort:
+                self._harness = None
+                return trio.lowlevel.Abort.SUCCEEDED
+
+            await trio.lowlevel.wait_task_rescheduled(abort)
+
+    async def run(self, until_ms: int, max_steps: int) -> str:
+        """Dispatch agenda entries until nothing is left, time runs out, or the step budget does.
+
+        Returns ``"quiescent"``, ``"time-limit"`` or ``"step-limit"``.
+        """
+        agenda = self._agenda
+        while True:
+            await self.settle()
+            if not agenda:
+                return "quiescent"
+            t_ms = agenda[0][0]
+            if t_ms > until_ms:
+                return "time-limit"
+            if self.steps >= max_steps:
+                return "step-limit"
+            self.steps += 1
+            index = 0
+            if len(agenda) > 1 and agenda[1][0] == t_ms:
+                ties = [entry for entry in agenda.islice(0, CHOICE_WINDOW) if entry[0] == t_ms]
+                index = self.chooser.pick_event([_target(e[2]) for e in ties])
+            _, _, entry = agenda.pop(index)
+            if t_ms != self.now_ms:
+                if self.clock is not None:
+                    self.clock.jump((t_ms - self.now_ms) / 1000)
+                self.now_ms = t_ms
+            self._dispatch(entry)
+
+    def _dispatch(self, entry: _Entry) -> None:
+        if isinstance(entry, _Deliver):
+            port = self._ports.get(entry.dst)
+            if port is None or not port.alive:
+                self.emit("network", "drop", {"src": entry.src, "dst": entry.dst,
+                                              "message": type(entry.message).__name__})
+            elif port.waiting == "receive":
+                self._resume(port, entry.message)
+            else:
+                port.mailbox.append(entry.message)
+        elif isinstance(entry, _Timer):
+            port = entry.port
+            if not port.alive:
+                return  # a timer dies with the incarnation that set it
+            if port.waiting == "receive":
+                self._resume(port, entry.payload)
+            else:
+                port.mailbox.append(entry.payload)
+        elif isinstance(entry, _Wake):
+            port = entry.port
+            if port.alive and port.waiting == "sleep" and port.sleep_token == entry.token:
+                self._resume(port, None)
+        else:
+            entry.fn()
+
+
+def _target(entry: _Entry) -> str:
+    if isinstance(entry, _Deliver):
+        return entry.dst
+    if isinstance(entry, _Timer | _Wake):
+        return entry.port.name
+    return "harness:" + entry.label

@@ -1,0 +1,409 @@
+"""Scenarios as data: a TOML file describing a world, a scripted timeline and expectations.
+
+Loading checks everything before anything runs and reports the first problem as
+``file:line: field: what is wrong`` (an :class:`~actors.errors.InputError`). The format is
+documented in ``docs/scenarios.md``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from actors.errors import InputError
+from actors.mutants import MUTANTS
+from sim.choices import STRATEGIES
+from sim.faults import FAULT_KINDS
+from sim.tomlpos import Positions
+
+OUTCOMES = ("ok", "error", "timeout")
+DELIVERY_STATES = ("not_required", "pending", "delivered", "failed", "suspended")
+# Faults a timeline can script (child outcomes are scripted on the child itself).
+TIMELINE_FAULTS = ("send-transient", "send-permanent", "send-ambiguous", "duplicate", "delay",
+                   "crash", "abort")
+DEFAULT_UNTIL_S = 6 * 3600
+DEFAULT_HEAL_S = 20 * 60
+_REQUIREMENT_ID = re.compile(r"^(OUT|DEL|YLD|PRV|FMT|SIM)-\d+[a-z]?$")
+
+
+@attrs.frozen
+class SessionDef:
+    key: str
+
+
+@attrs.frozen
+class ChildDef:
+    id: str
+    requester: str
+    task: str
+    spawn_at_ms: int
+    run_ms: int
+    outcome: str
+    reply: str | None
+    error: str | None
+    expects_completion: bool
+
+
+@attrs.frozen
+class WorkloadDef:
+    """Children drawn from the seed: how many, for which requester."""
+
+    children: int
+    requester: str
+    spawn_within_ms: int = 60_000
+    run_max_ms: int = 10 * 60_000
+
+
+@attrs.frozen
+class FaultsDef:
+    kinds: tuple[str, ...]
+    swarm: bool
+    heal_at_ms: int
+
+
+@attrs.frozen
+class TimelineEvent:
+    at_ms: int
+    fault: str
+    child: str | None = None
+    actor: str | None = None
+    point: str | None = None
+    count: int = 1
+    error: str | None = None
+    delay_ms: int = 0
+    restart_after_ms: int | None = None
+
+
+@attrs.frozen
+class ChildExpectation:
+    child: str
+    delivery: str | None
+    received: int | None
+    status: str | None
+    text: str | None
+    line: int | None
+
+
+@attrs.frozen
+class Expectation:
+    violations: tuple[str, ...] = ()
+    children: tuple[ChildExpectation, ...] = ()
+
+
+@attrs.frozen
+class Scenario:
+    path: str
+    name: str
+    description: str
+    covers: tuple[str, ...]
+    seed: int
+    strategy: str
+    mutants: tuple[str, ...]
+    until_ms: int
+    sessions: tuple[SessionDef, ...]
+    children: tuple[ChildDef, ...]
+    workload: WorkloadDef | None
+    faults: FaultsDef
+    timeline: tuple[TimelineEvent, ...]
+    expect: Expectation
+
+
+class _Table:
+    """Typed, located access to one TOML table; unknown keys are errors (typos must not pass)."""
+
+    def __init__(self, loader: _Loader, data: dict[str, Any], path: tuple[str | int, ...]) -> None:
+        self.loader = loader
+        self.data = data
+        self.path = path
+
+    def field_name(self, key: str) -> str:
+        parts: list[str] = []
+        for p in self.path:
+            if isinstance(p, int):
+                parts[-1] = f"{parts[-1]}[{p}]"
+            else:
+                parts.append(p)
+        return ".".join([*parts, key])
+
+    def fail(self, key: str, message: str) -> InputError:
+        return self.loader.error((*self.path, key), self.field_name(key), message)
+
+    def check_keys(self, allowed: Sequence[str]) -> None:
+        for key in self.data:
+            if key not in allowed:
+                raise self.fail(key, f"unknown field (expected one of: {', '.join(allowed)})")
+
+    def get(self, key: str, kind: type | tuple[type, ...], default: Any = ..., *,
+            required: bool = False) -> Any:
+        if key not in self.data:
+            if required or default is ...:
+                raise self.loader.error(self.path, self.field_name(key), "is required")
+            return default
+        value = self.data[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        # bool is an int in Python; a TOML boolean is not a number here.
+        if isinstance(value, bool) and bool not in kinds:
+            raise self.fail(key, f"must be {_kind_names(kinds)}, not a boolean")
+        if not isinstance(value, kinds):
+            raise self.fail(key, f"must be {_kind_names(kinds)}, not {type(value).__name__}")
+        return value
+
+    def text(self, key: str, default: Any = ..., *, choices: Sequence[str] | None = None) -> Any:
+        value = self.get(key, str, default)
+        if value is not None and choices is not None and value not in choices:
+            raise self.fail(key, f"{value!r} is not one of: {', '.join(choices)}")
+        return value
+
+    def seconds(self, key: str, default: Any = ..., *, minimum: float = 0.0) -> Any:
+        """A duration or instant given in seconds (default also in seconds), returned in ms."""
+        value = self.get(key, (int, float), default)
+        if value is None:
+            return None
+        if value < minimum:
+            raise self.fail(key, f"must be at least {minimum:g} seconds")
+        return round(value * 1000)
+
+    def count(self, key: str, default: Any = ..., *, minimum: int = 0) -> Any:
+        value = self.get(key, int, default)
+        if isinstance(value, int) and value < minimum:
+            raise self.fail(key, f"must be at least {minimum}")
+        return value
+
+    def strings(self, key: str, default: Any = ...) -> tuple[str, ...]:
+        value = self.get(key, list, default)
+        if not isinstance(value, list):
+            return tuple(value)
+        for item in value:
+            if not isinstance(item, str):
+                raise self.fail(key, f"must be a list of strings; {item!r} is not a string")
+        return tuple(value)
+
+    def tables(self, key: str) -> list[_Table]:
+        value = self.data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            raise self.fail(key, "must be an array of tables ([[" + self.field_name(key) + "]])")
+        return [_Table(self.loader, v, (*self.path, key, i)) for i, v in enumerate(value)]
+
+    def table(self, key: str) -> _Table | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self.fail(key, "must be a table ([" + self.field_name(key) + "])")
+        return _Table(self.loader, value, (*self.path, key))
+
+
+def _kind_names(kinds: tuple[type, ...]) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+             list: "a list", dict: "a table"}
+    if kinds == (int, float):
+        return "a number"
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+class _Loader:
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.positions = Positions(text)
+
+    def error(self, at: tuple[str | int, ...], field: str, message: str) -> InputError:
+        return InputError(self.path, self.positions.line(*at), field, message)
+
+
+def load(path: str | Path) -> Scenario:
+    path = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(path, None, "", f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(path, None, "", f"not UTF-8 text: {exc.reason}") from None
+    return loads(text, path)
+
+
+def loads(text: str, path: str = "<scenario>") -> Scenario:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        line = int(match.group(1)) if match else None
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc)) or "invalid TOML"
+        raise InputError(path, line, "", f"invalid TOML: {message}") from None
+    loader = _Loader(path, text)
+    root = _Table(loader, data, ())
+    root.check_keys(("name", "description", "covers", "seed", "strategy", "mutants", "until",
+                     "sessions", "children", "workload", "faults", "timeline", "expect"))
+    name = root.text("name", Path(path).stem)
+    covers = root.strings("covers", ())
+    for requirement in covers:
+        if not _REQUIREMENT_ID.match(requirement):
+            raise root.fail("covers", f"{requirement!r} is not a requirement ID like 'DEL-3'")
+    mutants = root.strings("mutants", ())
+    for mutant in mutants:
+        if mutant not in MUTANTS:
+            raise root.fail("mutants", f"unknown mutant {mutant!r} (known: {', '.join(MUTANTS)})")
+    seed = root.count("seed", 1)
+    until_ms = root.seconds("until", DEFAULT_UNTIL_S, minimum=1)
+
+    sessions = _sessions(root)
+    session_keys = [s.key for s in sessions]
+    children = _children(root, session_keys)
+    child_ids = [c.id for c in children]
+    workload = _workload(root, session_keys)
+    if not children and workload is None:
+        raise loader.error((), "children", "the world has no children (add [[children]] or "
+                           "[workload])")
+    return Scenario(
+        path=path,
+        name=name,
+        description=root.text("description", ""),
+        covers=covers,
+        seed=seed,
+        strategy=root.text("strategy", "random", choices=STRATEGIES),
+        mutants=mutants,
+        until_ms=until_ms,
+        sessions=sessions,
+        children=children,
+        workload=workload,
+        faults=_faults(root),
+        timeline=_timeline(root, child_ids),
+        expect=_expect(root, child_ids),
+    )
+
+
+def _sessions(root: _Table) -> tuple[SessionDef, ...]:
+    sessions: list[SessionDef] = []
+    for table in root.tables("sessions"):
+        table.check_keys(("key",))
+        key = table.text("key")
+        if not re.match(r"^agent:[^:\s]+:\S+$", key):
+            raise table.fail("key", f"{key!r} is not a session key like 'agent:main:main'")
+        if any(s.key == key for s in sessions):
+            raise table.fail("key", f"session {key!r} is defined twice")
+        sessions.append(SessionDef(key))
+    if not sessions:
+        raise root.loader.error((), "sessions", "at least one [[sessions]] is required")
+    return tuple(sessions)
+
+
+def _children(root: _Table, session_keys: list[str]) -> tuple[ChildDef, ...]:
+    children: list[ChildDef] = []
+    for table in root.tables("children"):
+        table.check_keys(("id", "requester", "task", "spawn_at", "run_for", "outcome", "reply",
+                          "error", "expects_completion"))
+        child_id = table.text("id")
+        if not re.match(r"^[A-Za-z0-9_\-]+$", child_id):
+            raise table.fail("id", f"{child_id!r} may only use letters, digits, '-' and '_'")
+        if any(c.id == child_id for c in children):
+            raise table.fail("id", f"child {child_id!r} is defined twice")
+        requester = table.text("requester", session_keys[0])
+        if requester not in session_keys:
+            raise table.fail("requester", f"{requester!r} is not one of the [[sessions]]")
+        outcome = table.text("outcome", "ok", choices=OUTCOMES)
+        children.append(ChildDef(
+            id=child_id,
+            requester=requester,
+            task=table.text("task", f"task of {child_id}"),
+            spawn_at_ms=table.seconds("spawn_at", 0),
+            run_ms=table.seconds("run_for", 30),
+            outcome=outcome,
+            reply=table.text("reply", None),
+            error=table.text("error", None),
+            expects_completion=table.get("expects_completion", bool, True),
+        ))
+    return tuple(children)
+
+
+def _workload(root: _Table, session_keys: list[str]) -> WorkloadDef | None:
+    table = root.table("workload")
+    if table is None:
+        return None
+    table.check_keys(("children", "requester", "spawn_within", "run_max"))
+    requester = table.text("requester", session_keys[0])
+    if requester not in session_keys:
+        raise table.fail("requester", f"{requester!r} is not one of the [[sessions]]")
+    return WorkloadDef(
+        children=table.count("children", minimum=1),
+        requester=requester,
+        spawn_within_ms=table.seconds("spawn_within", 60),
+        run_max_ms=table.seconds("run_max", 600, minimum=1),
+    )
+
+
+def _faults(root: _Table) -> FaultsDef:
+    table = root.table("faults")
+    if table is None:
+        return FaultsDef((), False, DEFAULT_HEAL_S * 1000)
+    table.check_keys(("kinds", "swarm", "heal_at"))
+    raw = table.data.get("kinds", [])
+    kinds = tuple(FAULT_KINDS) if raw == "all" else table.strings("kinds", ())
+    for kind in kinds:
+        if kind not in FAULT_KINDS:
+            raise table.fail("kinds", f"unknown fault kind {kind!r} "
+                             f"(known: {', '.join(FAULT_KINDS)}, or \"all\")")
+    return FaultsDef(kinds, table.get("swarm", bool, False),
+                     table.seconds("heal_at", DEFAULT_HEAL_S))
+
+
+def _timeline(root: _Table, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
+    events: list[TimelineEvent] = []
+    for table in root.tables("timeline"):
+        table.check_keys(("at", "fault", "child", "actor", "point", "count", "error", "delay",
+                          "restart_after"))
+        fault = table.text("fault", choices=TIMELINE_FAULTS)
+        child = table.text("child", None)
+        if child is not None and child not in child_ids:
+            raise table.fail("child", f"{child!r} is not one of the [[children]]")
+        actor = table.text("actor", None)
+        if fault == "crash":
+            if actor not in (None, "delivery"):
+                raise table.fail("actor", "only the 'delivery' actor can crash")
+            actor = "delivery"
+        if fault == "abort" and child is None:
+            raise table.fail("child", "an abort names the child to abort")
+        events.append(TimelineEvent(
+            at_ms=table.seconds("at"),
+            fault=fault,
+            child=child,
+            actor=actor,
+            point=table.text("point", None),
+            count=table.count("count", 1, minimum=1),
+            error=table.text("error", None),
+            delay_ms=table.seconds("delay", 0),
+            restart_after_ms=table.seconds("restart_after", None),
+        ))
+    return tuple(events)
+
+
+def _expect(root: _Table, child_ids: list[str]) -> Expectation:
+    table = root.table("expect")
+    if table is None:
+        return Expectation()
+    table.check_keys(("violations", "children"))
+    from sim.invariants import BY_NAME  # the names scenarios may expect
+
+    violations = table.strings("violations", ())
+    for name in violations:
+        if name not in BY_NAME:
+            raise table.fail("violations", f"unknown invariant {name!r} "
+                             f"(known: {', '.join(BY_NAME)})")
+    expectations = []
+    for child_table in table.tables("children"):
+        child_table.check_keys(("child", "delivery", "received", "status", "text"))
+        child = child_table.text("child")
+        if child not in child_ids:
+            raise child_table.fail("child", f"{child!r} is not one of the [[children]]")
+        expectations.append(ChildExpectation(
+            child=child,
+            delivery=child_table.text("delivery", None, choices=DELIVERY_STATES),
+            received=child_table.count("received", None),
+            status=child_table.text("status", None, choices=(*OUTCOMES, "unknown")),
+            text=child_table.text("text", None),
+            line=root.loader.positions.line(*child_table.path),
+        ))
+    return Expectation(violations, tuple(expectations))

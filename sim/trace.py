@@ -1,0 +1,84 @@
+"""The trace: an append-only list of frozen records, the only thing invariants and exports read."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen(slots=True)
+class Record:
+    """One thing that happened: at virtual time ``t_ms``, ``actor`` did or saw ``kind``.
+
+    ``data`` holds JSON values only and is never mutated after the record is made.
+    """
+
+    seq: int
+    t_ms: int
+    actor: str
+    kind: str
+    data: Mapping[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "t_ms": self.t_ms, "actor": self.actor, "kind": self.kind,
+                "data": dict(self.data)}
+
+    def jsonl(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"))
+
+
+class TraceFull(Exception):
+    pass
+
+
+class Trace:
+    """Append-only; bounded so that a runaway run fails loudly instead of eating memory."""
+
+    def __init__(self, limit: int = 1_000_000) -> None:
+        self._records: list[Record] = []
+        self._limit = limit
+
+    def append(self, t_ms: int, actor: str, kind: str, data: Mapping[str, Any]) -> Record:
+        if len(self._records) >= self._limit:
+            raise TraceFull(f"trace exceeded {self._limit} records")
+        record = Record(len(self._records), t_ms, actor, kind, data)
+        self._records.append(record)
+        return record
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self._records)
+
+    def __getitem__(self, index: int) -> Record:
+        return self._records[index]
+
+    @property
+    def records(self) -> tuple[Record, ...]:
+        return tuple(self._records)
+
+    def of_kind(self, *kinds: str) -> list[Record]:
+        return [r for r in self._records if r.kind in kinds]
+
+    def digest(self) -> str:
+        """A stable hash of the whole trace: the SHA-256 of its JSONL form."""
+        h = hashlib.sha256()
+        for record in self._records:
+            h.update(record.jsonl().encode())
+            h.update(b"\n")
+        return h.hexdigest()
+
+
+def first_difference(a: Trace, b: Trace) -> int | None:
+    """Index of the first record that differs (or where one trace ends), else None."""
+    for i, (ra, rb) in enumerate(zip(a, b, strict=False)):
+        if ra != rb:
+            return i
+    if len(a) != len(b):
+        return min(len(a), len(b))
+    return None

@@ -1,0 +1,261 @@
+"""Builds a world from a scenario and runs it: actors in nurseries under the harness.
+
+Ownership is the nursery tree: the root nursery (the gateway process) owns each requester session
+and the delivery actor; each requester session's own nursery owns its children's runs. The store
+lives beside the actors, like a database file, and survives a delivery-actor crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import trio
+import trio.testing
+
+import sim
+from actors.delivery import run_delivery
+from actors.messages import AbortChild, ChildSpec, Spawn
+from actors.registry import RunRecord
+from actors.requester import requester_actor_name, run_requester
+from actors.runtime import Crash, Port
+from actors.store import RunStore
+from sim import invariants
+from sim.choices import Chooser, Schedule
+from sim.determinism import seed_trio_scheduler
+from sim.faults import ArmedFault, FaultPlan
+from sim.invariants import Violation
+from sim.kernel import ActorPort, Kernel
+from sim.scenario import ChildDef, Scenario, WorkloadDef
+from sim.trace import Trace
+
+# Bounds on one run (a limit on everything): agenda steps and trace records.
+MAX_STEPS = 200_000
+MAX_RECORDS = 1_000_000
+DEFAULT_RESTART_MS = 5_000
+
+CHILD_ERRORS = ("model provider error: 500 internal error", "tool sandbox exited with status 137")
+
+
+def versions() -> dict[str, str]:
+    return {"handoff": _version(), "trio": trio.__version__}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("handoff-sim")
+    except PackageNotFoundError:  # running from a source tree that was not installed
+        return "0+source"
+
+
+@attrs.frozen
+class RunResult:
+    scenario: Scenario
+    seed: int
+    strategy: str
+    mutants: tuple[str, ...]
+    trace: Trace
+    schedule: Schedule
+    end_reason: str
+    end_ms: int
+    violations: tuple[Violation, ...]
+    runs: tuple[RunRecord, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+def run(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    strategy: str | None = None,
+    mutants: Sequence[str] | None = None,
+    fault_kinds: Sequence[str] | None = None,
+    replay: Schedule | None = None,
+) -> RunResult:
+    """Run ``scenario`` once. ``seed`` etc. override the scenario's own settings."""
+    seed = scenario.seed if seed is None else seed
+    if replay is not None:
+        seed = replay.seed
+        strategy = replay.strategy
+    strategy = strategy or scenario.strategy
+    mutant_names = tuple(scenario.mutants if mutants is None else mutants)
+    seed_trio_scheduler(seed)
+    chooser = Chooser(seed, strategy, replay=replay)
+    clock = trio.testing.MockClock(rate=0)
+    world = _World(scenario, seed, chooser, clock, frozenset(mutant_names), fault_kinds)
+    trio.run(world.main, clock=clock)
+    trace = world.kernel.trace
+    return RunResult(
+        scenario=scenario,
+        seed=seed,
+        strategy=strategy,
+        mutants=mutant_names,
+        trace=trace,
+        schedule=chooser.schedule(versions()),
+        end_reason=world.end_reason,
+        end_ms=world.kernel.now_ms,
+        violations=tuple(invariants.check(trace.records)),
+        runs=tuple(world.store.all_runs()),
+    )
+
+
+class _World:
+    def __init__(
+        self,
+        scenario: Scenario,
+        seed: int,
+        chooser: Chooser,
+        clock: trio.testing.MockClock,
+        mutants: frozenset[str],
+        fault_kinds: Sequence[str] | None,
+    ) -> None:
+        self.scenario = scenario
+        self.seed = seed
+        self.chooser = chooser
+        self.mutants = mutants
+        self.store = RunStore()
+        self.end_reason = "not-run"
+        kinds = scenario.faults.kinds if fault_kinds is None else tuple(fault_kinds)
+        self.plan = FaultPlan.draw(chooser, kinds, scenario.faults.swarm,
+                                   scenario.faults.heal_at_ms, self._child_of_run)
+        self.kernel = Kernel(chooser, Trace(MAX_RECORDS), clock, self.plan.network,
+                             self._crash_hook)
+        self.plan.kernel = self.kernel
+        self._restart_after_ms: int | None = None
+        self._root: trio.Nursery | None = None
+
+    def _child_of_run(self, run_id: str) -> str | None:
+        try:
+            return self.store.get(run_id).child_id
+        except KeyError:
+            return None
+
+    def _crash_hook(self, actor: str, point: str) -> bool:
+        for fault in self.plan.armed:
+            if fault.kind == "crash" and fault.point in (None, point):
+                self._restart_after_ms = fault.delay_ms or None
+                break
+        return self.plan.crash(actor, point)
+
+    # -- the run -----------------------------------------------------------------------------
+
+    async def main(self) -> None:
+        kernel = self.kernel
+        kernel.emit("harness", "world.start", {
+            "scenario": self.scenario.name, "seed": self.seed, "strategy": self.chooser.strategy,
+            "mutants": list(self.mutants), "faults": dict(self.plan.rates),
+            "versions": versions()})
+        children = list(self.scenario.children)
+        if self.scenario.workload is not None:
+            children += self._draw_children(self.scenario.workload, len(children))
+        async with trio.open_nursery() as root:
+            self._root = root
+            for session in self.scenario.sessions:
+                self._start_requester(root, session.key)
+            self._start_delivery()
+            for child in children:
+                self._schedule_spawn(child)
+            for event in self.scenario.timeline:
+                self._schedule_fault(event)
+            kernel.at(self.scenario.faults.heal_at_ms, "heal",
+                      lambda: kernel.emit("harness", "world.heal", {}))
+            self.end_reason = await kernel.run(self.scenario.until_ms, MAX_STEPS)
+            kernel.emit("harness", "world.end", {"reason": self.end_reason,
+                                                 "steps": kernel.steps})
+            kernel.closed = True
+            root.cancel_scope.cancel()
+
+    def _start_requester(self, root: trio.Nursery, session_key: str) -> None:
+        async def body(port: ActorPort) -> None:
+            await run_requester(port, session_key, self.store)
+
+        self.kernel.spawn(root, requester_actor_name(session_key), body)
+
+    def _start_delivery(self) -> None:
+        assert self._root is not None
+
+        async def body(port: Port) -> None:
+            await run_delivery(port, self.store, self.mutants)
+
+        self.kernel.spawn(self._root, "delivery", body, on_crash=self._on_delivery_crash)
+
+    def _on_delivery_crash(self, port: ActorPort, crash: Crash) -> None:
+        delay = self._restart_after_ms
+        if delay is None:
+            delay = self.plan.restart_delay_ms() if "crash" in self.plan.rates else DEFAULT_RESTART_MS
+        self._restart_after_ms = None
+        self.kernel.at(self.kernel.now_ms + delay, "restart delivery", self._start_delivery)
+
+    def _schedule_spawn(self, child: ChildDef) -> None:
+        spec = ChildSpec(child.id, child.task, child.run_ms, child.outcome, child.reply,
+                         child.error, child.expects_completion)
+        requester = requester_actor_name(child.requester)
+        self.kernel.at(child.spawn_at_ms, f"spawn {child.id}",
+                       lambda: self.kernel.send("timeline", requester, Spawn(spec)))
+
+    def _schedule_fault(self, event: Any) -> None:
+        kernel = self.kernel
+        if event.fault == "abort":
+            requester = next(c.requester for c in self._all_children() if c.id == event.child)
+            kernel.at(event.at_ms, f"abort {event.child}", lambda: kernel.send(
+                "timeline", requester_actor_name(requester), AbortChild(event.child)))
+            return
+        if event.fault == "crash" and event.point is None:
+            def crash_now() -> None:
+                self._restart_after_ms = event.restart_after_ms
+                if not kernel.crash_parked("delivery", "timeline"):
+                    kernel.emit("harness", "timeline.noop", {"fault": "crash",
+                                                             "why": "delivery is not running"})
+            kernel.at(event.at_ms, "crash delivery", crash_now)
+            return
+        armed = ArmedFault(kind=event.fault, child=event.child, actor=event.actor,
+                           point=event.point, count=event.count, error=event.error,
+                           delay_ms=event.delay_ms if event.fault == "delay"
+                           else (event.restart_after_ms or 0))
+
+        def arm() -> None:
+            kernel.emit("harness", "timeline.arm", {"fault": event.fault, "child": event.child,
+                                                    "point": event.point})
+            self.plan.armed.append(armed)
+
+        kernel.at(event.at_ms, f"arm {event.fault}", arm)
+
+    def _all_children(self) -> list[ChildDef]:
+        return list(self.scenario.children)
+
+    # -- seeded workload ---------------------------------------------------------------------
+
+    def _draw_children(self, workload: WorkloadDef, first: int) -> list[ChildDef]:
+        chooser, plan = self.chooser, self.plan
+        drawn = []
+        for i in range(workload.children):
+            child_id = f"c{first + i + 1}"
+            spawn_at_ms = 1000 * chooser.choose("workload", workload.spawn_within_ms // 1000 + 1)
+            run_ms = 1000 * (1 + chooser.choose("workload", max(1, workload.run_max_ms // 1000)))
+            outcome, error = "ok", None
+            reply: str | None = f"Findings of {child_id}: checked {1 + i * 3} files, all consistent."
+            if plan.strikes("child-error"):
+                outcome = "error"
+                error = CHILD_ERRORS[chooser.choose("fault:child-error", len(CHILD_ERRORS))]
+            elif plan.strikes("child-timeout"):
+                outcome = "timeout"
+            if plan.strikes("no-reply"):
+                reply = ("NO_REPLY", "")[chooser.choose("fault:no-reply", 2)]
+            expects_completion = not chooser.chance("workload", 0.1)
+            drawn.append(ChildDef(child_id, workload.requester, f"task {i + 1} of the batch",
+                                  spawn_at_ms, run_ms, outcome, reply, error, expects_completion))
+            if plan.strikes("abort"):
+                at = spawn_at_ms + chooser.choose("fault:abort", run_ms // 1000 + 1) * 1000
+                requester = requester_actor_name(workload.requester)
+                self.kernel.at(at, f"abort {child_id}", lambda r=requester, c=child_id:
+                               self.kernel.send("timeline", r, AbortChild(c)))
+        return drawn
+
+
+__all__ = ["RunResult", "run", "sim"]
