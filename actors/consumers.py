@@ -14,7 +14,7 @@ all four. Each consumer keeps the real stop reason, through its own mapping (OUT
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -387,19 +387,8 @@ class ConsumerViews:
     acp: SubagentResult
 
 
-def consumer_views(session_id: str, events: Iterable[SessionEvent]) -> ConsumerViews:
-    """Every consumer's view of one child-owned suffix (one epoch), in one pass."""
-    reader = InProcessReader()
-    capture = ActivationCapture()
-    sdk = SdkObserver(session_id)
-    acp = AcpObserver()
-    acp_events: list[SessionEvent] = []
-    for event in events:
-        reader.push(event)
-        capture.push(event)
-        for notification in sdk_notifications(session_id, (event,)):
-            sdk.push(notification)
-        acp_events.append(event)
-    for message in acp_messages(session_id, acp_events):
-        acp.push(message)
-    return ConsumerViews(reader.result(), capture.end(), sdk.result(), acp.result())
+def consumer_views(session_id: str, events: Sequence[SessionEvent]) -> ConsumerViews:
+    """Every consumer's view of one child-owned suffix (one epoch), each from its own transport."""
+    sdk = observe_sdk(session_id, sdk_notifications(session_id, events))
+    acp = observe_acp(acp_messages(session_id, events))
+    return ConsumerViews(read_result(events), capture_activation(events), sdk, acp)
