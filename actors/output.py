@@ -65,6 +65,9 @@ class OutputFold:
             # A length test, not "has text": reasoning-only or empty-text messages still win.
             if len(content) > 0:
                 self._candidate = list(content)
+                # A candidate is only ever replaced, never withdrawn, so the streamed
+                # fallback can no longer be chosen: drop it and keep memory flat on long logs.
+                self._pieces.clear()
         if kind in ("assistant/message", "assistant/attempt"):
             self.push_text(join_stream_text(event["data"].get("stream", ())))
         elif kind == "assistant/chunk":
@@ -74,7 +77,7 @@ class OutputFold:
 
     def push_text(self, text: str) -> None:
         # Pieces are kept as they came (no trimming); only the empty piece is a no-op.
-        if len(text) > 0:
+        if len(text) > 0 and self._candidate is None:
             self._pieces.append(text)
 
     def collect(self) -> list[ContentBlock] | None:
