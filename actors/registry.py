@@ -261,8 +261,12 @@ class DeliveryCore:
             if wait is not None:
                 active.waiting = "try-wait"
                 return [*effects, StartTimer(wait, TryDue(record.run_id, active.token))]
-        # Retryable announce outcome: the registry loop waits its backoff, then tries again.
-        delay = retry.backoff_ms(record.attempt_count, self._jitter())
+        # Retryable announce outcome: the registry loop waits its backoff, then tries again; the
+        # wait never runs past the expiry deadline, where the next attempt gives up on time.
+        assert record.ended_at_ms is not None
+        deadline = retry.expiry_deadline_ms(record.ended_at_ms, record.required)
+        delay = min(retry.backoff_ms(record.attempt_count, self._jitter()),
+                    max(0, deadline - now_ms))
         record.next_attempt_at_ms = now_ms + delay
         record.last_error = error
         active.waiting = "attempt-wait"

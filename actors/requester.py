@@ -29,7 +29,7 @@ async def run_requester(port: Port, session_key: str, store: RunStore) -> None:
             message = await port.receive()
             if isinstance(message, Spawn):
                 spec = message.child
-                run_id = f"run-{len(store.all_runs()) + 1}"
+                run_id = store.next_run_id()
                 record = RunRecord(
                     run_id=run_id,
                     child_id=spec.child_id,

@@ -35,6 +35,10 @@ class RunStore:
     def close(self) -> None:
         self._db.close()
 
+    def next_run_id(self) -> str:
+        """Run ids come from a counter (never from a clock or a random source)."""
+        return f"run-{self._order + 1}"
+
     def register(self, record: RunRecord) -> None:
         """A requester spawned a child run (sessions_spawn registers it before it starts)."""
         if not record.required:

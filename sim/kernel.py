@@ -322,3 +322,28 @@ def _target(entry: _Entry) -> str:
     if isinstance(entry, _Timer | _Wake):
         return entry.port.name
     return "harness:" + entry.label
+
+
+def run_trio(main: Callable[[], Awaitable[None]], clock: trio.abc.Clock) -> None:
+    """``trio.run`` that re-raises a lone exception from its nursery group unwrapped.
+
+    Trio wraps every nursery error in an ExceptionGroup; a run fails for one reason (a diverged
+    replay, a bug in an actor), and callers want that reason itself.
+    """
+    try:
+        trio.run(main, clock=clock)
+    except BaseExceptionGroup as group:
+        leaves = _leaves(group)
+        if len(leaves) == 1:
+            raise leaves[0] from group
+        raise
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    leaves: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            leaves += _leaves(exc)
+        else:
+            leaves.append(exc)
+    return leaves

@@ -7,6 +7,7 @@ lives beside the actors, like a database file, and survives a delivery-actor cra
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +27,7 @@ from sim.choices import Chooser, Schedule
 from sim.determinism import seed_trio_scheduler
 from sim.faults import ArmedFault, FaultPlan
 from sim.invariants import Violation
-from sim.kernel import ActorPort, Kernel
+from sim.kernel import ActorPort, Kernel, run_trio
 from sim.scenario import ChildDef, Scenario, WorkloadDef
 from sim.trace import Trace
 
@@ -42,6 +43,7 @@ def versions() -> dict[str, str]:
     return {"handoff": _version(), "trio": trio.__version__}
 
 
+@functools.cache
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -89,7 +91,7 @@ def run(
     chooser = Chooser(seed, strategy, replay=replay)
     clock = trio.testing.MockClock(rate=0)
     world = _World(scenario, seed, chooser, clock, frozenset(mutant_names), fault_kinds)
-    trio.run(world.main, clock=clock)
+    run_trio(world.main, clock)
     trace = world.kernel.trace
     return RunResult(
         scenario=scenario,
@@ -120,6 +122,7 @@ class _World:
         self.chooser = chooser
         self.mutants = mutants
         self.store = RunStore()
+        self._children_by_run: dict[str, str] = {}
         self.end_reason = "not-run"
         kinds = scenario.faults.kinds if fault_kinds is None else tuple(fault_kinds)
         self.plan = FaultPlan.draw(chooser, kinds, scenario.faults.swarm,
@@ -131,10 +134,14 @@ class _World:
         self._root: trio.Nursery | None = None
 
     def _child_of_run(self, run_id: str) -> str | None:
-        try:
-            return self.store.get(run_id).child_id
-        except KeyError:
-            return None
+        # Asked for every message the fault plan sees; a run's child never changes, so remember.
+        child = self._children_by_run.get(run_id)
+        if child is None:
+            try:
+                child = self._children_by_run[run_id] = self.store.get(run_id).child_id
+            except KeyError:
+                return None
+        return child
 
     def _crash_hook(self, actor: str, point: str) -> bool:
         for fault in self.plan.armed:

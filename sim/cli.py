@@ -1,0 +1,345 @@
+"""The ``handoff`` command (also ``python -m sim``).
+
+Exit status: 0 nothing found / all passed; 1 a violation was found or a scenario failed; 2 bad
+input, with a one-line message and never a traceback. ``--json`` prints one JSON document on
+stdout; progress and summaries go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from actors.errors import InputError
+from actors.mutants import MUTANTS
+from sim import explore as explore_mod
+from sim import scenario as scenario_mod
+from sim import world
+from sim.choices import STRATEGIES, Schedule, ScheduleDiverged
+from sim.export import FORMATS, render
+from sim.faults import FAULT_KINDS
+from sim.trace import first_difference
+
+
+def default_world_path() -> str:
+    return str(resources.files("sim").joinpath("default_world.toml"))
+
+
+def _bad_input(message: str) -> NoReturn:
+    click.echo(f"handoff: {message}", err=True)
+    raise SystemExit(2)
+
+
+@contextmanager
+def _input_errors() -> Iterator[None]:
+    try:
+        yield
+    except InputError as err:
+        _bad_input(str(err))
+
+
+def _load_world(path: str | None) -> scenario_mod.Scenario:
+    with _input_errors():
+        return scenario_mod.load(path or default_world_path())
+
+
+def _check_mutants(names: Sequence[str]) -> tuple[str, ...]:
+    for name in names:
+        if name not in MUTANTS:
+            _bad_input(f"--mutant: unknown mutant {name!r} (known: {', '.join(MUTANTS)})")
+    return tuple(names)
+
+
+def _parse_faults(value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if value in ("all", ""):
+        return tuple(FAULT_KINDS) if value == "all" else ()
+    kinds = tuple(k.strip() for k in value.split(",") if k.strip())
+    for kind in kinds:
+        if kind not in FAULT_KINDS:
+            _bad_input(f"--faults: unknown fault kind {kind!r} "
+                       f"(known: {', '.join(FAULT_KINDS)}, or 'all')")
+    return kinds
+
+
+def repro_command(seed: int, world_path: str | None, mutants: Sequence[str],
+                  faults: Sequence[str] | None, strategy: str | None) -> str:
+    parts = ["handoff", "replay", "--seed", str(seed)]
+    if world_path is not None:
+        parts += ["--scenario", world_path]
+    for mutant in mutants:
+        parts += ["--mutant", mutant]
+    if faults is not None:
+        parts += ["--faults", ",".join(faults)]
+    if strategy is not None:
+        parts += ["--strategy", strategy]
+    parts += ["--format", "text"]
+    return shlex.join(parts)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="handoff-sim", prog_name="handoff")
+def main() -> None:
+    """handoff: a deterministic simulator of sub-agent completion delivery."""
+
+
+# -- explore -------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--seeds", "n_seeds", type=click.IntRange(min=1), default=None,
+              help="Sweep seeds 1..N (default 200).")
+@click.option("--seed", "one_seed", type=click.IntRange(min=0), default=None,
+              help="Run this one seed.")
+@click.option("--start", type=click.IntRange(min=0), default=1, show_default=True,
+              help="First seed of the sweep.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: all local cores).")
+@click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
+@click.option("--faults", "faults", default=None,
+              help="Comma-separated fault kinds to allow (default: the world's), or 'all'.")
+@click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
+              help="Scheduling strategy (default: the world's).")
+@click.option("--scenario", "world_path", default=None,
+              help="World to explore (default: the built-in default world).")
+@click.option("--check-determinism", is_flag=True,
+              help="Run each seed twice and report the first diverging trace record.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | None,
+            mutants: tuple[str, ...], faults: str | None, strategy: str | None,
+            world_path: str | None, check_determinism: bool, as_json: bool) -> None:
+    """Sweep seeds over a world and check every run against the invariants."""
+    if n_seeds is not None and one_seed is not None:
+        _bad_input("--seeds and --seed cannot be used together")
+    mutant_names = _check_mutants(mutants)
+    fault_kinds = _parse_faults(faults)
+    scenario = _load_world(world_path)
+    seeds = [one_seed] if one_seed is not None else list(range(start, start + (n_seeds or 200)))
+    spec = explore_mod.Sweep(scenario, strategy, mutant_names or None, fault_kinds)
+    jobs = jobs or explore_mod.default_jobs()
+
+    started = time.perf_counter()  # wall-clock ok: measures the sweep, never enters a run
+    with _progress(len(seeds), enabled=sys.stderr.isatty()) as advance:
+        outcomes = explore_mod.sweep(spec, seeds, jobs=jobs, progress=advance)
+    elapsed = time.perf_counter() - started  # wall-clock ok
+
+    divergences = []
+    if check_determinism:
+        for outcome in outcomes:
+            again = explore_mod.run_seed(spec, outcome.seed)
+            if again.digest != outcome.digest:
+                divergences.append(_divergence(spec, outcome.seed))
+
+    violations = []
+    for outcome in outcomes:
+        for invariant, requirement, message in outcome.violations:
+            violations.append({
+                "seed": outcome.seed, "invariant": invariant, "requirement": requirement,
+                "message": message,
+                "repro": repro_command(outcome.seed, world_path, mutant_names, fault_kinds,
+                                       strategy)})
+    rate = len(seeds) / elapsed if elapsed > 0 else 0.0
+    if as_json:
+        click.echo(json.dumps({
+            "seeds": len(seeds), "violations": violations, "seeds_per_second": round(rate, 1),
+            "jobs": jobs, "failing_seeds": sorted({v["seed"] for v in violations}),
+            "divergences": divergences, "mutants": list(mutant_names),
+        }, indent=2))
+    else:
+        _print_explore_summary(len(seeds), violations, rate, jobs, divergences)
+    raise SystemExit(1 if violations or divergences else 0)
+
+
+def _divergence(spec: explore_mod.Sweep, seed: int) -> dict[str, Any]:
+    a = world.run(spec.scenario, seed=seed, strategy=spec.strategy, mutants=spec.mutants,
+                  fault_kinds=spec.fault_kinds)
+    b = world.run(spec.scenario, seed=seed, strategy=spec.strategy, mutants=spec.mutants,
+                  fault_kinds=spec.fault_kinds)
+    index = first_difference(a.trace, b.trace)
+    first = a.trace[index].jsonl() if index is not None and index < len(a.trace) else None
+    second = b.trace[index].jsonl() if index is not None and index < len(b.trace) else None
+    return {"seed": seed, "record": index, "first": first, "second": second}
+
+
+def _print_explore_summary(n: int, violations: list[dict[str, Any]], rate: float, jobs: int,
+                           divergences: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+
+    console = Console(stderr=False, highlight=False)
+    failing = sorted({v["seed"] for v in violations})
+    console.print(f"explored {n} seeds ({rate:.0f} seeds/s on {jobs} job(s)): "
+                  f"{len(violations)} violation(s) in {len(failing)} seed(s)")
+    by_invariant: dict[str, int] = {}
+    for v in violations:
+        by_invariant[v["invariant"]] = by_invariant.get(v["invariant"], 0) + 1
+    for name, count in by_invariant.items():
+        console.print(f"  {name}: {count}")
+    for v in violations[:20]:
+        console.print(f"seed {v['seed']}: {v['invariant']} ({v['requirement']}): {v['message']}",
+                      markup=False)
+        console.print(f"  reproduce: {v['repro']}", markup=False)
+    if len(violations) > 20:
+        console.print(f"... and {len(violations) - 20} more (use --json for all)")
+    for d in divergences:
+        console.print(f"seed {d['seed']}: NOT DETERMINISTIC: traces differ at record {d['record']}",
+                      markup=False)
+
+
+@contextmanager
+def _progress(total: int, enabled: bool) -> Iterator[Callable[[int], None]]:
+    if not enabled:
+        yield lambda n: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress("[progress.description]{task.description}", BarColumn(),
+                  MofNCompleteColumn(), TimeRemainingColumn(), transient=True,
+                  console=_stderr_console()) as bar:
+        task = bar.add_task("exploring", total=total)
+        yield lambda n: bar.advance(task, n)
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+# -- replay --------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed to replay.")
+@click.option("--scenario", "world_path", default=None,
+              help="Scenario or world file (default: the built-in default world).")
+@click.option("--schedule", "schedule_path", default=None,
+              help="Replay a recorded schedule (JSON from --schedule-out) instead of a seed.")
+@click.option("--schedule-out", default=None, help="Write the run's schedule (JSON) here.")
+@click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
+@click.option("--faults", "faults", default=None, help="Comma-separated fault kinds, or 'all'.")
+@click.option("--strategy", type=click.Choice(STRATEGIES), default=None)
+@click.option("--trace-out", default=None, help="Write the trace here (default: stdout).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
+           schedule_out: str | None, mutants: tuple[str, ...], faults: str | None,
+           strategy: str | None, trace_out: str | None, fmt: str) -> None:
+    """Re-run one seed (or a recorded schedule) and write its trace."""
+    mutant_names = _check_mutants(mutants)
+    fault_kinds = _parse_faults(faults)
+    scenario = _load_world(world_path)
+    schedule = _read_schedule(schedule_path) if schedule_path else None
+    if schedule is None and seed is None:
+        seed = scenario.seed
+    try:
+        result = world.run(scenario, seed=seed, strategy=strategy,
+                           mutants=mutant_names if mutants else None, fault_kinds=fault_kinds,
+                           replay=schedule)
+    except ScheduleDiverged as err:
+        click.echo(f"handoff: replay of {schedule_path}: {err}", err=True)
+        raise SystemExit(1) from None
+    text = render(result.trace.records, fmt)
+    if trace_out:
+        Path(trace_out).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+    if schedule_out:
+        Path(schedule_out).write_text(json.dumps(result.schedule.to_json()) + "\n",
+                                      encoding="utf-8")
+    summary = (f"seed {result.seed}: {len(result.trace)} records, ended {result.end_reason} at "
+               f"{result.end_ms} ms, trace sha256 {result.trace.digest()[:16]}")
+    click.echo(summary, err=True)
+    for v in result.violations:
+        click.echo(f"violation: {v.invariant} ({v.requirement}): {v.message} "
+                   f"[records {', '.join(map(str, v.records))}]", err=True)
+    raise SystemExit(1 if result.violations else 0)
+
+
+def _read_schedule(path: str) -> Schedule:
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        return Schedule.from_json(doc)
+    except OSError as exc:
+        _bad_input(f"{path}: cannot read: {exc.strerror or exc}")
+    except json.JSONDecodeError as exc:
+        _bad_input(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}")
+    except (KeyError, TypeError, ValueError, AssertionError) as exc:
+        _bad_input(f"{path}: not a handoff schedule ({type(exc).__name__}: {exc})")
+
+
+# -- run -----------------------------------------------------------------------------------------
+
+
+def _scenario_files(paths: Sequence[str]) -> list[str]:
+    files: list[str] = []
+    for path in paths:
+        p = Path(path)
+        if p.is_dir():
+            files += sorted(str(f) for f in p.rglob("*.toml"))
+        elif p.exists():
+            files.append(str(p))
+        else:
+            _bad_input(f"{path}: no such file or folder")
+    if not files:
+        _bad_input(f"no scenario files (*.toml) in {', '.join(paths)}")
+    return files
+
+
+@main.command("run")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def run_command(paths: tuple[str, ...], as_json: bool) -> None:
+    """Run scenario files (or every *.toml under folders) and check their expectations."""
+    from sim.expect import failures
+
+    files = _scenario_files(paths)
+    # Load everything first: one bad file means nothing runs.
+    with _input_errors():
+        scenarios = [scenario_mod.load(f) for f in files]
+    rows = []
+    for scenario in scenarios:
+        result = world.run(scenario)
+        problems = failures(result)
+        rows.append({"path": scenario.path, "name": scenario.name, "passed": not problems,
+                     "covers": list(scenario.covers),
+                     "failure": "; ".join(problems) if problems else None,
+                     "seed": result.seed, "records": len(result.trace)})
+    passed = sum(1 for r in rows if r["passed"])
+    failed = len(rows) - passed
+    if as_json:
+        covered = sorted({c for r in rows if r["passed"] for c in r["covers"]})
+        click.echo(json.dumps({"passed": passed, "failed": failed, "scenarios": rows,
+                               "covered": covered}, indent=2))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(show_lines=False)
+        for column in ("scenario", "result", "covers", "why"):
+            table.add_column(column, overflow="fold")
+        for r in rows:
+            table.add_row(r["path"], "pass" if r["passed"] else "FAIL", ", ".join(r["covers"]),
+                          r["failure"] or "")
+        console = Console(highlight=False)
+        console.print(table)
+        console.print(f"{passed} passed, {failed} failed")
+    raise SystemExit(1 if failed else 0)
+
+
+def _register_optional_commands() -> None:
+    """Commands whose modules live beside this one."""
+    from sim.cli_output import output_command
+
+    main.add_command(output_command)
+
+
+_register_optional_commands()

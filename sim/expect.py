@@ -1,0 +1,41 @@
+"""Judging a scenario's run against its expectations, from the trace and the final store."""
+
+from __future__ import annotations
+
+from sim.world import RunResult
+
+
+def failures(result: RunResult) -> list[str]:
+    """What did not go as the scenario expects; empty when it passed."""
+    scenario = result.scenario
+    problems: list[str] = []
+    found = [v.invariant for v in result.violations]
+    for name in scenario.expect.violations:
+        if name not in found:
+            problems.append(f"expected a violation of {name}, found none")
+    for violation in result.violations:
+        if violation.invariant not in scenario.expect.violations:
+            problems.append(f"{violation.invariant} ({violation.requirement}): "
+                            f"{violation.message}")
+    runs = {run.child_id: run for run in result.runs}
+    for want in scenario.expect.children:
+        where = f"{scenario.path}:{want.line}" if want.line else scenario.path
+        run = runs.get(want.child)
+        if run is None:
+            problems.append(f"{where}: child {want.child} was never spawned")
+            continue
+        accepted = [r for r in result.trace
+                    if r.kind == "requester.accept" and r.data["run_id"] == run.run_id]
+        if want.delivery is not None and run.delivery_status != want.delivery:
+            problems.append(f"{where}: child {want.child}: delivery is {run.delivery_status}, "
+                            f"expected {want.delivery}")
+        if want.received is not None and len(accepted) != want.received:
+            problems.append(f"{where}: child {want.child}: its requester received it "
+                            f"{len(accepted)} time(s), expected {want.received}")
+        if want.status is not None and run.outcome_status != want.status:
+            problems.append(f"{where}: child {want.child}: status {run.outcome_status}, "
+                            f"expected {want.status}")
+        if want.text is not None and not any(want.text in str(r.data["text"]) for r in accepted):
+            problems.append(f"{where}: child {want.child}: no completion its requester received "
+                            f"contains {want.text!r}")
+    return problems
