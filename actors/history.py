@@ -1,0 +1,396 @@
+"""``sessions_history`` over transcript messages (FMT-5) and archive reads (FMT-6).
+
+Pure functions over JSON-shaped dicts: no IO, no clock. Messages are never mutated; every
+returned message is a new dict.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import attrs
+
+TEXT_FIELD_LIMIT = 4_000  # UTF-16 code units, as JavaScript's String.length counts them
+TRUNCATION_SUFFIX = "\n…(truncated)…"
+BYTE_CAP = 80 * 1024
+OMITTED_MESSAGE = "[sessions_history omitted: message too large]"
+ARCHIVE_RECORD_LIMIT = 8 * 1024 * 1024
+REDACTED = "[redacted]"
+
+DROPPED_FIELDS = ("details", "usage", "cost", "openclawReasoningReplay")
+SIGNATURE_FIELDS = ("thinkingSignature", "signature", "textSignature")
+TEXT_FIELDS = ("text", "thinking", "partialJson")
+TOOL_ROLES = ("toolResult", "tool")
+
+# Credential-like text: provider key prefixes, bearer tokens, PEM private keys and
+# `name = value` assignments whose name says secret. The value is replaced, the name kept, so
+# the reader still sees that a credential was there.
+_CREDENTIAL_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL
+        ),
+        REDACTED,
+    ),
+    (re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{16,}"), REDACTED),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
+    (re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"), REDACTED),
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), REDACTED),
+    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/\-]{12,}=*"), r"\1 " + REDACTED),
+    (
+        re.compile(
+            r"(?i)\b((?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
+            r"\"?\s*[:=]\s*\"?)[^\s\"',;]{6,}"
+        ),
+        r"\1" + REDACTED,
+    ),
+)
+
+
+def redact_credentials(text: str) -> tuple[str, bool]:
+    """Replace credential-like text; returns the text and whether anything was replaced."""
+    changed = False
+    for pattern, replacement in _CREDENTIAL_PATTERNS:
+        text, count = pattern.subn(replacement, text)
+        changed = changed or count > 0
+    return text, changed
+
+
+def utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def truncate_text_field(text: str) -> tuple[str, bool]:
+    """Cut a field longer than 4,000 UTF-16 units to 4,000 plus ``\\n…(truncated)…``.
+
+    A character outside the BMP that would straddle the cut is left out whole rather than split
+    into a lone surrogate (JavaScript would split it; Python strings cannot hold half of it)."""
+    if len(text) <= TEXT_FIELD_LIMIT // 2 or utf16_length(text) <= TEXT_FIELD_LIMIT:
+        return text, False
+    lo, hi = TEXT_FIELD_LIMIT // 2, min(len(text), TEXT_FIELD_LIMIT)
+    while lo < hi:  # longest prefix within the limit; prefixes only grow in units
+        mid = (lo + hi + 1) // 2
+        if utf16_length(text[:mid]) <= TEXT_FIELD_LIMIT:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo] + TRUNCATION_SUFFIX, True
+
+
+@attrs.define
+class _Flags:
+    truncated: bool = False
+    redacted: bool = False
+
+
+def _clean_text(text: str, flags: _Flags) -> str:
+    text, redacted = redact_credentials(text)
+    text, truncated = truncate_text_field(text)
+    flags.redacted = flags.redacted or redacted
+    flags.truncated = flags.truncated or truncated
+    return text
+
+
+def _decoded_size(data: str) -> int:
+    """Decoded size of base64 ``data`` without decoding it."""
+    stripped = data.strip()
+    padding = len(stripped) - len(stripped.rstrip("="))
+    return max(len(stripped) * 3 // 4 - padding, 0)
+
+
+def _clean_block(block: Any, flags: _Flags) -> Any:
+    if isinstance(block, str):
+        return _clean_text(block, flags)
+    if not isinstance(block, Mapping):
+        return block
+    cleaned: dict[str, Any] = {}
+    for key, value in block.items():
+        if key in DROPPED_FIELDS or key in SIGNATURE_FIELDS:
+            continue
+        if key == "data" and block.get("type") == "image":
+            continue
+        if key in TEXT_FIELDS and isinstance(value, str):
+            cleaned[key] = _clean_text(value, flags)
+        else:
+            cleaned[key] = value
+    if block.get("type") == "image" and isinstance(block.get("data"), str):
+        cleaned["omitted"] = True
+        cleaned["bytes"] = _decoded_size(block["data"])
+    return cleaned
+
+
+def sanitize_message(message: Mapping[str, Any], flags: _Flags) -> dict[str, Any]:
+    """A new message with dropped fields removed and every text field redacted and cut."""
+    cleaned: dict[str, Any] = {}
+    for key, value in message.items():
+        if key in DROPPED_FIELDS:
+            continue
+        if key == "content":
+            if isinstance(value, str):
+                cleaned[key] = _clean_text(value, flags)
+            elif isinstance(value, list):
+                cleaned[key] = [_clean_block(block, flags) for block in value]
+            else:
+                cleaned[key] = value
+        elif key in TEXT_FIELDS and isinstance(value, str):
+            cleaned[key] = _clean_text(value, flags)
+        else:
+            cleaned[key] = value
+    return cleaned
+
+
+def json_bytes(value: Any) -> int:
+    """UTF-8 size of compact JSON, as ``Buffer.byteLength(JSON.stringify(value))``."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+def message_seq(message: Mapping[str, Any], position: int) -> int:
+    """``__openclaw.seq`` when recorded, else the 1-based position in the transcript."""
+    meta = message.get("__openclaw")
+    if isinstance(meta, Mapping):
+        seq = meta.get("seq")
+        if isinstance(seq, int) and not isinstance(seq, bool):
+            return seq
+    return position
+
+
+@attrs.frozen
+class HistoryResult:
+    messages: tuple[dict[str, Any], ...]
+    offset: int
+    total_messages: int
+    next_offset: int | None
+    truncated: bool
+    dropped_messages: bool
+    content_truncated: bool
+    content_redacted: bool
+    bytes: int
+    session_key: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The tool's JSON shape (camelCase, ``nextOffset`` only when there is more)."""
+        out: dict[str, Any] = {}
+        if self.session_key is not None:
+            out["sessionKey"] = self.session_key
+        out.update(
+            {
+                "messages": list(self.messages),
+                "offset": self.offset,
+                "totalMessages": self.total_messages,
+                "truncated": self.truncated,
+                "droppedMessages": self.dropped_messages,
+                "contentTruncated": self.content_truncated,
+                "contentRedacted": self.content_redacted,
+                "bytes": self.bytes,
+            }
+        )
+        if self.next_offset is not None:
+            out["nextOffset"] = self.next_offset
+        return out
+
+
+def sessions_history(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+    include_tools: bool = False,
+    session_key: str | None = None,
+) -> HistoryResult:
+    """One page of a transcript, newest last.
+
+    ``offset`` counts the newest messages to skip (the window ends at ``total - offset``);
+    ``limit`` keeps at most that many of the newest messages in the window. Then text fields
+    are cleaned and the 80 KiB JSON cap drops the oldest rows first."""
+    if offset < 0:
+        raise ValueError("offset must be >= 0")
+    if limit is not None and limit < 0:
+        raise ValueError("limit must be >= 0")
+    total = len(messages)
+    indexed = [(message_seq(m, i + 1), m) for i, m in enumerate(messages)]
+    window = [(seq, m) for seq, m in indexed[: max(total - offset, 0)]]
+    if not include_tools:
+        window = [(seq, m) for seq, m in window if m.get("role") not in TOOL_ROLES]
+    if limit is not None:
+        window = window[len(window) - limit :] if limit else []
+    flags = _Flags()
+    rows = [(seq, sanitize_message(m, flags)) for seq, m in window]
+
+    sizes = [json_bytes(row) for _, row in rows]
+    total_bytes = 2 + sum(sizes) + max(len(rows) - 1, 0)  # brackets and commas
+    dropped = 0
+    while len(rows) - dropped > 1 and total_bytes > BYTE_CAP:
+        total_bytes -= sizes[dropped] + 1
+        dropped += 1
+    kept = rows[dropped:]
+    hard_capped = False
+    if kept and total_bytes > BYTE_CAP:
+        seq, _ = kept[-1]
+        kept = [
+            (seq, {"role": "assistant", "content": OMITTED_MESSAGE, "__openclaw": {"seq": seq}})
+        ]
+        hard_capped = True
+    out_messages = tuple(row for _, row in kept)
+    final_bytes = json_bytes(list(out_messages))
+
+    # Paging back continues below the oldest row returned; when the cap left nothing of the
+    # window (only possible when the window itself was empty) there is no older page.
+    next_offset: int | None = None
+    if kept:
+        oldest_seq = kept[0][0]
+        candidate = max(offset, total - oldest_seq + 1)
+        if candidate < total:
+            next_offset = candidate
+    return HistoryResult(
+        messages=out_messages,
+        offset=offset,
+        total_messages=total,
+        next_offset=next_offset,
+        truncated=dropped > 0 or flags.truncated or hard_capped,
+        dropped_messages=dropped > 0,
+        content_truncated=flags.truncated,
+        content_redacted=flags.redacted,
+        bytes=final_bytes,
+        session_key=session_key,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Archive reads (FMT-6)
+
+
+@attrs.frozen
+class LiveSession:
+    """A child session that still exists, with the metadata its normal sharing check uses."""
+
+    session_key: str
+    session_id: str
+    requester_session_key: str
+
+
+@attrs.frozen
+class ArchiveRecord:
+    """One retained transcript of one generation of a session key.
+
+    ``payload`` is the stored, still-encoded record. Run membership (``runId``) lives inside it,
+    so a reader must decode a record to learn which run it belongs to."""
+
+    session_key: str
+    generation: int
+    payload: bytes
+
+    @staticmethod
+    def encode(
+        session_key: str, generation: int, run_id: str, messages: Sequence[Mapping[str, Any]]
+    ) -> ArchiveRecord:
+        body = json.dumps({"runId": run_id, "messages": list(messages)}, ensure_ascii=False)
+        return ArchiveRecord(session_key, generation, body.encode("utf-8"))
+
+
+@attrs.frozen
+class Reader:
+    """Who asks. ``gateway_admin`` is session access that does not depend on child metadata;
+    ``session_key`` is the reader's own session, used by the normal (metadata) check."""
+
+    session_key: str | None = None
+    gateway_admin: bool = False
+
+
+@attrs.frozen
+class ArchiveRead:
+    status: Literal["ok", "unavailable", "forbidden", "not_found"]
+    history: HistoryResult | None = None
+    reason: str = ""
+    # Unavailable archives stay unavailable: refreshing cannot shrink a retained record.
+    retryable: bool = False
+
+
+@attrs.frozen
+class ArchiveStore:
+    """Live child sessions plus retained run archives, as immutable data."""
+
+    live: tuple[LiveSession, ...] = ()
+    archives: tuple[ArchiveRecord, ...] = ()
+
+    def with_live(self, session: LiveSession) -> ArchiveStore:
+        kept = tuple(s for s in self.live if s.session_key != session.session_key)
+        return attrs.evolve(self, live=(*kept, session))
+
+    def delete_live(self, session_key: str) -> ArchiveStore:
+        return attrs.evolve(self, live=tuple(s for s in self.live if s.session_key != session_key))
+
+    def with_archive(self, record: ArchiveRecord) -> ArchiveStore:
+        return attrs.evolve(self, archives=(*self.archives, record))
+
+    def live_session(self, session_key: str) -> LiveSession | None:
+        for session in self.live:
+            if session.session_key == session_key:
+                return session
+        return None
+
+    def generations(self, session_key: str) -> list[ArchiveRecord]:
+        return sorted(
+            (r for r in self.archives if r.session_key == session_key),
+            key=lambda r: r.generation,
+        )
+
+
+def may_read(store: ArchiveStore, session_key: str, reader: Reader) -> bool:
+    """Gateway-admin access never needs child metadata. Otherwise the normal sharing check
+    needs the live session's metadata (its requester); once cleanup deleted the live session
+    that metadata is gone, so a profile-scoped reader cannot regain access through it."""
+    if reader.gateway_admin:
+        return True
+    live = store.live_session(session_key)
+    return live is not None and reader.session_key == live.requester_session_key
+
+
+def read_run_history(
+    store: ArchiveStore,
+    session_key: str,
+    run_id: str,
+    reader: Reader,
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+    include_tools: bool = False,
+) -> ArchiveRead:
+    """The retained transcript of ``run_id`` under ``session_key``, paged within that run's own
+    archive even when later generations reused the key."""
+    if not may_read(store, session_key, reader):
+        return ArchiveRead("forbidden", reason="session access required")
+    candidates = store.generations(session_key)
+    # Size first, before any decoding, and for every generation: membership is inside the
+    # record, so one unreadable generation means no unique match can be established.
+    for record in candidates:
+        if len(record.payload) > ARCHIVE_RECORD_LIMIT:
+            return ArchiveRead(
+                "unavailable",
+                reason=(
+                    f"archive record of generation {record.generation} exceeds "
+                    f"{ARCHIVE_RECORD_LIMIT} bytes; task history unavailable"
+                ),
+            )
+    matches: list[list[Mapping[str, Any]]] = []
+    for record in candidates:
+        decoded = json.loads(record.payload.decode("utf-8"))
+        if isinstance(decoded, dict) and decoded.get("runId") == run_id:
+            messages = decoded.get("messages")
+            matches.append(messages if isinstance(messages, list) else [])
+    if not matches:
+        return ArchiveRead("not_found", reason=f"no archive for run {run_id}")
+    if len(matches) > 1:
+        return ArchiveRead("unavailable", reason=f"run {run_id} matches several archives")
+    history = sessions_history(
+        matches[0],
+        limit=limit,
+        offset=offset,
+        include_tools=include_tools,
+        session_key=session_key,
+    )
+    return ArchiveRead("ok", history=history)
