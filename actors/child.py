@@ -1,34 +1,274 @@
-"""A child run's Trio shell: it works for a while, then records its outcome as the producer.
+"""A child run's Trio shell: an agent loop that streams steps under virtual time.
 
-Cancelling the run's scope (owned by the requester's nursery) is how a child is aborted; an aborted
-child ends with error "subagent run terminated" (reference §c1).
+The child runs one turn of steps. Each step streams reasoning, text and tool-call deltas spread
+evenly over the step's duration, and ends the way a real model attempt ends (stop, tool calls, a
+token-limit cut-off, a failed attempt that is retried, or a stream error). The session events are
+the ones the real loop appends (``actors.agent_loop``), so the seed-000 situation (a tool-call-only
+step cut off at its token limit leaves an empty, usage-only message) happens on its own.
+
+Cancelling the run's scope (owned by the requester's nursery) aborts the child; the chunks that
+were streamed before that instant are fed to the loop first, so the interrupted message or attempt
+holds exactly what a real stream would have delivered. A run that outlives its timeout is disposed
+of the same way and ends as ``timeout``.
+
+The producer writes its outcome to the store: status from the runtime (ok / error / timeout), the
+result text by the output rule through the in-process result reader, and the real stop reason.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import attrs
 import trio
 
-from actors.messages import ChildEnded, ChildSpec
+from actors.agent_loop import AgentLoop, Encoding, StepOutcome
+from actors.consumers import InProcessReader, consumer_views
+from actors.messages import ChildEnded, ChildSpec, StepSpec
+from actors.mutants import MUTANT_LAST_ASSISTANT_MESSAGE, last_assistant_message
+from actors.output import JsonObject, text_of
 from actors.runtime import Port
 from actors.store import RunStore
 
 DELIVERY = "delivery"
 KILLED_ERROR = "subagent run terminated"
+TIMEOUT_ERROR = "subagent run timed out"
+
+
+def step_chunks(step: StepSpec, call_prefix: str) -> list[JsonObject]:
+    """The raw stream chunks of one model attempt for ``step``, in order."""
+    chunks: list[JsonObject] = []
+    index = 0
+    if step.reasoning:
+        chunks += [{"type": "reasoning-delta", "index": index, "text": piece}
+                   for piece in _pieces(step.reasoning)]
+        chunks.append({"type": "block-end", "index": index,
+                       "block": {"type": "reasoning", "text": step.reasoning}})
+        index += 1
+    if step.text:
+        chunks += [{"type": "text-delta", "index": index, "text": piece}
+                   for piece in _pieces(step.text)]
+        chunks.append({"type": "block-end", "index": index,
+                       "block": {"type": "text", "text": step.text}})
+        index += 1
+    for n in range(step.tool_calls):
+        call_id = f"{call_prefix}-call-{n + 1}"
+        arguments = '{"path": "src/file_%d.py"}' % (n + 1)
+        half = len(arguments) // 2
+        for part in (arguments[:half], arguments[half:]):
+            chunks.append({"type": "tool-call-delta", "index": index, "id": call_id,
+                           "name": "read_file", "argumentsDelta": part})
+        chunks.append({"type": "block-end", "index": index,
+                       "block": {"type": "tool-call", "id": call_id, "name": "read_file",
+                                 "arguments": arguments}})
+        index += 1
+    chunks.append({"type": "usage", "usage": {"inputTokens": 200 + 10 * len(chunks),
+                                              "outputTokens": len(step.text) // 4 + 1}})
+    chunks.append({"type": "finish", "reason": _finish(step)})
+    return chunks
+
+
+def _finish(step: StepSpec) -> JsonObject:
+    if step.finish == "error":
+        return {"kind": "error", "failure": {"message": "provider overloaded", "code": "OVERLOADED"}}
+    if step.finish in ("stop", "tool-calls", "max-tokens"):
+        return {"kind": step.finish}
+    return {"kind": "tool-calls" if step.tool_calls else "stop"}
+
+
+def _pieces(text: str) -> list[str]:
+    """Split into up to three deltas at spaces, as a model streams words."""
+    words = text.split(" ")
+    if len(words) < 3:
+        return [text]
+    third = len(words) // 3
+    parts = [" ".join(words[:third]), " ".join(words[third:2 * third]),
+             " ".join(words[2 * third:])]
+    return [parts[0] + " ", parts[1] + " ", parts[2]]
+
+
+@attrs.define
+class _Session:
+    """The child's session log: events stamped with seq and time as they are appended."""
+
+    port: Port
+    run_id: str
+    events: list[JsonObject] = attrs.field(factory=list)
+    reader: InProcessReader = attrs.field(factory=InProcessReader)
+
+    def append(self, new: list[JsonObject]) -> None:
+        for event in new:
+            stamped = {"type": event["type"], "seq": len(self.events) + 1,
+                       "time": self.port.now_ms, "data": event["data"]}
+            self.events.append(stamped)
+            self.reader.push(stamped)
+            self._note(stamped)
+
+    def _note(self, event: JsonObject) -> None:
+        """Trace what the child committed, in the terms an oracle needs (no fold involved)."""
+        kind, data = event["type"], event["data"]
+        if kind == "assistant/message":
+            blocks = [{"type": b["type"], "text": b.get("text")} for b in
+                      data["message"]["content"]]
+            self.port.emit("child.message", {"run_id": self.run_id, "step": data["step"],
+                                             "blocks": blocks,
+                                             "streamed": _streamed(data.get("stream", [])),
+                                             "interrupted": bool(data.get("interrupted"))})
+        elif kind == "assistant/attempt":
+            self.port.emit("child.attempt", {"run_id": self.run_id, "step": data["step"],
+                                             "streamed": _streamed(data["stream"])})
+        elif kind == "assistant/chunk" and data["chunk"]["type"] == "text-delta":
+            self.port.emit("child.delta", {"run_id": self.run_id, "step": data["step"],
+                                           "text": data["chunk"]["text"]})
+        elif kind == "tool/result":
+            self.port.emit("child.tool_result", {"run_id": self.run_id,
+                                                 "text": _tool_text(data)})
+        elif kind == "turn/end":
+            self.port.emit("child.turn_end", {"run_id": self.run_id,
+                                              "reason": data["reason"]["kind"]})
+
+
+def _streamed(stream: list[JsonObject]) -> str:
+    # What the wire carried as text deltas; recorded verbatim for the oracles.
+    out = []
+    for record in stream:
+        if record["type"] == "text-chunks":
+            out += record["texts"]
+        elif record["type"] == "chunk" and record["chunk"]["type"] == "text-delta":
+            out.append(record["chunk"]["text"])
+    return "".join(out)
+
+
+def _tool_text(data: JsonObject) -> str:
+    parts = []
+    for block in data["message"]["content"]:
+        for inner in block.get("content", []):
+            if inner.get("type") == "text":
+                parts.append(inner["text"])
+    return "".join(parts)
 
 
 async def run_child(
-    port: Port, spec: ChildSpec, run_id: str, store: RunStore, scope: trio.CancelScope
+    port: Port, spec: ChildSpec, run_id: str, store: RunStore, scope: trio.CancelScope,
+    mutants: frozenset[str] = frozenset(),
 ) -> None:
-    port.emit("child.start", {"run_id": run_id, "child": spec.child_id})
-    status, error, text = spec.outcome, spec.error, spec.reply
+    port.emit("child.start", {"run_id": run_id, "child": spec.child_id,
+                              "encoding": spec.encoding})
+    session = _Session(port, run_id)
+    loop = AgentLoop(encoding=Encoding(spec.encoding), id_prefix=f"{run_id}-msg")
+    started = port.now_ms
+    state: dict[str, Any] = {"chunks": [], "fed": 0, "t0": 0, "duration": 0}
+    timed_out = False
+
+    def feed_until(now: int) -> None:
+        """Feed the chunks of the current attempt whose streaming instant has come."""
+        chunks, duration = state["chunks"], max(1, state["duration"])
+        while state["fed"] < len(chunks):
+            at = state["t0"] + duration * (state["fed"] + 1) // len(chunks)
+            if at > now:
+                break
+            session.append(loop.chunk(chunks[state["fed"]], at))
+            state["fed"] += 1
+
+    async def stream(step: StepSpec, n: int, attempt: int, fraction: float = 1.0) -> None:
+        """Stream the attempt's chunks over its duration (only ``fraction`` of it, when the
+        stream is going to break); return early when the run's timeout comes first."""
+        state.update(chunks=step_chunks(step, f"{run_id}-s{n}a{attempt}"), fed=0,
+                     t0=port.now_ms, duration=step.duration_ms)
+        remaining = round(step.duration_ms * fraction)
+        if spec.timeout_ms is not None:
+            remaining = min(remaining, started + spec.timeout_ms - port.now_ms)
+        await port.sleep(max(0, remaining))
+        feed_until(port.now_ms)
+
     with scope:
-        await port.sleep(spec.run_ms)
-    if scope.cancelled_caught:
-        status, error, text = "error", KILLED_ERROR, None
+        session.append(loop.begin_turn())
+        for n, step in enumerate(spec.steps, start=1):
+            session.append(loop.begin_step())
+            if step.finish == "stream-error":
+                await stream(attrs.evolve(step, finish="auto"), n, 1, fraction=0.5)
+                if spec.timeout_ms is not None and port.now_ms >= started + spec.timeout_ms:
+                    timed_out = True
+                    break
+                session.append(loop.stream_error({"message": spec.error or "stream reset",
+                                                  "code": "STREAM_ERROR"}))
+                break
+            await stream(step, n, 1)
+            if state["fed"] < len(state["chunks"]):
+                timed_out = True  # the timeout cut the stream short
+                break
+            events, outcome = loop.end_stream()
+            session.append(events)
+            if outcome is StepOutcome.FAILED:
+                # One retry of the same step, as a provider-overload retry would.
+                session.append(loop.retry())
+                await stream(attrs.evolve(step, finish="auto"), n, 2)
+                if state["fed"] < len(state["chunks"]):
+                    timed_out = True
+                    break
+                events, outcome = loop.end_stream()
+                session.append(events)
+                if outcome is StepOutcome.FAILED:
+                    session.append(loop.fail_step())
+                    break
+            session.append(loop.end_step())
+            if outcome is StepOutcome.TOOL_CALLS:
+                session.append(_tool_events(state["chunks"]))
+                continue
+            break
+        if timed_out:
+            session.append(loop.cancel("disposed"))
+        elif loop.in_turn:
+            session.append(loop.end_turn())
+    aborted = scope.cancelled_caught
+    if aborted:
+        feed_until(port.now_ms)
+        session.append(loop.cancel("parent"))
         port.emit("child.abort", {"run_id": run_id})
-    if status == "error":
-        # A failed terminal run reports its failure without replaying captured reply text (DEL-14).
-        text = None
-    store.record_end(run_id, port.now_ms, status, error, text)
-    port.emit("child.end", {"run_id": run_id, "status": status, "error": error, "reply": text})
+
+    result = session.reader.result(owner_cancelled=aborted)
+    output = result.output
+    if MUTANT_LAST_ASSISTANT_MESSAGE in mutants:
+        output = last_assistant_message(session.events)
+    views = consumer_views(f"{run_id}-session", session.events)
+    port.emit("child.consumers", {
+        "run_id": run_id,
+        "in_process": {"output": views.in_process.output,
+                       "stopReason": views.in_process.stop_reason},
+        "activation": views.activation,
+        "sdk": {"output": views.sdk.output, "stopReason": views.sdk.stop_reason},
+        "acp": {"output": views.acp.output, "stopReason": views.acp.stop_reason},
+    })
+
+    stop_reason = result.stop_reason
+    text: str | None = text_of(output)
+    if aborted:
+        status, error, text = "error", KILLED_ERROR, None
+    elif timed_out:
+        status, error = "timeout", TIMEOUT_ERROR
+    elif stop_reason == "error":
+        # A failed terminal run reports its failure without replaying captured text (DEL-14).
+        status, error, text = "error", spec.error or "model call failed", None
+    else:
+        status, error = "ok", None  # completed, max-tokens (stop reason kept), refusal
+    store.record_end(run_id, port.now_ms, status, error, text, stop_reason)
+    port.emit("child.end", {"run_id": run_id, "status": status, "error": error,
+                            "stop_reason": stop_reason, "result": text})
     port.send(DELIVERY, ChildEnded(run_id))
+
+
+def _tool_events(chunks: list[JsonObject]) -> list[JsonObject]:
+    """Run the step's tool calls: a call event and a result event each."""
+    events: list[JsonObject] = []
+    for chunk in chunks:
+        if chunk["type"] == "block-end" and chunk["block"]["type"] == "tool-call":
+            call = chunk["block"]
+            events.append({"type": "tool/call", "data": {"callId": call["id"],
+                                                         "name": call["name"],
+                                                         "arguments": call["arguments"]}})
+            events.append({"type": "tool/result", "data": {"message": {
+                "role": "tool",
+                "content": [{"type": "tool-result", "toolCallId": call["id"],
+                             "content": [{"type": "text",
+                                          "text": f"TOOL OUTPUT of {call['id']}"}]}]}}})
+    return events

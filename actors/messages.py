@@ -6,15 +6,34 @@ import attrs
 
 
 @attrs.frozen
+class StepSpec:
+    """One agent-loop step of a child: what the model streams and how the attempt ends.
+
+    ``finish``: ``auto`` (tool calls if any, else stop), ``stop``, ``tool-calls``,
+    ``max-tokens`` (a token-limit cut-off), ``error`` (a failed attempt, retried once), or
+    ``stream-error`` (the stream breaks half-way and the turn fails).
+    """
+
+    duration_ms: int
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: int = 0
+    finish: str = "auto"
+
+
+STEP_FINISHES = ("auto", "stop", "tool-calls", "max-tokens", "error", "stream-error")
+
+
+@attrs.frozen
 class ChildSpec:
-    """What a requester spawns: one child run and how that child will behave."""
+    """What a requester spawns: one child run and how that child's agent loop will behave."""
 
     child_id: str
     task: str
-    run_ms: int
-    outcome: str  # ok | error | timeout
-    reply: str | None
-    error: str | None = None
+    steps: tuple[StepSpec, ...]
+    encoding: str = "v2"  # session-log encoding: v2 (embedded streams) or v1 (chunk events)
+    timeout_ms: int | None = None
+    error: str | None = None  # the failure message of a stream error
     expects_completion: bool = True
 
 
@@ -43,7 +62,8 @@ class Completion:
     requester: str
     generation: int
     status: str
-    text: str
+    result: str  # the child's result text ("" when it has none)
+    text: str  # what the requester's model reads: the rendered announce message
 
 
 @attrs.frozen

@@ -55,6 +55,7 @@ class RunRecord:
     outcome_status: str | None = None  # ok | error | timeout | unknown
     outcome_error: str | None = None
     result_text: str | None = None
+    stop_reason: str | None = None  # the child's real stop reason (OUT-6), e.g. max-tokens
     delivery_status: str = PENDING
     attempt_count: int = 0
     next_attempt_at_ms: int | None = None
@@ -224,6 +225,7 @@ class DeliveryCore:
             requester=record.requester,
             generation=record.generation,
             status=record.outcome_status or "unknown",
+            result=record.result_text or "",
             text=record.result_text or "",
         )
         return [

@@ -21,7 +21,9 @@ def requester_actor_name(session_key: str) -> str:
     return f"requester:{session_key}"
 
 
-async def run_requester(port: Port, session_key: str, store: RunStore) -> None:
+async def run_requester(
+    port: Port, session_key: str, store: RunStore, mutants: frozenset[str] = frozenset()
+) -> None:
     core = SessionCore(session_key)
     scopes: dict[str, trio.CancelScope] = {}
     async with trio.open_nursery() as children:
@@ -48,7 +50,7 @@ async def run_requester(port: Port, session_key: str, store: RunStore) -> None:
 
                 async def body(child_port: Port, spec: ChildSpec = spec, run_id: str = run_id,
                                scope: trio.CancelScope = scope) -> None:
-                    await run_child(child_port, spec, run_id, store, scope)
+                    await run_child(child_port, spec, run_id, store, scope, mutants)
 
                 port.spawn(children, f"child:{spec.child_id}", body)
             elif isinstance(message, AbortChild):
@@ -62,6 +64,7 @@ async def run_requester(port: Port, session_key: str, store: RunStore) -> None:
                     port.emit("requester.accept", {"run_id": message.run_id, "key": message.key,
                                                    "generation": message.generation,
                                                    "status": message.status,
+                                                   "result": message.result,
                                                    "text": message.text})
                 else:
                     port.emit("requester.duplicate", {"run_id": message.run_id,

@@ -61,11 +61,13 @@ class RunStore:
         assert cursor.rowcount == 1, f"no run {run_id}"
 
     def record_end(
-        self, run_id: str, ended_at_ms: int, status: str, error: str | None, text: str | None
+        self, run_id: str, ended_at_ms: int, status: str, error: str | None, text: str | None,
+        stop_reason: str | None = None,
     ) -> None:
         """The producer (the child's run) writes its terminal outcome and result."""
         self.update(run_id, {"ended_at_ms": ended_at_ms, "outcome_status": status,
-                             "outcome_error": error, "result_text": text})
+                             "outcome_error": error, "result_text": text,
+                             "stop_reason": stop_reason})
 
     def get(self, run_id: str) -> RunRecord:
         row = self._db.execute(

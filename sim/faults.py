@@ -24,8 +24,10 @@ FAULT_KINDS: dict[str, str] = {
     "duplicate": "a message between actors is delivered twice",
     "delay": "a message between actors is delayed by 1-60 s",
     "crash": "the delivery actor's process dies at a crash point and restarts 1-30 s later",
-    "child-error": "a child run ends with an error",
-    "child-timeout": "a child run times out",
+    "child-error": "a child run's stream breaks and the run ends with an error",
+    "child-timeout": "a child run outlives its timeout and is disposed of",
+    "token-limit": "a child step is cut off at its token limit (max-tokens)",
+    "attempt-retry": "a child's model attempt fails and is retried",
     "no-reply": "a child run finishes with NO_REPLY or an empty reply",
     "abort": "a requester aborts a running child",
 }

@@ -7,6 +7,7 @@ documented in ``docs/scenarios.md``.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from typing import Any
 import attrs
 
 from actors.errors import InputError
+from actors.messages import STEP_FINISHES, StepSpec
 from actors.mutants import MUTANTS
 from sim.choices import STRATEGIES
 from sim.faults import FAULT_KINDS
@@ -26,6 +28,20 @@ DELIVERY_STATES = ("not_required", "pending", "delivered", "failed", "suspended"
 # Faults a timeline can script (child outcomes are scripted on the child itself).
 TIMELINE_FAULTS = ("send-transient", "send-permanent", "send-ambiguous", "duplicate", "delay",
                    "crash", "abort")
+# The fields each scripted fault uses. Another field would silently keep the fault from ever
+# matching (an armed fault with an actor or point matches only a crash), so it is an error.
+_TIMELINE_FIELDS = {
+    "send-transient": ("child", "count", "error"),
+    "send-permanent": ("child", "count", "error"),
+    "send-ambiguous": ("child", "count"),
+    "duplicate": ("child", "count"),
+    "delay": ("child", "count", "delay"),
+    "crash": ("actor", "point", "count", "restart_after"),
+    "abort": ("child",),
+}
+# Where the delivery actor can crash (actors/delivery.py names them).
+CRASH_POINTS = ("before-persist", "before-send",
+                *(f"before-record-{state}" for state in DELIVERY_STATES))
 DEFAULT_UNTIL_S = 6 * 3600
 DEFAULT_HEAL_S = 20 * 60
 _REQUIREMENT_ID = re.compile(r"^(OUT|DEL|YLD|PRV|FMT|SIM)-\d+[a-z]?$")
@@ -42,11 +58,16 @@ class ChildDef:
     requester: str
     task: str
     spawn_at_ms: int
-    run_ms: int
-    outcome: str
-    reply: str | None
-    error: str | None
-    expects_completion: bool
+    steps: tuple[StepSpec, ...]
+    encoding: str = "v2"
+    timeout_ms: int | None = None
+    error: str | None = None
+    expects_completion: bool = True
+
+    @property
+    def run_ms(self) -> int:
+        """How long the child would run if nothing stopped it."""
+        return sum(step.duration_ms for step in self.steps)
 
 
 @attrs.frozen
@@ -133,6 +154,10 @@ class _Table:
     def fail(self, key: str, message: str) -> InputError:
         return self.loader.error((*self.path, key), self.field_name(key), message)
 
+    def fail_item(self, key: str, index: int, message: str) -> InputError:
+        """An error in one element of the array at ``key`` (located on that element's line)."""
+        return self.loader.error((*self.path, key, index), self.field_name(key), message)
+
     def check_keys(self, allowed: Sequence[str]) -> None:
         for key in self.data:
             if key not in allowed:
@@ -150,7 +175,7 @@ class _Table:
         if isinstance(value, bool) and bool not in kinds:
             raise self.fail(key, f"must be {_kind_names(kinds)}, not a boolean")
         if not isinstance(value, kinds):
-            raise self.fail(key, f"must be {_kind_names(kinds)}, not {type(value).__name__}")
+            raise self.fail(key, f"must be {_kind_names(kinds)}, not {_toml_kind(value)}")
         return value
 
     def text(self, key: str, default: Any = ..., *, choices: Sequence[str] | None = None) -> Any:
@@ -164,6 +189,8 @@ class _Table:
         value = self.get(key, (int, float), default)
         if value is None:
             return None
+        if not math.isfinite(value):
+            raise self.fail(key, "must be a finite number of seconds")
         if value < minimum:
             raise self.fail(key, f"must be at least {minimum:g} seconds")
         return round(value * 1000)
@@ -178,9 +205,10 @@ class _Table:
         value = self.get(key, list, default)
         if not isinstance(value, list):
             return tuple(value)
-        for item in value:
+        for index, item in enumerate(value):
             if not isinstance(item, str):
-                raise self.fail(key, f"must be a list of strings; {item!r} is not a string")
+                raise self.fail_item(key, index,
+                                     f"must be an array of strings; {item!r} is not a string")
         return tuple(value)
 
     def tables(self, key: str) -> list[_Table]:
@@ -198,9 +226,24 @@ class _Table:
         return _Table(self.loader, value, (*self.path, key))
 
 
+def _toml_kind(value: object) -> str:
+    """What a TOML value is, in TOML's words (``tomllib`` gives dates, times, lists, dicts)."""
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return "a date or time"
+
+
 def _kind_names(kinds: tuple[type, ...]) -> str:
     names = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
-             list: "a list", dict: "a table"}
+             list: "an array", dict: "a table"}
     if kinds == (int, float):
         return "a number"
     return " or ".join(names.get(k, k.__name__) for k in kinds)
@@ -218,11 +261,14 @@ class _Loader:
 def load(path: str | Path) -> Scenario:
     path = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise InputError(path, None, "", f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(path, None, "", f"not UTF-8 text: {exc.reason}") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(path, line, "", f"not UTF-8 text: {exc.reason}") from None
     return loads(text, path)
 
 
@@ -231,8 +277,10 @@ def loads(text: str, path: str = "<scenario>") -> Scenario:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        line = int(match.group(1)) if match else None
-        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc)) or "invalid TOML"
+        # "(at end of document)": the last line.
+        line = int(match.group(1)) if match else max(1, len(text.splitlines()))
+        message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "",
+                         str(exc)) or "invalid TOML"
         raise InputError(path, line, "", f"invalid TOML: {message}") from None
     loader = _Loader(path, text)
     root = _Table(loader, data, ())
@@ -240,13 +288,15 @@ def loads(text: str, path: str = "<scenario>") -> Scenario:
                      "sessions", "children", "workload", "faults", "timeline", "expect"))
     name = root.text("name", Path(path).stem)
     covers = root.strings("covers", ())
-    for requirement in covers:
+    for index, requirement in enumerate(covers):
         if not _REQUIREMENT_ID.match(requirement):
-            raise root.fail("covers", f"{requirement!r} is not a requirement ID like 'DEL-3'")
+            raise root.fail_item("covers", index,
+                                 f"{requirement!r} is not a requirement ID like 'DEL-3'")
     mutants = root.strings("mutants", ())
-    for mutant in mutants:
+    for index, mutant in enumerate(mutants):
         if mutant not in MUTANTS:
-            raise root.fail("mutants", f"unknown mutant {mutant!r} (known: {', '.join(MUTANTS)})")
+            raise root.fail_item("mutants", index,
+                                 f"unknown mutant {mutant!r} (known: {', '.join(MUTANTS)})")
     seed = root.count("seed", 1)
     until_ms = root.seconds("until", DEFAULT_UNTIL_S, minimum=1)
 
@@ -295,7 +345,7 @@ def _children(root: _Table, session_keys: list[str]) -> tuple[ChildDef, ...]:
     children: list[ChildDef] = []
     for table in root.tables("children"):
         table.check_keys(("id", "requester", "task", "spawn_at", "run_for", "outcome", "reply",
-                          "error", "expects_completion"))
+                          "error", "expects_completion", "steps", "encoding", "timeout"))
         child_id = table.text("id")
         if not re.match(r"^[A-Za-z0-9_\-]+$", child_id):
             raise table.fail("id", f"{child_id!r} may only use letters, digits, '-' and '_'")
@@ -305,18 +355,47 @@ def _children(root: _Table, session_keys: list[str]) -> tuple[ChildDef, ...]:
         if requester not in session_keys:
             raise table.fail("requester", f"{requester!r} is not one of the [[sessions]]")
         outcome = table.text("outcome", "ok", choices=OUTCOMES)
+        run_ms = table.seconds("run_for", 30)
+        error = table.text("error", None)
+        timeout_ms = table.seconds("timeout", None, minimum=0.001)
+        if "steps" in table.data:
+            if "reply" in table.data:
+                raise table.fail("reply", "give either reply (one step) or steps, not both")
+            steps = [_step(step) for step in table.tables("steps")]
+            if not steps:
+                raise table.fail("steps", "must list at least one step")
+        else:
+            steps = [StepSpec(run_ms, text=table.text("reply", ""))]
+        if outcome == "error":
+            # The run fails: its last step's stream breaks.
+            steps[-1] = attrs.evolve(steps[-1], finish="stream-error")
+        elif outcome == "timeout":
+            if timeout_ms is None:
+                timeout_ms = sum(step.duration_ms for step in steps)
+            steps = [attrs.evolve(step, duration_ms=2 * step.duration_ms) for step in steps]
         children.append(ChildDef(
             id=child_id,
             requester=requester,
             task=table.text("task", f"task of {child_id}"),
             spawn_at_ms=table.seconds("spawn_at", 0),
-            run_ms=table.seconds("run_for", 30),
-            outcome=outcome,
-            reply=table.text("reply", None),
-            error=table.text("error", None),
+            steps=tuple(steps),
+            encoding=table.text("encoding", "v2", choices=("v2", "v1")),
+            timeout_ms=timeout_ms,
+            error=error,
             expects_completion=table.get("expects_completion", bool, True),
         ))
     return tuple(children)
+
+
+def _step(table: _Table) -> StepSpec:
+    table.check_keys(("duration", "text", "reasoning", "tool_calls", "finish"))
+    return StepSpec(
+        duration_ms=table.seconds("duration", 10, minimum=0.001),
+        text=table.text("text", ""),
+        reasoning=table.text("reasoning", ""),
+        tool_calls=table.count("tool_calls", 0),
+        finish=table.text("finish", "auto", choices=STEP_FINISHES),
+    )
 
 
 def _workload(root: _Table, session_keys: list[str]) -> WorkloadDef | None:
@@ -341,11 +420,13 @@ def _faults(root: _Table) -> FaultsDef:
         return FaultsDef((), False, DEFAULT_HEAL_S * 1000)
     table.check_keys(("kinds", "swarm", "heal_at"))
     raw = table.data.get("kinds", [])
+    if isinstance(raw, str) and raw != "all":
+        raise table.fail("kinds", f'must be an array of fault kinds or "all", not {raw!r}')
     kinds = tuple(FAULT_KINDS) if raw == "all" else table.strings("kinds", ())
-    for kind in kinds:
+    for index, kind in enumerate(kinds):
         if kind not in FAULT_KINDS:
-            raise table.fail("kinds", f"unknown fault kind {kind!r} "
-                             f"(known: {', '.join(FAULT_KINDS)}, or \"all\")")
+            raise table.fail_item("kinds", index, f"unknown fault kind {kind!r} "
+                                  f"(known: {', '.join(FAULT_KINDS)}, or \"all\")")
     return FaultsDef(kinds, table.get("swarm", bool, False),
                      table.seconds("heal_at", DEFAULT_HEAL_S))
 
@@ -356,6 +437,10 @@ def _timeline(root: _Table, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
         table.check_keys(("at", "fault", "child", "actor", "point", "count", "error", "delay",
                           "restart_after"))
         fault = table.text("fault", choices=TIMELINE_FAULTS)
+        for key in table.data:
+            if key not in ("at", "fault", *_TIMELINE_FIELDS[fault]):
+                raise table.fail(key, f"does not apply to a {fault!r} fault (it takes: at, "
+                                 f"fault, {', '.join(_TIMELINE_FIELDS[fault])})")
         child = table.text("child", None)
         if child is not None and child not in child_ids:
             raise table.fail("child", f"{child!r} is not one of the [[children]]")
@@ -366,12 +451,16 @@ def _timeline(root: _Table, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             actor = "delivery"
         if fault == "abort" and child is None:
             raise table.fail("child", "an abort names the child to abort")
+        point = table.text("point", None)
+        if point is not None and point not in CRASH_POINTS:
+            raise table.fail("point", f"{point!r} is not a crash point (known: "
+                             f"{', '.join(CRASH_POINTS)})")
         events.append(TimelineEvent(
             at_ms=table.seconds("at"),
             fault=fault,
             child=child,
             actor=actor,
-            point=table.text("point", None),
+            point=point,
             count=table.count("count", 1, minimum=1),
             error=table.text("error", None),
             delay_ms=table.seconds("delay", 0),
@@ -388,10 +477,10 @@ def _expect(root: _Table, child_ids: list[str]) -> Expectation:
     from sim.invariants import BY_NAME  # the names scenarios may expect
 
     violations = table.strings("violations", ())
-    for name in violations:
+    for index, name in enumerate(violations):
         if name not in BY_NAME:
-            raise table.fail("violations", f"unknown invariant {name!r} "
-                             f"(known: {', '.join(BY_NAME)})")
+            raise table.fail_item("violations", index, f"unknown invariant {name!r} "
+                                  f"(known: {', '.join(BY_NAME)})")
     expectations = []
     for child_table in table.tables("children"):
         child_table.check_keys(("child", "delivery", "received", "status", "text"))

@@ -17,7 +17,7 @@ import trio.testing
 
 import sim
 from actors.delivery import run_delivery
-from actors.messages import AbortChild, ChildSpec, Spawn
+from actors.messages import AbortChild, ChildSpec, Spawn, StepSpec
 from actors.registry import RunRecord
 from actors.requester import requester_actor_name, run_requester
 from actors.runtime import Crash, Port
@@ -180,7 +180,7 @@ class _World:
 
     def _start_requester(self, root: trio.Nursery, session_key: str) -> None:
         async def body(port: ActorPort) -> None:
-            await run_requester(port, session_key, self.store)
+            await run_requester(port, session_key, self.store, self.mutants)
 
         self.kernel.spawn(root, requester_actor_name(session_key), body)
 
@@ -200,7 +200,7 @@ class _World:
         self.kernel.at(self.kernel.now_ms + delay, "restart delivery", self._start_delivery)
 
     def _schedule_spawn(self, child: ChildDef) -> None:
-        spec = ChildSpec(child.id, child.task, child.run_ms, child.outcome, child.reply,
+        spec = ChildSpec(child.id, child.task, child.steps, child.encoding, child.timeout_ms,
                          child.error, child.expects_completion)
         requester = requester_actor_name(child.requester)
         self.kernel.at(child.spawn_at_ms, f"spawn {child.id}",
@@ -239,30 +239,67 @@ class _World:
     # -- seeded workload ---------------------------------------------------------------------
 
     def _draw_children(self, workload: WorkloadDef, first: int) -> list[ChildDef]:
-        chooser, plan = self.chooser, self.plan
         drawn = []
         for i in range(workload.children):
-            child_id = f"c{first + i + 1}"
-            spawn_at_ms = 1000 * chooser.choose("workload", workload.spawn_within_ms // 1000 + 1)
-            run_ms = 1000 * (1 + chooser.choose("workload", max(1, workload.run_max_ms // 1000)))
-            outcome, error = "ok", None
-            reply: str | None = f"Findings of {child_id}: checked {1 + i * 3} files, all consistent."
-            if plan.strikes("child-error"):
-                outcome = "error"
-                error = CHILD_ERRORS[chooser.choose("fault:child-error", len(CHILD_ERRORS))]
-            elif plan.strikes("child-timeout"):
-                outcome = "timeout"
-            if plan.strikes("no-reply"):
-                reply = ("NO_REPLY", "")[chooser.choose("fault:no-reply", 2)]
-            expects_completion = not chooser.chance("workload", 0.1)
-            drawn.append(ChildDef(child_id, workload.requester, f"task {i + 1} of the batch",
-                                  spawn_at_ms, run_ms, outcome, reply, error, expects_completion))
-            if plan.strikes("abort"):
-                at = spawn_at_ms + chooser.choose("fault:abort", run_ms // 1000 + 1) * 1000
+            child = self._draw_child(workload, f"c{first + i + 1}", i)
+            drawn.append(child)
+            if self.plan.strikes("abort"):
+                at = child.spawn_at_ms + 1000 * self.chooser.choose(
+                    "fault:abort", child.run_ms // 1000 + 1)
                 requester = requester_actor_name(workload.requester)
-                self.kernel.at(at, f"abort {child_id}", lambda r=requester, c=child_id:
+                self.kernel.at(at, f"abort {child.id}", lambda r=requester, c=child.id:
                                self.kernel.send("timeline", r, AbortChild(c)))
         return drawn
+
+    def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildDef:
+        """One child's behaviour from the workload stream, bent by the seeded child faults."""
+        chooser, plan = self.chooser, self.plan
+        spawn_at_ms = 1000 * chooser.choose("workload", workload.spawn_within_ms // 1000 + 1)
+        run_ms = 1000 * (1 + chooser.choose("workload", max(1, workload.run_max_ms // 1000)))
+        n_steps = 1 + chooser.choose("workload", 3)
+        step_ms = max(1, run_ms // n_steps)
+        steps = []
+        for n in range(n_steps):
+            final = n == n_steps - 1
+            # Intermediate steps call tools; half of them say something first, half only call.
+            text = ""
+            if final:
+                text = ANSWERS[chooser.choose("workload", len(ANSWERS))].format(child=child_id,
+                                                                                 n=1 + i * 3)
+            elif chooser.chance("workload", 0.5):
+                text = f"Checking part {n + 1} of {child_id}'s task."
+            reasoning = "Plan the next call." if chooser.chance("workload", 0.3) else ""
+            tool_calls = 0 if final else 1 + chooser.choose("workload", 2)
+            steps.append(StepSpec(step_ms, text=text, reasoning=reasoning, tool_calls=tool_calls))
+        if plan.strikes("no-reply"):
+            steps[-1] = attrs.evolve(steps[-1], text=("NO_REPLY", "")[
+                chooser.choose("fault:no-reply", 2)])
+        if plan.strikes("attempt-retry"):
+            k = chooser.choose("fault:attempt-retry", len(steps))
+            steps[k] = attrs.evolve(steps[k], finish="error")
+        if plan.strikes("token-limit"):
+            # The cut-off step becomes the last; a tool-call-only step cut off this way leaves
+            # the empty, usage-only terminal message of seed 000.
+            k = chooser.choose("fault:token-limit", len(steps))
+            steps = [*steps[:k], attrs.evolve(steps[k], finish="max-tokens")]
+        error = None
+        if plan.strikes("child-error"):
+            error = CHILD_ERRORS[chooser.choose("fault:child-error", len(CHILD_ERRORS))]
+            steps[-1] = attrs.evolve(steps[-1], finish="stream-error")
+        timeout_ms = None
+        if plan.strikes("child-timeout"):
+            timeout_ms = 1000 * (1 + chooser.choose("fault:child-timeout", run_ms // 1000))
+        encoding = "v1" if chooser.chance("workload", 0.25) else "v2"
+        expects_completion = not chooser.chance("workload", 0.1)
+        return ChildDef(child_id, workload.requester, f"task {i + 1} of the batch", spawn_at_ms,
+                        tuple(steps), encoding, timeout_ms, error, expects_completion)
+
+
+ANSWERS = (
+    "Findings of {child}: checked {n} files, all consistent.",
+    "{child}: 2 regressions found; see <diff> & notes.",
+    "{child} done.\n\nSummary:\n- item one\n- item two",
+)
 
 
 __all__ = ["RunResult", "run", "sim"]

@@ -6,9 +6,10 @@ from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery import INVARIANTS as _DELIVERY
+from sim.invariants.output import INVARIANTS as _OUTPUT
 from sim.trace import Record
 
-ALL: tuple[Invariant, ...] = _DELIVERY
+ALL: tuple[Invariant, ...] = _DELIVERY + _OUTPUT
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

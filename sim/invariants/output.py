@@ -1,0 +1,207 @@
+"""OUT invariants: what the child streamed and committed, against what it reported and what each
+consumer saw.
+
+They read the child's own trace records (``child.message`` with its blocks and the text its stream
+carried, ``child.attempt``, V1 ``child.delta``, ``child.tool_result``, ``child.turn_end``,
+``child.abort``, ``child.consumers``, ``child.end``) and restate the rule from them; they never run
+the model's fold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from sim.invariants.base import Invariant, Violation
+from sim.trace import Record
+
+
+@attrs.define
+class _ChildRun:
+    records: list[Record] = attrs.field(factory=list)
+    last_nonempty_message: Record | None = None
+    streamed: list[str] = attrs.field(factory=list)
+    tool_texts: list[str] = attrs.field(factory=list)
+    turn_end: str | None = None
+    aborted: bool = False
+    consumers: Record | None = None
+    end: Record | None = None
+
+
+def _child_runs(trace: Sequence[Record]) -> dict[str, _ChildRun]:
+    runs: dict[str, _ChildRun] = {}
+    for r in trace:
+        if not r.kind.startswith("child."):
+            continue
+        run = runs.setdefault(r.data["run_id"], _ChildRun())
+        run.records.append(r)
+        kind = r.kind
+        if kind == "child.message":
+            if r.data["blocks"]:
+                run.last_nonempty_message = r
+            run.streamed.append(r.data["streamed"])
+        elif kind == "child.attempt":
+            run.streamed.append(r.data["streamed"])
+        elif kind == "child.delta":
+            run.streamed.append(r.data["text"])
+        elif kind == "child.tool_result":
+            run.tool_texts.append(r.data["text"])
+        elif kind == "child.turn_end":
+            run.turn_end = r.data["reason"]
+        elif kind == "child.abort":
+            run.aborted = True
+        elif kind == "child.consumers":
+            run.consumers = r
+        elif kind == "child.end":
+            run.end = r
+    return runs
+
+
+def _expected_text(run: _ChildRun) -> tuple[str, str]:
+    """OUT-1 restated: (the text a text reader must get, where it comes from)."""
+    if run.last_nonempty_message is not None:
+        blocks = run.last_nonempty_message.data["blocks"]
+        return "".join(b["text"] for b in blocks if b["type"] == "text"), "the last non-empty message"
+    streamed = "".join(run.streamed)
+    if streamed:
+        return streamed, "the streamed text deltas"
+    return "", "nothing (no output)"
+
+
+def _text(output: list[dict[str, Any]]) -> str:
+    return "".join(block.get("text") or "" for block in output if block.get("type") == "text")
+
+
+def output_rule(trace: Sequence[Record]) -> list[Violation]:
+    violations = []
+    for run_id, run in _child_runs(trace).items():
+        end = run.end
+        if end is None or end.data["status"] not in ("ok", "timeout"):
+            continue  # a failed run reports no text (DEL-14)
+        result = end.data["result"] or ""
+        expected, source = _expected_text(run)
+        proof = tuple(r.seq for r in run.records if r.kind in ("child.message", "child.attempt",
+                                                                "child.delta")) + (end.seq,)
+        if result != expected:
+            symptom = ("the child streamed visible text, yet its result is empty (the seed-000 "
+                       "lost partial answer); " if not result and expected.strip() else "")
+            violations.append(Violation(
+                "output-rule", "OUT-1",
+                f"{symptom}{run_id} reported {result!r} but {source} gives {expected!r}", proof))
+        for tool_text in run.tool_texts:
+            if tool_text and tool_text in result:
+                violations.append(Violation(
+                    "output-rule", "OUT-8",
+                    f"{run_id}: tool result text {tool_text!r} entered the child's result",
+                    (end.seq,)))
+    return violations
+
+
+def consumers_agree(trace: Sequence[Record]) -> list[Violation]:
+    violations = []
+    for run_id, run in _child_runs(trace).items():
+        seen = run.consumers
+        if seen is None:
+            continue
+        views = seen.data
+        in_process = views["in_process"]["output"]
+        activation = views["activation"]
+        if "lastAssistantMessage" in activation and not activation["lastAssistantMessage"]:
+            violations.append(Violation(
+                "consumers-agree", "OUT-5",
+                f"{run_id}: subagent/end.lastAssistantMessage is an empty list; with no output "
+                "the field must be absent", (seen.seq,)))
+        captured = activation.get("lastAssistantMessage", [])
+        for name, output in (("activation capture", captured),
+                             ("SDK observer", views["sdk"]["output"])):
+            if output != in_process:
+                violations.append(Violation(
+                    "consumers-agree", "OUT-4",
+                    f"{run_id}: the {name} reports {output!r}, the in-process result reader "
+                    f"{in_process!r}", (seen.seq,)))
+        streamed = "".join(run.streamed)
+        acp = _text(views["acp"]["output"])
+        if acp != streamed:
+            violations.append(Violation(
+                "consumers-agree", "OUT-4",
+                f"{run_id}: the ACP observer reports {acp!r}, but the chunk text it received "
+                f"was {streamed!r}", (seen.seq,)))
+    return violations
+
+
+# The in-process reader's and the SDK backend's mapping of the turn's end (reference §1.6).
+_IN_PROCESS = {"completed": "completed", "max-tokens": "max-tokens", "aborted": "aborted",
+               "blocked": "refusal", "error": "error"}
+_SDK = {"completed": "completed", "max-tokens": "max-tokens", "aborted": "aborted",
+        "blocked": "refusal", "error": "error"}
+
+
+def stop_reason_kept(trace: Sequence[Record]) -> list[Violation]:
+    violations = []
+    for run_id, run in _child_runs(trace).items():
+        if run.end is None or run.consumers is None:
+            continue
+        turn_end = run.turn_end or "none"
+        expected = "aborted" if run.aborted else _IN_PROCESS.get(turn_end, "error")
+        reported = {"result": run.end.data["stop_reason"],
+                    "in-process reader": run.consumers.data["in_process"]["stopReason"]}
+        if not run.aborted:
+            reported["SDK observer"] = run.consumers.data["sdk"]["stopReason"]
+            expected_sdk = _SDK.get(turn_end, "error")
+            if reported["SDK observer"] != expected_sdk:
+                violations.append(Violation(
+                    "stop-reason-kept", "OUT-6",
+                    f"{run_id}: the turn ended {turn_end}, the SDK observer says "
+                    f"{reported['SDK observer']}", (run.consumers.seq,)))
+            del reported["SDK observer"]
+        for name, value in reported.items():
+            if value != expected:
+                violations.append(Violation(
+                    "stop-reason-kept", "OUT-6",
+                    f"{run_id}: the turn ended {turn_end}"
+                    f"{' after the requester aborted it' if run.aborted else ''}; the {name} "
+                    f"says {value}, expected {expected}", (run.end.seq,)))
+    return violations
+
+
+def result_intact(trace: Sequence[Record]) -> list[Violation]:
+    """DEL-15: the requester gets the child's own result for that run, unchanged."""
+    results: dict[str, Record] = {}
+    violations = []
+    for r in trace:
+        if r.kind == "child.end":
+            results[r.data["run_id"]] = r
+        elif r.kind == "requester.accept":
+            end = results.get(r.data["run_id"])
+            if end is None:
+                violations.append(Violation(
+                    "result-intact", "DEL-15",
+                    f"{r.actor} received a result for {r.data['run_id']} before that run ended",
+                    (r.seq,)))
+                continue
+            want = end.data["result"] or ""
+            if r.data["result"] != want:
+                violations.append(Violation(
+                    "result-intact", "DEL-15",
+                    f"{r.actor} received {r.data['result']!r} for {r.data['run_id']}, but the "
+                    f"child's result was {want!r}", (end.seq, r.seq)))
+    return violations
+
+
+INVARIANTS = (
+    Invariant("output-rule", "OUT-1", "safety",
+              "A child's result is the text of its last non-empty assistant message, else all "
+              "the text its streams carried, else nothing; tool results never enter it.",
+              output_rule),
+    Invariant("consumers-agree", "OUT-4", "safety",
+              "The in-process reader, activation capture and SDK observer report the same "
+              "output; the ACP observer reports the chunk text it received; no output leaves "
+              "lastAssistantMessage absent.", consumers_agree),
+    Invariant("stop-reason-kept", "OUT-6", "safety",
+              "Every consumer keeps the run's real stop reason through its own mapping.",
+              stop_reason_kept),
+    Invariant("result-intact", "DEL-15", "safety",
+              "What reaches the requester is that run's own result, unchanged.", result_intact),
+)
