@@ -53,7 +53,7 @@ def step_chunks(step: StepSpec, call_prefix: str) -> list[JsonObject]:
         index += 1
     for n in range(step.tool_calls):
         call_id = f"{call_prefix}-call-{n + 1}"
-        arguments = '{"path": "src/file_%d.py"}' % (n + 1)
+        arguments = f'{{"path": "src/file_{n + 1}.py"}}'
         half = len(arguments) // 2
         for part in (arguments[:half], arguments[half:]):
             chunks.append({"type": "tool-call-delta", "index": index, "id": call_id,
@@ -70,7 +70,8 @@ def step_chunks(step: StepSpec, call_prefix: str) -> list[JsonObject]:
 
 def _finish(step: StepSpec) -> JsonObject:
     if step.finish == "error":
-        return {"kind": "error", "failure": {"message": "provider overloaded", "code": "OVERLOADED"}}
+        failure = {"message": "provider overloaded", "code": "OVERLOADED"}
+        return {"kind": "error", "failure": failure}
     if step.finish in ("stop", "tool-calls", "max-tokens"):
         return {"kind": step.finish}
     return {"kind": "tool-calls" if step.tool_calls else "stop"}

@@ -54,10 +54,10 @@ async def run_requester(
 
                 port.spawn(children, f"child:{spec.child_id}", body)
             elif isinstance(message, AbortChild):
-                scope = scopes.get(message.child_id)
-                port.emit("abort", {"child": message.child_id, "running": scope is not None})
-                if scope is not None:
-                    scope.cancel()
+                target = scopes.get(message.child_id)
+                port.emit("abort", {"child": message.child_id, "running": target is not None})
+                if target is not None:
+                    target.cancel()
             elif isinstance(message, Completion):
                 ack = core.receive_completion(message, port.now_ms)
                 if ack.accepted:

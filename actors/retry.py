@@ -72,7 +72,8 @@ def backoff_ms(attempt: int, jitter_fraction: float) -> int:
     assert attempt >= 1
     assert 0.0 <= jitter_fraction <= 1.0
     base = BACKOFF_INITIAL_MS * BACKOFF_FACTOR ** min(attempt - 1, 16)
-    return min(BACKOFF_MAX_MS, round(base * (1.0 + BACKOFF_JITTER * jitter_fraction)))
+    jittered: int = round(base * (1.0 + BACKOFF_JITTER * jitter_fraction))
+    return min(BACKOFF_MAX_MS, jittered)
 
 
 def expiry_deadline_ms(ended_at_ms: int, required: bool) -> int:

@@ -37,10 +37,12 @@ class Port(Protocol):
         """Wait for the next message or timer payload addressed to this actor."""
 
     async def sleep(self, delay_ms: int) -> None:
-        """Let ``delay_ms`` of virtual time pass; messages arriving meanwhile wait in the mailbox."""
+        """Let ``delay_ms`` of virtual time pass; messages arriving meanwhile wait in the
+        mailbox."""
 
     def send(self, dst: str, message: Any) -> None:
-        """Hand ``message`` to the network for actor ``dst`` (it may be delayed, lost, duplicated)."""
+        """Hand ``message`` to the network for actor ``dst`` (it may be delayed, lost or
+        duplicated)."""
 
     def set_timer(self, delay_ms: int, payload: Any) -> None:
         """Deliver ``payload`` to this incarnation after ``delay_ms``; dies with the incarnation."""

@@ -1,8 +1,9 @@
 """The registry's durable store: run records in SQLite (stdlib ``sqlite3``).
 
-In a simulation the store is the disk: one connection (``:memory:`` by default) lives with the world,
-outside any actor, so it survives a delivery-actor crash exactly as a database file survives a
-process restart, while everything the actor held in memory is lost. Each write commits at once.
+In a simulation the store is the disk: one connection (``:memory:`` by default) lives with the
+world, outside any actor, so it survives a delivery-actor crash exactly as a database file
+survives a process restart, while everything the actor held in memory is lost. Each write commits
+at once.
 """
 
 from __future__ import annotations

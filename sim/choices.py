@@ -132,9 +132,11 @@ class Chooser:
         else:
             step = len(self._record)
             if step >= len(self._replay.choices):
-                raise ScheduleDiverged(step, f"the recorded schedule ended; wanted a {subsystem} choice")
+                raise ScheduleDiverged(
+                    step, f"the recorded schedule ended; wanted a {subsystem} choice")
             rsub, rn, index = self._replay.choices[step]
-            recorded_sub = self._replay.subsystems[rsub] if rsub < len(self._replay.subsystems) else "?"
+            subsystems = self._replay.subsystems
+            recorded_sub = subsystems[rsub] if rsub < len(subsystems) else "?"
             if recorded_sub != subsystem or rn != n:
                 raise ScheduleDiverged(
                     step,

@@ -10,7 +10,7 @@ safety phase, then liveness phase).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -38,7 +38,7 @@ TRANSIENT_ERRORS = ("gateway not connected", "gateway closed (1006 abnormal clos
 PERMANENT_ERRORS = ("chat not found", "bot was blocked by the user", "unknown channel")
 
 
-class Emitter:
+class Emitter(Protocol):
     """What a plan needs of the kernel: the time and a way to leave a trace record."""
 
     now_ms: int

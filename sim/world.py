@@ -195,7 +195,8 @@ class _World:
     def _on_delivery_crash(self, port: ActorPort, crash: Crash) -> None:
         delay = self._restart_after_ms
         if delay is None:
-            delay = self.plan.restart_delay_ms() if "crash" in self.plan.rates else DEFAULT_RESTART_MS
+            seeded = "crash" in self.plan.rates
+            delay = self.plan.restart_delay_ms() if seeded else DEFAULT_RESTART_MS
         self._restart_after_ms = None
         self.kernel.at(self.kernel.now_ms + delay, "restart delivery", self._start_delivery)
 
@@ -209,9 +210,8 @@ class _World:
     def _schedule_fault(self, event: Any) -> None:
         kernel = self.kernel
         if event.fault == "abort":
-            requester = next(c.requester for c in self._all_children() if c.id == event.child)
-            kernel.at(event.at_ms, f"abort {event.child}", lambda: kernel.send(
-                "timeline", requester_actor_name(requester), AbortChild(event.child)))
+            requester = next(c.requester for c in self.scenario.children if c.id == event.child)
+            self._schedule_abort(event.at_ms, requester, event.child)
             return
         if event.fault == "crash" and event.point is None:
             def crash_now() -> None:
@@ -233,8 +233,11 @@ class _World:
 
         kernel.at(event.at_ms, f"arm {event.fault}", arm)
 
-    def _all_children(self) -> list[ChildDef]:
-        return list(self.scenario.children)
+    def _schedule_abort(self, at_ms: int, requester: str, child_id: str) -> None:
+        """The requester aborts its child at ``at_ms`` (it owns the child's scope)."""
+        actor = requester_actor_name(requester)
+        self.kernel.at(at_ms, f"abort {child_id}",
+                       lambda: self.kernel.send("timeline", actor, AbortChild(child_id)))
 
     # -- seeded workload ---------------------------------------------------------------------
 
@@ -246,9 +249,7 @@ class _World:
             if self.plan.strikes("abort"):
                 at = child.spawn_at_ms + 1000 * self.chooser.choose(
                     "fault:abort", child.run_ms // 1000 + 1)
-                requester = requester_actor_name(workload.requester)
-                self.kernel.at(at, f"abort {child.id}", lambda r=requester, c=child.id:
-                               self.kernel.send("timeline", r, AbortChild(c)))
+                self._schedule_abort(at, child.requester, child.id)
         return drawn
 
     def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildDef:

@@ -98,7 +98,7 @@ def test_unseeded_trio_scheduler_is_not_deterministic() -> None:
 
 
 def test_an_unchecked_trio_version_is_refused() -> None:
-    with pytest.raises(determinism.UnsupportedTrioVersion, match="0.99.0"):
+    with pytest.raises(determinism.UnsupportedTrioVersion, match=r"0\.99\.0"):
         determinism.check_trio_version("0.99.0")
     determinism.check_trio_version("0.35.0")
 

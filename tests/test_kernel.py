@@ -112,7 +112,7 @@ def test_a_schedule_replays_and_a_changed_one_diverges() -> None:
     assert again.trace.digest() == first.trace.digest()
 
     step, (sub, n, index) = 0, schedule.choices[0]
-    tampered = schedule.choices[:step] + ((sub, n + 1, index),) + schedule.choices[step + 1:]
+    tampered = (*schedule.choices[:step], (sub, n + 1, index), *schedule.choices[step + 1:])
     with pytest.raises(ScheduleDiverged, match="schedule diverged at step 0"):
         run_kernel(build, replay=type(schedule)(schedule.seed, schedule.strategy, {},
                                                 schedule.subsystems, tampered))
@@ -124,7 +124,7 @@ def test_a_modelled_crash_kills_only_that_incarnation_and_its_timers() -> None:
     def build(kernel: Kernel, nursery: trio.Nursery) -> None:
         async def fragile(port: ActorPort) -> None:
             events.append(("start", port.incarnation, port.now_ms))
-            port.set_timer(1000, "from-incarnation-%d" % port.incarnation)
+            port.set_timer(1000, f"from-incarnation-{port.incarnation}")
             while True:
                 message = await port.receive()
                 events.append((message, port.incarnation, port.now_ms))

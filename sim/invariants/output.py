@@ -63,7 +63,8 @@ def _expected_text(run: _ChildRun) -> tuple[str, str]:
     """OUT-1 restated: (the text a text reader must get, where it comes from)."""
     if run.last_nonempty_message is not None:
         blocks = run.last_nonempty_message.data["blocks"]
-        return "".join(b["text"] for b in blocks if b["type"] == "text"), "the last non-empty message"
+        text = "".join(b["text"] for b in blocks if b["type"] == "text")
+        return text, "the last non-empty message"
     streamed = "".join(run.streamed)
     if streamed:
         return streamed, "the streamed text deltas"
@@ -82,8 +83,8 @@ def output_rule(trace: Sequence[Record]) -> list[Violation]:
             continue  # a failed run reports no text (DEL-14)
         result = end.data["result"] or ""
         expected, source = _expected_text(run)
-        proof = tuple(r.seq for r in run.records if r.kind in ("child.message", "child.attempt",
-                                                                "child.delta")) + (end.seq,)
+        proof = (*(r.seq for r in run.records
+                   if r.kind in ("child.message", "child.attempt", "child.delta")), end.seq)
         if result != expected:
             symptom = ("the child streamed visible text, yet its result is empty (the seed-000 "
                        "lost partial answer); " if not result and expected.strip() else "")
