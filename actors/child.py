@@ -150,8 +150,8 @@ def _tool_text(data: JsonObject) -> str:
 
 
 async def run_child(
-    port: Port, spec: ChildSpec, run_id: str, store: RunStore, scope: trio.CancelScope,
-    mutants: frozenset[str] = frozenset(),
+    port: Port, spec: ChildSpec, run_id: str, child_key: str, store: RunStore,
+    scope: trio.CancelScope, mutants: frozenset[str] = frozenset(),
 ) -> None:
     port.emit("child.start", {"run_id": run_id, "child": spec.child_id,
                               "encoding": spec.encoding})
@@ -252,10 +252,41 @@ async def run_child(
         status, error, text = "error", spec.error or "model call failed", None
     else:
         status, error = "ok", None  # completed, max-tokens (stop reason kept), refusal
-    store.record_end(run_id, port.now_ms, status, error, text, stop_reason)
+    store.record_end(run_id, port.now_ms, status, error, text, stop_reason,
+                     _usage(session.events) if spec.usage_recorded else None)
+    store.save_transcript(child_key, transcript_messages(spec.task, session.events))
     port.emit("child.end", {"run_id": run_id, "status": status, "error": error,
                             "stop_reason": stop_reason, "result": text})
     port.send(DELIVERY, ChildEnded(run_id))
+
+
+def _usage(events: list[JsonObject]) -> tuple[int, int]:
+    """Token usage over the run's committed messages (read once, after the child settles)."""
+    tokens_in = tokens_out = 0
+    for event in events:
+        usage = event["data"].get("usage") if event["type"] == "assistant/message" else None
+        if usage:
+            tokens_in += usage.get("inputTokens", 0)
+            tokens_out += usage.get("outputTokens", 0)
+    return tokens_in, tokens_out
+
+
+def transcript_messages(task: str, events: list[JsonObject]) -> list[JsonObject]:
+    """The child session's transcript as ``sessions_history`` reads it: the task, then each
+    committed assistant message and tool result, with their usage still attached."""
+    messages: list[JsonObject] = [{"role": "user", "content": [{"type": "text", "text": task}]}]
+    for event in events:
+        data = event["data"]
+        if event["type"] == "assistant/message":
+            message: JsonObject = {"role": "assistant", "content": data["message"]["content"]}
+            if "usage" in data:
+                message["usage"] = data["usage"]
+            messages.append(message)
+        elif event["type"] == "tool/result":
+            messages.append({"role": "toolResult", "content": data["message"]["content"]})
+    for seq, message in enumerate(messages, start=1):
+        message["__openclaw"] = {"seq": seq}
+    return messages
 
 
 def _tool_events(chunks: list[JsonObject]) -> list[JsonObject]:

@@ -35,6 +35,17 @@ class ChildSpec:
     timeout_ms: int | None = None
     error: str | None = None  # the failure message of a stream error
     expects_completion: bool = True
+    usage_recorded: bool = True  # False: the run settles before its usage is written
+
+
+@attrs.frozen
+class HistoryRead:
+    """The requester reads a child's transcript with ``sessions_history``."""
+
+    child_id: str
+    limit: int | None = None
+    offset: int = 0
+    include_tools: bool = False
 
 
 @attrs.frozen

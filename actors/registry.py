@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from actors import retry
+from actors import announce, retry
 from actors.messages import Completion, CompletionAck, SendRejected
 
 # Delivery states (registry `delivery.status`); the resolved ones end the obligation.
@@ -40,6 +40,33 @@ def completion_key(child_session_key: str, run_id: str) -> str:
     return f"announce:v1:{child_session_key}:{run_id}"
 
 
+def transcript_path(child_session_id: str) -> str:
+    return f"sessions/{child_session_id}.jsonl"
+
+
+def announce_text(record: RunRecord) -> str:
+    """What the requester's model reads for this completion: the announce context block."""
+    usage = None
+    if record.input_tokens is not None or record.output_tokens is not None:
+        usage = announce.Usage(record.input_tokens, record.output_tokens)
+    child = announce.ChildResult(
+        session_key=record.child_session_key,
+        session_id=record.child_session_id,
+        task=record.task,
+        status=record.outcome_status or "unknown",  # type: ignore[arg-type]
+        error=record.outcome_error,
+        text=record.result_text,
+        created_at=record.created_at_ms,
+        ended_at=record.ended_at_ms,
+        started_at=record.started_at_ms,
+        usage=usage,
+        transcript_path=(transcript_path(record.child_session_id)
+                         if record.child_session_id else None),
+    )
+    # A top-level requester in completion mode (the only requester kind this slice models).
+    return announce.format_announce([child], announce.RequesterKind.TOP_LEVEL_COMPLETION).payload
+
+
 @attrs.define
 class RunRecord:
     """One child run as the registry stores it (a subset of SubagentRunRecord)."""
@@ -56,6 +83,11 @@ class RunRecord:
     outcome_error: str | None = None
     result_text: str | None = None
     stop_reason: str | None = None  # the child's real stop reason (OUT-6), e.g. max-tokens
+    child_session_id: str | None = None
+    started_at_ms: int | None = None
+    # Usage as the child recorded it; None when it recorded none ("tokens unknown").
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     delivery_status: str = PENDING
     attempt_count: int = 0
     next_attempt_at_ms: int | None = None
@@ -120,6 +152,7 @@ class _Active:
 
     record: RunRecord
     key: str
+    text: str | None = None  # the rendered announce block, made once per run
     failed_tries: int = 0
     token: int = 0  # identifies the current transport try; stale timers carry an older one
     waiting: str = "idle"  # idle | ack | try-wait | attempt-wait
@@ -218,6 +251,8 @@ class DeliveryCore:
         record = active.record
         active.token += 1
         active.waiting = "ack"
+        if active.text is None:
+            active.text = announce_text(record)
         completion = Completion(
             key=active.key,
             run_id=record.run_id,
@@ -226,7 +261,7 @@ class DeliveryCore:
             generation=record.generation,
             status=record.outcome_status or "unknown",
             result=record.result_text or "",
-            text=record.result_text or "",
+            text=active.text,
         )
         return [
             Note("delivery.attempt", {"run_id": record.run_id, "key": active.key,

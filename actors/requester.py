@@ -10,7 +10,8 @@ from __future__ import annotations
 import trio
 
 from actors.child import DELIVERY, run_child
-from actors.messages import AbortChild, ChildSpec, Completion, Spawn
+from actors.history import sessions_history
+from actors.messages import AbortChild, ChildSpec, Completion, HistoryRead, Spawn
 from actors.registry import RunRecord
 from actors.runtime import Port
 from actors.session import SessionCore, child_session_key
@@ -40,6 +41,8 @@ async def run_requester(
                     task=spec.task,
                     required=spec.expects_completion,
                     created_at_ms=port.now_ms,
+                    child_session_id=f"sess-{run_id}",
+                    started_at_ms=port.now_ms,
                 )
                 store.register(record)
                 port.emit("spawn", {"run_id": run_id, "child": spec.child_id,
@@ -49,8 +52,9 @@ async def run_requester(
                 scope = scopes[spec.child_id] = trio.CancelScope()
 
                 async def body(child_port: Port, spec: ChildSpec = spec, run_id: str = run_id,
+                               key: str = record.child_session_key,
                                scope: trio.CancelScope = scope) -> None:
-                    await run_child(child_port, spec, run_id, store, scope, mutants)
+                    await run_child(child_port, spec, run_id, key, store, scope, mutants)
 
                 port.spawn(children, f"child:{spec.child_id}", body)
             elif isinstance(message, AbortChild):
@@ -70,5 +74,14 @@ async def run_requester(
                     port.emit("requester.duplicate", {"run_id": message.run_id,
                                                       "key": message.key})
                 port.send(DELIVERY, ack)
+            elif isinstance(message, HistoryRead):
+                key = child_session_key(session_key, message.child_id)
+                history = sessions_history(store.transcript(key), limit=message.limit,
+                                           offset=message.offset,
+                                           include_tools=message.include_tools,
+                                           session_key=key)
+                port.emit("requester.history", {"child": message.child_id,
+                                                "include_tools": message.include_tools,
+                                                "result": history.to_json()})
             else:
                 raise TypeError(f"requester cannot handle {type(message).__name__}")

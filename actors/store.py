@@ -8,6 +8,7 @@ at once.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from typing import Any
@@ -31,6 +32,8 @@ class RunStore:
         self._db = sqlite3.connect(path, isolation_level=None)
         columns = ", ".join(_column(f) for f in attrs.fields(RunRecord))
         self._db.execute(f"CREATE TABLE IF NOT EXISTS runs ({columns}, row_order INTEGER)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS transcripts "
+                         "(session_key TEXT, seq INTEGER, message TEXT)")
         self._order = 0
 
     def close(self) -> None:
@@ -63,12 +66,28 @@ class RunStore:
 
     def record_end(
         self, run_id: str, ended_at_ms: int, status: str, error: str | None, text: str | None,
-        stop_reason: str | None = None,
+        stop_reason: str | None = None, usage: tuple[int, int] | None = None,
     ) -> None:
-        """The producer (the child's run) writes its terminal outcome and result."""
+        """The producer (the child's run) writes its terminal outcome, result and usage."""
+        input_tokens, output_tokens = usage if usage is not None else (None, None)
         self.update(run_id, {"ended_at_ms": ended_at_ms, "outcome_status": status,
                              "outcome_error": error, "result_text": text,
-                             "stop_reason": stop_reason})
+                             "stop_reason": stop_reason, "input_tokens": input_tokens,
+                             "output_tokens": output_tokens})
+
+    def save_transcript(self, session_key: str, messages: list[dict[str, Any]]) -> None:
+        """A session's transcript, as ``sessions_history`` reads it (replaces what was there)."""
+        self._db.execute("DELETE FROM transcripts WHERE session_key = ?", [session_key])
+        self._db.executemany(
+            "INSERT INTO transcripts (session_key, seq, message) VALUES (?, ?, ?)",
+            [(session_key, i, json.dumps(m)) for i, m in enumerate(messages, start=1)],
+        )
+
+    def transcript(self, session_key: str) -> list[dict[str, Any]]:
+        cursor = self._db.execute(
+            "SELECT message FROM transcripts WHERE session_key = ? ORDER BY seq", [session_key]
+        )
+        return [json.loads(row[0]) for row in cursor.fetchall()]
 
     def get(self, run_id: str) -> RunRecord:
         row = self._db.execute(
