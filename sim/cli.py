@@ -234,6 +234,11 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
            schedule_out: str | None, mutants: tuple[str, ...], faults: str | None,
            strategy: str | None, trace_out: str | None, fmt: str) -> None:
     """Re-run one seed (or a recorded schedule) and write its trace."""
+    if schedule_path is not None and seed is not None:
+        _bad_input("--seed and --schedule cannot be used together (the schedule has its seed)")
+    if schedule_path is not None and strategy is not None:
+        _bad_input("--strategy and --schedule cannot be used together "
+                   "(the schedule has its strategy)")
     mutant_names = _check_mutants(mutants)
     fault_kinds = _parse_faults(faults)
     scenario = _load_world(world_path)
@@ -247,14 +252,20 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
     except ScheduleDiverged as err:
         click.echo(f"handoff: replay of {schedule_path}: {err}", err=True)
         raise SystemExit(1) from None
+    if schedule is not None and len(result.schedule.choices) < len(schedule.choices):
+        # The run made fewer choices than were recorded: it is not the run that was recorded.
+        step = len(result.schedule.choices)
+        diverged = ScheduleDiverged(step, f"the run ended with {len(schedule.choices) - step} "
+                                    "recorded choice(s) left")
+        click.echo(f"handoff: replay of {schedule_path}: {diverged}", err=True)
+        raise SystemExit(1)
     text = render(result.trace.records, fmt)
     if trace_out:
-        Path(trace_out).write_text(text, encoding="utf-8")
+        _write(trace_out, "--trace-out", text)
     else:
         click.echo(text, nl=False)
     if schedule_out:
-        Path(schedule_out).write_text(json.dumps(result.schedule.to_json()) + "\n",
-                                      encoding="utf-8")
+        _write(schedule_out, "--schedule-out", json.dumps(result.schedule.to_json()) + "\n")
     summary = (f"seed {result.seed}: {len(result.trace)} records, ended {result.end_reason} at "
                f"{result.end_ms} ms, trace sha256 {result.trace.digest()[:16]}")
     click.echo(summary, err=True)
@@ -264,16 +275,34 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
     raise SystemExit(1 if result.violations else 0)
 
 
+def _write(path: str, option: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _bad_input(f"{option}: {path}: cannot write: {exc.strerror or exc}")
+
+
 def _read_schedule(path: str) -> Schedule:
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        return Schedule.from_json(doc)
+        schedule = Schedule.from_json(doc)
     except OSError as exc:
         _bad_input(f"{path}: cannot read: {exc.strerror or exc}")
+    except UnicodeDecodeError as exc:
+        _bad_input(f"{path}: not UTF-8 text: {exc.reason}")
     except json.JSONDecodeError as exc:
         _bad_input(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}")
     except (KeyError, TypeError, ValueError, AssertionError) as exc:
         _bad_input(f"{path}: not a handoff schedule ({type(exc).__name__}: {exc})")
+    # Checked here, not deep inside the run, so a bad file is bad input and not a traceback.
+    if schedule.strategy not in STRATEGIES:
+        _bad_input(f"{path}: not a handoff schedule (unknown strategy {schedule.strategy!r})")
+    if schedule.seed < 0:
+        _bad_input(f"{path}: not a handoff schedule (negative seed {schedule.seed})")
+    for sub, n, index in schedule.choices:
+        if not 0 <= sub < len(schedule.subsystems) or n < 2:
+            _bad_input(f"{path}: not a handoff schedule (bad choice {[sub, n, index]})")
+    return schedule
 
 
 # -- run -----------------------------------------------------------------------------------------
@@ -305,7 +334,7 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
     # Load everything first: one bad file means nothing runs.
     with _input_errors():
         scenarios = [scenario_mod.load(f) for f in files]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for scenario in scenarios:
         result = world.run(scenario)
         problems = failures(result)

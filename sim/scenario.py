@@ -278,7 +278,7 @@ def loads(text: str, path: str = "<scenario>") -> Scenario:
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"\(at line (\d+), column \d+\)", str(exc))
         # "(at end of document)": the last line.
-        line = int(match.group(1)) if match else max(1, len(text.splitlines()))
+        line = int(match.group(1)) if match else text.rstrip("\n").count("\n") + 1
         message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "",
                          str(exc)) or "invalid TOML"
         raise InputError(path, line, "", f"invalid TOML: {message}") from None
