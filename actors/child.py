@@ -252,11 +252,12 @@ async def run_child(
         status, error, text = "error", spec.error or "model call failed", None
     else:
         status, error = "ok", None  # completed, max-tokens (stop reason kept), refusal
-    store.record_end(run_id, port.now_ms, status, error, text, stop_reason,
-                     _usage(session.events) if spec.usage_recorded else None)
+    usage = _usage(session.events) if spec.usage_recorded else None
+    store.record_end(run_id, port.now_ms, status, error, text, stop_reason, usage)
     store.save_transcript(child_key, transcript_messages(spec.task, session.events))
     port.emit("child.end", {"run_id": run_id, "status": status, "error": error,
-                            "stop_reason": stop_reason, "result": text})
+                            "stop_reason": stop_reason, "result": text,
+                            "usage": list(usage) if usage is not None else None})
     port.send(DELIVERY, ChildEnded(run_id))
 
 

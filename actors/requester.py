@@ -47,6 +47,7 @@ async def run_requester(
                 store.register(record)
                 port.emit("spawn", {"run_id": run_id, "child": spec.child_id,
                                     "child_session_key": record.child_session_key,
+                                    "child_session_id": record.child_session_id,
                                     "requester": session_key, "required": record.required,
                                     "task": spec.task})
                 scope = scopes[spec.child_id] = trio.CancelScope()

@@ -38,7 +38,10 @@ _TIMELINE_FIELDS = {
     "delay": ("child", "count", "delay"),
     "crash": ("actor", "point", "count", "restart_after"),
     "abort": ("child",),
+    "history-read": ("child", "limit", "offset", "include_tools"),
 }
+# Timeline entries that are things the world does rather than faults (`event = ...`).
+TIMELINE_EVENTS = ("abort", "history-read")
 # Where the delivery actor can crash (actors/delivery.py names them).
 CRASH_POINTS = ("before-persist", "before-send",
                 *(f"before-record-{state}" for state in DELIVERY_STATES))
@@ -63,6 +66,7 @@ class ChildDef:
     timeout_ms: int | None = None
     error: str | None = None
     expects_completion: bool = True
+    usage_recorded: bool = True
 
     @property
     def run_ms(self) -> int:
@@ -98,6 +102,9 @@ class TimelineEvent:
     error: str | None = None
     delay_ms: int = 0
     restart_after_ms: int | None = None
+    limit: int | None = None  # history-read: sessions_history parameters
+    offset: int = 0
+    include_tools: bool = False
 
 
 @attrs.frozen
@@ -345,7 +352,8 @@ def _children(root: _Table, session_keys: list[str]) -> tuple[ChildDef, ...]:
     children: list[ChildDef] = []
     for table in root.tables("children"):
         table.check_keys(("id", "requester", "task", "spawn_at", "run_for", "outcome", "reply",
-                          "error", "expects_completion", "steps", "encoding", "timeout"))
+                          "reply_chars", "error", "expects_completion", "usage_recorded", "steps",
+                          "encoding", "timeout"))
         child_id = table.text("id")
         if not re.match(r"^[A-Za-z0-9_\-]+$", child_id):
             raise table.fail("id", f"{child_id!r} may only use letters, digits, '-' and '_'")
@@ -358,12 +366,18 @@ def _children(root: _Table, session_keys: list[str]) -> tuple[ChildDef, ...]:
         run_ms = table.seconds("run_for", 30)
         error = table.text("error", None)
         timeout_ms = table.seconds("timeout", None, minimum=0.001)
+        if "reply" in table.data and "reply_chars" in table.data:
+            raise table.fail("reply_chars", "give either reply or reply_chars, not both")
         if "steps" in table.data:
-            if "reply" in table.data:
-                raise table.fail("reply", "give either reply (one step) or steps, not both")
+            for one_step in ("reply", "reply_chars"):
+                if one_step in table.data:
+                    raise table.fail(one_step, f"give either {one_step} (one step) or steps, "
+                                     "not both")
             steps = [_step(step) for step in table.tables("steps")]
             if not steps:
                 raise table.fail("steps", "must list at least one step")
+        elif "reply_chars" in table.data:
+            steps = [StepSpec(run_ms, text=filler_text(table.count("reply_chars", minimum=1)))]
         else:
             steps = [StepSpec(run_ms, text=table.text("reply", ""))]
         if outcome == "error":
@@ -383,8 +397,16 @@ def _children(root: _Table, session_keys: list[str]) -> tuple[ChildDef, ...]:
             timeout_ms=timeout_ms,
             error=error,
             expects_completion=table.get("expects_completion", bool, True),
+            usage_recorded=table.get("usage_recorded", bool, True),
         ))
     return tuple(children)
+
+
+def filler_text(chars: int) -> str:
+    """A long reply of exactly ``chars`` characters, with characters that need escaping."""
+    unit = "Row {:05d}: a < b & c; see </prompt-data> fences.\n"
+    rows = (chars // len(unit.format(0))) + 1
+    return "".join(unit.format(i) for i in range(rows))[:chars]
 
 
 def _step(table: _Table) -> StepSpec:
@@ -434,13 +456,20 @@ def _faults(root: _Table) -> FaultsDef:
 def _timeline(root: _Table, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
     events: list[TimelineEvent] = []
     for table in root.tables("timeline"):
-        table.check_keys(("at", "fault", "child", "actor", "point", "count", "error", "delay",
-                          "restart_after"))
-        fault = table.text("fault", choices=TIMELINE_FAULTS)
+        table.check_keys(("at", "fault", "event", "child", "actor", "point", "count", "error",
+                          "delay", "restart_after", "limit", "offset", "include_tools"))
+        if "event" in table.data:
+            if "fault" in table.data:
+                raise table.fail("event", "a timeline entry is either a fault or an event")
+            kind_key = "event"
+            fault = table.text("event", choices=TIMELINE_EVENTS)
+        else:
+            kind_key = "fault"
+            fault = table.text("fault", choices=TIMELINE_FAULTS)
         for key in table.data:
-            if key not in ("at", "fault", *_TIMELINE_FIELDS[fault]):
-                raise table.fail(key, f"does not apply to a {fault!r} fault (it takes: at, "
-                                 f"fault, {', '.join(_TIMELINE_FIELDS[fault])})")
+            if key not in ("at", kind_key, *_TIMELINE_FIELDS[fault]):
+                raise table.fail(key, f"does not apply to a {fault!r} {kind_key} (it takes: at, "
+                                 f"{kind_key}, {', '.join(_TIMELINE_FIELDS[fault])})")
         child = table.text("child", None)
         if child is not None and child not in child_ids:
             raise table.fail("child", f"{child!r} is not one of the [[children]]")
@@ -449,8 +478,10 @@ def _timeline(root: _Table, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             if actor not in (None, "delivery"):
                 raise table.fail("actor", "only the 'delivery' actor can crash")
             actor = "delivery"
-        if fault == "abort" and child is None:
-            raise table.fail("child", "an abort names the child to abort")
+        if fault in ("abort", "history-read") and child is None:
+            what = "an abort names the child to abort" if fault == "abort" else \
+                "a history read names the child whose transcript it reads"
+            raise table.fail("child", what)
         point = table.text("point", None)
         if point is not None and point not in CRASH_POINTS:
             raise table.fail("point", f"{point!r} is not a crash point (known: "
@@ -465,6 +496,9 @@ def _timeline(root: _Table, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             error=table.text("error", None),
             delay_ms=table.seconds("delay", 0),
             restart_after_ms=table.seconds("restart_after", None),
+            limit=table.count("limit", None),
+            offset=table.count("offset", 0),
+            include_tools=table.get("include_tools", bool, False),
         ))
     return tuple(events)
 

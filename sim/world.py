@@ -17,7 +17,7 @@ import trio.testing
 
 import sim
 from actors.delivery import run_delivery
-from actors.messages import AbortChild, ChildSpec, Spawn, StepSpec
+from actors.messages import AbortChild, ChildSpec, HistoryRead, Spawn, StepSpec
 from actors.registry import RunRecord
 from actors.requester import requester_actor_name, run_requester
 from actors.runtime import Crash, Port
@@ -202,13 +202,19 @@ class _World:
 
     def _schedule_spawn(self, child: ChildDef) -> None:
         spec = ChildSpec(child.id, child.task, child.steps, child.encoding, child.timeout_ms,
-                         child.error, child.expects_completion)
+                         child.error, child.expects_completion, child.usage_recorded)
         requester = requester_actor_name(child.requester)
         self.kernel.at(child.spawn_at_ms, f"spawn {child.id}",
                        lambda: self.kernel.send("timeline", requester, Spawn(spec)))
 
     def _schedule_fault(self, event: Any) -> None:
         kernel = self.kernel
+        if event.fault == "history-read":
+            requester = next(c.requester for c in self.scenario.children if c.id == event.child)
+            read = HistoryRead(event.child, event.limit, event.offset, event.include_tools)
+            kernel.at(event.at_ms, f"history-read {event.child}", lambda: kernel.send(
+                "timeline", requester_actor_name(requester), read))
+            return
         if event.fault == "abort":
             requester = next(c.requester for c in self.scenario.children if c.id == event.child)
             self._schedule_abort(event.at_ms, requester, event.child)
@@ -292,8 +298,10 @@ class _World:
             timeout_ms = 1000 * (1 + chooser.choose("fault:child-timeout", run_ms // 1000))
         encoding = "v1" if chooser.chance("workload", 0.25) else "v2"
         expects_completion = not chooser.chance("workload", 0.1)
+        usage_recorded = not chooser.chance("workload", 0.1)
         return ChildDef(child_id, workload.requester, f"task {i + 1} of the batch", spawn_at_ms,
-                        tuple(steps), encoding, timeout_ms, error, expects_completion)
+                        tuple(steps), encoding, timeout_ms, error, expects_completion,
+                        usage_recorded)
 
 
 ANSWERS = (

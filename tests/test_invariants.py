@@ -180,3 +180,72 @@ def test_stop_reason_kept_catches_a_reader_that_reports_completed(
     result = _run("seed-000-max-tokens-partial.toml")
     assert "stop-reason-kept" in _names(result)
     assert any("ended max-tokens" in v.message for v in result.violations)
+
+
+# -- FMT ------------------------------------------------------------------------------------------
+
+import actors.announce  # noqa: E402
+import actors.history  # noqa: E402
+
+
+def test_announce_block_catches_missing_escaping(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(actors.announce, "escape_data", lambda text: text)
+    result = _run("announce-escaping.toml")
+    assert _names(result) == ["announce-block"]
+    assert "does not parse back" in result.violations[0].message
+
+
+def test_announce_block_catches_a_blown_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = actors.announce.format_announce
+
+    def uncapped(*args: Any, **kwargs: Any) -> actors.announce.FormattedPayload:
+        return original(*args, **{**kwargs, "cap": 10_000_000})
+
+    monkeypatch.setattr(actors.announce, "format_announce", uncapped)
+    result = _run("oversized-reply.toml")
+    assert any(v.invariant == "announce-block" and "over the 160000 cap" in v.message
+               for v in result.violations)
+
+
+def test_announce_block_catches_silence_shown_as_a_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(actors.announce, "visible_text", lambda text: text)
+    result = _run("no-output.toml")
+    assert "announce-block" in _names(result)
+
+
+def test_stats_line_catches_invented_usage(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = actors.announce.format_stats_line
+
+    def zero_usage(child: actors.announce.ChildResult) -> str:
+        return original(attrs.evolve(child, usage=child.usage or actors.announce.Usage(0, 0)))
+
+    monkeypatch.setattr(actors.announce, "format_stats_line", zero_usage)
+    result = _run("stats-line.toml")
+    assert _names(result) == ["stats-line"]
+    assert "tokens" in result.violations[0].message
+
+
+def test_history_bounds_catches_uncut_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(actors.history, "TEXT_FIELD_LIMIT", 10_000_000)
+    loaded = scenario.loads(
+        '[[sessions]]\nkey = "agent:main:main"\n'
+        '[[children]]\nid = "c1"\nrun_for = 5\nreply_chars = 10000\n'
+        '[[timeline]]\nat = 60\nevent = "history-read"\nchild = "c1"\n')
+    result = world.run(loaded)
+    assert _names(result) == ["history-bounds"]
+    assert "UTF-16 units" in result.violations[0].message
+
+
+def test_history_bounds_catches_tool_messages_leaking(monkeypatch: pytest.MonkeyPatch) -> None:
+    import actors.requester
+
+    original = actors.requester.sessions_history
+
+    def with_tools(*args: Any, **kwargs: Any) -> actors.history.HistoryResult:
+        return original(*args, **{**kwargs, "include_tools": True})
+
+    monkeypatch.setattr(actors.requester, "sessions_history", with_tools)
+    result = _run("sessions-history.toml")
+    assert any("tool message without includeTools" in v.message for v in result.violations)

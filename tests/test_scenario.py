@@ -29,8 +29,8 @@ from tests.conftest import DEFAULT_WORLD, SCENARIOS
 
 MARK = "# <-"
 SESSION = '[[sessions]]\nkey = "agent:main:main"\n'
-CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, error, "
-                "expects_completion, steps, encoding, timeout")
+CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, reply_chars, error, "
+                "expects_completion, usage_recorded, steps, encoding, timeout")
 TOP_FIELDS = ("name, description, covers, seed, strategy, mutants, until, sessions, children, "
               "workload, faults, timeline, expect")
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sim.invariants.announce import INVARIANTS as _ANNOUNCE
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery import INVARIANTS as _DELIVERY
 from sim.invariants.output import INVARIANTS as _OUTPUT
 from sim.trace import Record
 
-ALL: tuple[Invariant, ...] = _DELIVERY + _OUTPUT
+ALL: tuple[Invariant, ...] = _DELIVERY + _OUTPUT + _ANNOUNCE
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 
