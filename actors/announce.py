@@ -677,7 +677,13 @@ class ParsedChild:
 @attrs.frozen
 class ParsedSummary:
     count: int
-    session_keys: tuple[str, ...]
+    # The key list exactly as printed. Splitting it on ", " gives the keys unless a key itself
+    # contains ", " (real session keys never do; the line is a pointer, not a data channel).
+    keys_text: str
+
+    @property
+    def session_keys(self) -> tuple[str, ...]:
+        return tuple(self.keys_text.split(", "))
 
 
 @attrs.frozen
@@ -762,7 +768,7 @@ def _parse_summary(line: str) -> ParsedSummary:
     match = _SUMMARY_RE.fullmatch(line)
     if match is None:
         raise PayloadParseError(f"malformed summary line {line!r}")
-    return ParsedSummary(int(match.group(1)), tuple(match.group(2).split(", ")))
+    return ParsedSummary(int(match.group(1)), match.group(2))
 
 
 def _parse_results(reader: _Reader) -> ParsedPayload:

@@ -562,9 +562,10 @@ def check_payload(
     if result.summarized:
         assert parsed.summary is not None
         assert parsed.summary.count == len(result.summarized)
-        assert parsed.summary.session_keys == tuple(
-            single_line(k, "unknown") for k in result.summarized[:5]
-        )
+        fields = [single_line(k, "unknown") for k in result.summarized[:5]]
+        assert parsed.summary.keys_text == ", ".join(fields)
+        if not any(", " in f for f in fields):
+            assert parsed.summary.session_keys == tuple(fields)
     else:
         assert parsed.summary is None
 
