@@ -38,12 +38,18 @@ class Schedule:
     subsystems: tuple[str, ...]
     # One (subsystem index, number of options, chosen index) triple per choice with n > 1.
     choices: tuple[tuple[int, int, int], ...]
+    # The run's configuration beyond the scenario: known-bug variants switched on, and the fault
+    # kinds allowed when they were narrowed on the command line (None: the scenario's own).
+    mutants: tuple[str, ...] = ()
+    fault_kinds: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
             "seed": self.seed,
             "strategy": self.strategy,
             "versions": dict(self.versions),
+            "mutants": list(self.mutants),
+            "fault_kinds": None if self.fault_kinds is None else list(self.fault_kinds),
             "subsystems": list(self.subsystems),
             "choices": [list(c) for c in self.choices],
         }
@@ -56,12 +62,18 @@ class Schedule:
         assert isinstance(choices, list)
         assert isinstance(subsystems, list)
         assert isinstance(versions, dict)
+        mutants = doc.get("mutants", [])
+        fault_kinds = doc.get("fault_kinds")
+        assert isinstance(mutants, list)
+        assert fault_kinds is None or isinstance(fault_kinds, list)
         return cls(
             seed=int(str(doc["seed"])),
             strategy=str(doc["strategy"]),
             versions={str(k): str(v) for k, v in versions.items()},
             subsystems=tuple(str(s) for s in subsystems),
             choices=tuple((int(a), int(b), int(c)) for a, b, c in choices),
+            mutants=tuple(str(m) for m in mutants),
+            fault_kinds=None if fault_kinds is None else tuple(str(k) for k in fault_kinds),
         )
 
 

@@ -239,6 +239,9 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
     if schedule_path is not None and strategy is not None:
         _bad_input("--strategy and --schedule cannot be used together "
                    "(the schedule has its strategy)")
+    if schedule_path is not None and (mutants or faults is not None):
+        _bad_input("--mutant and --faults cannot be used with --schedule "
+                   "(the schedule records its own)")
     mutant_names = _check_mutants(mutants)
     fault_kinds = _parse_faults(faults)
     scenario = _load_world(world_path)
@@ -366,9 +369,11 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
 
 def _register_optional_commands() -> None:
     """Commands whose modules live beside this one."""
+    from sim.cli_announce import announce_command
     from sim.cli_output import output_command
 
     main.add_command(output_command)
+    main.add_command(announce_command)
 
 
 _register_optional_commands()

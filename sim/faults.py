@@ -33,6 +33,7 @@ FAULT_KINDS: dict[str, str] = {
 }
 # Rates a seed may give an enabled kind (per opportunity).
 RATES = (0.02, 0.05, 0.1, 0.25)
+DEFAULT_RESTART_MS = 5_000
 TRANSIENT_ERRORS = ("gateway not connected", "gateway closed (1006 abnormal closure)",
                     "ECONNRESET", "status: unavailable")
 PERMANENT_ERRORS = ("chat not found", "bot was blocked by the user", "unknown channel")
@@ -57,6 +58,7 @@ class ArmedFault:
     count: int = 1
     error: str | None = None
     delay_ms: int = 0
+    restart_after_ms: int | None = None  # crash: how long the actor stays down
 
 
 class FaultPlan:
@@ -73,6 +75,8 @@ class FaultPlan:
         self.rates = rates
         self.heal_ms = heal_ms
         self.armed: list[ArmedFault] = []
+        # Set by a scripted crash: how long the crashed actor stays down.
+        self.restart_after_ms: int | None = None
         self.kernel: Emitter | None = None
         self._child_of_run = child_of_run  # run_id -> child_id
 
@@ -165,9 +169,18 @@ class FaultPlan:
     # -- crashes -----------------------------------------------------------------------------
 
     def crash(self, actor: str, point: str) -> bool:
-        if self._take_armed("crash", actor=actor, point=point) is not None:
+        """Does ``actor``'s process die at crash point ``point``?"""
+        armed = self._take_armed("crash", actor=actor, point=point)
+        if armed is not None:
+            self.restart_after_ms = armed.restart_after_ms
             return True
         return actor == "delivery" and self.strikes("crash")
 
     def restart_delay_ms(self) -> int:
-        return 1000 * (1 + self.chooser.choose("fault:crash", 30))
+        """How long a crashed actor stays down: as scripted, else drawn, else 5 s."""
+        scripted, self.restart_after_ms = self.restart_after_ms, None
+        if scripted is not None:
+            return scripted
+        if "crash" in self.rates:
+            return 1000 * (1 + self.chooser.choose("fault:crash", 30))
+        return DEFAULT_RESTART_MS

@@ -34,7 +34,6 @@ from sim.trace import Trace
 # Bounds on one run (a limit on everything): agenda steps and trace records.
 MAX_STEPS = 200_000
 MAX_RECORDS = 1_000_000
-DEFAULT_RESTART_MS = 5_000
 
 CHILD_ERRORS = ("model provider error: 500 internal error", "tool sandbox exited with status 137")
 
@@ -83,8 +82,11 @@ def run(
     """Run ``scenario`` once. ``seed`` etc. override the scenario's own settings."""
     seed = scenario.seed if seed is None else seed
     if replay is not None:
+        # A schedule carries its whole configuration; it replays as it was recorded.
         seed = replay.seed
         strategy = replay.strategy
+        mutants = replay.mutants
+        fault_kinds = replay.fault_kinds
     strategy = strategy or scenario.strategy
     mutant_names = tuple(scenario.mutants if mutants is None else mutants)
     seed_trio_scheduler(seed)
@@ -99,7 +101,8 @@ def run(
         strategy=strategy,
         mutants=mutant_names,
         trace=trace,
-        schedule=chooser.schedule(versions()),
+        schedule=attrs.evolve(chooser.schedule(versions()), mutants=mutant_names,
+                              fault_kinds=None if fault_kinds is None else tuple(fault_kinds)),
         end_reason=world.end_reason,
         end_ms=world.kernel.now_ms,
         violations=tuple(invariants.check(trace.records)),
@@ -128,9 +131,8 @@ class _World:
         self.plan = FaultPlan.draw(chooser, kinds, scenario.faults.swarm,
                                    scenario.faults.heal_at_ms, self._child_of_run)
         self.kernel = Kernel(chooser, Trace(MAX_RECORDS), clock, self.plan.network,
-                             self._crash_hook)
+                             self.plan.crash)
         self.plan.kernel = self.kernel
-        self._restart_after_ms: int | None = None
         self._root: trio.Nursery | None = None
 
     def _child_of_run(self, run_id: str) -> str | None:
@@ -142,13 +144,6 @@ class _World:
             except KeyError:
                 return None
         return child
-
-    def _crash_hook(self, actor: str, point: str) -> bool:
-        for fault in self.plan.armed:
-            if fault.kind == "crash" and fault.point in (None, point):
-                self._restart_after_ms = fault.delay_ms or None
-                break
-        return self.plan.crash(actor, point)
 
     # -- the run -----------------------------------------------------------------------------
 
@@ -193,11 +188,7 @@ class _World:
         self.kernel.spawn(self._root, "delivery", body, on_crash=self._on_delivery_crash)
 
     def _on_delivery_crash(self, port: ActorPort, crash: Crash) -> None:
-        delay = self._restart_after_ms
-        if delay is None:
-            seeded = "crash" in self.plan.rates
-            delay = self.plan.restart_delay_ms() if seeded else DEFAULT_RESTART_MS
-        self._restart_after_ms = None
+        delay = self.plan.restart_delay_ms()
         self.kernel.at(self.kernel.now_ms + delay, "restart delivery", self._start_delivery)
 
     def _schedule_spawn(self, child: ChildDef) -> None:
@@ -221,16 +212,16 @@ class _World:
             return
         if event.fault == "crash" and event.point is None:
             def crash_now() -> None:
-                self._restart_after_ms = event.restart_after_ms
+                self.plan.restart_after_ms = event.restart_after_ms
                 if not kernel.crash_parked("delivery", "timeline"):
+                    self.plan.restart_after_ms = None
                     kernel.emit("harness", "timeline.noop", {"fault": "crash",
                                                              "why": "delivery is not running"})
             kernel.at(event.at_ms, "crash delivery", crash_now)
             return
         armed = ArmedFault(kind=event.fault, child=event.child, actor=event.actor,
                            point=event.point, count=event.count, error=event.error,
-                           delay_ms=event.delay_ms if event.fault == "delay"
-                           else (event.restart_after_ms or 0))
+                           delay_ms=event.delay_ms, restart_after_ms=event.restart_after_ms)
 
         def arm() -> None:
             kernel.emit("harness", "timeline.arm", {"fault": event.fault, "child": event.child,

@@ -403,11 +403,14 @@ def test_replaying_a_schedule_in_process_text_format(tmp_path: Path) -> None:
     schedule = tmp_path / "s.json"
     recorded = invoke("replay", "--seed", "11", "--mutant", MUTANT, "--faults", MUTANT_FAULTS,
                       "--schedule-out", str(schedule))
-    replayed = invoke("replay", "--schedule", str(schedule), "--mutant", MUTANT,
-                      "--faults", MUTANT_FAULTS)
+    # The schedule records its mutants and fault kinds: it replays without repeating them.
+    replayed = invoke("replay", "--schedule", str(schedule))
     assert recorded.stdout
     assert replayed.stdout == recorded.stdout
-    assert replayed.exit_code == recorded.exit_code
+    assert replayed.exit_code == recorded.exit_code == 1
+    refused = invoke("replay", "--schedule", str(schedule), "--mutant", MUTANT)
+    assert refused.exit_code == 2
+    assert "cannot be used with --schedule" in refused.stderr
 
 
 def recorded_schedule(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
