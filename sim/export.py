@@ -1,4 +1,5 @@
-"""Trace exports: JSONL (the canonical form) and a plain-text timeline."""
+"""Trace exports: JSONL (the canonical form), a plain-text timeline, Chrome trace-event JSON (opens
+in Perfetto: one track per actor, child runs as spans) and a Mermaid sequence diagram."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Iterable
 
 from sim.trace import Record
 
-FORMATS = ("jsonl", "text")
+FORMATS = ("jsonl", "text", "perfetto", "mermaid")
 
 
 def to_jsonl(records: Iterable[Record]) -> str:
@@ -37,9 +38,96 @@ def to_text(records: Iterable[Record]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _tracks(records: list[Record]) -> dict[str, int]:
+    """Actors in order of first appearance (a dict, so the order is the trace's)."""
+    tracks: dict[str, int] = {}
+    for r in records:
+        tracks.setdefault(r.actor, len(tracks) + 1)
+    return tracks
+
+
+def to_perfetto(records: Iterable[Record]) -> str:
+    """Chrome trace-event JSON: instant events per record, a span per child run."""
+    records = list(records)
+    tracks = _tracks(records)
+    events: list[dict[str, object]] = [
+        {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "handoff"}}]
+    for actor, tid in tracks.items():
+        events.append({"ph": "M", "name": "thread_name", "pid": 1, "tid": tid,
+                       "args": {"name": actor}})
+        events.append({"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": tid,
+                       "args": {"sort_index": tid}})
+    for r in records:
+        ts = r.t_ms * 1000  # microseconds
+        tid = tracks[r.actor]
+        if r.kind == "child.start":
+            events.append({"ph": "B", "name": f"run {r.data['run_id']}", "cat": "child",
+                           "pid": 1, "tid": tid, "ts": ts, "args": dict(r.data)})
+        elif r.kind == "child.end":
+            events.append({"ph": "E", "pid": 1, "tid": tid, "ts": ts, "args": dict(r.data)})
+        events.append({"ph": "i", "s": "t", "name": r.kind, "cat": r.actor.split(":")[0],
+                       "pid": 1, "tid": tid, "ts": ts, "args": {"seq": r.seq, **r.data}})
+    return json.dumps({"traceEvents": events, "displayTimeUnit": "ms"}, ensure_ascii=False) + "\n"
+
+
+def _mermaid_text(text: str) -> str:
+    # Mermaid message text ends at a newline and treats ';' and '#' specially.
+    return " ".join(text.replace(";", ",").replace("#", "").split())[:120]
+
+
+def to_mermaid(records: Iterable[Record]) -> str:
+    """A sequence diagram of the hand-offs: spawns, ends, sends, receipts, faults and crashes."""
+    records = list(records)
+    tracks = _tracks(records)
+    lines = ["sequenceDiagram"]
+    for actor, n in tracks.items():
+        lines.append(f"    participant A{n} as {_mermaid_text(actor)}")
+    run_actor: dict[str, str] = {}
+    requester_of: dict[str, str] = {}
+    for r in records:
+        me = f"A{tracks[r.actor]}"
+        d = r.data
+        at = _clock(r.t_ms)
+        if r.kind == "spawn":
+            run_actor[d["run_id"]] = f"child:{d['child']}"
+            requester_of[d["run_id"]] = r.actor
+            child = tracks.get(f"child:{d['child']}")
+            target = f"A{child}" if child else me
+            lines.append(f"    {me}->>{target}: {at} spawn {d['run_id']}")
+        elif r.kind == "child.end" and "delivery" in tracks:
+            lines.append(f"    {me}->>A{tracks['delivery']}: {at} ended {d['status']} "
+                         f"({d['stop_reason']})")
+        elif r.kind == "delivery.attempt" and d["run_id"] in requester_of:
+            target = f"A{tracks[requester_of[d['run_id']]]}"
+            lines.append(f"    {me}-){target}: {at} completion {d['run_id']} "
+                         f"(attempt {d['attempt']}, try {d['try']})")
+        elif r.kind in ("requester.accept", "requester.duplicate"):
+            what = "received" if r.kind == "requester.accept" else "duplicate suppressed"
+            lines.append(f"    Note over {me}: {at} {what} {d['run_id']}")
+        elif r.kind in ("delivery.delivered", "delivery.give_up", "delivery.retry",
+                        "delivery.send_failed"):
+            detail = d.get("status") or d.get("error") or ""
+            lines.append(f"    Note over {me}: {at} {r.kind.split('.')[1]} {d['run_id']} "
+                         f"{_mermaid_text(str(detail))}".rstrip())
+        elif r.kind == "crash":
+            lines.append(f"    Note over {me}: {at} CRASH at {d['point']}")
+        elif r.kind == "fault":
+            target = me
+            if "run_id" in d and d["run_id"] in run_actor and run_actor[d["run_id"]] in tracks:
+                target = f"A{tracks[run_actor[d['run_id']]]}"
+            lines.append(f"    Note over {target}: {at} fault {d['kind']}")
+        elif r.kind in ("child.abort", "world.heal", "world.end", "requester.history"):
+            lines.append(f"    Note over {me}: {at} {r.kind}")
+    return "\n".join(lines) + "\n"
+
+
 def render(records: Iterable[Record], fmt: str) -> str:
     if fmt == "jsonl":
         return to_jsonl(records)
     if fmt == "text":
         return to_text(records)
+    if fmt == "perfetto":
+        return to_perfetto(records)
+    if fmt == "mermaid":
+        return to_mermaid(records)
     raise ValueError(f"unknown trace format {fmt!r}; expected one of {FORMATS}")
