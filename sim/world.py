@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
 
 import attrs
 import trio
 import trio.testing
 
-import sim
 from actors.delivery import run_delivery
 from actors.messages import AbortChild, ChildSpec, HistoryRead, Spawn, StepSpec
 from actors.registry import RunRecord
@@ -28,7 +26,7 @@ from sim.determinism import seed_trio_scheduler
 from sim.faults import ArmedFault, FaultPlan
 from sim.invariants import Violation
 from sim.kernel import ActorPort, Kernel, run_trio
-from sim.scenario import ChildDef, Scenario, WorkloadDef
+from sim.scenario import ChildDef, Scenario, TimelineEvent, WorkloadDef
 from sim.trace import Trace
 
 # Bounds on one run (a limit on everything): agenda steps and trace records.
@@ -93,7 +91,11 @@ def run(
     chooser = Chooser(seed, strategy, replay=replay)
     clock = trio.testing.MockClock(rate=0)
     world = _World(scenario, seed, chooser, clock, frozenset(mutant_names), fault_kinds)
-    run_trio(world.main, clock)
+    try:
+        run_trio(world.main, clock)
+        runs = tuple(world.store.all_runs())
+    finally:
+        world.store.close()
     trace = world.kernel.trace
     return RunResult(
         scenario=scenario,
@@ -106,7 +108,7 @@ def run(
         end_reason=world.end_reason,
         end_ms=world.kernel.now_ms,
         violations=tuple(invariants.check(trace.records)),
-        runs=tuple(world.store.all_runs()),
+        runs=runs,
     )
 
 
@@ -198,16 +200,17 @@ class _World:
         self.kernel.at(child.spawn_at_ms, f"spawn {child.id}",
                        lambda: self.kernel.send("timeline", requester, Spawn(spec)))
 
-    def _schedule_fault(self, event: Any) -> None:
+    def _schedule_fault(self, event: TimelineEvent) -> None:
         kernel = self.kernel
-        if event.fault == "history-read":
+        if event.fault in ("history-read", "abort"):
+            assert event.child is not None  # the loader requires it
             requester = next(c.requester for c in self.scenario.children if c.id == event.child)
+        if event.fault == "history-read":
             read = HistoryRead(event.child, event.limit, event.offset, event.include_tools)
             kernel.at(event.at_ms, f"history-read {event.child}", lambda: kernel.send(
                 "timeline", requester_actor_name(requester), read))
             return
         if event.fault == "abort":
-            requester = next(c.requester for c in self.scenario.children if c.id == event.child)
             self._schedule_abort(event.at_ms, requester, event.child)
             return
         if event.fault == "crash" and event.point is None:
@@ -302,4 +305,4 @@ ANSWERS = (
 )
 
 
-__all__ = ["RunResult", "run", "sim"]
+__all__ = ["RunResult", "run"]
