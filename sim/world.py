@@ -202,16 +202,16 @@ class _World:
 
     def _schedule_fault(self, event: TimelineEvent) -> None:
         kernel = self.kernel
+        child = event.child
         if event.fault in ("history-read", "abort"):
-            assert event.child is not None  # the loader requires it
-            requester = next(c.requester for c in self.scenario.children if c.id == event.child)
-        if event.fault == "history-read":
-            read = HistoryRead(event.child, event.limit, event.offset, event.include_tools)
+            assert child is not None  # the loader requires it
+            requester = next(c.requester for c in self.scenario.children if c.id == child)
+            if event.fault == "abort":
+                self._schedule_abort(event.at_ms, requester, child)
+                return
+            read = HistoryRead(child, event.limit, event.offset, event.include_tools)
             kernel.at(event.at_ms, f"history-read {event.child}", lambda: kernel.send(
                 "timeline", requester_actor_name(requester), read))
-            return
-        if event.fault == "abort":
-            self._schedule_abort(event.at_ms, requester, event.child)
             return
         if event.fault == "crash" and event.point is None:
             def crash_now() -> None:
