@@ -125,7 +125,8 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     fault_kinds = _parse_faults(faults)
     scenario = _load_world(world_path)
     seeds = [one_seed] if one_seed is not None else list(range(start, start + (n_seeds or 200)))
-    spec = explore_mod.Sweep(scenario, strategy, mutant_names or None, fault_kinds)
+    spec = explore_mod.Sweep(scenario, strategy, mutant_names or None, fault_kinds,
+                             digests=check_determinism)
     jobs = jobs or explore_mod.default_jobs()
 
     started = time.perf_counter()  # wall-clock ok: measures the sweep, never enters a run

@@ -483,3 +483,27 @@ def test_trace_out_jsonl_is_one_record_per_line(tmp_path: Path) -> None:
     assert times == sorted(times)
     assert records[0]["kind"] == "world.start"
     assert records[-1]["kind"] == "world.end"
+
+
+def test_check_determinism_passes_on_the_model() -> None:
+    result = invoke("explore", "--seeds", "6", "--jobs", "1", "--check-determinism", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["divergences"] == []
+
+
+def test_check_determinism_reports_the_first_diverging_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A leak that survives between runs in one process (as a module-level counter would).
+    import itertools
+
+    from actors.store import RunStore
+
+    counter = itertools.count(1)
+    monkeypatch.setattr(RunStore, "next_run_id", lambda self: f"run-{next(counter)}")
+    result = invoke("explore", "--seed", "3", "--jobs", "1", "--check-determinism", "--json")
+    assert result.exit_code == 1
+    divergence = json.loads(result.stdout)["divergences"][0]
+    assert divergence["seed"] == 3
+    assert divergence["first"] != divergence["second"]
+    assert '"kind":"spawn"' in divergence["first"]
