@@ -34,6 +34,12 @@ class RunStore:
         self._db.execute(f"CREATE TABLE IF NOT EXISTS runs ({columns}, row_order INTEGER)")
         self._db.execute("CREATE TABLE IF NOT EXISTS transcripts "
                          "(session_key TEXT, seq INTEGER, message TEXT)")
+        # Without these, saving a transcript and restoring open deliveries scan every row: a
+        # run with n children would cost O(n^2).
+        self._db.execute("CREATE INDEX IF NOT EXISTS transcripts_by_session "
+                         "ON transcripts (session_key, seq)")
+        self._db.execute("CREATE INDEX IF NOT EXISTS runs_by_delivery "
+                         "ON runs (delivery_status, row_order)")
         self._order = 0
 
     def close(self) -> None:

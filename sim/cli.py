@@ -368,6 +368,40 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
     raise SystemExit(1 if failed else 0)
 
 
+@main.command("bench")
+@click.option("--quick", is_flag=True, help="Smaller sizes: a first look in a few seconds.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def bench_command(quick: bool, as_json: bool) -> None:
+    """Measure the simulator itself: ratios and rates from one run of this process."""
+    from sim.bench import bench
+
+    figures = bench(quick=quick)
+    if as_json:
+        click.echo(json.dumps(figures, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    console.print(f"scheduled hand-off vs bare Trio round trip: {figures['overhead_ratio']:.2f}x "
+                  f"({figures['scheduled_handoffs_per_second']:,.0f} hand-offs/s, "
+                  f"{figures['trio_round_trips_per_second']:,.0f} round trips/s)")
+    console.print(f"default world: {figures['seeds_per_second_per_core']:.0f} seeds/s on one "
+                  "core, invariants included")
+    console.print(f"formatter: {figures['formatter_chars_per_second'] / 1e6:,.0f} M input "
+                  "chars/s; time per char at each size relative to the smallest: "
+                  + ", ".join(f"{r['children']}: {r['ratio']:.2f}"
+                              for r in figures["formatter_linearity"]["rows"]))
+    table = Table(title="one run, flat children")
+    for column in ("children", "seconds", "x previous", "peak MiB", "trace records"):
+        table.add_column(column, justify="right")
+    for row in figures["scale"]:
+        table.add_row(str(row["children"]), f"{row['seconds']:.2f}",
+                      f"{row['time_ratio']:.2f}" if "time_ratio" in row else "",
+                      f"{row['peak_mib']:.0f}", str(row["records"]))
+    console.print(table)
+
+
 def _register_optional_commands() -> None:
     """Commands whose modules live beside this one."""
     from sim.cli_announce import announce_command
