@@ -75,8 +75,8 @@ def _turn_end_reason(event: SessionEvent) -> TurnEndReason | None:
 # In-process result reader.
 
 
-class InProcessReader:
-    """``readResult`` over the child-owned suffix, folded as it grows."""
+class _TurnFold:
+    """The one rule over a stream of session events, plus the last turn's end reason."""
 
     __slots__ = ("_fold", "_last_end")
 
@@ -89,6 +89,12 @@ class InProcessReader:
         reason = _turn_end_reason(event)
         if reason is not None:
             self._last_end = reason
+
+
+class InProcessReader(_TurnFold):
+    """``readResult`` over the child-owned suffix, folded as it grows."""
+
+    __slots__ = ()
 
     def result(self, *, owner_cancelled: bool = False) -> SubagentResult:
         stop = in_process_stop_reason(self._last_end, owner_cancelled=owner_cancelled)
@@ -106,20 +112,10 @@ def read_result(events: Iterable[SessionEvent], *, owner_cancelled: bool = False
 # Continuable activation capture.
 
 
-class ActivationCapture:
+class ActivationCapture(_TurnFold):
     """The activation observer's ``capture`` for one epoch's events (since the epoch's start)."""
 
-    __slots__ = ("_fold", "_last_end")
-
-    def __init__(self) -> None:
-        self._fold = OutputFold()
-        self._last_end: TurnEndReason | None = None
-
-    def push(self, event: SessionEvent) -> None:
-        self._fold.push(event)
-        reason = _turn_end_reason(event)
-        if reason is not None:
-            self._last_end = reason
+    __slots__ = ()
 
     def output(self) -> list[ContentBlock] | None:
         return self._fold.collect()
