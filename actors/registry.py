@@ -170,10 +170,6 @@ class DeliveryCore:
         self._mutants = mutants
         self._active: dict[str, _Active] = {}
 
-    @property
-    def active_run_ids(self) -> list[str]:
-        return list(self._active)
-
     # -- inputs --------------------------------------------------------------------------------
 
     def restore(self, records: Iterable[RunRecord], now_ms: int) -> list[Effect]:

@@ -110,10 +110,6 @@ class Chooser:
 
     # -- recording -----------------------------------------------------------------------------
 
-    @property
-    def step(self) -> int:
-        return len(self._record)
-
     def schedule(self, versions: dict[str, str]) -> Schedule:
         return Schedule(
             seed=self.seed,
@@ -159,13 +155,6 @@ class Chooser:
                 raise ScheduleDiverged(step, f"recorded index {index} is not below {n}")
         self._record.append((self._sub(subsystem), n, index))
         return index
-
-    @property
-    def replaying(self) -> bool:
-        return self._replay is not None
-
-    def replay_exhausted(self) -> bool:
-        return self._replay is not None and len(self._record) >= len(self._replay.choices)
 
     # -- the choices ---------------------------------------------------------------------------
 

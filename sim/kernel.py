@@ -248,10 +248,6 @@ class Kernel:
         """Run ``fn`` in the harness at virtual time ``t_ms`` (scripted timeline events)."""
         self._push(max(t_ms, self.now_ms), _Action(label, fn))
 
-    @property
-    def pending(self) -> int:
-        return len(self._agenda)
-
     async def settle(self) -> None:
         """Wait until every actor is parked or gone."""
         if self._running > 0:

@@ -62,9 +62,6 @@ class Trace:
     def records(self) -> tuple[Record, ...]:
         return tuple(self._records)
 
-    def of_kind(self, *kinds: str) -> list[Record]:
-        return [r for r in self._records if r.kind in kinds]
-
     def digest(self) -> str:
         """A stable hash of the whole trace: the SHA-256 of its JSONL form."""
         h = hashlib.sha256()
