@@ -152,7 +152,8 @@ class Kernel:
         self.now_ms = 0
         self.steps = 0
         self.closed = False
-        self._agenda: SortedList = SortedList(key=lambda e: (e[0], e[1]))
+        # Entries are (time, seq, entry); seq is unique, so entries themselves are never compared.
+        self._agenda: SortedList = SortedList()
         self._seq = 0
         self._ports: dict[str, ActorPort] = {}
         self._incarnations: dict[str, int] = {}
@@ -184,9 +185,6 @@ class Kernel:
         self._running += 1
         nursery.start_soon(self._actor_main, port, body, on_crash, name=f"actor:{name}")
         return port
-
-    def port(self, name: str) -> ActorPort | None:
-        return self._ports.get(name)
 
     async def _actor_main(
         self,
