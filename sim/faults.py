@@ -9,7 +9,7 @@ safety phase, then liveness phase).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -69,7 +69,7 @@ class FaultPlan:
         chooser: Chooser,
         rates: dict[str, float],
         heal_ms: int,
-        child_of_run: Any,
+        child_of_run: Callable[[str], str | None],
     ) -> None:
         self.chooser = chooser
         self.rates = rates
@@ -82,7 +82,8 @@ class FaultPlan:
 
     @classmethod
     def draw(
-        cls, chooser: Chooser, kinds: Sequence[str], swarm: bool, heal_ms: int, child_of_run: Any
+        cls, chooser: Chooser, kinds: Sequence[str], swarm: bool, heal_ms: int,
+        child_of_run: Callable[[str], str | None],
     ) -> FaultPlan:
         """Swarm testing: the seed picks which of ``kinds`` are on, and each one's rate."""
         rates: dict[str, float] = {}
