@@ -602,7 +602,7 @@ def run_property(
         assert result == uncapped
 
 
-@settings(max_examples=1_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=2_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(children_strategy, caps, floors, st.sampled_from(MODES))
 def test_property_any_children(
     kids: list[ChildResult], cap: int, floor: int, mode: tuple[RequesterKind, bool] | None
