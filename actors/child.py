@@ -17,8 +17,6 @@ result text by the output rule through the in-process result reader, and the rea
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 import trio
 
@@ -86,6 +84,16 @@ def _pieces(text: str) -> list[str]:
     parts = [" ".join(words[:third]), " ".join(words[third:2 * third]),
              " ".join(words[2 * third:])]
     return [parts[0] + " ", parts[1] + " ", parts[2]]
+
+
+@attrs.define
+class _Attempt:
+    """The model attempt being streamed: its chunks, how many were fed, and its time span."""
+
+    chunks: list[JsonObject] = attrs.field(factory=list)
+    fed: int = 0
+    t0_ms: int = 0
+    duration_ms: int = 0
 
 
 @attrs.define
@@ -158,24 +166,24 @@ async def run_child(
     session = _Session(port, run_id)
     loop = AgentLoop(encoding=Encoding(spec.encoding), id_prefix=f"{run_id}-msg")
     started = port.now_ms
-    state: dict[str, Any] = {"chunks": [], "fed": 0, "t0": 0, "duration": 0}
+    state = _Attempt()
     timed_out = False
 
     def feed_until(now: int) -> None:
         """Feed the chunks of the current attempt whose streaming instant has come."""
-        chunks, duration = state["chunks"], max(1, state["duration"])
-        while state["fed"] < len(chunks):
-            at = state["t0"] + duration * (state["fed"] + 1) // len(chunks)
+        chunks, duration = state.chunks, max(1, state.duration_ms)
+        while state.fed < len(chunks):
+            at = state.t0_ms + duration * (state.fed + 1) // len(chunks)
             if at > now:
                 break
-            session.append(loop.chunk(chunks[state["fed"]], at))
-            state["fed"] += 1
+            session.append(loop.chunk(chunks[state.fed], at))
+            state.fed += 1
 
     async def stream(step: StepSpec, n: int, attempt: int, fraction: float = 1.0) -> None:
         """Stream the attempt's chunks over its duration (only ``fraction`` of it, when the
         stream is going to break); return early when the run's timeout comes first."""
-        state.update(chunks=step_chunks(step, f"{run_id}-s{n}a{attempt}"), fed=0,
-                     t0=port.now_ms, duration=step.duration_ms)
+        state.chunks = step_chunks(step, f"{run_id}-s{n}a{attempt}")
+        state.fed, state.t0_ms, state.duration_ms = 0, port.now_ms, step.duration_ms
         remaining = round(step.duration_ms * fraction)
         if spec.timeout_ms is not None:
             remaining = min(remaining, started + spec.timeout_ms - port.now_ms)
@@ -195,7 +203,7 @@ async def run_child(
                                                   "code": "STREAM_ERROR"}))
                 break
             await stream(step, n, 1)
-            if state["fed"] < len(state["chunks"]):
+            if state.fed < len(state.chunks):
                 timed_out = True  # the timeout cut the stream short
                 break
             events, outcome = loop.end_stream()
@@ -204,7 +212,7 @@ async def run_child(
                 # One retry of the same step, as a provider-overload retry would.
                 session.append(loop.retry())
                 await stream(attrs.evolve(step, finish="auto"), n, 2)
-                if state["fed"] < len(state["chunks"]):
+                if state.fed < len(state.chunks):
                     timed_out = True
                     break
                 events, outcome = loop.end_stream()
@@ -214,7 +222,7 @@ async def run_child(
                     break
             session.append(loop.end_step())
             if outcome is StepOutcome.TOOL_CALLS:
-                session.append(_tool_events(state["chunks"]))
+                session.append(_tool_events(state.chunks))
                 continue
             break
         if timed_out:

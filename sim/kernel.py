@@ -226,6 +226,13 @@ class Kernel:
             task, self._harness = self._harness, None
             trio.lowlevel.reschedule(task)
 
+    def _hand_to(self, port: ActorPort, value: Any) -> None:
+        """Wake a receiving actor with ``value``; a sleeping one finds it in its mailbox."""
+        if port.waiting == "receive":
+            self._resume(port, value)
+        else:
+            port.mailbox.append(value)
+
     def _resume(self, port: ActorPort, value: Any) -> None:
         assert port.task is not None
         port.waiting = None
@@ -290,18 +297,12 @@ class Kernel:
             if port is None or not port.alive:
                 self.emit("network", "drop", {"src": entry.src, "dst": entry.dst,
                                               "message": type(entry.message).__name__})
-            elif port.waiting == "receive":
-                self._resume(port, entry.message)
             else:
-                port.mailbox.append(entry.message)
+                self._hand_to(port, entry.message)
         elif isinstance(entry, _Timer):
-            port = entry.port
-            if not port.alive:
-                return  # a timer dies with the incarnation that set it
-            if port.waiting == "receive":
-                self._resume(port, entry.payload)
-            else:
-                port.mailbox.append(entry.payload)
+            # A timer dies with the incarnation that set it.
+            if entry.port.alive:
+                self._hand_to(entry.port, entry.payload)
         elif isinstance(entry, _Wake):
             port = entry.port
             if port.alive and port.waiting == "sleep" and port.sleep_token == entry.token:
