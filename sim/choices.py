@@ -4,13 +4,23 @@ A choice is an index into ``n`` options listed in canonical order. In exploratio
 the schedule) or a per-subsystem RNG (for workload, faults, jitter) picks it; in replay the recorded
 index is used and any mismatch in the subsystem or the number of options stops the run with
 "schedule diverged at step k". Index 0 is always the "default": the first event in canonical order,
-no fault, the smallest value; that is what shrinking will move choices towards.
+no fault, the smallest value; that is what shrinking moves choices towards.
+
+Two more ways to guide a run, both for searching around a recorded one:
+
+- a *branch* replays only a schedule's first ``replay_steps`` choices strictly and draws the rest
+  fresh (SIM-11: explore the futures of a moment);
+- a *prefix* is a plain list of indices followed leniently, as Hypothesis' ConjectureData follows a
+  buffer: each choice takes the next value, clamped to ``n - 1``, whatever subsystem asks; past the
+  end every choice is 0. Any list of naturals is a valid run, which is what lets the shrinker
+  (sim/shrink.py) delete and lower choices freely.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import attrs
 
@@ -87,9 +97,14 @@ class Chooser:
         replay: Schedule | None = None,
         pct_change_points: int = 3,
         pct_horizon: int = 400,
+        *,
+        replay_steps: int | None = None,
+        prefix: Sequence[int] | None = None,
     ) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+        assert prefix is None or replay is None, "a run follows a schedule or a prefix, not both"
+        assert replay_steps is None or replay is not None, "a branch needs the schedule it keeps"
         self.seed = seed
         self.strategy = strategy
         self._rngs: dict[str, random.Random] = {}
@@ -97,6 +112,12 @@ class Chooser:
         self._subsystem_index: dict[str, int] = {}
         self._record: list[tuple[int, int, int]] = []
         self._replay = replay
+        # A branch keeps only this many recorded choices; None keeps them all.
+        self._replay_steps = replay_steps
+        self._prefix = None if prefix is None else tuple(prefix)
+        # Spans of choices that belong together (one drawn child), as (label, start, end) over
+        # recorded choice indices: Hypothesis' "examples", so a shrinker can delete them whole.
+        self.spans: list[tuple[str, int, int]] = []
         # PCT (Burckhardt et al. 2010): actors get random priorities on first sight; the highest
         # enabled one runs; at a few random steps the running actor drops below everyone.
         self._priority: dict[str, float] = {}
@@ -133,11 +154,30 @@ class Chooser:
             rng = self._rngs[subsystem] = rng_for(self.seed, subsystem)
         return rng
 
+    @contextmanager
+    def span(self, label: str) -> Iterator[None]:
+        """Mark the choices made inside as one unit (``label``) for the shrinker."""
+        start = len(self._record)
+        yield
+        self.spans.append((label, start, len(self._record)))
+
+    def _guided(self) -> bool:
+        """Does the next choice come from a recording (so no fresh draw is needed)?"""
+        if self._prefix is not None:
+            return True
+        if self._replay is None:
+            return False
+        return self._replay_steps is None or len(self._record) < self._replay_steps
+
     def _take(self, subsystem: str, n: int, fresh: int) -> int:
         """Record (or, in replay, read back) one choice among ``n`` options."""
-        if self._replay is None:
+        if self._prefix is not None:
+            step = len(self._record)
+            index = min(self._prefix[step], n - 1) if step < len(self._prefix) else 0
+        elif not self._guided():
             index = fresh
         else:
+            assert self._replay is not None
             step = len(self._record)
             if step >= len(self._replay.choices):
                 raise ScheduleDiverged(
@@ -163,7 +203,7 @@ class Chooser:
         assert n >= 1
         if n == 1:
             return 0
-        fresh = 0 if self._replay is not None else self._rng(subsystem).randrange(n)
+        fresh = 0 if self._guided() else self._rng(subsystem).randrange(n)
         return self._take(subsystem, n, fresh)
 
     def chance(self, subsystem: str, probability: float) -> bool:
@@ -171,7 +211,7 @@ class Chooser:
         if probability <= 0.0:
             return False
         fresh = 0
-        if self._replay is None:
+        if not self._guided():
             fresh = 1 if self._rng(subsystem).random() < probability else 0
         return self._take(subsystem, 2, fresh) == 1
 
@@ -182,7 +222,7 @@ class Chooser:
         if n == 1:
             return 0
         fresh = 0
-        if self._replay is None:
+        if not self._guided():
             if self.strategy == "random":
                 fresh = self._rng(SCHEDULE).randrange(n)
             elif self.strategy == "pct":

@@ -73,8 +73,12 @@ def _parse_faults(value: str | None) -> tuple[str, ...] | None:
 
 
 def repro_command(seed: int, world_path: str | None, mutants: Sequence[str],
-                  faults: Sequence[str] | None, strategy: str | None) -> str:
-    parts = ["handoff", "replay", "--seed", str(seed)]
+                  faults: Sequence[str] | None, strategy: str | None,
+                  branch_from: str | None = None, branch_at: int | None = None) -> str:
+    parts = ["handoff", "replay"]
+    if branch_from is not None:
+        parts += ["--from", branch_from, "--at", str(branch_at)]
+    parts += ["--seed", str(seed)]
     if world_path is not None:
         parts += ["--scenario", world_path]
     for mutant in mutants:
@@ -114,10 +118,20 @@ def main() -> None:
               help="World to explore (default: the built-in default world).")
 @click.option("--check-determinism", is_flag=True,
               help="Run each seed twice and report the first diverging trace record.")
+@click.option("--from", "branch_from", default=None, metavar="SCHEDULE",
+              help="Branch from a recorded schedule: every seed keeps its first --at choices.")
+@click.option("--at", "branch_at", type=click.IntRange(min=0), default=None, metavar="STEP",
+              help="With --from: how many of the schedule's choices every future keeps.")
+@click.option("--save-failures", "save_dir", default=None, metavar="DIR",
+              help="Shrink each failing (seed, invariant) and save it as a scenario in DIR.")
+@click.option("--max-runs", type=click.IntRange(min=1), default=None,
+              help="With --save-failures: shrinking budget per failure, in runs (default 2000).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | None,
             mutants: tuple[str, ...], faults: str | None, strategy: str | None,
-            world_path: str | None, check_determinism: bool, as_json: bool) -> None:
+            world_path: str | None, check_determinism: bool, branch_from: str | None,
+            branch_at: int | None, save_dir: str | None, max_runs: int | None,
+            as_json: bool) -> None:
     """Sweep seeds over a world and check every run against the invariants."""
     if n_seeds is not None and one_seed is not None:
         _bad_input("--seeds and --seed cannot be used together")
@@ -125,8 +139,11 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     fault_kinds = _parse_faults(faults)
     scenario = _load_world(world_path)
     seeds = [one_seed] if one_seed is not None else list(range(start, start + (n_seeds or 200)))
+    branch = _branch(branch_from, branch_at, mutants, faults, strategy)
     spec = explore_mod.Sweep(scenario, strategy, mutant_names or None, fault_kinds,
-                             digests=check_determinism)
+                             digests=check_determinism, branch=branch, branch_at=branch_at)
+    if branch is not None:
+        _check_branch(spec, seeds[0], branch_from)
     jobs = jobs or explore_mod.default_jobs()
 
     started = time.perf_counter()  # wall-clock ok: measures the sweep, never enters a run
@@ -148,17 +165,86 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
                 "seed": outcome.seed, "invariant": invariant, "requirement": requirement,
                 "message": message,
                 "repro": repro_command(outcome.seed, world_path, mutant_names, fault_kinds,
-                                       strategy)})
+                                       strategy, branch_from, branch_at)})
     rate = len(seeds) / elapsed if elapsed > 0 else 0.0
+    saved = _save_failures(spec, outcomes, save_dir, max_runs, world_path, jobs)
     if as_json:
-        click.echo(json.dumps({
+        doc: dict[str, Any] = {
             "seeds": len(seeds), "violations": violations, "seeds_per_second": round(rate, 1),
             "jobs": jobs, "failing_seeds": sorted({v["seed"] for v in violations}),
             "divergences": divergences, "mutants": list(mutant_names),
-        }, indent=2))
+        }
+        doc.update(_sweep_summary(outcomes, branch_from, branch_at, saved))
+        click.echo(json.dumps(doc, indent=2))
     else:
         _print_explore_summary(len(seeds), violations, rate, jobs, divergences)
+        if saved is not None:
+            from sim.cli_shrink import print_saved
+
+            print_saved(saved)
     raise SystemExit(1 if violations or divergences else 0)
+
+
+def _branch(path: str | None, at: int | None, mutants: Sequence[str], faults: str | None,
+            strategy: str | None) -> Schedule | None:
+    """The schedule a branching sweep or replay keeps the first ``at`` choices of."""
+    if path is None:
+        if at is not None:
+            _bad_input("--at needs --from SCHEDULE")
+        return None
+    if at is None:
+        _bad_input("--from needs --at STEP (how many of its choices to keep)")
+    if mutants or faults is not None or strategy is not None:
+        _bad_input("--mutant, --faults and --strategy cannot be used with --from "
+                   "(the schedule records its own)")
+    schedule = _read_schedule(path)
+    if at > len(schedule.choices):
+        _bad_input(f"--at: {path} has only {len(schedule.choices)} choices, cannot keep {at}")
+    return schedule
+
+
+def _check_branch(spec: explore_mod.Sweep, seed: int, path: str | None) -> None:
+    """Every future makes the same first choices, so one run shows whether the world fits."""
+    try:
+        explore_mod.run_seed(spec, seed)
+    except ScheduleDiverged as err:
+        click.echo(f"handoff: branch from {path}: {err}", err=True)
+        raise SystemExit(1) from None
+
+
+def _sweep_summary(outcomes: Sequence[explore_mod.SeedOutcome], branch_from: str | None,
+                   branch_at: int | None, saved: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """explore --json keys beyond the sweep itself: digests, counts per invariant, branch."""
+    from sim.invariants import BY_NAME
+
+    counts = {name: 0 for name in BY_NAME}
+    for outcome in outcomes:
+        for name in dict.fromkeys(v[0] for v in outcome.violations):
+            counts[name] = counts.get(name, 0) + 1
+    doc: dict[str, Any] = {
+        "digest": explore_mod.sweep_digest(outcomes),
+        "seed_digests": {str(o.seed): o.run_digest for o in outcomes},
+        "invariants": {name: {"seeds": n} for name, n in counts.items()},
+    }
+    if branch_from is not None:
+        doc["branch"] = {"from": branch_from, "at": branch_at}
+    if saved is not None:
+        doc["saved"] = saved
+    return doc
+
+
+def _save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOutcome],
+                   folder: str | None, max_runs: int | None, world_path: str | None,
+                   jobs: int) -> list[dict[str, Any]] | None:
+    if folder is None:
+        if max_runs is not None:
+            _bad_input("--max-runs needs --save-failures DIR")
+        return None
+    from sim.cli_shrink import save_failures
+    from sim.shrink import DEFAULT_MAX_RUNS
+
+    return save_failures(spec, outcomes, folder, max_runs or DEFAULT_MAX_RUNS,
+                         world_path or "the default world", jobs)
 
 
 def _divergence(spec: explore_mod.Sweep, seed: int) -> dict[str, Any]:
@@ -226,15 +312,23 @@ def _stderr_console() -> Any:
 @click.option("--schedule", "schedule_path", default=None,
               help="Replay a recorded schedule (JSON from --schedule-out) instead of a seed.")
 @click.option("--schedule-out", default=None, help="Write the run's schedule (JSON) here.")
+@click.option("--from", "branch_from", default=None, metavar="SCHEDULE",
+              help="Replay a branch: this schedule's first --at choices, then seed --seed's.")
+@click.option("--at", "branch_at", type=click.IntRange(min=0), default=None, metavar="STEP",
+              help="With --from: how many of the schedule's choices to keep.")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
 @click.option("--faults", "faults", default=None, help="Comma-separated fault kinds, or 'all'.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default=None)
 @click.option("--trace-out", default=None, help="Write the trace here (default: stdout).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
-           schedule_out: str | None, mutants: tuple[str, ...], faults: str | None,
+           schedule_out: str | None, branch_from: str | None, branch_at: int | None,
+           mutants: tuple[str, ...], faults: str | None,
            strategy: str | None, trace_out: str | None, fmt: str) -> None:
-    """Re-run one seed (or a recorded schedule) and write its trace."""
+    """Re-run one seed (or a recorded schedule, or a branch of one) and write its trace."""
+    if branch_from is not None and schedule_path is not None:
+        _bad_input("--from and --schedule cannot be used together")
+    branch = _branch(branch_from, branch_at, mutants, faults, strategy)
     if schedule_path is not None and seed is not None:
         _bad_input("--seed and --schedule cannot be used together (the schedule has its seed)")
     if schedule_path is not None and strategy is not None:
@@ -247,14 +341,14 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
     fault_kinds = _parse_faults(faults)
     scenario = _load_world(world_path)
     schedule = _read_schedule(schedule_path) if schedule_path else None
-    if schedule is None and seed is None:
+    if schedule is None and branch is None and seed is None:
         seed = scenario.seed
     try:
         result = world.run(scenario, seed=seed, strategy=strategy,
                            mutants=mutant_names if mutants else None, fault_kinds=fault_kinds,
-                           replay=schedule)
+                           replay=schedule or branch, replay_steps=branch_at)
     except ScheduleDiverged as err:
-        click.echo(f"handoff: replay of {schedule_path}: {err}", err=True)
+        click.echo(f"handoff: replay of {schedule_path or branch_from}: {err}", err=True)
         raise SystemExit(1) from None
     if schedule is not None and len(result.schedule.choices) < len(schedule.choices):
         # The run made fewer choices than were recorded: it is not the run that was recorded.
@@ -406,9 +500,11 @@ def _register_optional_commands() -> None:
     """Commands whose modules live beside this one."""
     from sim.cli_announce import announce_command
     from sim.cli_output import output_command
+    from sim.cli_shrink import shrink_command
 
     main.add_command(output_command)
     main.add_command(announce_command)
+    main.add_command(shrink_command)
 
 
 _register_optional_commands()

@@ -1,10 +1,13 @@
 """Seed sweeps: run the world for many seeds, serially or over local processes.
 
 Results are collected in seed order, so a parallel sweep reports exactly what a serial one does.
+A sweep may also branch from a moment (SIM-11): every seed keeps a recorded schedule's first
+choices and draws the rest itself. Failing seeds can be shrunk in the same pool (sim/shrink.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -12,7 +15,9 @@ from concurrent.futures import ProcessPoolExecutor
 import attrs
 
 from sim import world
+from sim.choices import Schedule
 from sim.scenario import Scenario
+from sim.shrink import Shrunk, shrink
 
 
 @attrs.frozen
@@ -21,6 +26,7 @@ class SeedOutcome:
     digest: str | None  # the trace's SHA-256, when the sweep checks determinism
     records: int
     violations: tuple[tuple[str, str, str], ...]  # (invariant, requirement, message)
+    run_digest: str = ""  # see run_digest()
 
 
 @attrs.frozen
@@ -31,14 +37,41 @@ class Sweep:
     fault_kinds: tuple[str, ...] | None
     # Hashing every trace costs about a tenth of a run; only a determinism check needs it.
     digests: bool = False
+    # Branching from a moment: keep this schedule's first ``branch_at`` choices in every seed.
+    branch: Schedule | None = None
+    branch_at: int | None = None
 
 
 def run_seed(sweep: Sweep, seed: int) -> SeedOutcome:
     result = world.run(sweep.scenario, seed=seed, strategy=sweep.strategy,
-                       mutants=sweep.mutants, fault_kinds=sweep.fault_kinds)
+                       mutants=sweep.mutants, fault_kinds=sweep.fault_kinds,
+                       replay=sweep.branch, replay_steps=sweep.branch_at)
     digest = result.trace.digest() if sweep.digests else None
     return SeedOutcome(seed, digest, len(result.trace),
-                       tuple((v.invariant, v.requirement, v.message) for v in result.violations))
+                       tuple((v.invariant, v.requirement, v.message) for v in result.violations),
+                       run_digest(result))
+
+
+def run_digest(result: world.RunResult) -> str:
+    """A cheap fingerprint of one run: its choices, trace length, end time and violations.
+
+    A run is a function of its scenario, configuration, code and choices, so this pins it down
+    for comparing sweeps (across machines, job counts or commits) at a fraction of the cost of
+    hashing the trace (a few hundred integers instead of every record's JSON). It does not see a
+    change inside a record that moves no choice; ``--check-determinism`` hashes whole traces.
+    """
+    schedule = result.schedule
+    summary = (schedule.subsystems, schedule.choices, len(result.trace), result.end_ms,
+               tuple((v.invariant, v.message) for v in result.violations))
+    return hashlib.sha256(repr(summary).encode()).hexdigest()[:16]
+
+
+def sweep_digest(outcomes: Sequence[SeedOutcome]) -> str:
+    """One hash over every seed's run digest, in seed order."""
+    h = hashlib.sha256()
+    for outcome in outcomes:
+        h.update(f"{outcome.seed}:{outcome.run_digest}\n".encode())
+    return h.hexdigest()
 
 
 def _run_chunk(sweep: Sweep, seeds: Sequence[int]) -> list[SeedOutcome]:
@@ -73,3 +106,28 @@ def sweep(
             if progress is not None:
                 progress(len(part))
     return [outcome for part in results for outcome in part]
+
+
+@attrs.frozen
+class Failure:
+    """One (seed, invariant) of a sweep to shrink."""
+
+    seed: int
+    invariant: str
+
+
+def _shrink_one(spec: Sweep, max_runs: int, source: str, failure: Failure) -> Shrunk:
+    return shrink(spec.scenario, seed=failure.seed, strategy=spec.strategy,
+                  mutants=spec.mutants, fault_kinds=spec.fault_kinds,
+                  invariant=failure.invariant, max_runs=max_runs, source=source,
+                  replay=spec.branch, replay_steps=spec.branch_at)
+
+
+def shrink_failures(spec: Sweep, failures: Sequence[Failure], max_runs: int, source: str,
+                    jobs: int = 1) -> list[Shrunk]:
+    """Shrink each failure (in order; each shrink is deterministic, so jobs change nothing)."""
+    if jobs <= 1 or len(failures) <= 1:
+        return [_shrink_one(spec, max_runs, source, f) for f in failures]
+    n = len(failures)
+    with ProcessPoolExecutor(max_workers=min(jobs, n)) as pool:
+        return list(pool.map(_shrink_one, [spec] * n, [max_runs] * n, [source] * n, failures))

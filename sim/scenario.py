@@ -139,6 +139,9 @@ class Scenario:
     faults: FaultsDef
     timeline: tuple[TimelineEvent, ...]
     expect: Expectation
+    # `[replay] choices`: the run's choices, followed leniently (sim/choices.py); a saved shrunk
+    # failure is one run whatever the seed.
+    replay: tuple[int, ...] | None = None
 
 
 class _Table:
@@ -292,7 +295,8 @@ def loads(text: str, path: str = "<scenario>") -> Scenario:
     loader = _Loader(path, text)
     root = _Table(loader, data, ())
     root.check_keys(("name", "description", "covers", "seed", "strategy", "mutants", "until",
-                     "sessions", "children", "workload", "faults", "timeline", "expect"))
+                     "sessions", "children", "workload", "faults", "timeline", "expect",
+                     "replay"))
     name = root.text("name", Path(path).stem)
     covers = root.strings("covers", ())
     for index, requirement in enumerate(covers):
@@ -330,6 +334,7 @@ def loads(text: str, path: str = "<scenario>") -> Scenario:
         faults=_faults(root),
         timeline=_timeline(root, child_ids),
         expect=_expect(root, child_ids),
+        replay=_replay(root),
     )
 
 
@@ -530,3 +535,24 @@ def _expect(root: _Table, child_ids: list[str]) -> Expectation:
             line=root.loader.positions.line(*child_table.path),
         ))
     return Expectation(violations, tuple(expectations))
+
+
+# Far above any run's choice count (a run is bounded by its agenda steps), far below a memory risk.
+MAX_REPLAY_CHOICES = 1_000_000
+
+
+def _replay(root: _Table) -> tuple[int, ...] | None:
+    """``[replay] choices``: a saved run's choice indices (written by ``handoff shrink``)."""
+    table = root.table("replay")
+    if table is None:
+        return None
+    table.check_keys(("choices",))
+    choices = table.get("choices", list, required=True)
+    if len(choices) > MAX_REPLAY_CHOICES:
+        raise table.fail("choices", f"has {len(choices)} entries; at most "
+                         f"{MAX_REPLAY_CHOICES} are allowed")
+    for index, value in enumerate(choices):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise table.fail_item("choices", index,
+                                  f"must be an array of integers >= 0; {value!r} is not")
+    return tuple(choices)

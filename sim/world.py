@@ -62,6 +62,8 @@ class RunResult:
     end_ms: int
     violations: tuple[Violation, ...]
     runs: tuple[RunRecord, ...]
+    # Spans of related choices (label, start, end), for the shrinker (sim/shrink.py).
+    spans: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -76,19 +78,27 @@ def run(
     mutants: Sequence[str] | None = None,
     fault_kinds: Sequence[str] | None = None,
     replay: Schedule | None = None,
+    replay_steps: int | None = None,
 ) -> RunResult:
-    """Run ``scenario`` once. ``seed`` etc. override the scenario's own settings."""
+    """Run ``scenario`` once. ``seed`` etc. override the scenario's own settings.
+
+    ``replay`` follows a recorded schedule; with ``replay_steps`` only its first choices, after
+    which the run draws its own from ``seed`` (a branch, SIM-11). Without a schedule, a
+    scenario's ``[replay] choices`` guide the run as a lenient prefix (a saved shrunk failure).
+    """
+    if replay is not None and (replay_steps is None or seed is None):
+        seed = replay.seed
     seed = scenario.seed if seed is None else seed
     if replay is not None:
         # A schedule carries its whole configuration; it replays as it was recorded.
-        seed = replay.seed
         strategy = replay.strategy
         mutants = replay.mutants
         fault_kinds = replay.fault_kinds
     strategy = strategy or scenario.strategy
     mutant_names = tuple(scenario.mutants if mutants is None else mutants)
     seed_trio_scheduler(seed)
-    chooser = Chooser(seed, strategy, replay=replay)
+    chooser = Chooser(seed, strategy, replay=replay, replay_steps=replay_steps,
+                      prefix=scenario.replay if replay is None else None)
     clock = trio.testing.MockClock(rate=0)
     world = _World(scenario, seed, chooser, clock, frozenset(mutant_names), fault_kinds)
     try:
@@ -109,6 +119,7 @@ def run(
         end_ms=world.kernel.now_ms,
         violations=tuple(invariants.check(trace.records)),
         runs=runs,
+        spans=tuple(chooser.spans),
     )
 
 
@@ -244,12 +255,13 @@ class _World:
     def _draw_children(self, workload: WorkloadDef, first: int) -> list[ChildDef]:
         drawn = []
         for i in range(workload.children):
-            child = self._draw_child(workload, f"c{first + i + 1}", i)
-            drawn.append(child)
-            if self.plan.strikes("abort"):
-                at = child.spawn_at_ms + 1000 * self.chooser.choose(
-                    "fault:abort", child.run_ms // 1000 + 1)
-                self._schedule_abort(at, child.requester, child.id)
+            with self.chooser.span("child"):  # so a shrinker can drop one child whole
+                child = self._draw_child(workload, f"c{first + i + 1}", i)
+                drawn.append(child)
+                if self.plan.strikes("abort"):
+                    at = child.spawn_at_ms + 1000 * self.chooser.choose(
+                        "fault:abort", child.run_ms // 1000 + 1)
+                    self._schedule_abort(at, child.requester, child.id)
         return drawn
 
     def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildDef:

@@ -32,7 +32,7 @@ SESSION = '[[sessions]]\nkey = "agent:main:main"\n'
 CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, reply_chars, error, "
                 "expects_completion, usage_recorded, steps, encoding, timeout")
 TOP_FIELDS = ("name, description, covers, seed, strategy, mutants, until, sessions, children, "
-              "workload, faults, timeline, expect")
+              "workload, faults, timeline, expect, replay")
 
 
 def scenario_files() -> list[Path]:

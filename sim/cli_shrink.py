@@ -1,0 +1,127 @@
+"""``handoff shrink``, and the saving of shrunk failures for ``handoff explore --save-failures``.
+
+A shrunk failure is saved as an ordinary scenario (docs/scenarios.md) whose ``[replay] choices``
+replay the small run; ``handoff replay --scenario FILE`` shows it failing, and ``handoff run FILE``
+checks it against its expectations (see sim/shrink.py for what those are).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sim import explore as explore_mod
+from sim.choices import STRATEGIES
+from sim.cli import _bad_input, _check_mutants, _load_world, _parse_faults, _write
+from sim.scenario_write import dumps
+from sim.shrink import DEFAULT_MAX_RUNS, NothingToShrink, NotReproduced, Shrunk, shrink
+
+
+def _summary(shrunk: Shrunk, seed: int) -> dict[str, Any]:
+    return {"seed": seed, "invariant": shrunk.invariant, "requirement": shrunk.requirement,
+            "original_records": shrunk.original_records, "records": shrunk.records,
+            "original_choices": shrunk.original_choices, "choices": shrunk.choices,
+            "runs": shrunk.runs}
+
+
+def _describe(summary: dict[str, Any]) -> str:
+    return (f"seed {summary['seed']}: {summary['invariant']}: {summary['original_records']} -> "
+            f"{summary['records']} trace records, {summary['original_choices']} -> "
+            f"{summary['choices']} choices ({summary['runs']} shrinking runs)")
+
+
+@click.command("shrink")
+@click.option("--seed", type=click.IntRange(min=0), required=True, help="The failing seed.")
+@click.option("--scenario", "world_path", default=None,
+              help="World the seed ran in (default: the built-in default world).")
+@click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
+@click.option("--faults", "faults", default=None, help="Comma-separated fault kinds, or 'all'.")
+@click.option("--strategy", type=click.Choice(STRATEGIES), default=None)
+@click.option("--invariant", default=None,
+              help="The invariant to keep failing (default: the first one the seed violates).")
+@click.option("--max-runs", type=click.IntRange(min=1), default=DEFAULT_MAX_RUNS,
+              show_default=True, help="Budget: how many runs shrinking may spend.")
+@click.option("--save", "save_path", default=None,
+              help="Write the shrunk scenario here (default: print it on stdout).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def shrink_command(seed: int, world_path: str | None, mutants: tuple[str, ...],
+                   faults: str | None, strategy: str | None, invariant: str | None,
+                   max_runs: int, save_path: str | None, as_json: bool) -> None:
+    """Shrink a failing seed to a small run that fails the same invariant, saved as a scenario.
+
+    Exit status 1 when the seed fails (and was shrunk), 0 when it violates nothing.
+    """
+    from sim.invariants import BY_NAME
+
+    mutant_names = _check_mutants(mutants)
+    fault_kinds = _parse_faults(faults)
+    if invariant is not None and invariant not in BY_NAME:
+        _bad_input(f"--invariant: unknown invariant {invariant!r} (known: {', '.join(BY_NAME)})")
+    scenario = _load_world(world_path)
+    try:
+        shrunk = shrink(scenario, seed=seed, strategy=strategy, mutants=mutant_names or None,
+                        fault_kinds=fault_kinds, invariant=invariant, max_runs=max_runs,
+                        source=world_path or "the default world")
+    except NothingToShrink as err:
+        click.echo(f"handoff: {err}: nothing to shrink", err=True)
+        if as_json:
+            click.echo(json.dumps({"seed": seed, "invariant": None, "saved": None}, indent=2))
+        raise SystemExit(0) from None
+    except NotReproduced as err:
+        click.echo(f"handoff: {err} (flaky: please report it)", err=True)
+        raise SystemExit(1) from None
+    text = dumps(shrunk.scenario)
+    summary = _summary(shrunk, seed)
+    summary["saved"] = save_path
+    if save_path is not None:
+        _write(save_path, "--save", text)
+        summary["repro"] = shlex.join(["handoff", "replay", "--scenario", save_path,
+                                       "--format", "text"])
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    elif save_path is None:
+        click.echo(text, nl=False)
+    click.echo(_describe(summary), err=True)
+    if save_path is not None:
+        click.echo(f"saved {save_path}; reproduce: {summary['repro']}", err=True)
+    raise SystemExit(1)
+
+
+def failure_file(seed: int, invariant: str, mutants: Sequence[str],
+                 branch_at: int | None) -> str:
+    """A saved failure's file name: the same (seed, invariant, configuration), the same name."""
+    parts = [*mutants, *([f"at-{branch_at}"] if branch_at is not None else []), f"seed-{seed}",
+             invariant]
+    return "-".join(parts) + ".toml"
+
+
+def save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOutcome],
+                  folder: str, max_runs: int, source: str, jobs: int) -> list[dict[str, Any]]:
+    """Shrink each failing (seed, invariant) of a sweep and save it in ``folder``."""
+    failures = [explore_mod.Failure(o.seed, name) for o in outcomes
+                for name in dict.fromkeys(v[0] for v in o.violations)]
+    if not failures:
+        return []
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _bad_input(f"--save-failures: {folder}: cannot create: {exc.strerror or exc}")
+    shrunk_all = explore_mod.shrink_failures(spec, failures, max_runs, source, jobs)
+    mutants = spec.branch.mutants if spec.branch is not None else spec.mutants or ()
+    saved = []
+    for failure, shrunk in zip(failures, shrunk_all, strict=True):
+        path = str(Path(folder) / failure_file(failure.seed, failure.invariant,
+                                               mutants, spec.branch_at))
+        _write(path, "--save-failures", dumps(shrunk.scenario))
+        saved.append({**_summary(shrunk, failure.seed), "path": path})
+    return saved
+
+
+def print_saved(saved: Sequence[dict[str, Any]]) -> None:
+    for entry in saved:
+        click.echo(f"saved {entry['path']}: {_describe(entry)}")

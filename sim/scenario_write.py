@@ -1,0 +1,120 @@
+"""A scenario written back as a TOML file that ``sim.scenario.load`` reads as the same world.
+
+Used to save shrunk failures (``handoff shrink --save``). Children are written with explicit steps
+(an ``outcome`` was already folded into them when the source was loaded); fields at their defaults
+are left out so a saved file reads like a hand-written one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tomli_w
+
+from actors.messages import StepSpec
+from sim.scenario import _TIMELINE_FIELDS, TIMELINE_FAULTS, ChildDef, Scenario, TimelineEvent
+
+
+def seconds(ms: int) -> int | float:
+    """Milliseconds as the loader's seconds: whole seconds as integers (it rounds back to ms)."""
+    return ms // 1000 if ms % 1000 == 0 else ms / 1000
+
+
+def dumps(scenario: Scenario) -> str:
+    top: dict[str, Any] = {
+        "name": scenario.name,
+        "description": scenario.description,
+        "covers": list(scenario.covers),
+        "seed": scenario.seed,
+        "strategy": scenario.strategy,
+        "mutants": list(scenario.mutants),
+        "until": seconds(scenario.until_ms),
+    }
+    parts = [_table(None, top)]
+    parts += [_table("[[sessions]]", {"key": s.key}) for s in scenario.sessions]
+    parts += [_table("[[children]]", _child(c)) for c in scenario.children]
+    if scenario.workload is not None:
+        w = scenario.workload
+        parts.append(_table("[workload]", {
+            "children": w.children, "requester": w.requester,
+            "spawn_within": seconds(w.spawn_within_ms), "run_max": seconds(w.run_max_ms)}))
+    f = scenario.faults
+    parts.append(_table("[faults]", {"kinds": list(f.kinds), "swarm": f.swarm,
+                                     "heal_at": seconds(f.heal_at_ms)}))
+    parts += [_table("[[timeline]]", _event(e)) for e in scenario.timeline]
+    if scenario.replay is not None:
+        rows = [", ".join(map(str, scenario.replay[i:i + CHOICES_PER_LINE]))
+                for i in range(0, len(scenario.replay), CHOICES_PER_LINE)]
+        parts.append("[replay]\nchoices = [\n" + "".join(f"  {row},\n" for row in rows) + "]\n")
+    assert not scenario.expect.children, "child expectations are not written back"
+    parts.append(_table("[expect]", {"violations": list(scenario.expect.violations)}))
+    return "\n".join(parts)
+
+
+CHOICES_PER_LINE = 30
+
+
+def _table(header: str | None, fields: dict[str, Any]) -> str:
+    lines = [] if header is None else [header]
+    for key, value in fields.items():
+        if key == "steps":  # one step per line
+            lines.append("steps = [\n" + "".join(f"  {_value(v)},\n" for v in value) + "]")
+        else:
+            lines.append(f"{key} = {_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _value(value: Any) -> str:
+    """One TOML value, inline; tomli_w spells the scalars (string escapes are its business)."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in value.items()) + " }"
+    return tomli_w.dumps({"v": value}).removeprefix("v = ").rstrip("\n")
+
+
+def _child(child: ChildDef) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": child.id, "requester": child.requester, "task": child.task,
+                           "spawn_at": seconds(child.spawn_at_ms), "encoding": child.encoding}
+    if child.timeout_ms is not None:
+        out["timeout"] = seconds(child.timeout_ms)
+    if child.error is not None:
+        out["error"] = child.error
+    if not child.expects_completion:
+        out["expects_completion"] = False
+    if not child.usage_recorded:
+        out["usage_recorded"] = False
+    out["steps"] = [_step(s) for s in child.steps]
+    return out
+
+
+def _step(step: StepSpec) -> dict[str, Any]:
+    out: dict[str, Any] = {"duration": seconds(step.duration_ms)}
+    if step.text:
+        out["text"] = step.text
+    if step.reasoning:
+        out["reasoning"] = step.reasoning
+    if step.tool_calls:
+        out["tool_calls"] = step.tool_calls
+    if step.finish != "auto":
+        out["finish"] = step.finish
+    return out
+
+
+def _event(event: TimelineEvent) -> dict[str, Any]:
+    kind_key = "fault" if event.fault in TIMELINE_FAULTS else "event"
+    out: dict[str, Any] = {"at": seconds(event.at_ms), kind_key: event.fault}
+    fields = _TIMELINE_FIELDS[event.fault]
+    values: dict[str, Any] = {
+        "child": event.child, "actor": event.actor, "point": event.point,
+        "count": None if event.count == 1 else event.count, "error": event.error,
+        "delay": seconds(event.delay_ms) if event.delay_ms else None,
+        "restart_after": (None if event.restart_after_ms is None
+                          else seconds(event.restart_after_ms)),
+        "limit": event.limit, "offset": event.offset or None,
+        "include_tools": event.include_tools or None,
+    }
+    for key in fields:
+        if values[key] is not None:
+            out[key] = values[key]
+    return out
