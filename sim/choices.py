@@ -10,16 +10,18 @@ Two more ways to guide a run, both for searching around a recorded one:
 
 - a *branch* replays only a schedule's first ``replay_steps`` choices strictly and draws the rest
   fresh (SIM-11: explore the futures of a moment);
-- a *prefix* is a plain list of indices followed leniently, as Hypothesis' ConjectureData follows a
-  buffer: each choice takes the next value, clamped to ``n - 1``, whatever subsystem asks; past the
-  end every choice is 0. Any list of naturals is a valid run, which is what lets the shrinker
-  (sim/shrink.py) delete and lower choices freely.
+- *guides* are lists of indices, one per subsystem, followed leniently as Hypothesis'
+  ConjectureData follows its buffer: a subsystem's next choice takes the next value of its list,
+  clamped to ``n - 1``; past the end (or for a subsystem without a list) every choice is 0. Any
+  lists of naturals make a valid run, which is what lets the shrinker (sim/shrink.py) delete and
+  lower choices freely; one list per subsystem (as one RNG per subsystem, SIM-2) means deleting
+  a child's workload draws does not shift the fault or schedule choices that come after them.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import attrs
@@ -27,6 +29,8 @@ import attrs
 from sim.determinism import rng_for
 
 STRATEGIES = ("random", "pct", "fifo")
+# A span of related choices: (label, ((subsystem, start, end), ...)).
+Span = tuple[str, tuple[tuple[str, int, int], ...]]
 SCHEDULE = "schedule"
 
 
@@ -99,11 +103,11 @@ class Chooser:
         pct_horizon: int = 400,
         *,
         replay_steps: int | None = None,
-        prefix: Sequence[int] | None = None,
+        guides: Mapping[str, Sequence[int]] | None = None,
     ) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
-        assert prefix is None or replay is None, "a run follows a schedule or a prefix, not both"
+        assert guides is None or replay is None, "a run follows a schedule or guides, not both"
         assert replay_steps is None or replay is not None, "a branch needs the schedule it keeps"
         self.seed = seed
         self.strategy = strategy
@@ -114,10 +118,12 @@ class Chooser:
         self._replay = replay
         # A branch keeps only this many recorded choices; None keeps them all.
         self._replay_steps = replay_steps
-        self._prefix = None if prefix is None else tuple(prefix)
-        # Spans of choices that belong together (one drawn child), as (label, start, end) over
-        # recorded choice indices: Hypothesis' "examples", so a shrinker can delete them whole.
-        self.spans: list[tuple[str, int, int]] = []
+        self._guides = None if guides is None else {k: tuple(v) for k, v in guides.items()}
+        self._taken: dict[str, int] = {}  # choices recorded so far, per subsystem
+        # Spans of choices that belong together (one drawn child): Hypothesis' "examples", so a
+        # shrinker can delete them whole. Each is (label, ((subsystem, start, end), ...)) over
+        # that subsystem's choices.
+        self.spans: list[Span] = []
         # PCT (Burckhardt et al. 2010): actors get random priorities on first sight; the highest
         # enabled one runs; at a few random steps the running actor drops below everyone.
         self._priority: dict[str, float] = {}
@@ -157,13 +163,15 @@ class Chooser:
     @contextmanager
     def span(self, label: str) -> Iterator[None]:
         """Mark the choices made inside as one unit (``label``) for the shrinker."""
-        start = len(self._record)
+        start = dict(self._taken)
         yield
-        self.spans.append((label, start, len(self._record)))
+        self.spans.append((label, tuple((sub, start.get(sub, 0), end)
+                                        for sub, end in self._taken.items()
+                                        if end != start.get(sub, 0))))
 
     def _guided(self) -> bool:
         """Does the next choice come from a recording (so no fresh draw is needed)?"""
-        if self._prefix is not None:
+        if self._guides is not None:
             return True
         if self._replay is None:
             return False
@@ -171,9 +179,10 @@ class Chooser:
 
     def _take(self, subsystem: str, n: int, fresh: int) -> int:
         """Record (or, in replay, read back) one choice among ``n`` options."""
-        if self._prefix is not None:
-            step = len(self._record)
-            index = min(self._prefix[step], n - 1) if step < len(self._prefix) else 0
+        taken = self._taken.get(subsystem, 0)
+        if self._guides is not None:
+            guide = self._guides.get(subsystem, ())
+            index = min(guide[taken], n - 1) if taken < len(guide) else 0
         elif not self._guided():
             index = fresh
         else:
@@ -194,6 +203,7 @@ class Chooser:
             if not 0 <= index < n:
                 raise ScheduleDiverged(step, f"recorded index {index} is not below {n}")
         self._record.append((self._sub(subsystem), n, index))
+        self._taken[subsystem] = taken + 1
         return index
 
     # -- the choices ---------------------------------------------------------------------------

@@ -139,9 +139,9 @@ class Scenario:
     faults: FaultsDef
     timeline: tuple[TimelineEvent, ...]
     expect: Expectation
-    # `[replay] choices`: the run's choices, followed leniently (sim/choices.py); a saved shrunk
-    # failure is one run whatever the seed.
-    replay: tuple[int, ...] | None = None
+    # `[replay.choices]`: a saved run's choices per subsystem, followed leniently
+    # (sim/choices.py); a saved shrunk failure is one run whatever the seed.
+    replay: tuple[tuple[str, tuple[int, ...]], ...] | None = None
 
 
 class _Table:
@@ -539,20 +539,31 @@ def _expect(root: _Table, child_ids: list[str]) -> Expectation:
 
 # Far above any run's choice count (a run is bounded by its agenda steps), far below a memory risk.
 MAX_REPLAY_CHOICES = 1_000_000
+_SUBSYSTEM = re.compile(r"^[a-z][a-z0-9_-]*(:[a-z0-9_-]+)*$")
 
 
-def _replay(root: _Table) -> tuple[int, ...] | None:
-    """``[replay] choices``: a saved run's choice indices (written by ``handoff shrink``)."""
+def _replay(root: _Table) -> tuple[tuple[str, tuple[int, ...]], ...] | None:
+    """``[replay.choices]``: a saved run's choice indices per subsystem (``handoff shrink``)."""
     table = root.table("replay")
     if table is None:
         return None
     table.check_keys(("choices",))
-    choices = table.get("choices", list, required=True)
-    if len(choices) > MAX_REPLAY_CHOICES:
-        raise table.fail("choices", f"has {len(choices)} entries; at most "
-                         f"{MAX_REPLAY_CHOICES} are allowed")
-    for index, value in enumerate(choices):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise table.fail_item("choices", index,
-                                  f"must be an array of integers >= 0; {value!r} is not")
-    return tuple(choices)
+    choices = table.table("choices")
+    if choices is None:
+        raise table.fail("choices", "is required ([replay.choices], one array per subsystem)")
+    guides = []
+    total = 0
+    for subsystem in choices.data:
+        if not _SUBSYSTEM.match(subsystem):
+            raise choices.fail(subsystem, "is not a subsystem name like 'schedule' or "
+                               "'fault:crash'")
+        values = choices.get(subsystem, list)
+        total += len(values)
+        if total > MAX_REPLAY_CHOICES:
+            raise choices.fail(subsystem, f"more than {MAX_REPLAY_CHOICES} choices in all")
+        for index, value in enumerate(values):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise choices.fail_item(subsystem, index,
+                                        f"must be an array of integers >= 0; {value!r} is not")
+        guides.append((subsystem, tuple(values)))
+    return tuple(guides)

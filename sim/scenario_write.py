@@ -7,6 +7,8 @@ are left out so a saved file reads like a hand-written one.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import tomli_w
@@ -43,15 +45,26 @@ def dumps(scenario: Scenario) -> str:
                                      "heal_at": seconds(f.heal_at_ms)}))
     parts += [_table("[[timeline]]", _event(e)) for e in scenario.timeline]
     if scenario.replay is not None:
-        rows = [", ".join(map(str, scenario.replay[i:i + CHOICES_PER_LINE]))
-                for i in range(0, len(scenario.replay), CHOICES_PER_LINE)]
-        parts.append("[replay]\nchoices = [\n" + "".join(f"  {row},\n" for row in rows) + "]\n")
+        parts.append("[replay.choices]\n" + "".join(
+            f"{_key(subsystem)} = {_ints(values)}\n" for subsystem, values in scenario.replay))
     assert not scenario.expect.children, "child expectations are not written back"
     parts.append(_table("[expect]", {"violations": list(scenario.expect.violations)}))
     return "\n".join(parts)
 
 
 CHOICES_PER_LINE = 30
+
+
+def _key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _value(key)
+
+
+def _ints(values: Sequence[int]) -> str:
+    if len(values) <= CHOICES_PER_LINE:
+        return "[" + ", ".join(map(str, values)) + "]"
+    rows = [", ".join(map(str, values[i:i + CHOICES_PER_LINE]))
+            for i in range(0, len(values), CHOICES_PER_LINE)]
+    return "[\n" + "".join(f"  {row},\n" for row in rows) + "]"
 
 
 def _table(header: str | None, fields: dict[str, Any]) -> str:

@@ -1,16 +1,17 @@
 """Shrinking a failing run to a small one that fails the same invariant (SIM-7).
 
-As Hypothesis shrinks: a run is a function of its choice sequence, so the shrinker edits that
-sequence and keeps an edit only if the run it gives still violates the same invariant and is
-smaller. The edited sequence is followed leniently (sim/choices.py: each choice takes the next
-value clamped to its range, past the end every choice is 0, the default), so every edit is a valid
-run. Passes, repeated until none helps or the run budget is spent:
+As Hypothesis shrinks: a run is a function of its choices, so the shrinker edits them and keeps
+an edit only if the run it gives still violates the same invariant and is smaller. The choices are
+kept as one list per subsystem and followed leniently (sim/choices.py: each choice takes its
+subsystem's next value clamped to its range; past the end every choice is 0, the default), so
+every edit is a valid run, and an edit to one subsystem's list does not shift another's. Passes,
+repeated until none helps or the run budget is spent:
 
 - structure: drop a drawn child whole (its span of choices and one from ``[workload] children``),
   drop a scripted child (with the timeline entries naming it), drop a timeline entry, drop a fault
-  kind (with its swarm choices), bring scripted times (spawns, timeline instants, delays) down;
-- choices: delete blocks of 8, 4, 2 and 1 choices, set blocks to 0, lower single values by binary
-  search towards 0.
+  kind (with its choices), bring scripted times (spawns, timeline instants, delays) down;
+- choices, in each subsystem's list: delete blocks of 8, 4, 2 and 1 choices, set blocks to 0,
+  lower single values by binary search towards 0.
 
 "Smaller" is the order of (trace records, other invariants violated, number of choices, the
 choices themselves, the scripted structure): shorter traces first, as a user reads a trace. The
@@ -27,7 +28,7 @@ from typing import Any
 import attrs
 
 from sim import world
-from sim.choices import Schedule
+from sim.choices import Schedule, Span
 from sim.scenario import _REQUIREMENT_ID, Expectation, Scenario, loads
 from sim.scenario_write import dumps
 
@@ -36,6 +37,10 @@ BLOCK_SIZES = (8, 4, 2, 1)
 # Scripted times are lowered in whole seconds when they are whole seconds: a saved scenario reads
 # "at = 12", not "at = 12.207".
 SECOND = 1000
+# How far a structural deletion may move a choice earlier to keep it on its target.
+MAX_SHIFT = 16
+# A run's choices, one list per subsystem in the order the subsystems were first asked.
+Streams = tuple[tuple[str, tuple[int, ...]], ...]
 
 
 class NothingToShrink(Exception):
@@ -53,9 +58,8 @@ class Outcome:
     interesting: bool
     records: int
     invariants: tuple[str, ...]  # distinct invariants violated, in the order found
-    choices: tuple[int, ...]  # the choices the run actually made (clamped, cut at its end)
-    subsystems: tuple[str, ...]  # which subsystem made each choice
-    spans: tuple[tuple[str, int, int], ...]
+    streams: Streams  # the choices the run actually made (clamped, cut at its end)
+    spans: tuple[Span, ...]
     message: str  # the target violation's message, when interesting
     requirement: str
 
@@ -112,25 +116,24 @@ def shrink(
         faults = attrs.evolve(faults, kinds=tuple(fault_kinds))
     start = attrs.evolve(
         scenario, seed=seed, strategy=original.strategy, mutants=original.mutants, faults=faults,
-        expect=Expectation(), replay=tuple(c[2] for c in original.schedule.choices))
+        expect=Expectation(), replay=streams_of(original.schedule))
     shrinker = _Shrinker(target, max_runs)
     first = shrinker.run(start)
     if not first.interesting:
-        raise NotReproduced(f"seed {seed}: replaying its own {len(start.replay or ())} choices "
-                            f"did not violate {target} again")
-    shrinker.best, shrinker.best_outcome = attrs.evolve(start, replay=first.choices), first
+        raise NotReproduced(f"seed {seed}: replaying its own {len(original.schedule.choices)} "
+                            f"choices did not violate {target} again")
+    shrinker.best, shrinker.best_outcome = attrs.evolve(start, replay=first.streams), first
     shrinker.shrink()
     best, outcome = shrinker.best, shrinker.best_outcome
-    choices = list(outcome.choices)
-    while choices and choices[-1] == 0:  # past the end every choice is 0 anyway
-        choices.pop()
+    saved_streams = _without_trailing_zeros(outcome.streams)
+    choices = _total(saved_streams)
     saved = attrs.evolve(
-        best, replay=tuple(choices),
+        best, replay=saved_streams,
         name=f"shrunk: {target} (seed {seed}{_mutant_words(best.mutants)})",
         description=(
             f"Shrunk by handoff shrink from seed {seed} of {source or scenario.path}"
             f"{_mutant_words(best.mutants)}: {len(original.trace)} trace records -> "
-            f"{outcome.records}, {len(original.schedule.choices)} choices -> {len(choices)}. "
+            f"{outcome.records}, {len(original.schedule.choices)} choices -> {choices}. "
             f"{target} ({outcome.requirement}): {outcome.message}"),
         covers=_covers(outcome.requirement, best.mutants),
         # With a known-bug variant on, finding the violation is the regression (as the
@@ -143,7 +146,39 @@ def shrink(
     if target not in {v.invariant for v in again.violations}:
         raise NotReproduced(f"seed {seed}: the shrunk scenario did not violate {target} again")
     return Shrunk(saved, target, outcome.requirement, outcome.message, len(original.trace),
-                  outcome.records, len(original.schedule.choices), len(choices), shrinker.runs)
+                  outcome.records, len(original.schedule.choices), choices, shrinker.runs)
+
+
+def streams_of(schedule: Schedule) -> Streams:
+    """A schedule's choice indices, one list per subsystem."""
+    streams: dict[str, list[int]] = {}
+    for sub, _, index in schedule.choices:
+        streams.setdefault(schedule.subsystems[sub], []).append(index)
+    return tuple((name, tuple(values)) for name, values in streams.items())
+
+
+def _total(streams: Streams) -> int:
+    return sum(len(values) for _, values in streams)
+
+
+def _without_trailing_zeros(streams: Streams) -> Streams:
+    """Past its end a list gives 0s, so trailing 0s (and lists of only 0s) say nothing."""
+    out = []
+    for name, values in streams:
+        end = len(values)
+        while end and values[end - 1] == 0:
+            end -= 1
+        if end:
+            out.append((name, values[:end]))
+    return tuple(out)
+
+
+def _replace(streams: Streams, name: str, values: Sequence[int]) -> Streams:
+    return tuple((n, tuple(values) if n == name else v) for n, v in streams)
+
+
+def _stream(streams: Streams, name: str) -> tuple[int, ...]:
+    return next((v for n, v in streams if n == name), ())
 
 
 def _mutant_words(mutants: Sequence[str]) -> str:
@@ -188,37 +223,44 @@ class _Shrinker:
         try:
             result = world.run(candidate)
         except Exception:  # a candidate the model cannot run is not the same failure
-            outcome = Outcome(False, 0, (), (), (), (), "", "")
+            outcome = Outcome(False, 0, (), (), (), "", "")
         else:
             hits = [v for v in result.violations if v.invariant == self.target]
-            schedule = result.schedule
             outcome = Outcome(
                 interesting=bool(hits), records=len(result.trace),
                 invariants=tuple(dict.fromkeys(v.invariant for v in result.violations)),
-                choices=tuple(c[2] for c in schedule.choices),
-                subsystems=tuple(schedule.subsystems[c[0]] for c in schedule.choices),
+                streams=streams_of(result.schedule),
                 spans=result.spans, message=hits[0].message if hits else "",
                 requirement=hits[0].requirement if hits else "")
         self._cache[candidate] = outcome
         return outcome
 
     def _key(self, scenario: Scenario, outcome: Outcome) -> tuple[object, ...]:
-        return (outcome.records, len(outcome.invariants), len(outcome.choices), outcome.choices,
-                _structure(scenario))
+        return (outcome.records, len(outcome.invariants), _total(outcome.streams),
+                tuple(sorted(outcome.streams)), _structure(scenario))
 
     def consider(self, candidate: Scenario) -> bool:
         """Run ``candidate``; keep it, with the choices it really made, if it fails smaller."""
         outcome = self.run(candidate)
         if not outcome.interesting:
             return False
-        normal = attrs.evolve(candidate, replay=outcome.choices)
+        normal = attrs.evolve(candidate, replay=outcome.streams)
         if self._key(normal, outcome) >= self._key(self.best, self.best_outcome):
             return False
         self.best, self.best_outcome = normal, outcome
         return True
 
-    def with_choices(self, choices: Sequence[int], **changes: Any) -> bool:
-        return self.consider(attrs.evolve(self.best, replay=tuple(choices), **changes))
+    def with_streams(self, streams: Streams, **changes: Any) -> bool:
+        return self.consider(attrs.evolve(self.best, replay=streams, **changes))
+
+    def with_stream(self, name: str, values: Sequence[int]) -> bool:
+        return self.with_streams(_replace(self.best_outcome.streams, name, values))
+
+    def stream(self, name: str) -> tuple[int, ...]:
+        return _stream(self.best_outcome.streams, name)
+
+    def names(self) -> list[str]:
+        return [name for name, _ in self.best_outcome.streams]
 
     # -- the passes ----------------------------------------------------------------------------
 
@@ -245,14 +287,28 @@ class _Shrinker:
             if workload is None or workload.children <= 1:
                 break
             if i < len(spans):
-                _, start, end = spans[i]
-                choices = self.best_outcome.choices
-                if self.with_choices(choices[:start] + choices[end:],
-                                     workload=attrs.evolve(workload,
-                                                           children=workload.children - 1)):
-                    improved = True
+                streams = self.best_outcome.streams
+                for name, start, end in spans[i][1]:
+                    values = _stream(streams, name)
+                    streams = _replace(streams, name, values[:start] + values[end:])
+                fewer = attrs.evolve(workload, children=workload.children - 1)
+                improved = self._drop(streams, workload=fewer) or improved
             i -= 1
         return improved
+
+    def _drop(self, streams: Streams, **changes: Any) -> bool:
+        """Try a structural deletion; if it fails, try it with each stream's first non-default
+        choice moved earlier (a dropped child also took its share of, say, the crash points
+        before the one that mattered; the choice that struck there must move with it)."""
+        if self.with_streams(streams, **changes):
+            return True
+        for name, values in streams:
+            first = next((k for k, v in enumerate(values) if v), 0)
+            for k in range(1, min(first, MAX_SHIFT) + 1):
+                if self.with_streams(_replace(streams, name, values[:first - k] + values[first:]),
+                                     **changes):
+                    return True
+        return False
 
     def drop_scripted_children(self) -> bool:
         improved = False
@@ -262,8 +318,8 @@ class _Shrinker:
                 break  # a world needs a child
             if child not in best.children:
                 continue
-            improved = self.with_choices(
-                self.best_outcome.choices,
+            improved = self._drop(
+                self.best_outcome.streams,
                 children=tuple(c for c in best.children if c is not child),
                 timeline=tuple(e for e in best.timeline if e.child != child.id)) or improved
         return improved
@@ -273,22 +329,19 @@ class _Shrinker:
         for i in reversed(range(len(self.best.timeline))):
             timeline = self.best.timeline
             if i < len(timeline):
-                improved = self.with_choices(self.best_outcome.choices,
+                improved = self.with_streams(self.best_outcome.streams,
                                              timeline=timeline[:i] + timeline[i + 1:]) or improved
         return improved
 
     def drop_fault_kinds(self) -> bool:
         improved = False
         for kind in reversed(self.best.faults.kinds):
-            # Its swarm draws and every draw it made while on: with the kind off, the run makes
-            # none of them, so the choices after them stay aligned.
+            # With the kind off the run makes none of its choices: drop their lists too.
             own = (f"swarm:{kind}", f"swarm:{kind}:rate", f"fault:{kind}")
-            outcome = self.best_outcome
-            choices = [c for c, sub in zip(outcome.choices, outcome.subsystems, strict=True)
-                       if sub not in own]
+            streams = tuple(s for s in self.best_outcome.streams if s[0] not in own)
             faults = attrs.evolve(self.best.faults,
                                   kinds=tuple(k for k in self.best.faults.kinds if k != kind))
-            improved = self.with_choices(choices, faults=faults) or improved
+            improved = self.with_streams(streams, faults=faults) or improved
         return improved
 
     def lower_times(self) -> bool:
@@ -297,7 +350,7 @@ class _Shrinker:
             def child_at(ms: int, i: int = i) -> bool:
                 children = list(self.best.children)
                 children[i] = attrs.evolve(children[i], spawn_at_ms=ms)
-                return self.with_choices(self.best_outcome.choices, children=tuple(children))
+                return self.with_streams(self.best_outcome.streams, children=tuple(children))
             improved = self._minimize(self.best.children[i].spawn_at_ms, child_at,
                                       SECOND) or improved
         for i in range(len(self.best.timeline)):
@@ -306,7 +359,7 @@ class _Shrinker:
                     timeline = list(self.best.timeline)
                     changes: dict[str, Any] = {field: ms}
                     timeline[i] = attrs.evolve(timeline[i], **changes)
-                    return self.with_choices(self.best_outcome.choices, timeline=tuple(timeline))
+                    return self.with_streams(self.best_outcome.streams, timeline=tuple(timeline))
                 value = getattr(self.best.timeline[i], field)
                 if value is not None:
                     improved = self._minimize(value, event_at, SECOND) or improved
@@ -314,38 +367,42 @@ class _Shrinker:
 
     def delete_blocks(self) -> bool:
         improved = False
-        for size in BLOCK_SIZES:
-            i = len(self.best_outcome.choices) - size
-            while i >= 0:
-                choices = self.best_outcome.choices
-                if i + size <= len(choices) and self.with_choices(choices[:i] + choices[i + size:]):
-                    improved = True
-                i -= 1
+        for name in self.names():
+            for size in BLOCK_SIZES:
+                i = len(self.stream(name)) - size
+                while i >= 0:
+                    values = self.stream(name)
+                    if i + size <= len(values) and self.with_stream(
+                            name, values[:i] + values[i + size:]):
+                        improved = True
+                    i -= 1
         return improved
 
     def zero_blocks(self) -> bool:
         improved = False
-        for size in BLOCK_SIZES:
-            i = len(self.best_outcome.choices) - size
-            while i >= 0:
-                choices = self.best_outcome.choices
-                if any(choices[i:i + size]) and self.with_choices(
-                        choices[:i] + (0,) * size + choices[i + size:]):
-                    improved = True
-                i -= 1
+        for name in self.names():
+            for size in BLOCK_SIZES:
+                i = len(self.stream(name)) - size
+                while i >= 0:
+                    values = self.stream(name)
+                    if any(values[i:i + size]) and self.with_stream(
+                            name, values[:i] + (0,) * size + values[i + size:]):
+                        improved = True
+                    i -= 1
         return improved
 
     def lower_choices(self) -> bool:
         improved = False
-        for i in reversed(range(len(self.best_outcome.choices))):
-            def set_to(value: int, i: int = i) -> bool:
-                choices = list(self.best_outcome.choices)
-                if i >= len(choices):
-                    return False
-                choices[i] = value
-                return self.with_choices(choices)
-            if i < len(self.best_outcome.choices):
-                improved = self._minimize(self.best_outcome.choices[i], set_to) or improved
+        for name in self.names():
+            for i in reversed(range(len(self.stream(name)))):
+                def set_to(value: int, i: int = i, name: str = name) -> bool:
+                    values = list(self.stream(name))
+                    if i >= len(values):
+                        return False
+                    values[i] = value
+                    return self.with_stream(name, values)
+                if i < len(self.stream(name)):
+                    improved = self._minimize(self.stream(name)[i], set_to) or improved
         return improved
 
     @staticmethod

@@ -21,7 +21,7 @@ from actors.requester import requester_actor_name, run_requester
 from actors.runtime import Crash, Port
 from actors.store import RunStore
 from sim import invariants
-from sim.choices import Chooser, Schedule
+from sim.choices import Chooser, Schedule, Span
 from sim.determinism import seed_trio_scheduler
 from sim.faults import ArmedFault, FaultPlan
 from sim.invariants import Violation
@@ -62,8 +62,8 @@ class RunResult:
     end_ms: int
     violations: tuple[Violation, ...]
     runs: tuple[RunRecord, ...]
-    # Spans of related choices (label, start, end), for the shrinker (sim/shrink.py).
-    spans: tuple[tuple[str, int, int], ...] = ()
+    # Spans of related choices (one drawn child), for the shrinker (sim/shrink.py).
+    spans: tuple[Span, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -84,7 +84,7 @@ def run(
 
     ``replay`` follows a recorded schedule; with ``replay_steps`` only its first choices, after
     which the run draws its own from ``seed`` (a branch, SIM-11). Without a schedule, a
-    scenario's ``[replay] choices`` guide the run as a lenient prefix (a saved shrunk failure).
+    scenario's ``[replay.choices]`` guide the run (a saved shrunk failure; sim/choices.py).
     """
     if replay is not None and (replay_steps is None or seed is None):
         seed = replay.seed
@@ -97,8 +97,8 @@ def run(
     strategy = strategy or scenario.strategy
     mutant_names = tuple(scenario.mutants if mutants is None else mutants)
     seed_trio_scheduler(seed)
-    chooser = Chooser(seed, strategy, replay=replay, replay_steps=replay_steps,
-                      prefix=scenario.replay if replay is None else None)
+    guides = None if replay is not None or scenario.replay is None else dict(scenario.replay)
+    chooser = Chooser(seed, strategy, replay=replay, replay_steps=replay_steps, guides=guides)
     clock = trio.testing.MockClock(rate=0)
     world = _World(scenario, seed, chooser, clock, frozenset(mutant_names), fault_kinds)
     try:
