@@ -139,11 +139,13 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     fault_kinds = _parse_faults(faults)
     scenario = _load_world(world_path)
     seeds = [one_seed] if one_seed is not None else list(range(start, start + (n_seeds or 200)))
-    branch = _branch(branch_from, branch_at, mutants, faults, strategy)
+    from sim.cli_shrink import branch_schedule, check_branch, save_failures, sweep_summary
+
+    branch = branch_schedule(branch_from, branch_at, mutants, faults, strategy)
     spec = explore_mod.Sweep(scenario, strategy, mutant_names or None, fault_kinds,
                              digests=check_determinism, branch=branch, branch_at=branch_at)
     if branch is not None:
-        _check_branch(spec, seeds[0], branch_from)
+        check_branch(spec, seeds[0], branch_from)
     jobs = jobs or explore_mod.default_jobs()
 
     started = time.perf_counter()  # wall-clock ok: measures the sweep, never enters a run
@@ -167,14 +169,14 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
                 "repro": repro_command(outcome.seed, world_path, mutant_names, fault_kinds,
                                        strategy, branch_from, branch_at)})
     rate = len(seeds) / elapsed if elapsed > 0 else 0.0
-    saved = _save_failures(spec, outcomes, save_dir, max_runs, world_path, jobs)
+    saved = save_failures(spec, outcomes, save_dir, max_runs, world_path, jobs)
     if as_json:
         doc: dict[str, Any] = {
             "seeds": len(seeds), "violations": violations, "seeds_per_second": round(rate, 1),
             "jobs": jobs, "failing_seeds": sorted({v["seed"] for v in violations}),
             "divergences": divergences, "mutants": list(mutant_names),
         }
-        doc.update(_sweep_summary(outcomes, branch_from, branch_at, saved))
+        doc.update(sweep_summary(outcomes, branch_from, branch_at, saved))
         click.echo(json.dumps(doc, indent=2))
     else:
         _print_explore_summary(len(seeds), violations, rate, jobs, divergences)
@@ -183,68 +185,6 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
 
             print_saved(saved)
     raise SystemExit(1 if violations or divergences else 0)
-
-
-def _branch(path: str | None, at: int | None, mutants: Sequence[str], faults: str | None,
-            strategy: str | None) -> Schedule | None:
-    """The schedule a branching sweep or replay keeps the first ``at`` choices of."""
-    if path is None:
-        if at is not None:
-            _bad_input("--at needs --from SCHEDULE")
-        return None
-    if at is None:
-        _bad_input("--from needs --at STEP (how many of its choices to keep)")
-    if mutants or faults is not None or strategy is not None:
-        _bad_input("--mutant, --faults and --strategy cannot be used with --from "
-                   "(the schedule records its own)")
-    schedule = _read_schedule(path)
-    if at > len(schedule.choices):
-        _bad_input(f"--at: {path} has only {len(schedule.choices)} choices, cannot keep {at}")
-    return schedule
-
-
-def _check_branch(spec: explore_mod.Sweep, seed: int, path: str | None) -> None:
-    """Every future makes the same first choices, so one run shows whether the world fits."""
-    try:
-        explore_mod.run_seed(spec, seed)
-    except ScheduleDiverged as err:
-        click.echo(f"handoff: branch from {path}: {err}", err=True)
-        raise SystemExit(1) from None
-
-
-def _sweep_summary(outcomes: Sequence[explore_mod.SeedOutcome], branch_from: str | None,
-                   branch_at: int | None, saved: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """explore --json keys beyond the sweep itself: digests, counts per invariant, branch."""
-    from sim.invariants import BY_NAME
-
-    counts = {name: 0 for name in BY_NAME}
-    for outcome in outcomes:
-        for name in dict.fromkeys(v[0] for v in outcome.violations):
-            counts[name] = counts.get(name, 0) + 1
-    doc: dict[str, Any] = {
-        "digest": explore_mod.sweep_digest(outcomes),
-        "seed_digests": {str(o.seed): o.run_digest for o in outcomes},
-        "invariants": {name: {"seeds": n} for name, n in counts.items()},
-    }
-    if branch_from is not None:
-        doc["branch"] = {"from": branch_from, "at": branch_at}
-    if saved is not None:
-        doc["saved"] = saved
-    return doc
-
-
-def _save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOutcome],
-                   folder: str | None, max_runs: int | None, world_path: str | None,
-                   jobs: int) -> list[dict[str, Any]] | None:
-    if folder is None:
-        if max_runs is not None:
-            _bad_input("--max-runs needs --save-failures DIR")
-        return None
-    from sim.cli_shrink import save_failures
-    from sim.shrink import DEFAULT_MAX_RUNS
-
-    return save_failures(spec, outcomes, folder, max_runs or DEFAULT_MAX_RUNS,
-                         world_path or "the default world", jobs)
 
 
 def _divergence(spec: explore_mod.Sweep, seed: int) -> dict[str, Any]:
@@ -328,7 +268,9 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
     """Re-run one seed (or a recorded schedule, or a branch of one) and write its trace."""
     if branch_from is not None and schedule_path is not None:
         _bad_input("--from and --schedule cannot be used together")
-    branch = _branch(branch_from, branch_at, mutants, faults, strategy)
+    from sim.cli_shrink import branch_schedule
+
+    branch = branch_schedule(branch_from, branch_at, mutants, faults, strategy)
     if schedule_path is not None and seed is not None:
         _bad_input("--seed and --schedule cannot be used together (the schedule has its seed)")
     if schedule_path is not None and strategy is not None:

@@ -1,4 +1,5 @@
-"""``handoff shrink``, and the saving of shrunk failures for ``handoff explore --save-failures``.
+"""``handoff shrink``, and the parts of ``handoff explore`` built on it: ``--save-failures``,
+branching from a moment (``--from/--at``, also for ``replay``) and the sweep summary of ``--json``.
 
 A shrunk failure is saved as an ordinary scenario (docs/scenarios.md) whose ``[replay] choices``
 replay the small run; ``handoff replay --scenario FILE`` shows it failing, and ``handoff run FILE``
@@ -16,8 +17,15 @@ from typing import Any
 import click
 
 from sim import explore as explore_mod
-from sim.choices import STRATEGIES
-from sim.cli import _bad_input, _check_mutants, _load_world, _parse_faults, _write
+from sim.choices import STRATEGIES, Schedule, ScheduleDiverged
+from sim.cli import (
+    _bad_input,
+    _check_mutants,
+    _load_world,
+    _parse_faults,
+    _read_schedule,
+    _write,
+)
 from sim.scenario_write import dumps
 from sim.shrink import DEFAULT_MAX_RUNS, NothingToShrink, NotReproduced, Shrunk, shrink
 
@@ -101,8 +109,13 @@ def failure_file(seed: int, invariant: str, mutants: Sequence[str],
 
 
 def save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOutcome],
-                  folder: str, max_runs: int, source: str, jobs: int) -> list[dict[str, Any]]:
+                  folder: str | None, max_runs: int | None, world_path: str | None,
+                  jobs: int) -> list[dict[str, Any]] | None:
     """Shrink each failing (seed, invariant) of a sweep and save it in ``folder``."""
+    if folder is None:
+        if max_runs is not None:
+            _bad_input("--max-runs needs --save-failures DIR")
+        return None
     failures = [explore_mod.Failure(o.seed, name) for o in outcomes
                 for name in dict.fromkeys(v[0] for v in o.violations)]
     if not failures:
@@ -111,7 +124,12 @@ def save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOu
         Path(folder).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         _bad_input(f"--save-failures: {folder}: cannot create: {exc.strerror or exc}")
-    shrunk_all = explore_mod.shrink_failures(spec, failures, max_runs, source, jobs)
+    try:
+        shrunk_all = explore_mod.shrink_failures(spec, failures, max_runs or DEFAULT_MAX_RUNS,
+                                                 world_path or "the default world", jobs)
+    except (NothingToShrink, NotReproduced) as err:  # a seed that fails only sometimes
+        click.echo(f"handoff: --save-failures: {err} (flaky: please report it)", err=True)
+        raise SystemExit(1) from None
     mutants = spec.branch.mutants if spec.branch is not None else spec.mutants or ()
     saved = []
     for failure, shrunk in zip(failures, shrunk_all, strict=True):
@@ -125,3 +143,51 @@ def save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOu
 def print_saved(saved: Sequence[dict[str, Any]]) -> None:
     for entry in saved:
         click.echo(f"saved {entry['path']}: {_describe(entry)}")
+
+
+def branch_schedule(path: str | None, at: int | None, mutants: Sequence[str],
+                    faults: str | None, strategy: str | None) -> Schedule | None:
+    """The schedule a branching sweep or replay keeps the first ``at`` choices of."""
+    if path is None:
+        if at is not None:
+            _bad_input("--at needs --from SCHEDULE")
+        return None
+    if at is None:
+        _bad_input("--from needs --at STEP (how many of its choices to keep)")
+    if mutants or faults is not None or strategy is not None:
+        _bad_input("--mutant, --faults and --strategy cannot be used with --from "
+                   "(the schedule records its own)")
+    schedule = _read_schedule(path)
+    if at > len(schedule.choices):
+        _bad_input(f"--at: {path} has only {len(schedule.choices)} choices, cannot keep {at}")
+    return schedule
+
+
+def check_branch(spec: explore_mod.Sweep, seed: int, path: str | None) -> None:
+    """Every future makes the same first choices, so one run shows whether the world fits."""
+    try:
+        explore_mod.run_seed(spec, seed)
+    except ScheduleDiverged as err:
+        click.echo(f"handoff: branch from {path}: {err}", err=True)
+        raise SystemExit(1) from None
+
+
+def sweep_summary(outcomes: Sequence[explore_mod.SeedOutcome], branch_from: str | None,
+                   branch_at: int | None, saved: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """explore --json keys beyond the sweep itself: digests, counts per invariant, branch."""
+    from sim.invariants import BY_NAME
+
+    counts = {name: 0 for name in BY_NAME}
+    for outcome in outcomes:
+        for name in dict.fromkeys(v[0] for v in outcome.violations):
+            counts[name] = counts.get(name, 0) + 1
+    doc: dict[str, Any] = {
+        "digest": explore_mod.sweep_digest(outcomes),
+        "seed_digests": {str(o.seed): o.run_digest for o in outcomes},
+        "invariants": {name: {"seeds": n} for name, n in counts.items()},
+    }
+    if branch_from is not None:
+        doc["branch"] = {"from": branch_from, "at": branch_at}
+    if saved is not None:
+        doc["saved"] = saved
+    return doc
