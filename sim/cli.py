@@ -169,7 +169,7 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
                 "repro": repro_command(outcome.seed, world_path, mutant_names, fault_kinds,
                                        strategy, branch_from, branch_at)})
     rate = len(seeds) / elapsed if elapsed > 0 else 0.0
-    saved = save_failures(spec, outcomes, save_dir, max_runs, world_path, jobs)
+    saved = save_failures(spec, outcomes, save_dir, max_runs, world_path, branch_from, jobs)
     if as_json:
         doc: dict[str, Any] = {
             "seeds": len(seeds), "violations": violations, "seeds_per_second": round(rate, 1),

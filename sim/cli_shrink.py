@@ -30,6 +30,14 @@ from sim.scenario_write import dumps
 from sim.shrink import DEFAULT_MAX_RUNS, NothingToShrink, NotReproduced, Shrunk, shrink
 
 
+def _source(world_path: str | None, branch_from: str | None, branch_at: int | None) -> str:
+    """Where a shrunk failure came from, for its description."""
+    world = world_path or "the default world"
+    if branch_from is None:
+        return world
+    return f"{world}, as a future of {branch_from} from step {branch_at}"
+
+
 def _summary(shrunk: Shrunk, seed: int) -> dict[str, Any]:
     return {"seed": seed, "invariant": shrunk.invariant, "requirement": shrunk.requirement,
             "original_records": shrunk.original_records, "records": shrunk.records,
@@ -50,6 +58,10 @@ def _describe(summary: dict[str, Any]) -> str:
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
 @click.option("--faults", "faults", default=None, help="Comma-separated fault kinds, or 'all'.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default=None)
+@click.option("--from", "branch_from", default=None, metavar="SCHEDULE",
+              help="The seed is a future of this schedule (as explore --from).")
+@click.option("--at", "branch_at", type=click.IntRange(min=0), default=None, metavar="STEP",
+              help="With --from: how many of the schedule's choices the future keeps.")
 @click.option("--invariant", default=None,
               help="The invariant to keep failing (default: the first one the seed violates).")
 @click.option("--max-runs", type=click.IntRange(min=1), default=DEFAULT_MAX_RUNS,
@@ -58,8 +70,9 @@ def _describe(summary: dict[str, Any]) -> str:
               help="Write the shrunk scenario here (default: print it on stdout).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def shrink_command(seed: int, world_path: str | None, mutants: tuple[str, ...],
-                   faults: str | None, strategy: str | None, invariant: str | None,
-                   max_runs: int, save_path: str | None, as_json: bool) -> None:
+                   faults: str | None, strategy: str | None, branch_from: str | None,
+                   branch_at: int | None, invariant: str | None, max_runs: int,
+                   save_path: str | None, as_json: bool) -> None:
     """Shrink a failing seed to a small run that fails the same invariant, saved as a scenario.
 
     Exit status 1 when the seed fails (and was shrunk), 0 when it violates nothing.
@@ -71,10 +84,15 @@ def shrink_command(seed: int, world_path: str | None, mutants: tuple[str, ...],
     if invariant is not None and invariant not in BY_NAME:
         _bad_input(f"--invariant: unknown invariant {invariant!r} (known: {', '.join(BY_NAME)})")
     scenario = _load_world(world_path)
+    branch = branch_schedule(branch_from, branch_at, mutants, faults, strategy)
     try:
         shrunk = shrink(scenario, seed=seed, strategy=strategy, mutants=mutant_names or None,
                         fault_kinds=fault_kinds, invariant=invariant, max_runs=max_runs,
-                        source=world_path or "the default world")
+                        source=_source(world_path, branch_from, branch_at), replay=branch,
+                        replay_steps=branch_at)
+    except ScheduleDiverged as err:
+        click.echo(f"handoff: branch from {branch_from}: {err}", err=True)
+        raise SystemExit(1) from None
     except NothingToShrink as err:
         click.echo(f"handoff: {err}: nothing to shrink", err=True)
         if as_json:
@@ -110,7 +128,7 @@ def failure_file(seed: int, invariant: str, mutants: Sequence[str],
 
 def save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOutcome],
                   folder: str | None, max_runs: int | None, world_path: str | None,
-                  jobs: int) -> list[dict[str, Any]] | None:
+                  branch_from: str | None, jobs: int) -> list[dict[str, Any]] | None:
     """Shrink each failing (seed, invariant) of a sweep and save it in ``folder``."""
     if folder is None:
         if max_runs is not None:
@@ -125,8 +143,9 @@ def save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOu
     except OSError as exc:
         _bad_input(f"--save-failures: {folder}: cannot create: {exc.strerror or exc}")
     try:
+        source = _source(world_path, branch_from, spec.branch_at)
         shrunk_all = explore_mod.shrink_failures(spec, failures, max_runs or DEFAULT_MAX_RUNS,
-                                                 world_path or "the default world", jobs)
+                                                 source, jobs)
     except (NothingToShrink, NotReproduced) as err:  # a seed that fails only sometimes
         click.echo(f"handoff: --save-failures: {err} (flaky: please report it)", err=True)
         raise SystemExit(1) from None

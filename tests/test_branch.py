@@ -121,3 +121,24 @@ def test_explore_json_counts_violating_seeds_per_invariant_and_digests_runs() ->
     assert parallel["digest"] == serial["digest"]
     other = json.loads(invoke("explore", "--seeds", "20", "--json", "--jobs", "1").stdout)
     assert other["digest"] != serial["digest"]
+
+
+def test_a_future_shrinks_and_saves_like_any_failure(tmp_path: Path) -> None:
+    path, _ = record(tmp_path, 11, "--mutant", "fresh-key-after-restart",
+                     "--faults", "crash,send-ambiguous")
+    folder = tmp_path / "saved"
+    result = invoke("explore", "--from", str(path), "--at", str(STEP), "--seeds", "4",
+                    "--jobs", "1", "--save-failures", str(folder), "--max-runs", "100", "--json")
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    first = doc["saved"][0]
+    assert Path(first["path"]).name == (f"fresh-key-after-restart-at-{STEP}-seed-"
+                                        f"{first['seed']}-{first['invariant']}.toml")
+    saved = scenario.load(first["path"])
+    assert f"as a future of {path} from step {STEP}" in saved.description
+    assert first["invariant"] in [v.invariant for v in world.run(saved).violations]
+    # handoff shrink on the same future gives the same file.
+    again = invoke("shrink", "--from", str(path), "--at", str(STEP), "--seed",
+                   str(first["seed"]), "--invariant", first["invariant"], "--max-runs", "100")
+    assert again.exit_code == 1
+    assert again.stdout == Path(first["path"]).read_text(encoding="utf-8")
