@@ -42,13 +42,17 @@ def _summary(shrunk: Shrunk, seed: int) -> dict[str, Any]:
     return {"seed": seed, "invariant": shrunk.invariant, "requirement": shrunk.requirement,
             "original_records": shrunk.original_records, "records": shrunk.records,
             "original_choices": shrunk.original_choices, "choices": shrunk.choices,
-            "runs": shrunk.runs}
+            "runs": shrunk.runs, "crashes": shrunk.crashes, "first_crash": shrunk.first_crash}
 
 
 def _describe(summary: dict[str, Any]) -> str:
-    return (f"seed {summary['seed']}: {summary['invariant']}: {summary['original_records']} -> "
+    text = (f"seed {summary['seed']}: {summary['invariant']}: {summary['original_records']} -> "
             f"{summary['records']} trace records, {summary['original_choices']} -> "
             f"{summary['choices']} choices ({summary['runs']} shrinking runs)")
+    if summary["crashes"]:
+        text += (f"; {summary['crashes']} candidate run(s) crashed the model, first: "
+                 f"{summary['first_crash']}")
+    return text
 
 
 @click.command("shrink")

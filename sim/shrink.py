@@ -75,6 +75,10 @@ class Shrunk:
     original_choices: int
     choices: int
     runs: int  # world runs the shrinker spent (cache hits are free)
+    # Candidate runs that raised instead of finishing. Every guided run is a run some seed could
+    # make, so each is a model bug in its own right (SIM-10), reported rather than hidden.
+    crashes: int = 0
+    first_crash: str | None = None
 
 
 class _BudgetSpent(Exception):
@@ -146,7 +150,8 @@ def shrink(
     if target not in {v.invariant for v in again.violations}:
         raise NotReproduced(f"seed {seed}: the shrunk scenario did not violate {target} again")
     return Shrunk(saved, target, outcome.requirement, outcome.message, len(original.trace),
-                  outcome.records, len(original.schedule.choices), choices, shrinker.runs)
+                  outcome.records, len(original.schedule.choices), choices, shrinker.runs,
+                  shrinker.crashes, shrinker.first_crash)
 
 
 def streams_of(schedule: Schedule) -> Streams:
@@ -207,6 +212,8 @@ class _Shrinker:
         self.target = target
         self.max_runs = max_runs
         self.runs = 0
+        self.crashes = 0
+        self.first_crash: str | None = None
         self._cache: dict[Scenario, Outcome] = {}
         self.best: Scenario
         self.best_outcome: Outcome
@@ -222,7 +229,10 @@ class _Shrinker:
         self.runs += 1
         try:
             result = world.run(candidate)
-        except Exception:  # a candidate the model cannot run is not the same failure
+        except Exception as exc:  # not the same failure, but a finding: counted, reported
+            self.crashes += 1
+            if self.first_crash is None:
+                self.first_crash = f"{type(exc).__name__}: {exc}"
             outcome = Outcome(False, 0, (), (), (), "", "")
         else:
             hits = [v for v in result.violations if v.invariant == self.target]

@@ -150,6 +150,24 @@ def test_shrinking_is_deterministic(default_world: scenario.Scenario) -> None:
     assert "[replay.choices]" in first.stdout
 
 
+def test_a_candidate_that_crashes_the_model_is_reported(
+        default_world: scenario.Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
+    seed, invariant = long_failure(default_world, "fresh-key-after-restart")
+    real_run = world.run
+
+    def fragile_run(sc: scenario.Scenario, **kwargs: Any) -> world.RunResult:
+        if sc.replay is not None and sc.workload is not None and sc.workload.children == 3:
+            raise RuntimeError("the model fell over")
+        return real_run(sc, **kwargs)
+
+    monkeypatch.setattr(world, "run", fragile_run)
+    shrunk = shrink(default_world, seed=seed, mutants=["fresh-key-after-restart"],
+                    max_runs=BUDGET)
+    assert shrunk.invariant == invariant
+    assert shrunk.crashes >= 1
+    assert shrunk.first_crash == "RuntimeError: the model fell over"
+
+
 def test_the_budget_bounds_the_work(default_world: scenario.Scenario) -> None:
     seed, invariant = long_failure(default_world, "fresh-key-after-restart")
     small = shrink(default_world, seed=seed, mutants=["fresh-key-after-restart"], max_runs=5)
