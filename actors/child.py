@@ -20,15 +20,16 @@ from __future__ import annotations
 import attrs
 import trio
 
+from actors import addresses, events
 from actors.agent_loop import AgentLoop, Encoding, StepOutcome
 from actors.consumers import InProcessReader, consumer_views
 from actors.messages import ChildEnded, ChildSpec, StepSpec
 from actors.mutants import MUTANT_LAST_ASSISTANT_MESSAGE, last_assistant_message
 from actors.output import JsonObject, text_of
 from actors.runtime import Port
+from actors.states import OutcomeStatus, StepFinish
 from actors.store import RunStore
 
-DELIVERY = "delivery"
 KILLED_ERROR = "subagent run terminated"
 TIMEOUT_ERROR = "subagent run timed out"
 
@@ -67,11 +68,11 @@ def step_chunks(step: StepSpec, call_prefix: str) -> list[JsonObject]:
 
 
 def _finish(step: StepSpec) -> JsonObject:
-    if step.finish == "error":
+    if step.finish is StepFinish.ERROR:
         failure = {"message": "provider overloaded", "code": "OVERLOADED"}
         return {"kind": "error", "failure": failure}
-    if step.finish in ("stop", "tool-calls", "max-tokens"):
-        return {"kind": step.finish}
+    if step.finish in (StepFinish.STOP, StepFinish.TOOL_CALLS, StepFinish.MAX_TOKENS):
+        return {"kind": step.finish.value}
     return {"kind": "tool-calls" if step.tool_calls else "stop"}
 
 
@@ -119,22 +120,18 @@ class _Session:
         if kind == "assistant/message":
             blocks = [{"type": b["type"], "text": b.get("text")} for b in
                       data["message"]["content"]]
-            self.port.emit("child.message", {"run_id": self.run_id, "step": data["step"],
-                                             "blocks": blocks,
-                                             "streamed": _streamed(data.get("stream", [])),
-                                             "interrupted": bool(data.get("interrupted"))})
+            self.port.emit(events.ChildMessage(self.run_id, data["step"], blocks,
+                                               _streamed(data.get("stream", [])),
+                                               bool(data.get("interrupted"))))
         elif kind == "assistant/attempt":
-            self.port.emit("child.attempt", {"run_id": self.run_id, "step": data["step"],
-                                             "streamed": _streamed(data["stream"])})
+            self.port.emit(events.ChildAttempt(self.run_id, data["step"],
+                                               _streamed(data["stream"])))
         elif kind == "assistant/chunk" and data["chunk"]["type"] == "text-delta":
-            self.port.emit("child.delta", {"run_id": self.run_id, "step": data["step"],
-                                           "text": data["chunk"]["text"]})
+            self.port.emit(events.ChildDelta(self.run_id, data["step"], data["chunk"]["text"]))
         elif kind == "tool/result":
-            self.port.emit("child.tool_result", {"run_id": self.run_id,
-                                                 "text": _tool_text(data)})
+            self.port.emit(events.ChildToolResult(self.run_id, _tool_text(data)))
         elif kind == "turn/end":
-            self.port.emit("child.turn_end", {"run_id": self.run_id,
-                                              "reason": data["reason"]["kind"]})
+            self.port.emit(events.ChildTurnEnd(self.run_id, data["reason"]["kind"]))
 
 
 def _streamed(stream: list[JsonObject]) -> str:
@@ -161,8 +158,7 @@ async def run_child(
     port: Port, spec: ChildSpec, run_id: str, child_key: str, store: RunStore,
     scope: trio.CancelScope, mutants: frozenset[str] = frozenset(),
 ) -> None:
-    port.emit("child.start", {"run_id": run_id, "child": spec.child_id,
-                              "encoding": spec.encoding})
+    port.emit(events.ChildStarted(run_id, spec.id, spec.encoding))
     session = _Session(port, run_id)
     loop = AgentLoop(encoding=Encoding(spec.encoding), id_prefix=f"{run_id}-msg")
     started = port.now_ms
@@ -194,8 +190,8 @@ async def run_child(
         session.append(loop.begin_turn())
         for n, step in enumerate(spec.steps, start=1):
             session.append(loop.begin_step())
-            if step.finish == "stream-error":
-                await stream(attrs.evolve(step, finish="auto"), n, 1, fraction=0.5)
+            if step.finish is StepFinish.STREAM_ERROR:
+                await stream(attrs.evolve(step, finish=StepFinish.AUTO), n, 1, fraction=0.5)
                 if spec.timeout_ms is not None and port.now_ms >= started + spec.timeout_ms:
                     timed_out = True
                     break
@@ -206,17 +202,17 @@ async def run_child(
             if state.fed < len(state.chunks):
                 timed_out = True  # the timeout cut the stream short
                 break
-            events, outcome = loop.end_stream()
-            session.append(events)
+            appended, outcome = loop.end_stream()
+            session.append(appended)
             if outcome is StepOutcome.FAILED:
                 # One retry of the same step, as a provider-overload retry would.
                 session.append(loop.retry())
-                await stream(attrs.evolve(step, finish="auto"), n, 2)
+                await stream(attrs.evolve(step, finish=StepFinish.AUTO), n, 2)
                 if state.fed < len(state.chunks):
                     timed_out = True
                     break
-                events, outcome = loop.end_stream()
-                session.append(events)
+                appended, outcome = loop.end_stream()
+                session.append(appended)
                 if outcome is StepOutcome.FAILED:
                     session.append(loop.fail_step())
                     break
@@ -233,40 +229,40 @@ async def run_child(
     if aborted:
         feed_until(port.now_ms)
         session.append(loop.cancel("parent"))
-        port.emit("child.abort", {"run_id": run_id})
+        port.emit(events.ChildAborted(run_id))
 
     result = session.reader.result(owner_cancelled=aborted)
     output = result.output
     if MUTANT_LAST_ASSISTANT_MESSAGE in mutants:
         output = last_assistant_message(session.events)
     views = consumer_views(f"{run_id}-session", session.events)
-    port.emit("child.consumers", {
-        "run_id": run_id,
-        "in_process": {"output": views.in_process.output,
-                       "stopReason": views.in_process.stop_reason},
-        "activation": views.activation,
-        "sdk": {"output": views.sdk.output, "stopReason": views.sdk.stop_reason},
-        "acp": {"output": views.acp.output, "stopReason": views.acp.stop_reason},
-    })
+    port.emit(events.ChildConsumers(
+        run_id,
+        in_process={"output": views.in_process.output,
+                    "stopReason": views.in_process.stop_reason},
+        activation=views.activation,
+        sdk={"output": views.sdk.output, "stopReason": views.sdk.stop_reason},
+        acp={"output": views.acp.output, "stopReason": views.acp.stop_reason},
+    ))
 
     stop_reason = result.stop_reason
     text: str | None = text_of(output)
+    status: OutcomeStatus
     if aborted:
-        status, error, text = "error", KILLED_ERROR, None
+        status, error, text = OutcomeStatus.ERROR, KILLED_ERROR, None
     elif timed_out:
-        status, error = "timeout", TIMEOUT_ERROR
+        status, error = OutcomeStatus.TIMEOUT, TIMEOUT_ERROR
     elif stop_reason == "error":
         # A failed terminal run reports its failure without replaying captured text (DEL-14).
-        status, error, text = "error", spec.error or "model call failed", None
+        status, error, text = OutcomeStatus.ERROR, spec.error or "model call failed", None
     else:
-        status, error = "ok", None  # completed, max-tokens (stop reason kept), refusal
+        status, error = OutcomeStatus.OK, None  # completed, max-tokens (stop reason kept), refusal
     usage = _usage(session.events) if spec.usage_recorded else None
     store.record_end(run_id, port.now_ms, status, error, text, stop_reason, usage)
     store.save_transcript(child_key, transcript_messages(spec.task, session.events))
-    port.emit("child.end", {"run_id": run_id, "status": status, "error": error,
-                            "stop_reason": stop_reason, "result": text,
-                            "usage": list(usage) if usage is not None else None})
-    port.send(DELIVERY, ChildEnded(run_id))
+    port.emit(events.ChildEnd(run_id, status, error, stop_reason, text,
+                              list(usage) if usage is not None else None))
+    port.send(addresses.DELIVERY, ChildEnded(run_id))
 
 
 def _usage(events: list[JsonObject]) -> tuple[int, int]:

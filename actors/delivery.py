@@ -3,48 +3,87 @@
 Every effect the core returns is performed in order, and before each one the hosting process may
 die (a crash point named after the effect). What survives is what the store holds; a new
 incarnation restores from it.
+
+The shell also decides what the core cannot: how a completion reads (the announce formatter) and
+what kind of requester reads it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from actors import retry
+from actors import addresses, announce, events, retry
 from actors.messages import ChildEnded
-from actors.registry import DeliveryCore, Effect, Note, Persist, Send, StartTimer
-from actors.requester import requester_actor_name
+from actors.registry import DeliveryCore, Effect, Persist, Send, StartTimer
+from actors.run_record import RunRecord
 from actors.runtime import Port
+from actors.states import CrashPoint, OutcomeStatus
 from actors.store import RunStore
+
+_STATUS: dict[OutcomeStatus, announce.Status] = {
+    OutcomeStatus.OK: "ok", OutcomeStatus.ERROR: "error", OutcomeStatus.TIMEOUT: "timeout",
+    OutcomeStatus.UNKNOWN: "unknown"}
+
+
+def transcript_path(child_session_id: str) -> str:
+    return f"sessions/{child_session_id}.jsonl"
+
+
+def requester_kind(session_key: str) -> announce.RequesterKind:
+    """Every requester this model runs is a top-level session in completion mode."""
+    return announce.RequesterKind.TOP_LEVEL_COMPLETION
+
+
+def render(record: RunRecord, kind: announce.RequesterKind) -> str:
+    """What the requester's model reads for this completion: the announce context block."""
+    usage = None
+    if record.input_tokens is not None or record.output_tokens is not None:
+        usage = announce.Usage(record.input_tokens, record.output_tokens)
+    child = announce.ChildResult(
+        session_key=record.child_session_key,
+        session_id=record.child_session_id,
+        task=record.task,
+        status=_STATUS[record.outcome_status or OutcomeStatus.UNKNOWN],
+        error=record.outcome_error,
+        text=record.result_text,
+        created_at=record.created_at_ms,
+        ended_at=record.ended_at_ms,
+        started_at=record.started_at_ms,
+        usage=usage,
+        transcript_path=(transcript_path(record.child_session_id)
+                         if record.child_session_id else None),
+    )
+    return announce.format_announce([child], kind).payload
 
 
 async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str]) -> None:
     def jitter() -> float:
         return port.choose("jitter", retry.JITTER_STEPS) / (retry.JITTER_STEPS - 1)
 
-    core = DeliveryCore(port.incarnation, jitter, mutants)
-    port.emit("delivery.start", {"incarnation": port.incarnation})
+    core = DeliveryCore(port.incarnation, jitter, render, requester_kind, mutants)
+    port.emit(events.DeliveryStarted(port.incarnation))
     _perform(port, store, core.restore(store.open_deliveries(), port.now_ms))
     while True:
         message = await port.receive()
         if isinstance(message, ChildEnded):
             effects = core.child_ended(store.get(message.run_id), port.now_ms)
         else:
-            effects = core.on_message(message, port.now_ms)
+            effects = core.handle(message, port.now_ms)
         _perform(port, store, effects)
 
 
 def _perform(port: Port, store: RunStore, effects: Iterable[Effect]) -> None:
     for effect in effects:
-        if isinstance(effect, Note):
-            port.emit(effect.kind, effect.data)
-        elif isinstance(effect, Persist):
-            port.crash_point("before-persist")
-            if effect.changes.get("delivery_status") is not None:
-                # Name the point after what is about to become durable, for scripted crashes.
-                port.crash_point(f"before-record-{effect.changes['delivery_status']}")
-            store.update(effect.run_id, effect.changes)
+        if isinstance(effect, Persist):
+            port.crash_point(CrashPoint.BEFORE_PERSIST)
+            # Name the point after what is about to become durable, for scripted crashes.
+            if effect.change.crash_point is not None:
+                port.crash_point(effect.change.crash_point)
+            store.apply(effect.run_id, effect.change)
         elif isinstance(effect, Send):
-            port.crash_point("before-send")
-            port.send(requester_actor_name(effect.requester), effect.completion)
+            port.crash_point(CrashPoint.BEFORE_SEND)
+            port.send(addresses.requester(effect.requester), effect.completion)
         elif isinstance(effect, StartTimer):
             port.set_timer(effect.delay_ms, effect.payload)
+        else:
+            port.emit(effect)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import attrs
 
+from actors.states import StepFinish, values
+
 
 @attrs.frozen
 class StepSpec:
@@ -18,24 +20,32 @@ class StepSpec:
     text: str = ""
     reasoning: str = ""
     tool_calls: int = 0
-    finish: str = "auto"
+    finish: StepFinish = StepFinish.AUTO
 
 
-STEP_FINISHES = ("auto", "stop", "tool-calls", "max-tokens", "error", "stream-error")
+STEP_FINISHES = values(StepFinish)
 
 
 @attrs.frozen
 class ChildSpec:
-    """What a requester spawns: one child run and how that child's agent loop will behave."""
+    """One child run, from the scenario (or the seeded workload) to the actor that runs it:
+    which requester spawns it and when, and how its agent loop will behave."""
 
-    child_id: str
+    id: str
+    requester: str  # the spawning session's key
     task: str
+    spawn_at_ms: int
     steps: tuple[StepSpec, ...]
     encoding: str = "v2"  # session-log encoding: v2 (embedded streams) or v1 (chunk events)
     timeout_ms: int | None = None
     error: str | None = None  # the failure message of a stream error
     expects_completion: bool = True
     usage_recorded: bool = True  # False: the run settles before its usage is written
+
+    @property
+    def run_ms(self) -> int:
+        """How long the child would run if nothing stopped it."""
+        return sum(step.duration_ms for step in self.steps)
 
 
 @attrs.frozen
@@ -71,9 +81,7 @@ class Completion:
     run_id: str
     child_session_key: str
     requester: str
-    generation: int
     status: str
-    result: str  # the child's result text ("" when it has none)
     text: str  # what the requester's model reads: the rendered announce message
 
 

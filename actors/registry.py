@@ -1,10 +1,17 @@
-"""Run records and the delivery state machine: a pure core (no IO, no clock, no randomness).
+"""The delivery state machine: a pure core (no IO, no clock, no randomness), written as a table.
 
-The shell (``actors/delivery.py``) feeds it the store's rows, messages and timer payloads with the
-current virtual time, and performs the effects it returns in order: persist a change, send a
-completion, start a timer, note something in the trace. The core keeps only what a real process
-keeps in memory (in-flight tries, timers); everything that must survive a crash goes through
-:class:`Persist`, and :meth:`DeliveryCore.restore` rebuilds the rest from the store.
+The shell (``actors/delivery.py``) feeds it inputs with the current virtual time (a run that
+ended, a run restored from the store after a restart, an acknowledgement, a rejection, a timer)
+and performs the effects it returns, in order: persist a change, send a completion, start a
+timer, emit a trace event. The core keeps only what a real process keeps in memory (the tries in
+flight and their timers); everything that must survive a crash goes through :class:`Persist`,
+and a new incarnation rebuilds the rest from the store's rows.
+
+:data:`TABLE` is the specification: for each in-flight state of a run (:class:`Waiting`) and each
+input type, the handler that runs and the states it may leave the run in. An input with no entry
+is illegal in that state and raises :class:`DeliveryProtocolError` before anything changes. Stale
+acknowledgements and timers are expected (a crash, a lost message, a late answer): they have
+explicit entries that only note them.
 
 Retry policy, from reference/openclaw-delivery.md §b and §c11: an announce attempt makes up to
 four transport tries (5 s, 10 s, 20 s apart) on transient errors; a retryable attempt waits the
@@ -15,118 +22,61 @@ gives up, as ``suspended`` when the child completed ok (its payload is kept for 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Generic, Literal, TypeVar
 
 import attrs
 
-from actors import announce, retry
+from actors import events, retry
 from actors.messages import Completion, CompletionAck, SendRejected
-
-# Delivery states (registry `delivery.status`); the resolved ones end the obligation.
-NOT_REQUIRED = "not_required"
-PENDING = "pending"
-DELIVERED = "delivered"
-FAILED = "failed"
-SUSPENDED = "suspended"
-RESOLVED = (NOT_REQUIRED, DELIVERED, FAILED, SUSPENDED)
+from actors.run_record import (
+    AttemptStarted,
+    Change,
+    Delivered,
+    GaveUp,
+    RetryScheduled,
+    RunRecord,
+    apply,
+    completion_key,
+)
+from actors.states import DeliveryStatus, GiveUpReason, OutcomeStatus, Waiting
 
 # Known-bug variants this core can be switched into (SIM-8); see actors/mutants.py.
 MUTANT_FRESH_KEY_AFTER_RESTART = "fresh-key-after-restart"
 
-
-def completion_key(child_session_key: str, run_id: str) -> str:
-    """The per-child announce idempotency key (reference §a)."""
-    return f"announce:v1:{child_session_key}:{run_id}"
+K = TypeVar("K")
 
 
-def transcript_path(child_session_id: str) -> str:
-    return f"sessions/{child_session_id}.jsonl"
+class DeliveryProtocolError(Exception):
+    """An input arrived in a state where the table has no transition for it."""
 
 
-def announce_text(record: RunRecord) -> str:
-    """What the requester's model reads for this completion: the announce context block."""
-    usage = None
-    if record.input_tokens is not None or record.output_tokens is not None:
-        usage = announce.Usage(record.input_tokens, record.output_tokens)
-    child = announce.ChildResult(
-        session_key=record.child_session_key,
-        session_id=record.child_session_id,
-        task=record.task,
-        status=record.outcome_status or "unknown",  # type: ignore[arg-type]
-        error=record.outcome_error,
-        text=record.result_text,
-        created_at=record.created_at_ms,
-        ended_at=record.ended_at_ms,
-        started_at=record.started_at_ms,
-        usage=usage,
-        transcript_path=(transcript_path(record.child_session_id)
-                         if record.child_session_id else None),
-    )
-    # A top-level requester in completion mode (the only requester kind this slice models).
-    return announce.format_announce([child], announce.RequesterKind.TOP_LEVEL_COMPLETION).payload
-
-
-@attrs.define
-class RunRecord:
-    """One child run as the registry stores it (a subset of SubagentRunRecord)."""
-
-    run_id: str
-    child_id: str
-    child_session_key: str
-    requester: str
-    task: str
-    required: bool
-    created_at_ms: int
-    ended_at_ms: int | None = None
-    outcome_status: str | None = None  # ok | error | timeout | unknown
-    outcome_error: str | None = None
-    result_text: str | None = None
-    stop_reason: str | None = None  # the child's real stop reason (OUT-6), e.g. max-tokens
-    child_session_id: str | None = None
-    started_at_ms: int | None = None
-    # Usage as the child recorded it; None when it recorded none ("tokens unknown").
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    delivery_status: str = PENDING
-    attempt_count: int = 0
-    next_attempt_at_ms: int | None = None
-    last_error: str | None = None
-    generation: int = 1
-    delivered_at_ms: int | None = None
-
-
-# -- effects -----------------------------------------------------------------------------------
+# -- inputs ------------------------------------------------------------------------------------
 
 
 @attrs.frozen
-class Persist:
-    run_id: str
-    changes: dict[str, Any]
+class RunFinished:
+    """A child run ended (the shell read its row from the store)."""
+
+    record: RunRecord
+
+    @property
+    def run_id(self) -> str:
+        return self.record.run_id
 
 
 @attrs.frozen
-class Send:
-    requester: str
-    completion: Completion
+class Restored:
+    """A new incarnation found this ended run's delivery still pending in the store."""
+
+    record: RunRecord
+
+    @property
+    def run_id(self) -> str:
+        return self.record.run_id
 
 
-@attrs.frozen
-class StartTimer:
-    delay_ms: int
-    payload: Any
-
-
-@attrs.frozen
-class Note:
-    kind: str
-    data: dict[str, Any]
-
-
-Effect = Persist | Send | StartTimer | Note
-
-
-# -- timer payloads (they die with the incarnation that set them) -------------------------------
+# Timer payloads: they die with the incarnation that set them.
 
 
 @attrs.frozen
@@ -146,136 +96,203 @@ class AttemptDue:
     run_id: str
 
 
+Input = RunFinished | Restored | CompletionAck | SendRejected | AckTimeout | TryDue | AttemptDue
+
+# -- effects -----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Persist:
+    run_id: str
+    change: Change
+
+
+@attrs.frozen
+class Send:
+    requester: str
+    completion: Completion
+
+
+@attrs.frozen
+class StartTimer:
+    delay_ms: int
+    payload: AckTimeout | TryDue | AttemptDue
+
+
+Effect = Persist | Send | StartTimer | events.Event
+
+
 @attrs.define
 class _Active:
-    """In-memory state of a run whose delivery is in progress in this incarnation."""
+    """In-memory state of a run whose delivery is in flight in this incarnation."""
 
     record: RunRecord
     key: str
     text: str | None = None  # the rendered announce block, made once per run
     failed_tries: int = 0
     token: int = 0  # identifies the current transport try; stale timers carry an older one
-    waiting: str = "idle"  # idle | ack | try-wait | attempt-wait
+    waiting: Waiting = Waiting.IDLE
 
 
-class DeliveryCore:
+# A handler is an unbound DeliveryCore method (typed loosely: the core is generic in K).
+Handler = Callable[[Any, "_Active | None", Input, int], list[Effect]]
+
+
+@attrs.frozen
+class Transition:
+    handler: Handler
+    targets: tuple[Waiting, ...]  # where the run may be left; IDLE once resolved or not started
+    doc: str
+
+
+class DeliveryCore(Generic[K]):
+    """``render(record, kind)`` makes the text a requester of ``requester_kind(session_key)``
+    reads; both come from outside, so the core never formats anything itself."""
+
     def __init__(
         self,
         incarnation: int,
         jitter: Callable[[], float],
+        render: Callable[[RunRecord, K], str],
+        requester_kind: Callable[[str], K],
         mutants: frozenset[str] = frozenset(),
     ) -> None:
         self.incarnation = incarnation
         self._jitter = jitter
+        self._render = render
+        self._requester_kind = requester_kind
         self._mutants = mutants
         self._active: dict[str, _Active] = {}
 
-    # -- inputs --------------------------------------------------------------------------------
+    # -- the one entry point -----------------------------------------------------------------
+
+    def state(self, run_id: str) -> Waiting:
+        active = self._active.get(run_id)
+        return Waiting.IDLE if active is None else active.waiting
+
+    def handle(self, event: Input, now_ms: int) -> list[Effect]:
+        state = self.state(event.run_id)
+        transition = TABLE.get((state, type(event)))
+        if transition is None:
+            raise DeliveryProtocolError(
+                f"{type(event).__name__} is illegal while {event.run_id} waits in {state}")
+        effects = transition.handler(self, self._active.get(event.run_id), event, now_ms)
+        assert self.state(event.run_id) in transition.targets, (state, event)
+        return effects
 
     def restore(self, records: Iterable[RunRecord], now_ms: int) -> list[Effect]:
         """Pick up every ended run whose required delivery is still pending (after a restart)."""
         effects: list[Effect] = []
         for record in records:
-            if record.delivery_status != PENDING or record.ended_at_ms is None:
-                continue
-            key = completion_key(record.child_session_key, record.run_id)
-            if MUTANT_FRESH_KEY_AFTER_RESTART in self._mutants and self.incarnation > 1:
-                key = f"{key}:restart-{self.incarnation}"
-            active = self._active[record.run_id] = _Active(record, key)
-            due = record.next_attempt_at_ms
-            if due is not None and due > now_ms:
-                active.waiting = "attempt-wait"
-                effects.append(StartTimer(due - now_ms, AttemptDue(record.run_id)))
-            else:
-                effects += self._start_attempt(active, now_ms)
+            if record.delivery_status == DeliveryStatus.PENDING and record.ended_at_ms is not None:
+                effects += self.handle(Restored(record), now_ms)
         return effects
 
     def child_ended(self, record: RunRecord, now_ms: int) -> list[Effect]:
-        if record.run_id in self._active:
-            return []  # restore already picked it up; the notification is a duplicate
-        if not record.required or record.delivery_status == NOT_REQUIRED:
-            return [Note("delivery.skip", {"run_id": record.run_id, "reason": NOT_REQUIRED})]
-        if record.delivery_status != PENDING:
-            return []
+        return self.handle(RunFinished(record), now_ms)
+
+    def snapshot(self) -> dict[str, tuple[object, ...]]:
+        """What the core holds in memory, for tests that check an input changed nothing."""
+        return {run_id: (a.record, a.key, a.text, a.failed_tries, a.token, a.waiting)
+                for run_id, a in self._active.items()}
+
+    # -- handlers ----------------------------------------------------------------------------
+
+    def _finished(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+        assert isinstance(event, RunFinished)
+        record = event.record
+        if not record.required or record.delivery_status == DeliveryStatus.NOT_REQUIRED:
+            return [events.DeliverySkipped(record.run_id, DeliveryStatus.NOT_REQUIRED)]
+        if record.delivery_status != DeliveryStatus.PENDING:
+            return []  # resolved already: a resolved run never reopens
         active = self._active[record.run_id] = _Active(
-            record, completion_key(record.child_session_key, record.run_id)
-        )
+            record, completion_key(record.child_session_key, record.run_id))
         return self._start_attempt(active, now_ms)
 
-    def on_message(self, message: Any, now_ms: int) -> list[Effect]:
-        if isinstance(message, CompletionAck):
-            return self._acked(message, now_ms)
-        if isinstance(message, SendRejected):
-            active = self._active.get(message.run_id)
-            if active is None or active.waiting != "ack" or message.key != active.key:
-                return [Note("delivery.stale", {"run_id": message.run_id, "what": "rejection"})]
-            return self._try_failed(active, message.error, now_ms)
-        if isinstance(message, AckTimeout):
-            active = self._active.get(message.run_id)
-            if active is None or active.waiting != "ack" or active.token != message.token:
-                return []
-            return self._try_failed(active, "gateway timeout", now_ms)
-        if isinstance(message, TryDue):
-            active = self._active.get(message.run_id)
-            if active is None or active.waiting != "try-wait" or active.token != message.token:
-                return []
-            return self._send_try(active, now_ms)
-        if isinstance(message, AttemptDue):
-            active = self._active.get(message.run_id)
-            if active is None or active.waiting != "attempt-wait":
-                return []
-            return self._start_attempt(active, now_ms)
-        raise TypeError(f"delivery core cannot handle {type(message).__name__}")
+    def _duplicate_end(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+        return []  # restore already picked the run up; the notification is a duplicate
 
-    # -- transitions ---------------------------------------------------------------------------
+    def _restored(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+        assert isinstance(event, Restored)
+        record = event.record
+        key = completion_key(record.child_session_key, record.run_id)
+        if MUTANT_FRESH_KEY_AFTER_RESTART in self._mutants and self.incarnation > 1:
+            key = f"{key}:restart-{self.incarnation}"
+        active = self._active[record.run_id] = _Active(record, key)
+        due = record.next_attempt_at_ms
+        if due is not None and due > now_ms:
+            active.waiting = Waiting.ATTEMPT_WAIT
+            return [StartTimer(due - now_ms, AttemptDue(record.run_id))]
+        return self._start_attempt(active, now_ms)
+
+    def _acked(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+        assert isinstance(event, CompletionAck) and active is not None
+        del self._active[event.run_id]
+        return [Persist(event.run_id, Delivered(now_ms)),
+                events.DeliveryRecorded(event.run_id, event.key, not event.accepted)]
+
+    def _stale_ack(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+        return [events.StaleInput(event.run_id, "ack")]
+
+    def _rejected(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+        assert isinstance(event, SendRejected) and active is not None
+        if event.key != active.key:
+            return self._stale_rejection(active, event, now_ms)
+        return self._try_failed(active, event.error, now_ms)
+
+    def _stale_rejection(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+        return [events.StaleInput(event.run_id, "rejection")]
+
+    def _ack_timed_out(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+        assert isinstance(event, AckTimeout) and active is not None
+        if active.token != event.token:
+            return []  # a timer of an earlier try
+        return self._try_failed(active, "gateway timeout", now_ms)
+
+    def _try_due(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+        assert isinstance(event, TryDue) and active is not None
+        if active.token != event.token:
+            return []
+        return self._send_try(active, now_ms)
+
+    def _attempt_due(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+        assert active is not None
+        return self._start_attempt(active, now_ms)
+
+    def _stale_timer(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+        return []  # a timer whose wait is over (or whose run is resolved)
+
+    # -- steps shared by handlers --------------------------------------------------------------
+
+    def _persist(self, active: _Active, change: Change) -> Persist:
+        active.record = apply(active.record, change)
+        return Persist(active.record.run_id, change)
 
     def _start_attempt(self, active: _Active, now_ms: int) -> list[Effect]:
         record = active.record
         assert record.ended_at_ms is not None
-        deadline = retry.expiry_deadline_ms(record.ended_at_ms, record.required)
-        if now_ms >= deadline:
-            return self._give_up(active, "expiry", record.last_error, now_ms)
-        record.attempt_count += 1
+        if now_ms >= retry.expiry_deadline_ms(record.ended_at_ms, record.required):
+            return self._give_up(active, GiveUpReason.EXPIRY, record.last_error)
         active.failed_tries = 0
-        effects: list[Effect] = [
-            Persist(record.run_id, {"attempt_count": record.attempt_count,
-                                    "next_attempt_at_ms": None})
-        ]
-        return effects + self._send_try(active, now_ms)
+        persist = self._persist(active, AttemptStarted(record.attempt_count + 1))
+        return [persist, *self._send_try(active, now_ms)]
 
     def _send_try(self, active: _Active, now_ms: int) -> list[Effect]:
         record = active.record
         active.token += 1
-        active.waiting = "ack"
+        active.waiting = Waiting.ACK
         if active.text is None:
-            active.text = announce_text(record)
-        completion = Completion(
-            key=active.key,
-            run_id=record.run_id,
-            child_session_key=record.child_session_key,
-            requester=record.requester,
-            generation=record.generation,
-            status=record.outcome_status or "unknown",
-            result=record.result_text or "",
-            text=active.text,
-        )
+            active.text = self._render(record, self._requester_kind(record.requester))
+        completion = Completion(key=active.key, run_id=record.run_id,
+                                child_session_key=record.child_session_key,
+                                requester=record.requester,
+                                status=record.outcome_status or OutcomeStatus.UNKNOWN,
+                                text=active.text)
         return [
-            Note("delivery.attempt", {"run_id": record.run_id, "key": active.key,
-                                      "attempt": record.attempt_count,
-                                      "try": active.failed_tries + 1}),
+            events.AttemptSent(record.run_id, active.key, record.attempt_count,
+                               active.failed_tries + 1),
             Send(record.requester, completion),
             StartTimer(retry.ANNOUNCE_TIMEOUT_MS, AckTimeout(record.run_id, active.token)),
-        ]
-
-    def _acked(self, ack: CompletionAck, now_ms: int) -> list[Effect]:
-        active = self._active.get(ack.run_id)
-        if active is None:
-            return [Note("delivery.stale", {"run_id": ack.run_id, "what": "ack"})]
-        del self._active[ack.run_id]
-        return [
-            Persist(ack.run_id, {"delivery_status": DELIVERED, "delivered_at_ms": now_ms}),
-            Note("delivery.delivered", {"run_id": ack.run_id, "key": ack.key,
-                                        "duplicate": not ack.accepted}),
         ]
 
     def _try_failed(self, active: _Active, error: str, now_ms: int) -> list[Effect]:
@@ -283,16 +300,13 @@ class DeliveryCore:
         error_class = retry.classify(error)
         active.failed_tries += 1
         effects: list[Effect] = [
-            Note("delivery.send_failed", {"run_id": record.run_id, "error": error,
-                                          "class": error_class.value,
-                                          "try": active.failed_tries})
-        ]
+            events.SendFailed(record.run_id, error, error_class.value, active.failed_tries)]
         if error_class is retry.ErrorClass.PERMANENT:
-            return effects + self._give_up(active, "permanent_failure", error, now_ms)
+            return effects + self._give_up(active, GiveUpReason.PERMANENT_FAILURE, error)
         if error_class is retry.ErrorClass.TRANSIENT:
             wait = retry.transport_wait_ms(active.failed_tries)
             if wait is not None:
-                active.waiting = "try-wait"
+                active.waiting = Waiting.TRY_WAIT
                 return [*effects, StartTimer(wait, TryDue(record.run_id, active.token))]
         # Retryable announce outcome: the registry loop waits its backoff, then tries again; the
         # wait never runs past the expiry deadline, where the next attempt gives up on time.
@@ -300,28 +314,67 @@ class DeliveryCore:
         deadline = retry.expiry_deadline_ms(record.ended_at_ms, record.required)
         delay = min(retry.backoff_ms(record.attempt_count, self._jitter()),
                     max(0, deadline - now_ms))
-        record.next_attempt_at_ms = now_ms + delay
-        record.last_error = error
-        active.waiting = "attempt-wait"
+        active.waiting = Waiting.ATTEMPT_WAIT
         return [
             *effects,
-            Persist(record.run_id, {"next_attempt_at_ms": record.next_attempt_at_ms,
-                                    "last_error": error}),
-            Note("delivery.retry", {"run_id": record.run_id, "attempt": record.attempt_count,
-                                    "next_attempt_at_ms": record.next_attempt_at_ms}),
+            self._persist(active, RetryScheduled(now_ms + delay, error)),
+            events.DeliveryRetry(record.run_id, record.attempt_count, now_ms + delay),
             StartTimer(delay, AttemptDue(record.run_id)),
         ]
 
-    def _give_up(
-        self, active: _Active, reason: str, error: str | None, now_ms: int
-    ) -> list[Effect]:
+    def _give_up(self, active: _Active, reason: GiveUpReason, error: str | None) -> list[Effect]:
         record = active.record
         del self._active[record.run_id]
         # A completed ok child keeps its payload for an operator redrive (suspended); anything
         # else fails for good.
-        status = SUSPENDED if record.outcome_status == "ok" else FAILED
-        return [
-            Persist(record.run_id, {"delivery_status": status, "last_error": error}),
-            Note("delivery.give_up", {"run_id": record.run_id, "status": status,
-                                      "reason": reason, "error": error}),
-        ]
+        status: Literal[DeliveryStatus.FAILED, DeliveryStatus.SUSPENDED] = (
+            DeliveryStatus.SUSPENDED if record.outcome_status == OutcomeStatus.OK
+            else DeliveryStatus.FAILED)
+        return [Persist(record.run_id, GaveUp(status, error)),
+                events.DeliveryGaveUp(record.run_id, status, reason, error)]
+
+
+_C = DeliveryCore
+IDLE, ACK, TRY_WAIT, ATTEMPT_WAIT = Waiting
+_ALL = (IDLE, ACK, TRY_WAIT, ATTEMPT_WAIT)
+# The state machine. Rows: (state, input) -> (handler, states it may leave the run in, what for).
+TABLE: Mapping[tuple[Waiting, type], Transition] = {
+    (IDLE, RunFinished): Transition(_C._finished, (IDLE, ACK),
+                                    "start attempt 1 (or skip a fire-and-forget run)"),
+    (IDLE, Restored): Transition(_C._restored, (IDLE, ACK, ATTEMPT_WAIT),
+                                 "resume from the store: wait for a persisted due time, or send"),
+    (IDLE, CompletionAck): Transition(_C._stale_ack, (IDLE,), "stale ack: noted"),
+    (IDLE, SendRejected): Transition(_C._stale_rejection, (IDLE,), "stale rejection: noted"),
+    (IDLE, AckTimeout): Transition(_C._stale_timer, (IDLE,), "stale timer"),
+    (IDLE, TryDue): Transition(_C._stale_timer, (IDLE,), "stale timer"),
+    (IDLE, AttemptDue): Transition(_C._stale_timer, (IDLE,), "stale timer"),
+    (ACK, RunFinished): Transition(_C._duplicate_end, (ACK,), "duplicate end"),
+    (ACK, CompletionAck): Transition(_C._acked, (IDLE,), "record delivered"),
+    (ACK, SendRejected): Transition(_C._rejected, (IDLE, ACK, TRY_WAIT, ATTEMPT_WAIT),
+                                    "classify: wait a try, back off, or give up"),
+    (ACK, AckTimeout): Transition(_C._ack_timed_out, (IDLE, ACK, TRY_WAIT, ATTEMPT_WAIT),
+                                  "gateway timeout: wait a try, back off, or give up"),
+    (ACK, TryDue): Transition(_C._stale_timer, (ACK,), "stale timer"),
+    (ACK, AttemptDue): Transition(_C._stale_timer, (ACK,), "stale timer"),
+    (TRY_WAIT, RunFinished): Transition(_C._duplicate_end, (TRY_WAIT,), "duplicate end"),
+    (TRY_WAIT, CompletionAck): Transition(_C._acked, (IDLE,), "late ack: record delivered"),
+    (TRY_WAIT, SendRejected): Transition(_C._stale_rejection, (TRY_WAIT,),
+                                         "stale rejection: noted"),
+    (TRY_WAIT, AckTimeout): Transition(_C._stale_timer, (TRY_WAIT,), "stale timer"),
+    (TRY_WAIT, TryDue): Transition(_C._try_due, (TRY_WAIT, ACK), "send the next try"),
+    (TRY_WAIT, AttemptDue): Transition(_C._stale_timer, (TRY_WAIT,), "stale timer"),
+    (ATTEMPT_WAIT, RunFinished): Transition(_C._duplicate_end, (ATTEMPT_WAIT,), "duplicate end"),
+    (ATTEMPT_WAIT, CompletionAck): Transition(_C._acked, (IDLE,), "late ack: record delivered"),
+    (ATTEMPT_WAIT, SendRejected): Transition(_C._stale_rejection, (ATTEMPT_WAIT,),
+                                             "stale rejection: noted"),
+    (ATTEMPT_WAIT, AckTimeout): Transition(_C._stale_timer, (ATTEMPT_WAIT,), "stale timer"),
+    (ATTEMPT_WAIT, TryDue): Transition(_C._stale_timer, (ATTEMPT_WAIT,), "stale timer"),
+    (ATTEMPT_WAIT, AttemptDue): Transition(_C._attempt_due, (IDLE, ACK),
+                                           "next attempt (or give up at expiry)"),
+}
+# Missing on purpose: Restored while a delivery is in flight (a restore only happens in a fresh
+# incarnation, which has nothing in flight).
+INPUT_TYPES: tuple[type, ...] = (RunFinished, Restored, CompletionAck, SendRejected, AckTimeout,
+                                 TryDue, AttemptDue)
+assert all(state is IDLE or t is not Restored for state, t in TABLE), "see above"
+assert len(TABLE) == len(_ALL) * len(INPUT_TYPES) - 3

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import trio
 
-from actors.child import DELIVERY, run_child
+from actors import addresses, events
+from actors.child import run_child
 from actors.history import sessions_history
 from actors.messages import AbortChild, ChildSpec, Completion, HistoryRead, Spawn
-from actors.registry import RunRecord
+from actors.run_record import RunRecord
 from actors.runtime import Port
 from actors.session import SessionCore, child_session_key
 from actors.store import RunStore
-
-
-def requester_actor_name(session_key: str) -> str:
-    return f"requester:{session_key}"
 
 
 async def run_requester(
@@ -35,8 +32,8 @@ async def run_requester(
                 run_id = store.next_run_id()
                 record = RunRecord(
                     run_id=run_id,
-                    child_id=spec.child_id,
-                    child_session_key=child_session_key(session_key, spec.child_id),
+                    child_id=spec.id,
+                    child_session_key=child_session_key(session_key, spec.id),
                     requester=session_key,
                     task=spec.task,
                     required=spec.expects_completion,
@@ -45,44 +42,37 @@ async def run_requester(
                     started_at_ms=port.now_ms,
                 )
                 store.register(record)
-                port.emit("spawn", {"run_id": run_id, "child": spec.child_id,
-                                    "child_session_key": record.child_session_key,
-                                    "child_session_id": record.child_session_id,
-                                    "requester": session_key, "required": record.required,
-                                    "task": spec.task})
-                scope = scopes[spec.child_id] = trio.CancelScope()
+                port.emit(events.Spawned(run_id, spec.id, record.child_session_key,
+                                         record.child_session_id, session_key, record.required,
+                                         spec.task))
+                scope = scopes[spec.id] = trio.CancelScope()
 
                 async def body(child_port: Port, spec: ChildSpec = spec, run_id: str = run_id,
                                key: str = record.child_session_key,
                                scope: trio.CancelScope = scope) -> None:
                     await run_child(child_port, spec, run_id, key, store, scope, mutants)
 
-                port.spawn(children, f"child:{spec.child_id}", body)
+                port.spawn(children, addresses.child(spec.id), body)
             elif isinstance(message, AbortChild):
                 target = scopes.get(message.child_id)
-                port.emit("abort", {"child": message.child_id, "running": target is not None})
+                port.emit(events.AbortRequested(message.child_id, target is not None))
                 if target is not None:
                     target.cancel()
             elif isinstance(message, Completion):
                 ack = core.receive_completion(message, port.now_ms)
                 if ack.accepted:
-                    port.emit("requester.accept", {"run_id": message.run_id, "key": message.key,
-                                                   "generation": message.generation,
-                                                   "status": message.status,
-                                                   "result": message.result,
-                                                   "text": message.text})
+                    port.emit(events.CompletionAccepted(message.run_id, message.key,
+                                                        message.status, message.text))
                 else:
-                    port.emit("requester.duplicate", {"run_id": message.run_id,
-                                                      "key": message.key})
-                port.send(DELIVERY, ack)
+                    port.emit(events.CompletionDuplicate(message.run_id, message.key))
+                port.send(addresses.DELIVERY, ack)
             elif isinstance(message, HistoryRead):
                 key = child_session_key(session_key, message.child_id)
                 history = sessions_history(store.transcript(key), limit=message.limit,
                                            offset=message.offset,
                                            include_tools=message.include_tools,
                                            session_key=key)
-                port.emit("requester.history", {"child": message.child_id,
-                                                "include_tools": message.include_tools,
-                                                "result": history.to_json()})
+                port.emit(events.HistoryServed(message.child_id, message.include_tools,
+                                               history.to_json()))
             else:
                 raise TypeError(f"requester cannot handle {type(message).__name__}")

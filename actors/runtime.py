@@ -12,6 +12,8 @@ from typing import Any, Protocol
 
 import trio
 
+from actors.events import Event
+
 
 class Crash(Exception):
     """The process hosting an actor died here; everything in its memory is gone."""
@@ -53,8 +55,8 @@ class Port(Protocol):
     def choose(self, subsystem: str, n: int) -> int:
         """A recorded choice among ``n`` options (e.g. retry jitter)."""
 
-    def emit(self, kind: str, data: dict[str, Any]) -> None:
-        """Append a trace record as this actor."""
+    def emit(self, event: Event) -> None:
+        """Append a trace record as this actor (the event's JSON form)."""
 
     def spawn(
         self, nursery: trio.Nursery, name: str, body: Callable[[Port], Awaitable[None]]

@@ -16,7 +16,6 @@ from actors.messages import Completion, CompletionAck
 class TranscriptEntry:
     run_id: str
     key: str
-    generation: int
     status: str
     text: str
     at_ms: int
@@ -34,8 +33,8 @@ class SessionCore:
             return CompletionAck(completion.key, completion.run_id, accepted=False)
         self._recorded_keys[completion.key] = len(self.transcript)
         self.transcript.append(
-            TranscriptEntry(completion.run_id, completion.key, completion.generation,
-                            completion.status, completion.text, now_ms)
+            TranscriptEntry(completion.run_id, completion.key, completion.status,
+                            completion.text, now_ms)
         )
         return CompletionAck(completion.key, completion.run_id, accepted=True)
 

@@ -15,9 +15,11 @@ from typing import Any
 
 import attrs
 
-from actors.registry import NOT_REQUIRED, PENDING, RunRecord
+from actors.run_record import Change, RunEnded, RunRecord, apply
+from actors.states import DeliveryStatus, OutcomeStatus
 
 _FIELDS = tuple(f.name for f in attrs.fields(RunRecord))
+_ASSIGNMENTS = ", ".join(f"{name} = ?" for name in _FIELDS)
 _SQL_TYPES = {"int": "INTEGER", "bool": "INTEGER", "str": "TEXT"}
 
 
@@ -52,7 +54,7 @@ class RunStore:
     def register(self, record: RunRecord) -> None:
         """A requester spawned a child run (sessions_spawn registers it before it starts)."""
         if not record.required:
-            record = attrs.evolve(record, delivery_status=NOT_REQUIRED)
+            record = attrs.evolve(record, delivery_status=DeliveryStatus.NOT_REQUIRED)
         self._order += 1
         values = [getattr(record, name) for name in _FIELDS]
         placeholders = ", ".join("?" for _ in range(len(_FIELDS) + 1))
@@ -61,25 +63,20 @@ class RunStore:
             [*values, self._order],
         )
 
-    def update(self, run_id: str, changes: dict[str, Any]) -> None:
-        for name in changes:
-            assert name in _FIELDS, name
-        assignments = ", ".join(f"{name} = ?" for name in changes)
-        cursor = self._db.execute(
-            f"UPDATE runs SET {assignments} WHERE run_id = ?", [*changes.values(), run_id]
-        )
-        assert cursor.rowcount == 1, f"no run {run_id}"
+    def apply(self, run_id: str, change: Change) -> None:
+        """Make ``change`` durable (the row is rewritten from the changed record)."""
+        record = apply(self.get(run_id), change)
+        self._db.execute(f"UPDATE runs SET {_ASSIGNMENTS} WHERE run_id = ?",
+                         [*(getattr(record, name) for name in _FIELDS), run_id])
 
     def record_end(
-        self, run_id: str, ended_at_ms: int, status: str, error: str | None, text: str | None,
-        stop_reason: str | None = None, usage: tuple[int, int] | None = None,
+        self, run_id: str, ended_at_ms: int, status: OutcomeStatus, error: str | None,
+        text: str | None, stop_reason: str | None = None, usage: tuple[int, int] | None = None,
     ) -> None:
         """The producer (the child's run) writes its terminal outcome, result and usage."""
         input_tokens, output_tokens = usage if usage is not None else (None, None)
-        self.update(run_id, {"ended_at_ms": ended_at_ms, "outcome_status": status,
-                             "outcome_error": error, "result_text": text,
-                             "stop_reason": stop_reason, "input_tokens": input_tokens,
-                             "output_tokens": output_tokens})
+        self.apply(run_id, RunEnded(ended_at_ms, status, error, text, stop_reason, input_tokens,
+                                    output_tokens))
 
     def save_transcript(self, session_key: str, messages: list[dict[str, Any]]) -> None:
         """A session's transcript, as ``sessions_history`` reads it (replaces what was there)."""
@@ -108,7 +105,7 @@ class RunStore:
         cursor = self._db.execute(
             f"SELECT {', '.join(_FIELDS)} FROM runs WHERE delivery_status = ? "
             "AND ended_at_ms IS NOT NULL ORDER BY row_order",
-            [PENDING],
+            [DeliveryStatus.PENDING],
         )
         return (_record(row) for row in cursor.fetchall())
 
@@ -120,4 +117,7 @@ class RunStore:
 def _record(row: tuple[Any, ...]) -> RunRecord:
     values = dict(zip(_FIELDS, row, strict=True))
     values["required"] = bool(values["required"])
+    values["delivery_status"] = DeliveryStatus(values["delivery_status"])
+    if values["outcome_status"] is not None:
+        values["outcome_status"] = OutcomeStatus(values["outcome_status"])
     return RunRecord(**values)

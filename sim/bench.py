@@ -15,12 +15,14 @@ import resource
 import time
 from collections.abc import Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, ClassVar
 
+import attrs
 import trio
 import trio.testing
 
 from actors.announce import DEFAULT_CAP, ChildResult, format_results
+from actors.events import Event, register
 from sim import scenario as scenario_mod
 from sim import world
 from sim.choices import Chooser
@@ -131,6 +133,20 @@ def trio_round_trips_per_second(n: int = 20_000) -> float:
     return n / (time.perf_counter() - start)  # wall-clock ok: benchmark
 
 
+@register
+@attrs.frozen(slots=True)
+class _Echo(Event):
+    kind: ClassVar[str] = "echo"
+    n: int
+
+
+@register
+@attrs.frozen(slots=True)
+class _Pong(Event):
+    kind: ClassVar[str] = "pong"
+    n: int
+
+
 def scheduled_handoffs_per_second(n: int = 20_000) -> float:
     """Hand-offs through the kernel: the harness picks the next agenda entry (a recorded choice
     whenever two are due together), wakes the actor, the actor handles it and leaves a trace
@@ -143,7 +159,7 @@ def scheduled_handoffs_per_second(n: int = 20_000) -> float:
     async def echo(port: ActorPort) -> None:
         while True:
             message = await port.receive()
-            port.emit("echo", {"n": message})
+            port.emit(_Echo(message))
             port.send("pinger", message)
 
     async def pinger(port: ActorPort) -> None:
@@ -151,7 +167,7 @@ def scheduled_handoffs_per_second(n: int = 20_000) -> float:
             port.send("echo-a", i)
             port.send("echo-b", i)
             for _ in range(2):
-                port.emit("pong", {"n": await port.receive()})
+                port.emit(_Pong(await port.receive()))
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:

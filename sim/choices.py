@@ -20,6 +20,7 @@ Two more ways to guide a run, both for searching around a recorded one:
 
 from __future__ import annotations
 
+import enum
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -28,7 +29,17 @@ import attrs
 
 from sim.determinism import rng_for
 
-STRATEGIES = ("random", "pct", "fifo")
+
+
+class Strategy(enum.StrEnum):
+    """How the chooser picks among events due at the same instant."""
+
+    RANDOM = "random"
+    PCT = "pct"
+    FIFO = "fifo"
+
+
+STRATEGIES = tuple(s.value for s in Strategy)
 # A span of related choices: (label, ((subsystem, start, end), ...)).
 Span = tuple[str, tuple[tuple[str, int, int], ...]]
 SCHEDULE = "schedule"
@@ -233,9 +244,9 @@ class Chooser:
             return 0
         fresh = 0
         if not self._guided():
-            if self.strategy == "random":
+            if self.strategy == Strategy.RANDOM:
                 fresh = self._rng(SCHEDULE).randrange(n)
-            elif self.strategy == "pct":
+            elif self.strategy == Strategy.PCT:
                 fresh = self._pct_pick(actors)
         self._schedule_steps += 1
         return self._take(SCHEDULE, n, fresh)

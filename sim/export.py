@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from actors import addresses
 from sim.trace import Record
 
 FORMATS = ("jsonl", "text", "perfetto", "mermaid")
@@ -89,13 +90,13 @@ def to_mermaid(records: Iterable[Record]) -> str:
         d = r.data
         at = _clock(r.t_ms)
         if r.kind == "spawn":
-            run_actor[d["run_id"]] = f"child:{d['child']}"
+            run_actor[d["run_id"]] = addresses.child(d["child"])
             requester_of[d["run_id"]] = r.actor
-            child = tracks.get(f"child:{d['child']}")
+            child = tracks.get(addresses.child(d["child"]))
             target = f"A{child}" if child else me
             lines.append(f"    {me}->>{target}: {at} spawn {d['run_id']}")
-        elif r.kind == "child.end" and "delivery" in tracks:
-            lines.append(f"    {me}->>A{tracks['delivery']}: {at} ended {d['status']} "
+        elif r.kind == "child.end" and addresses.DELIVERY in tracks:
+            lines.append(f"    {me}->>A{tracks[addresses.DELIVERY]}: {at} ended {d['status']} "
                          f"({d['stop_reason']})")
         elif r.kind == "delivery.attempt" and d["run_id"] in requester_of:
             target = f"A{tracks[requester_of[d['run_id']]]}"

@@ -9,28 +9,48 @@ safety phase, then liveness phase).
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import attrs
 
+from actors import addresses
 from actors.messages import Completion, CompletionAck, SendRejected
 from sim.choices import Chooser
 
+
+class FaultKind(enum.StrEnum):
+    SEND_TRANSIENT = "send-transient"
+    SEND_PERMANENT = "send-permanent"
+    SEND_AMBIGUOUS = "send-ambiguous"
+    DUPLICATE = "duplicate"
+    DELAY = "delay"
+    CRASH = "crash"
+    CHILD_ERROR = "child-error"
+    CHILD_TIMEOUT = "child-timeout"
+    TOKEN_LIMIT = "token-limit"
+    ATTEMPT_RETRY = "attempt-retry"
+    NO_REPLY = "no-reply"
+    ABORT = "abort"
+
+
 FAULT_KINDS: dict[str, str] = {
-    "send-transient": "the gateway refuses a completion with a transient error",
-    "send-permanent": "the gateway refuses a completion with a permanent error",
-    "send-ambiguous": "a completion reaches its requester but the acknowledgement is lost",
-    "duplicate": "a message between actors is delivered twice",
-    "delay": "a message between actors is delayed by 1-60 s",
-    "crash": "the delivery actor's process dies at a crash point and restarts 1-30 s later",
-    "child-error": "a child run's stream breaks and the run ends with an error",
-    "child-timeout": "a child run outlives its timeout and is disposed of",
-    "token-limit": "a child step is cut off at its token limit (max-tokens)",
-    "attempt-retry": "a child's model attempt fails and is retried",
-    "no-reply": "a child run finishes with NO_REPLY or an empty reply",
-    "abort": "a requester aborts a running child",
+    FaultKind.SEND_TRANSIENT: "the gateway refuses a completion with a transient error",
+    FaultKind.SEND_PERMANENT: "the gateway refuses a completion with a permanent error",
+    FaultKind.SEND_AMBIGUOUS: "a completion reaches its requester but the acknowledgement is lost",
+    FaultKind.DUPLICATE: "a message between actors is delivered twice",
+    FaultKind.DELAY: "a message between actors is delayed by 1-60 s",
+    FaultKind.CRASH: "the delivery actor's process dies at a crash point and restarts 1-30 s "
+                     "later",
+    FaultKind.CHILD_ERROR: "a child run's stream breaks and the run ends with an error",
+    FaultKind.CHILD_TIMEOUT: "a child run outlives its timeout and is disposed of",
+    FaultKind.TOKEN_LIMIT: "a child step is cut off at its token limit (max-tokens)",
+    FaultKind.ATTEMPT_RETRY: "a child's model attempt fails and is retried",
+    FaultKind.NO_REPLY: "a child run finishes with NO_REPLY or an empty reply",
+    FaultKind.ABORT: "a requester aborts a running child",
 }
+assert list(FAULT_KINDS) == list(FaultKind)
 # Rates a seed may give an enabled kind (per opportunity).
 RATES = (0.02, 0.05, 0.1, 0.25)
 DEFAULT_RESTART_MS = 5_000
@@ -47,18 +67,32 @@ class Emitter(Protocol):
     def emit(self, actor: str, kind: str, data: dict[str, Any]) -> None: ...
 
 
-@attrs.define
-class ArmedFault:
-    """A scripted fault waiting for its opportunity (the next matching message or crash point)."""
+@attrs.frozen
+class TimelineEvent:
+    """One entry of a scenario's scripted timeline: a fault to arm, or a world event (an abort,
+    a history read) at ``at_ms``."""
 
-    kind: str
+    at_ms: int
+    fault: str  # a FaultKind a timeline can script, or a world event (abort, history-read)
     child: str | None = None
     actor: str | None = None
-    point: str | None = None
+    point: str | None = None  # crash: a CrashPoint
     count: int = 1
     error: str | None = None
     delay_ms: int = 0
     restart_after_ms: int | None = None  # crash: how long the actor stays down
+    limit: int | None = None  # history-read: sessions_history parameters
+    offset: int = 0
+    include_tools: bool = False
+
+
+@attrs.define
+class ArmedFault:
+    """A scripted fault waiting for its opportunity (the next matching message or crash point);
+    ``remaining`` counts down from the event's ``count``."""
+
+    event: TimelineEvent
+    remaining: int
 
 
 class FaultPlan:
@@ -114,27 +148,28 @@ class FaultPlan:
         self.kernel.emit("faults", "fault", {"kind": kind, **data})
 
     def _take_armed(self, kind: str, child: str | None = None, actor: str | None = None,
-                    point: str | None = None) -> ArmedFault | None:
+                    point: str | None = None) -> TimelineEvent | None:
         for fault in self.armed:
-            if fault.kind != kind:
+            event = fault.event
+            if event.fault != kind:
                 continue
-            if fault.child is not None and fault.child != child:
+            if event.child is not None and event.child != child:
                 continue
-            if fault.actor is not None and fault.actor != actor:
+            if event.actor is not None and event.actor != actor:
                 continue
-            if fault.point is not None and fault.point != point:
+            if event.point is not None and event.point != point:
                 continue
-            fault.count -= 1
-            if fault.count <= 0:
+            fault.remaining -= 1
+            if fault.remaining <= 0:
                 self.armed.remove(fault)
-            return fault
+            return event
         return None
 
     # -- the network -------------------------------------------------------------------------
 
     def network(self, src: str, dst: str, message: Any) -> Sequence[tuple[int, str, Any]]:
         """Where and when ``message`` arrives: a list of (delay, destination, message)."""
-        if src == "timeline":
+        if src == addresses.TIMELINE:
             return ((0, dst, message),)
         child = None
         if isinstance(message, Completion | CompletionAck):
@@ -175,7 +210,7 @@ class FaultPlan:
         if armed is not None:
             self.restart_after_ms = armed.restart_after_ms
             return True
-        return actor == "delivery" and self.strikes("crash")
+        return actor == addresses.DELIVERY and self.strikes("crash")
 
     def restart_delay_ms(self) -> int:
         """How long a crashed actor stays down: as scripted, else drawn, else 5 s."""

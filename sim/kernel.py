@@ -24,6 +24,7 @@ import trio
 import trio.lowlevel
 from sortedcontainers import SortedList
 
+from actors.events import Event
 from actors.runtime import Crash
 from sim.choices import Chooser
 from sim.trace import Trace
@@ -117,8 +118,10 @@ class ActorPort:
     def choose(self, subsystem: str, n: int) -> int:
         return self.kernel.chooser.choose(subsystem, n)
 
-    def emit(self, kind: str, data: dict[str, Any]) -> None:
-        self.kernel.emit(self.name, kind, data)
+    def emit(self, event: Event) -> None:
+        kernel = self.kernel
+        if not kernel.closed:
+            kernel.trace.append(kernel.now_ms, self.name, event.kind, event.to_json())
 
     def spawn(
         self, nursery: trio.Nursery, name: str, body: Callable[[ActorPort], Awaitable[None]]

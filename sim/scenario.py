@@ -16,18 +16,21 @@ from typing import Any
 
 import attrs
 
+from actors import addresses
 from actors.errors import InputError
-from actors.messages import STEP_FINISHES, StepSpec
+from actors.messages import STEP_FINISHES, ChildSpec, StepSpec
 from actors.mutants import MUTANTS
+from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, StepFinish, values
 from sim.choices import STRATEGIES
-from sim.faults import FAULT_KINDS
+from sim.faults import FAULT_KINDS, FaultKind, TimelineEvent
 from sim.tomlpos import Positions
 
-OUTCOMES = ("ok", "error", "timeout")
-DELIVERY_STATES = ("not_required", "pending", "delivered", "failed", "suspended")
+OUTCOMES = tuple(s for s in values(OutcomeStatus) if s != OutcomeStatus.UNKNOWN)
+DELIVERY_STATES = values(DeliveryStatus)
 # Faults a timeline can script (child outcomes are scripted on the child itself).
-TIMELINE_FAULTS = ("send-transient", "send-permanent", "send-ambiguous", "duplicate", "delay",
-                   "crash", "abort")
+TIMELINE_FAULTS: tuple[str, ...] = (
+    FaultKind.SEND_TRANSIENT, FaultKind.SEND_PERMANENT, FaultKind.SEND_AMBIGUOUS,
+    FaultKind.DUPLICATE, FaultKind.DELAY, FaultKind.CRASH, FaultKind.ABORT)
 # The fields each scripted fault uses. Another field would silently keep the fault from ever
 # matching (an armed fault with an actor or point matches only a crash), so it is an error.
 _TIMELINE_FIELDS = {
@@ -43,8 +46,7 @@ _TIMELINE_FIELDS = {
 # Timeline entries that are things the world does rather than faults (`event = ...`).
 TIMELINE_EVENTS = ("abort", "history-read")
 # Where the delivery actor can crash (actors/delivery.py names them).
-CRASH_POINTS = ("before-persist", "before-send",
-                *(f"before-record-{state}" for state in DELIVERY_STATES))
+CRASH_POINTS = values(CrashPoint)
 DEFAULT_UNTIL_S = 6 * 3600
 DEFAULT_HEAL_S = 20 * 60
 _REQUIREMENT_ID = re.compile(r"^(OUT|DEL|YLD|PRV|FMT|SIM)-\d+[a-z]?$")
@@ -53,25 +55,6 @@ _REQUIREMENT_ID = re.compile(r"^(OUT|DEL|YLD|PRV|FMT|SIM)-\d+[a-z]?$")
 @attrs.frozen
 class SessionDef:
     key: str
-
-
-@attrs.frozen
-class ChildDef:
-    id: str
-    requester: str
-    task: str
-    spawn_at_ms: int
-    steps: tuple[StepSpec, ...]
-    encoding: str = "v2"
-    timeout_ms: int | None = None
-    error: str | None = None
-    expects_completion: bool = True
-    usage_recorded: bool = True
-
-    @property
-    def run_ms(self) -> int:
-        """How long the child would run if nothing stopped it."""
-        return sum(step.duration_ms for step in self.steps)
 
 
 @attrs.frozen
@@ -89,22 +72,6 @@ class FaultsDef:
     kinds: tuple[str, ...]
     swarm: bool
     heal_at_ms: int
-
-
-@attrs.frozen
-class TimelineEvent:
-    at_ms: int
-    fault: str
-    child: str | None = None
-    actor: str | None = None
-    point: str | None = None
-    count: int = 1
-    error: str | None = None
-    delay_ms: int = 0
-    restart_after_ms: int | None = None
-    limit: int | None = None  # history-read: sessions_history parameters
-    offset: int = 0
-    include_tools: bool = False
 
 
 @attrs.frozen
@@ -134,7 +101,7 @@ class Scenario:
     mutants: tuple[str, ...]
     until_ms: int
     sessions: tuple[SessionDef, ...]
-    children: tuple[ChildDef, ...]
+    children: tuple[ChildSpec, ...]
     workload: WorkloadDef | None
     faults: FaultsDef
     timeline: tuple[TimelineEvent, ...]
@@ -353,8 +320,8 @@ def _sessions(root: _Table) -> tuple[SessionDef, ...]:
     return tuple(sessions)
 
 
-def _children(root: _Table, session_keys: list[str]) -> tuple[ChildDef, ...]:
-    children: list[ChildDef] = []
+def _children(root: _Table, session_keys: list[str]) -> tuple[ChildSpec, ...]:
+    children: list[ChildSpec] = []
     for table in root.tables("children"):
         table.check_keys(("id", "requester", "task", "spawn_at", "run_for", "outcome", "reply",
                           "reply_chars", "error", "expects_completion", "usage_recorded", "steps",
@@ -387,12 +354,12 @@ def _children(root: _Table, session_keys: list[str]) -> tuple[ChildDef, ...]:
             steps = [StepSpec(run_ms, text=table.text("reply", ""))]
         if outcome == "error":
             # The run fails: its last step's stream breaks.
-            steps[-1] = attrs.evolve(steps[-1], finish="stream-error")
+            steps[-1] = attrs.evolve(steps[-1], finish=StepFinish.STREAM_ERROR)
         elif outcome == "timeout":
             if timeout_ms is None:
                 timeout_ms = sum(step.duration_ms for step in steps)
             steps = [attrs.evolve(step, duration_ms=2 * step.duration_ms) for step in steps]
-        children.append(ChildDef(
+        children.append(ChildSpec(
             id=child_id,
             requester=requester,
             task=table.text("task", f"task of {child_id}"),
@@ -421,7 +388,7 @@ def _step(table: _Table) -> StepSpec:
         text=table.text("text", ""),
         reasoning=table.text("reasoning", ""),
         tool_calls=table.count("tool_calls", 0),
-        finish=table.text("finish", "auto", choices=STEP_FINISHES),
+        finish=StepFinish(table.text("finish", "auto", choices=STEP_FINISHES)),
     )
 
 
@@ -480,9 +447,9 @@ def _timeline(root: _Table, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             raise table.fail("child", f"{child!r} is not one of the [[children]]")
         actor = table.text("actor", None)
         if fault == "crash":
-            if actor not in (None, "delivery"):
-                raise table.fail("actor", "only the 'delivery' actor can crash")
-            actor = "delivery"
+            if actor not in (None, addresses.DELIVERY):
+                raise table.fail("actor", f"only the {addresses.DELIVERY!r} actor can crash")
+            actor = addresses.DELIVERY
         if fault in ("abort", "history-read") and child is None:
             what = "an abort names the child to abort" if fault == "abort" else \
                 "a history read names the child whose transcript it reads"

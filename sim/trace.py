@@ -31,8 +31,18 @@ class Record:
         return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"))
 
 
-class TraceFull(Exception):
-    pass
+# What the harness itself records (the model's own kinds are in ``actors/events.py``):
+# kind -> the fields its records carry. ``fault`` records carry ``kind`` plus the fault's details.
+HARNESS_KINDS: dict[str, tuple[str, ...]] = {
+    "world.start": ("scenario", "seed", "strategy", "mutants", "faults", "versions"),
+    "world.heal": (),
+    "world.end": ("reason", "steps"),
+    "timeline.arm": ("fault", "child", "point"),
+    "timeline.noop": ("fault", "why"),
+    "fault": ("kind", "run_id", "error", "lost", "dst", "message", "delay_ms"),
+    "crash": ("point", "incarnation"),
+    "drop": ("src", "dst", "message"),
+}
 
 
 class Trace:
@@ -44,7 +54,7 @@ class Trace:
 
     def append(self, t_ms: int, actor: str, kind: str, data: Mapping[str, Any]) -> Record:
         if len(self._records) >= self._limit:
-            raise TraceFull(f"trace exceeded {self._limit} records")
+            raise OverflowError(f"trace exceeded {self._limit} records")
         record = Record(len(self._records), t_ms, actor, kind, data)
         self._records.append(record)
         return record

@@ -14,19 +14,21 @@ import attrs
 import trio
 import trio.testing
 
+from actors import addresses
 from actors.delivery import run_delivery
 from actors.messages import AbortChild, ChildSpec, HistoryRead, Spawn, StepSpec
-from actors.registry import RunRecord
-from actors.requester import requester_actor_name, run_requester
+from actors.requester import run_requester
+from actors.run_record import RunRecord
 from actors.runtime import Crash, Port
+from actors.states import StepFinish
 from actors.store import RunStore
 from sim import invariants
 from sim.choices import Chooser, Schedule, Span
 from sim.determinism import seed_trio_scheduler
-from sim.faults import ArmedFault, FaultPlan
+from sim.faults import ArmedFault, FaultPlan, TimelineEvent
 from sim.invariants import Violation
 from sim.kernel import ActorPort, Kernel, run_trio
-from sim.scenario import ChildDef, Scenario, TimelineEvent, WorkloadDef
+from sim.scenario import Scenario, WorkloadDef
 from sim.trace import Trace
 
 # Bounds on one run (a limit on everything): agenda steps and trace records.
@@ -162,7 +164,7 @@ class _World:
 
     async def main(self) -> None:
         kernel = self.kernel
-        kernel.emit("harness", "world.start", {
+        kernel.emit(addresses.HARNESS, "world.start", {
             "scenario": self.scenario.name, "seed": self.seed, "strategy": self.chooser.strategy,
             "mutants": list(self.mutants), "faults": dict(self.plan.rates),
             "versions": versions()})
@@ -179,9 +181,9 @@ class _World:
             for event in self.scenario.timeline:
                 self._schedule_fault(event)
             kernel.at(self.scenario.faults.heal_at_ms, "heal",
-                      lambda: kernel.emit("harness", "world.heal", {}))
+                      lambda: kernel.emit(addresses.HARNESS, "world.heal", {}))
             self.end_reason = await kernel.run(self.scenario.until_ms, MAX_STEPS)
-            kernel.emit("harness", "world.end", {"reason": self.end_reason,
+            kernel.emit(addresses.HARNESS, "world.end", {"reason": self.end_reason,
                                                  "steps": kernel.steps})
             kernel.closed = True
             root.cancel_scope.cancel()
@@ -190,7 +192,7 @@ class _World:
         async def body(port: ActorPort) -> None:
             await run_requester(port, session_key, self.store, self.mutants)
 
-        self.kernel.spawn(root, requester_actor_name(session_key), body)
+        self.kernel.spawn(root, addresses.requester(session_key), body)
 
     def _start_delivery(self) -> None:
         assert self._root is not None
@@ -198,18 +200,17 @@ class _World:
         async def body(port: Port) -> None:
             await run_delivery(port, self.store, self.mutants)
 
-        self.kernel.spawn(self._root, "delivery", body, on_crash=self._on_delivery_crash)
+        self.kernel.spawn(self._root, addresses.DELIVERY, body,
+                          on_crash=self._on_delivery_crash)
 
     def _on_delivery_crash(self, port: ActorPort, crash: Crash) -> None:
         delay = self.plan.restart_delay_ms()
         self.kernel.at(self.kernel.now_ms + delay, "restart delivery", self._start_delivery)
 
-    def _schedule_spawn(self, child: ChildDef) -> None:
-        spec = ChildSpec(child.id, child.task, child.steps, child.encoding, child.timeout_ms,
-                         child.error, child.expects_completion, child.usage_recorded)
-        requester = requester_actor_name(child.requester)
+    def _schedule_spawn(self, child: ChildSpec) -> None:
+        requester = addresses.requester(child.requester)
         self.kernel.at(child.spawn_at_ms, f"spawn {child.id}",
-                       lambda: self.kernel.send("timeline", requester, Spawn(spec)))
+                       lambda: self.kernel.send(addresses.TIMELINE, requester, Spawn(child)))
 
     def _schedule_fault(self, event: TimelineEvent) -> None:
         kernel = self.kernel
@@ -222,37 +223,35 @@ class _World:
                 return
             read = HistoryRead(child, event.limit, event.offset, event.include_tools)
             kernel.at(event.at_ms, f"history-read {event.child}", lambda: kernel.send(
-                "timeline", requester_actor_name(requester), read))
+                addresses.TIMELINE, addresses.requester(requester), read))
             return
         if event.fault == "crash" and event.point is None:
             def crash_now() -> None:
                 self.plan.restart_after_ms = event.restart_after_ms
-                if not kernel.crash_parked("delivery", "timeline"):
+                if not kernel.crash_parked(addresses.DELIVERY, addresses.TIMELINE):
                     self.plan.restart_after_ms = None
-                    kernel.emit("harness", "timeline.noop", {"fault": "crash",
+                    kernel.emit(addresses.HARNESS, "timeline.noop", {"fault": "crash",
                                                              "why": "delivery is not running"})
             kernel.at(event.at_ms, "crash delivery", crash_now)
             return
-        armed = ArmedFault(kind=event.fault, child=event.child, actor=event.actor,
-                           point=event.point, count=event.count, error=event.error,
-                           delay_ms=event.delay_ms, restart_after_ms=event.restart_after_ms)
+        armed = ArmedFault(event, event.count)
 
         def arm() -> None:
-            kernel.emit("harness", "timeline.arm", {"fault": event.fault, "child": event.child,
-                                                    "point": event.point})
+            kernel.emit(addresses.HARNESS, "timeline.arm",
+                        {"fault": event.fault, "child": event.child, "point": event.point})
             self.plan.armed.append(armed)
 
         kernel.at(event.at_ms, f"arm {event.fault}", arm)
 
     def _schedule_abort(self, at_ms: int, requester: str, child_id: str) -> None:
         """The requester aborts its child at ``at_ms`` (it owns the child's scope)."""
-        actor = requester_actor_name(requester)
+        actor = addresses.requester(requester)
         self.kernel.at(at_ms, f"abort {child_id}",
-                       lambda: self.kernel.send("timeline", actor, AbortChild(child_id)))
+                       lambda: self.kernel.send(addresses.TIMELINE, actor, AbortChild(child_id)))
 
     # -- seeded workload ---------------------------------------------------------------------
 
-    def _draw_children(self, workload: WorkloadDef, first: int) -> list[ChildDef]:
+    def _draw_children(self, workload: WorkloadDef, first: int) -> list[ChildSpec]:
         drawn = []
         for i in range(workload.children):
             with self.chooser.span("child"):  # so a shrinker can drop one child whole
@@ -264,7 +263,7 @@ class _World:
                     self._schedule_abort(at, child.requester, child.id)
         return drawn
 
-    def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildDef:
+    def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildSpec:
         """One child's behaviour from the workload stream, bent by the seeded child faults."""
         chooser, plan = self.chooser, self.plan
         spawn_at_ms = 1000 * chooser.choose("workload", workload.spawn_within_ms // 1000 + 1)
@@ -289,25 +288,25 @@ class _World:
                 chooser.choose("fault:no-reply", 2)])
         if plan.strikes("attempt-retry"):
             k = chooser.choose("fault:attempt-retry", len(steps))
-            steps[k] = attrs.evolve(steps[k], finish="error")
+            steps[k] = attrs.evolve(steps[k], finish=StepFinish.ERROR)
         if plan.strikes("token-limit"):
             # The cut-off step becomes the last; a tool-call-only step cut off this way leaves
             # the empty, usage-only terminal message of seed 000.
             k = chooser.choose("fault:token-limit", len(steps))
-            steps = [*steps[:k], attrs.evolve(steps[k], finish="max-tokens")]
+            steps = [*steps[:k], attrs.evolve(steps[k], finish=StepFinish.MAX_TOKENS)]
         error = None
         if plan.strikes("child-error"):
             error = CHILD_ERRORS[chooser.choose("fault:child-error", len(CHILD_ERRORS))]
-            steps[-1] = attrs.evolve(steps[-1], finish="stream-error")
+            steps[-1] = attrs.evolve(steps[-1], finish=StepFinish.STREAM_ERROR)
         timeout_ms = None
         if plan.strikes("child-timeout"):
             timeout_ms = 1000 * (1 + chooser.choose("fault:child-timeout", run_ms // 1000))
         encoding = "v1" if chooser.chance("workload", 0.25) else "v2"
         expects_completion = not chooser.chance("workload", 0.1)
         usage_recorded = not chooser.chance("workload", 0.1)
-        return ChildDef(child_id, workload.requester, f"task {i + 1} of the batch", spawn_at_ms,
-                        tuple(steps), encoding, timeout_ms, error, expects_completion,
-                        usage_recorded)
+        return ChildSpec(child_id, workload.requester, f"task {i + 1} of the batch", spawn_at_ms,
+                         tuple(steps), encoding, timeout_ms, error, expects_completion,
+                         usage_recorded)
 
 
 ANSWERS = (

@@ -12,10 +12,12 @@ import attrs
 import pytest
 
 import actors.consumers
-import actors.registry
+import actors.delivery
 from actors.messages import Completion, CompletionAck
-from actors.registry import DeliveryCore, RunRecord
+from actors.registry import DeliveryCore
+from actors.run_record import RunRecord
 from actors.session import SessionCore
+from actors.states import DeliveryStatus
 from sim import invariants, scenario, world
 from sim.invariants.delivery import LIVENESS_BOUND_MS
 from tests.conftest import SCENARIOS
@@ -63,7 +65,8 @@ def test_not_required_skipped_catches_delivering_fire_and_forget_runs(
     original = DeliveryCore.child_ended
 
     def deliver_everything(self: DeliveryCore, record: RunRecord, now_ms: int) -> list[Any]:
-        return original(self, attrs.evolve(record, required=True, delivery_status="pending"),
+        return original(self, attrs.evolve(record, required=True,
+                                                 delivery_status=DeliveryStatus.PENDING),
                         now_ms)
 
     monkeypatch.setattr(DeliveryCore, "child_ended", deliver_everything)
@@ -113,12 +116,17 @@ def test_eventually_resolved_enforces_its_time_bound() -> None:
 
 
 def test_result_intact_catches_a_truncated_result(monkeypatch: pytest.MonkeyPatch) -> None:
-    def truncating(**fields: Any) -> Completion:
-        return Completion(**{**fields, "result": fields["result"][:5]})
+    original = actors.delivery.render
 
-    monkeypatch.setattr(actors.registry, "Completion", truncating)
+    def truncating(record: RunRecord, kind: Any) -> str:
+        return original(attrs.evolve(record, result_text=(record.result_text or "")[:5]), kind)
+
+    monkeypatch.setattr(actors.delivery, "render", truncating)
     result = _run("transient-then-success.toml")
-    assert _names(result) == ["result-intact"]
+    # What the requester read no longer is the child's result; the block's own check agrees.
+    assert _names(result) == ["announce-block", "result-intact"]
+    intact = [v for v in result.violations if v.invariant == "result-intact"]
+    assert "but the child's result was" in intact[0].message
 
 
 # -- OUT ------------------------------------------------------------------------------------------
@@ -191,8 +199,10 @@ import actors.history  # noqa: E402
 def test_announce_block_catches_missing_escaping(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(actors.announce, "escape_data", lambda text: text)
     result = _run("announce-escaping.toml")
-    assert _names(result) == ["announce-block"]
-    assert "does not parse back" in result.violations[0].message
+    # The forged framing also changes what the requester reads as the result.
+    assert _names(result) == ["announce-block", "result-intact"]
+    block = [v for v in result.violations if v.invariant == "announce-block"]
+    assert "does not parse back" in block[0].message
 
 
 def test_announce_block_catches_a_blown_cap(monkeypatch: pytest.MonkeyPatch) -> None:

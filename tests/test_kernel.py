@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+import attrs
 import pytest
 import trio
 import trio.testing
 
+from actors.events import Event, register
 from actors.runtime import Crash
 from sim.choices import Chooser, ScheduleDiverged
 from sim.determinism import seed_trio_scheduler
@@ -74,11 +76,18 @@ def test_messages_wait_in_the_mailbox_while_an_actor_sleeps() -> None:
     assert got == [("early", 100), ("late", 200)]
 
 
+@register
+@attrs.frozen(slots=True)
+class _Got(Event):
+    kind: ClassVar[str] = "got"
+    m: Any
+
+
 def test_ties_are_chosen_by_the_strategy_and_recorded() -> None:
     def build(kernel: Kernel, nursery: trio.Nursery) -> None:
         async def listener(port: ActorPort) -> None:
             while True:
-                port.emit("got", {"m": await port.receive()})
+                port.emit(_Got(await port.receive()))
 
         kernel.spawn(nursery, "l", listener)
         for i in range(5):
@@ -98,7 +107,7 @@ def test_a_schedule_replays_and_a_changed_one_diverges() -> None:
         async def listener(port: ActorPort) -> None:
             while True:
                 message = await port.receive()
-                port.emit("got", {"m": message})
+                port.emit(_Got(message))
                 if message == 0:
                     port.send("l", "extra")  # the run's shape depends on the order
 

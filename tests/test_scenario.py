@@ -246,8 +246,8 @@ CASES: list[tuple[str, str, str]] = [
         fault = "crash"
         point = "before-record-deliverd" # <-
     """), "timeline[0].point: 'before-record-deliverd' is not a crash point (known: "
-          "before-persist, before-send, before-record-not_required, before-record-pending, "
-          "before-record-delivered, before-record-failed, before-record-suspended)"),
+          "before-persist, before-send, before-record-delivered, before-record-failed, "
+          "before-record-suspended)"),
     ("field-that-disarms-a-send-fault", SESSION + textwrap.dedent("""\
         [[children]]
         id = "a"

@@ -20,19 +20,19 @@ LIVENESS_BOUND_MS = 40 * 60_000
 
 
 def at_most_once(trace: Sequence[Record]) -> list[Violation]:
-    seen: dict[tuple[str, str, int], Record] = {}
+    seen: dict[tuple[str, str], Record] = {}
     violations = []
     for r in trace:
         if r.kind != "requester.accept":
             continue
-        key = (r.actor, r.data["run_id"], r.data["generation"])
+        key = (r.actor, r.data["run_id"])
         first = seen.get(key)
         if first is None:
             seen[key] = r
             continue
         violations.append(Violation(
             "at-most-once", "DEL-3",
-            f"{r.data['run_id']} (generation {r.data['generation']}) reached {r.actor} twice: "
+            f"{r.data['run_id']} reached {r.actor} twice: "
             f"at {first.t_ms} ms and at {r.t_ms} ms",
             (first.seq, r.seq)))
     return violations
@@ -126,7 +126,7 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
 
 INVARIANTS = (
     Invariant("at-most-once", "DEL-3", "safety",
-              "A completion reaches its requester at most once per delivery generation.",
+              "A completion reaches its requester at most once.",
               at_most_once),
     Invariant("not-required-skipped", "DEL-1", "safety",
               "A run spawned with expectsCompletionMessage false is never delivered.",

@@ -167,8 +167,26 @@ def stop_reason_kept(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+_DATA_OPEN = "<prompt-data>\n"
+_DATA_CLOSE = "\n</prompt-data>"
+
+
+def _shown_result(text: str) -> str | None:
+    """The result the requester read: its announce block's data section, un-escaped (None when
+    the block carries no result)."""
+    if _DATA_OPEN not in text or _DATA_CLOSE not in text:
+        return None
+    body = text[text.index(_DATA_OPEN) + len(_DATA_OPEN):text.index(_DATA_CLOSE)]
+    return body.replace("&lt;", "<").replace("&amp;", "&")
+
+
 def result_intact(trace: Sequence[Record]) -> list[Violation]:
-    """DEL-15: the requester gets the child's own result for that run, unchanged."""
+    """DEL-15: the requester gets the child's own result for that run, unchanged.
+
+    Read from what the requester really saw (the announce text in its transcript) against the
+    child's own end record. A result cut at the announce cap must be a head of the result (the
+    announce-block invariant checks the truncation marker itself).
+    """
     results: dict[str, Record] = {}
     violations = []
     for r in trace:
@@ -183,10 +201,14 @@ def result_intact(trace: Sequence[Record]) -> list[Violation]:
                     (r.seq,)))
                 continue
             want = end.data["result"] or ""
-            if r.data["result"] != want:
+            shown = _shown_result(r.data["text"])
+            if shown is None:
+                continue  # no result block: whether that is right is announce-block's to judge
+            truncated = "\n[truncated: " in r.data["text"][r.data["text"].index(_DATA_CLOSE):]
+            if shown != want and not (truncated and want.startswith(shown)):
                 violations.append(Violation(
                     "result-intact", "DEL-15",
-                    f"{r.actor} received {r.data['result']!r} for {r.data['run_id']}, but the "
+                    f"{r.actor} received {shown!r} for {r.data['run_id']}, but the "
                     f"child's result was {want!r}", (end.seq, r.seq)))
     return violations
 

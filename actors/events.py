@@ -1,0 +1,262 @@
+"""The model's observable vocabulary: every trace record an actor emits, as a frozen class.
+
+Like h11's events: each class is one thing that happened, with a ``kind`` (the trace's name for
+it) and its fields. An actor hands an event to :meth:`actors.runtime.Port.emit`; the trace keeps
+its JSON form (:meth:`Event.to_json`), which is all the simulator's invariants ever read: they
+never import this module. :data:`KINDS` lists each kind with the fields it carries, so a test can
+check that every kind and field an invariant reads is one the model can emit.
+
+A field named after a Python keyword takes a trailing underscore (``try_``); its JSON name drops it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, TypeVar, cast
+
+import attrs
+
+from actors.states import DeliveryStatus, GiveUpReason
+
+JsonValue = Any
+
+
+class Event:
+    """Base of every trace event. ``_names``: (attribute, JSON name) pairs, set once per class."""
+
+    __slots__ = ()
+    kind: ClassVar[str]
+    _names: ClassVar[tuple[tuple[str, str], ...]] = ()
+
+    def to_json(self) -> dict[str, JsonValue]:
+        return {json_name: getattr(self, name) for name, json_name in self._names}
+
+
+# -- requester sessions ------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class Spawned(Event):
+    kind: ClassVar[str] = "spawn"
+    run_id: str
+    child: str
+    child_session_key: str
+    child_session_id: str | None
+    requester: str
+    required: bool
+    task: str
+
+
+@attrs.frozen(slots=True)
+class AbortRequested(Event):
+    kind: ClassVar[str] = "abort"
+    child: str
+    running: bool
+
+
+@attrs.frozen(slots=True)
+class CompletionAccepted(Event):
+    """A completion entered the requester's transcript: ``text`` is what its model reads."""
+
+    kind: ClassVar[str] = "requester.accept"
+    run_id: str
+    key: str
+    status: str
+    text: str
+
+
+@attrs.frozen(slots=True)
+class CompletionDuplicate(Event):
+    kind: ClassVar[str] = "requester.duplicate"
+    run_id: str
+    key: str
+
+
+@attrs.frozen(slots=True)
+class HistoryServed(Event):
+    kind: ClassVar[str] = "requester.history"
+    child: str
+    include_tools: bool
+    result: dict[str, JsonValue]
+
+
+# -- child runs ----------------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class ChildStarted(Event):
+    kind: ClassVar[str] = "child.start"
+    run_id: str
+    child: str
+    encoding: str
+
+
+@attrs.frozen(slots=True)
+class ChildMessage(Event):
+    """A committed assistant message: its blocks and the text its stream carried."""
+
+    kind: ClassVar[str] = "child.message"
+    run_id: str
+    step: int
+    blocks: list[dict[str, JsonValue]]
+    streamed: str
+    interrupted: bool
+
+
+@attrs.frozen(slots=True)
+class ChildAttempt(Event):
+    """A failed model attempt, with the text its stream carried."""
+
+    kind: ClassVar[str] = "child.attempt"
+    run_id: str
+    step: int
+    streamed: str
+
+
+@attrs.frozen(slots=True)
+class ChildDelta(Event):
+    """A V1 text chunk, as the session log appended it."""
+
+    kind: ClassVar[str] = "child.delta"
+    run_id: str
+    step: int
+    text: str
+
+
+@attrs.frozen(slots=True)
+class ChildToolResult(Event):
+    kind: ClassVar[str] = "child.tool_result"
+    run_id: str
+    text: str
+
+
+@attrs.frozen(slots=True)
+class ChildTurnEnd(Event):
+    kind: ClassVar[str] = "child.turn_end"
+    run_id: str
+    reason: str
+
+
+@attrs.frozen(slots=True)
+class ChildAborted(Event):
+    kind: ClassVar[str] = "child.abort"
+    run_id: str
+
+
+@attrs.frozen(slots=True)
+class ChildConsumers(Event):
+    """What each consumer (in-process reader, activation capture, SDK, ACP) made of the run."""
+
+    kind: ClassVar[str] = "child.consumers"
+    run_id: str
+    in_process: dict[str, JsonValue]
+    activation: dict[str, JsonValue]
+    sdk: dict[str, JsonValue]
+    acp: dict[str, JsonValue]
+
+
+@attrs.frozen(slots=True)
+class ChildEnd(Event):
+    """The child's own end record: what it wrote to the store as its outcome."""
+
+    kind: ClassVar[str] = "child.end"
+    run_id: str
+    status: str
+    error: str | None
+    stop_reason: str | None
+    result: str | None
+    usage: list[int] | None
+
+
+# -- the delivery actor --------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class DeliveryStarted(Event):
+    kind: ClassVar[str] = "delivery.start"
+    incarnation: int
+
+
+@attrs.frozen(slots=True)
+class DeliverySkipped(Event):
+    kind: ClassVar[str] = "delivery.skip"
+    run_id: str
+    reason: DeliveryStatus
+
+
+@attrs.frozen(slots=True)
+class StaleInput(Event):
+    """An acknowledgement or rejection for a try that is no longer in flight."""
+
+    kind: ClassVar[str] = "delivery.stale"
+    run_id: str
+    what: str  # ack | rejection
+
+
+@attrs.frozen(slots=True)
+class AttemptSent(Event):
+    kind: ClassVar[str] = "delivery.attempt"
+    run_id: str
+    key: str
+    attempt: int
+    try_: int
+
+
+@attrs.frozen(slots=True)
+class DeliveryRecorded(Event):
+    """The registry recorded the run as delivered (``duplicate``: the requester had it)."""
+
+    kind: ClassVar[str] = "delivery.delivered"
+    run_id: str
+    key: str
+    duplicate: bool
+
+
+@attrs.frozen(slots=True)
+class SendFailed(Event):
+    kind: ClassVar[str] = "delivery.send_failed"
+    run_id: str
+    error: str
+    class_: str
+    try_: int
+
+
+@attrs.frozen(slots=True)
+class DeliveryRetry(Event):
+    kind: ClassVar[str] = "delivery.retry"
+    run_id: str
+    attempt: int
+    next_attempt_at_ms: int
+
+
+@attrs.frozen(slots=True)
+class DeliveryGaveUp(Event):
+    kind: ClassVar[str] = "delivery.give_up"
+    run_id: str
+    status: DeliveryStatus
+    reason: GiveUpReason
+    error: str | None
+
+
+E = TypeVar("E", bound=Event)
+
+
+def register(cls: type[E]) -> type[E]:
+    """Give an attrs event class its JSON names, once (every class in this module has them; a
+    simulator-only event, such as a benchmark's, applies this as its outer decorator)."""
+    cls._names = tuple((f.name, f.name.rstrip("_")) for f in attrs.fields(cast(Any, cls)))
+    return cls
+
+
+def _subclasses(cls: type[Event]) -> list[type[Event]]:
+    found = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
+# attrs builds a new class for slots; the registry keeps the final ones (they have fields).
+EVENT_TYPES: tuple[type[Event], ...] = tuple(
+    register(cls) for cls in _subclasses(Event) if "__attrs_attrs__" in cls.__dict__)
+KINDS: dict[str, tuple[str, ...]] = {
+    cls.kind: tuple(json_name for _, json_name in cls._names) for cls in EVENT_TYPES}
+assert len(KINDS) == len(EVENT_TYPES), "two event classes share a kind"

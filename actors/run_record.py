@@ -1,0 +1,119 @@
+"""A child run as the registry stores it, and the typed changes the delivery core makes to it.
+
+The record is frozen: a change is a small frozen value naming exactly the columns one transition
+writes, and :func:`apply` is the one place that turns a change into a new record. The store
+persists through it and the core keeps its in-memory copy through it, so the two cannot drift;
+the type checker (not a runtime assert) holds each change to real column names.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+import attrs
+
+from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus
+
+
+def completion_key(child_session_key: str, run_id: str) -> str:
+    """The per-child announce idempotency key (reference §a)."""
+    return f"announce:v1:{child_session_key}:{run_id}"
+
+
+@attrs.frozen
+class RunRecord:
+    """One child run as the registry stores it (a subset of SubagentRunRecord)."""
+
+    run_id: str
+    child_id: str
+    child_session_key: str
+    requester: str
+    task: str
+    required: bool
+    created_at_ms: int
+    ended_at_ms: int | None = None
+    outcome_status: OutcomeStatus | None = None
+    outcome_error: str | None = None
+    result_text: str | None = None
+    stop_reason: str | None = None  # the child's real stop reason (OUT-6), e.g. max-tokens
+    child_session_id: str | None = None
+    started_at_ms: int | None = None
+    # Usage as the child recorded it; None when it recorded none ("tokens unknown").
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    delivery_status: DeliveryStatus = DeliveryStatus.PENDING
+    attempt_count: int = 0
+    next_attempt_at_ms: int | None = None
+    last_error: str | None = None
+    delivered_at_ms: int | None = None
+
+
+# -- changes: one field set per transition -----------------------------------------------------
+
+
+@attrs.frozen
+class RunEnded:
+    """The producer (the child's run) records its terminal outcome, result and usage."""
+
+    ended_at_ms: int
+    outcome_status: OutcomeStatus
+    outcome_error: str | None
+    result_text: str | None
+    stop_reason: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    crash_point: ClassVar[None] = None
+
+
+@attrs.frozen
+class AttemptStarted:
+    attempt_count: int
+    crash_point: ClassVar[None] = None
+
+
+@attrs.frozen
+class RetryScheduled:
+    next_attempt_at_ms: int
+    last_error: str
+    crash_point: ClassVar[None] = None
+
+
+@attrs.frozen
+class Delivered:
+    delivered_at_ms: int
+    crash_point: ClassVar[CrashPoint] = CrashPoint.BEFORE_RECORD_DELIVERED
+
+
+@attrs.frozen
+class GaveUp:
+    """Resolved without delivery: ``suspended`` keeps an ok child's payload for a redrive."""
+
+    status: Literal[DeliveryStatus.FAILED, DeliveryStatus.SUSPENDED]
+    last_error: str | None
+
+    @property
+    def crash_point(self) -> CrashPoint:
+        if self.status is DeliveryStatus.SUSPENDED:
+            return CrashPoint.BEFORE_RECORD_SUSPENDED
+        return CrashPoint.BEFORE_RECORD_FAILED
+
+
+Change = RunEnded | AttemptStarted | RetryScheduled | Delivered | GaveUp
+
+
+def apply(record: RunRecord, change: Change) -> RunRecord:
+    """The record after ``change``: the only place a change becomes column values."""
+    if isinstance(change, AttemptStarted):
+        return attrs.evolve(record, attempt_count=change.attempt_count, next_attempt_at_ms=None)
+    if isinstance(change, RetryScheduled):
+        return attrs.evolve(record, next_attempt_at_ms=change.next_attempt_at_ms,
+                            last_error=change.last_error)
+    if isinstance(change, Delivered):
+        return attrs.evolve(record, delivery_status=DeliveryStatus.DELIVERED,
+                            delivered_at_ms=change.delivered_at_ms)
+    if isinstance(change, GaveUp):
+        return attrs.evolve(record, delivery_status=change.status, last_error=change.last_error)
+    return attrs.evolve(record, ended_at_ms=change.ended_at_ms,
+                        outcome_status=change.outcome_status, outcome_error=change.outcome_error,
+                        result_text=change.result_text, stop_reason=change.stop_reason,
+                        input_tokens=change.input_tokens, output_tokens=change.output_tokens)

@@ -1,0 +1,72 @@
+"""The model's closed sets of strings, as string-valued enums (values are what the trace, the
+store and scenario files spell).
+
+A value of one of these is a ``str``, so it serialises, compares and stores as the plain string;
+scenario loading lists the legal spellings from here instead of restating them.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class DeliveryStatus(enum.StrEnum):
+    """A run's durable delivery state (the registry's ``delivery.status``)."""
+
+    NOT_REQUIRED = "not_required"
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+    SUSPENDED = "suspended"
+
+
+class Waiting(enum.StrEnum):
+    """What an in-flight delivery waits for in this incarnation (memory only, lost in a crash).
+
+    ``idle``: nothing in flight here (not ended, already resolved, or not yet restored).
+    """
+
+    IDLE = "idle"
+    ACK = "ack"
+    TRY_WAIT = "try-wait"
+    ATTEMPT_WAIT = "attempt-wait"
+
+
+class OutcomeStatus(enum.StrEnum):
+    """How a child run ended, as its runtime reports it."""
+
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    UNKNOWN = "unknown"
+
+
+class GiveUpReason(enum.StrEnum):
+    EXPIRY = "expiry"
+    PERMANENT_FAILURE = "permanent_failure"
+
+
+class CrashPoint(enum.StrEnum):
+    """Where the delivery actor's process may die: before each effect it performs."""
+
+    BEFORE_PERSIST = "before-persist"
+    BEFORE_SEND = "before-send"
+    BEFORE_RECORD_DELIVERED = "before-record-delivered"
+    BEFORE_RECORD_FAILED = "before-record-failed"
+    BEFORE_RECORD_SUSPENDED = "before-record-suspended"
+
+
+class StepFinish(enum.StrEnum):
+    """How a scripted agent-loop step ends (see :class:`actors.messages.StepSpec`)."""
+
+    AUTO = "auto"
+    STOP = "stop"
+    TOOL_CALLS = "tool-calls"
+    MAX_TOKENS = "max-tokens"
+    ERROR = "error"
+    STREAM_ERROR = "stream-error"
+
+
+def values(enum_type: type[enum.StrEnum]) -> tuple[str, ...]:
+    """The spellings of a closed set, in declaration order (for messages and validation)."""
+    return tuple(member.value for member in enum_type)
