@@ -49,6 +49,8 @@ class RunRecord:
 
 
 # -- changes: one field set per transition -----------------------------------------------------
+# Each change's fields are the columns it writes, by name: the store writes exactly them, and
+# :func:`apply` (checked by the type checker through ``attrs.evolve``) makes the same record.
 
 
 @attrs.frozen
@@ -68,6 +70,7 @@ class RunEnded:
 @attrs.frozen
 class AttemptStarted:
     attempt_count: int
+    next_attempt_at_ms: None = None  # the wait, if any, is over
     crash_point: ClassVar[None] = None
 
 
@@ -81,6 +84,7 @@ class RetryScheduled:
 @attrs.frozen
 class Delivered:
     delivered_at_ms: int
+    delivery_status: Literal[DeliveryStatus.DELIVERED] = DeliveryStatus.DELIVERED
     crash_point: ClassVar[CrashPoint] = CrashPoint.BEFORE_RECORD_DELIVERED
 
 
@@ -88,32 +92,41 @@ class Delivered:
 class GaveUp:
     """Resolved without delivery: ``suspended`` keeps an ok child's payload for a redrive."""
 
-    status: Literal[DeliveryStatus.FAILED, DeliveryStatus.SUSPENDED]
+    delivery_status: Literal[DeliveryStatus.FAILED, DeliveryStatus.SUSPENDED]
     last_error: str | None
 
     @property
     def crash_point(self) -> CrashPoint:
-        if self.status is DeliveryStatus.SUSPENDED:
+        if self.delivery_status == DeliveryStatus.SUSPENDED:
             return CrashPoint.BEFORE_RECORD_SUSPENDED
         return CrashPoint.BEFORE_RECORD_FAILED
 
 
 Change = RunEnded | AttemptStarted | RetryScheduled | Delivered | GaveUp
+CHANGE_TYPES: tuple[type[Change], ...] = (RunEnded, AttemptStarted, RetryScheduled, Delivered,
+                                          GaveUp)
 
 
 def apply(record: RunRecord, change: Change) -> RunRecord:
-    """The record after ``change``: the only place a change becomes column values."""
+    """The record after ``change``."""
     if isinstance(change, AttemptStarted):
-        return attrs.evolve(record, attempt_count=change.attempt_count, next_attempt_at_ms=None)
+        return attrs.evolve(record, attempt_count=change.attempt_count,
+                            next_attempt_at_ms=change.next_attempt_at_ms)
     if isinstance(change, RetryScheduled):
         return attrs.evolve(record, next_attempt_at_ms=change.next_attempt_at_ms,
                             last_error=change.last_error)
     if isinstance(change, Delivered):
-        return attrs.evolve(record, delivery_status=DeliveryStatus.DELIVERED,
+        return attrs.evolve(record, delivery_status=change.delivery_status,
                             delivered_at_ms=change.delivered_at_ms)
     if isinstance(change, GaveUp):
-        return attrs.evolve(record, delivery_status=change.status, last_error=change.last_error)
+        return attrs.evolve(record, delivery_status=change.delivery_status,
+                            last_error=change.last_error)
     return attrs.evolve(record, ended_at_ms=change.ended_at_ms,
                         outcome_status=change.outcome_status, outcome_error=change.outcome_error,
                         result_text=change.result_text, stop_reason=change.stop_reason,
                         input_tokens=change.input_tokens, output_tokens=change.output_tokens)
+
+
+def columns(change_type: type[Change]) -> tuple[str, ...]:
+    """The columns a change of this type writes (its field names)."""
+    return tuple(f.name for f in attrs.fields(change_type))

@@ -15,11 +15,16 @@ from typing import Any
 
 import attrs
 
-from actors.run_record import Change, RunEnded, RunRecord, apply
+from actors.run_record import CHANGE_TYPES, Change, RunEnded, RunRecord, columns
 from actors.states import DeliveryStatus, OutcomeStatus
 
 _FIELDS = tuple(f.name for f in attrs.fields(RunRecord))
-_ASSIGNMENTS = ", ".join(f"{name} = ?" for name in _FIELDS)
+# Per change type: its columns and the UPDATE that writes them.
+_UPDATES = {
+    t: (columns(t), "UPDATE runs SET " + ", ".join(f"{c} = ?" for c in columns(t))
+        + " WHERE run_id = ?")
+    for t in CHANGE_TYPES
+}
 _SQL_TYPES = {"int": "INTEGER", "bool": "INTEGER", "str": "TEXT"}
 
 
@@ -64,10 +69,9 @@ class RunStore:
         )
 
     def apply(self, run_id: str, change: Change) -> None:
-        """Make ``change`` durable (the row is rewritten from the changed record)."""
-        record = apply(self.get(run_id), change)
-        self._db.execute(f"UPDATE runs SET {_ASSIGNMENTS} WHERE run_id = ?",
-                         [*(getattr(record, name) for name in _FIELDS), run_id])
+        """Make ``change`` durable: write the columns it names."""
+        names, sql = _UPDATES[type(change)]
+        self._db.execute(sql, [*(getattr(change, name) for name in names), run_id])
 
     def record_end(
         self, run_id: str, ended_at_ms: int, status: OutcomeStatus, error: str | None,
