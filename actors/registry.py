@@ -23,7 +23,7 @@ gives up, as ``suspended`` when the child completed ok (its payload is kept for 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Generic, Literal, TypeVar
+from typing import Generic, Literal, TypeVar
 
 import attrs
 
@@ -134,13 +134,9 @@ class _Active:
     waiting: Waiting = Waiting.IDLE
 
 
-# A handler is an unbound DeliveryCore method (typed loosely: the core is generic in K).
-Handler = Callable[[Any, "_Active | None", Input, int], list[Effect]]
-
-
 @attrs.frozen
 class Transition:
-    handler: Handler
+    handler: str  # the name of the DeliveryCore method that runs (so a subclass can override)
     targets: tuple[Waiting, ...]  # where the run may be left; IDLE once resolved or not started
     doc: str
 
@@ -176,7 +172,8 @@ class DeliveryCore(Generic[K]):
         if transition is None:
             raise DeliveryProtocolError(
                 f"{type(event).__name__} is illegal while {event.run_id} waits in {state}")
-        effects = transition.handler(self, self._active.get(event.run_id), event, now_ms)
+        handler = getattr(self, transition.handler)
+        effects: list[Effect] = handler(self._active.get(event.run_id), event, now_ms)
         assert self.state(event.run_id) in transition.targets, (state, event)
         return effects
 
@@ -334,47 +331,45 @@ class DeliveryCore(Generic[K]):
                 events.DeliveryGaveUp(record.run_id, status, reason, error)]
 
 
-_C = DeliveryCore
 IDLE, ACK, TRY_WAIT, ATTEMPT_WAIT = Waiting
-_ALL = (IDLE, ACK, TRY_WAIT, ATTEMPT_WAIT)
-# The state machine. Rows: (state, input) -> (handler, states it may leave the run in, what for).
+_ANY = (IDLE, ACK, TRY_WAIT, ATTEMPT_WAIT)
+_T = Transition
+# The state machine: (state, input) -> (handler, the states it may leave the run in, what for).
+# IDLE as a target also means "resolved" (the run leaves memory).
 TABLE: Mapping[tuple[Waiting, type], Transition] = {
-    (IDLE, RunFinished): Transition(_C._finished, (IDLE, ACK),
-                                    "start attempt 1 (or skip a fire-and-forget run)"),
-    (IDLE, Restored): Transition(_C._restored, (IDLE, ACK, ATTEMPT_WAIT),
-                                 "resume from the store: wait for a persisted due time, or send"),
-    (IDLE, CompletionAck): Transition(_C._stale_ack, (IDLE,), "stale ack: noted"),
-    (IDLE, SendRejected): Transition(_C._stale_rejection, (IDLE,), "stale rejection: noted"),
-    (IDLE, AckTimeout): Transition(_C._stale_timer, (IDLE,), "stale timer"),
-    (IDLE, TryDue): Transition(_C._stale_timer, (IDLE,), "stale timer"),
-    (IDLE, AttemptDue): Transition(_C._stale_timer, (IDLE,), "stale timer"),
-    (ACK, RunFinished): Transition(_C._duplicate_end, (ACK,), "duplicate end"),
-    (ACK, CompletionAck): Transition(_C._acked, (IDLE,), "record delivered"),
-    (ACK, SendRejected): Transition(_C._rejected, (IDLE, ACK, TRY_WAIT, ATTEMPT_WAIT),
-                                    "classify: wait a try, back off, or give up"),
-    (ACK, AckTimeout): Transition(_C._ack_timed_out, (IDLE, ACK, TRY_WAIT, ATTEMPT_WAIT),
-                                  "gateway timeout: wait a try, back off, or give up"),
-    (ACK, TryDue): Transition(_C._stale_timer, (ACK,), "stale timer"),
-    (ACK, AttemptDue): Transition(_C._stale_timer, (ACK,), "stale timer"),
-    (TRY_WAIT, RunFinished): Transition(_C._duplicate_end, (TRY_WAIT,), "duplicate end"),
-    (TRY_WAIT, CompletionAck): Transition(_C._acked, (IDLE,), "late ack: record delivered"),
-    (TRY_WAIT, SendRejected): Transition(_C._stale_rejection, (TRY_WAIT,),
-                                         "stale rejection: noted"),
-    (TRY_WAIT, AckTimeout): Transition(_C._stale_timer, (TRY_WAIT,), "stale timer"),
-    (TRY_WAIT, TryDue): Transition(_C._try_due, (TRY_WAIT, ACK), "send the next try"),
-    (TRY_WAIT, AttemptDue): Transition(_C._stale_timer, (TRY_WAIT,), "stale timer"),
-    (ATTEMPT_WAIT, RunFinished): Transition(_C._duplicate_end, (ATTEMPT_WAIT,), "duplicate end"),
-    (ATTEMPT_WAIT, CompletionAck): Transition(_C._acked, (IDLE,), "late ack: record delivered"),
-    (ATTEMPT_WAIT, SendRejected): Transition(_C._stale_rejection, (ATTEMPT_WAIT,),
-                                             "stale rejection: noted"),
-    (ATTEMPT_WAIT, AckTimeout): Transition(_C._stale_timer, (ATTEMPT_WAIT,), "stale timer"),
-    (ATTEMPT_WAIT, TryDue): Transition(_C._stale_timer, (ATTEMPT_WAIT,), "stale timer"),
-    (ATTEMPT_WAIT, AttemptDue): Transition(_C._attempt_due, (IDLE, ACK),
-                                           "next attempt (or give up at expiry)"),
+    # nothing in flight here
+    (IDLE, RunFinished): _T("_finished", (IDLE, ACK), "send attempt 1, or skip"),
+    (IDLE, Restored): _T("_restored", (IDLE, ACK, ATTEMPT_WAIT), "resume from the store"),
+    (IDLE, CompletionAck): _T("_stale_ack", (IDLE,), "stale: noted"),
+    (IDLE, SendRejected): _T("_stale_rejection", (IDLE,), "stale: noted"),
+    (IDLE, AckTimeout): _T("_stale_timer", (IDLE,), "stale timer"),
+    (IDLE, TryDue): _T("_stale_timer", (IDLE,), "stale timer"),
+    (IDLE, AttemptDue): _T("_stale_timer", (IDLE,), "stale timer"),
+    # a try is in flight
+    (ACK, RunFinished): _T("_duplicate_end", (ACK,), "duplicate end"),
+    (ACK, CompletionAck): _T("_acked", (IDLE,), "record delivered"),
+    (ACK, SendRejected): _T("_rejected", _ANY, "next try, back off, or give up"),
+    (ACK, AckTimeout): _T("_ack_timed_out", _ANY, "next try, back off, or give up"),
+    (ACK, TryDue): _T("_stale_timer", (ACK,), "stale timer"),
+    (ACK, AttemptDue): _T("_stale_timer", (ACK,), "stale timer"),
+    # waiting between transport tries
+    (TRY_WAIT, RunFinished): _T("_duplicate_end", (TRY_WAIT,), "duplicate end"),
+    (TRY_WAIT, CompletionAck): _T("_acked", (IDLE,), "late ack: record delivered"),
+    (TRY_WAIT, SendRejected): _T("_stale_rejection", (TRY_WAIT,), "stale: noted"),
+    (TRY_WAIT, AckTimeout): _T("_stale_timer", (TRY_WAIT,), "stale timer"),
+    (TRY_WAIT, TryDue): _T("_try_due", (TRY_WAIT, ACK), "send the next try"),
+    (TRY_WAIT, AttemptDue): _T("_stale_timer", (TRY_WAIT,), "stale timer"),
+    # waiting out the registry backoff between attempts
+    (ATTEMPT_WAIT, RunFinished): _T("_duplicate_end", (ATTEMPT_WAIT,), "duplicate end"),
+    (ATTEMPT_WAIT, CompletionAck): _T("_acked", (IDLE,), "late ack: record delivered"),
+    (ATTEMPT_WAIT, SendRejected): _T("_stale_rejection", (ATTEMPT_WAIT,), "stale: noted"),
+    (ATTEMPT_WAIT, AckTimeout): _T("_stale_timer", (ATTEMPT_WAIT,), "stale timer"),
+    (ATTEMPT_WAIT, TryDue): _T("_stale_timer", (ATTEMPT_WAIT,), "stale timer"),
+    (ATTEMPT_WAIT, AttemptDue): _T("_attempt_due", (IDLE, ACK), "next attempt, or expire"),
 }
 # Missing on purpose: Restored while a delivery is in flight (a restore only happens in a fresh
 # incarnation, which has nothing in flight).
 INPUT_TYPES: tuple[type, ...] = (RunFinished, Restored, CompletionAck, SendRejected, AckTimeout,
                                  TryDue, AttemptDue)
 assert all(state is IDLE or t is not Restored for state, t in TABLE), "see above"
-assert len(TABLE) == len(_ALL) * len(INPUT_TYPES) - 3
+assert len(TABLE) == len(_ANY) * len(INPUT_TYPES) - 3
