@@ -39,6 +39,49 @@ def test_random_module_is_only_instantiated_never_called_globally() -> None:
                 assert names == ["Random"], f"{path}: from random import {names}"
 
 
+# Names that read a clock, sleep for real or draw entropy, by the module they come from.
+FORBIDDEN_FROM = {
+    "time": {"time", "monotonic", "perf_counter", "sleep", "time_ns", "monotonic_ns",
+             "perf_counter_ns", "process_time", "thread_time"},
+    "datetime": {"datetime", "date"},  # their now()/today() would then read bare
+    "os": {"urandom", "getrandom"},
+    "uuid": {"uuid1", "uuid4"},
+    "secrets": None,  # anything
+    "trio": {"sleep", "sleep_until", "current_time"},
+}
+
+
+def _forbidden_from_imports(source: str) -> list[str]:
+    lines = source.splitlines()
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ImportFrom) or node.module not in FORBIDDEN_FROM:
+            continue
+        if ALLOWED in lines[node.lineno - 1]:
+            continue
+        names = FORBIDDEN_FROM[node.module]
+        bad = [a.name for a in node.names if names is None or a.name in names or a.name == "*"]
+        if bad:
+            found.append(f"{node.lineno}: from {node.module} import {', '.join(bad)}")
+    return found
+
+
+def test_no_clock_or_entropy_is_imported_by_name() -> None:
+    offenders = [f"{path.relative_to(ROOT)}:{hit}" for path in _sources()
+                 for hit in _forbidden_from_imports(path.read_text())]
+    assert offenders == []
+
+
+def test_the_from_import_checker_catches_what_it_should() -> None:
+    for bad in ("from time import monotonic", "from time import sleep as nap",
+                "from datetime import datetime", "from os import urandom", "from secrets import x",
+                "from trio import sleep", "from time import *"):
+        assert _forbidden_from_imports(bad), bad
+    for fine in ("from os import path", "from trio import CancelScope", "import time",
+                 "from time import monotonic  # wall-clock ok: a benchmark"):
+        assert not _forbidden_from_imports(fine), fine
+
+
 def test_the_checker_catches_what_it_should() -> None:
     for bad in ("t = time.time()", "x = random.random()", "datetime.now()", "await trio.sleep(1)",
                 "u = uuid.uuid4()"):
