@@ -7,6 +7,7 @@ never import this module. :data:`KINDS` lists each kind with the fields it carri
 check that every kind and field an invariant reads is one the model can emit.
 
 A field named after a Python keyword takes a trailing underscore (``try_``); its JSON name drops it.
+``fields`` is a class attribute (the JSON names); no event may have a field called ``fields``.
 """
 
 from __future__ import annotations
@@ -21,14 +22,14 @@ JsonValue = Any
 
 
 class Event:
-    """Base of every trace event. ``_names``: (attribute, JSON name) pairs, set once per class."""
+    """Base of every trace event. :func:`register` gives each class its ``to_json``."""
 
     __slots__ = ()
     kind: ClassVar[str]
-    _names: ClassVar[tuple[tuple[str, str], ...]] = ()
+    fields: ClassVar[tuple[str, ...]] = ()  # JSON names, in order
 
     def to_json(self) -> dict[str, JsonValue]:
-        return {json_name: getattr(self, name) for name, json_name in self._names}
+        raise NotImplementedError(f"{type(self).__name__} is not registered")
 
 
 # -- requester sessions ------------------------------------------------------------------------
@@ -241,9 +242,17 @@ E = TypeVar("E", bound=Event)
 
 
 def register(cls: type[E]) -> type[E]:
-    """Give an attrs event class its JSON names, once (every class in this module has them; a
-    simulator-only event, such as a benchmark's, applies this as its outer decorator)."""
-    cls._names = tuple((f.name, f.name.rstrip("_")) for f in attrs.fields(cast(Any, cls)))
+    """Give an attrs event class its ``to_json``: generated once, as attrs generates ``__init__``,
+    so emitting costs one dict display and no reflection. Every class in this module has it; a
+    simulator-only event (a benchmark's) applies this as its outer decorator."""
+    names = [(f.name, f.name.rstrip("_")) for f in attrs.fields(cast(Any, cls))]
+    body = ", ".join(f"{json_name!r}: self.{name}" for name, json_name in names)
+    namespace: dict[str, Any] = {}
+    exec(f"def to_json(self):\n    return {{{body}}}\n", namespace)
+    to_json = namespace["to_json"]
+    to_json.__qualname__ = f"{cls.__qualname__}.to_json"
+    cls.to_json = to_json  # type: ignore[method-assign]
+    cls.fields = tuple(json_name for _, json_name in names)
     return cls
 
 
@@ -257,6 +266,5 @@ def _subclasses(cls: type[Event]) -> list[type[Event]]:
 # attrs builds a new class for slots; the registry keeps the final ones (they have fields).
 EVENT_TYPES: tuple[type[Event], ...] = tuple(
     register(cls) for cls in _subclasses(Event) if "__attrs_attrs__" in cls.__dict__)
-KINDS: dict[str, tuple[str, ...]] = {
-    cls.kind: tuple(json_name for _, json_name in cls._names) for cls in EVENT_TYPES}
+KINDS: dict[str, tuple[str, ...]] = {cls.kind: cls.fields for cls in EVENT_TYPES}
 assert len(KINDS) == len(EVENT_TYPES), "two event classes share a kind"
