@@ -67,6 +67,6 @@ class StepFinish(enum.StrEnum):
     STREAM_ERROR = "stream-error"
 
 
-def values(enum_type: type[enum.StrEnum]) -> tuple[str, ...]:
+def values(enum_type: type[enum.Enum]) -> tuple[str, ...]:
     """The spellings of a closed set, in declaration order (for messages and validation)."""
-    return tuple(member.value for member in enum_type)
+    return tuple(str(member.value) for member in enum_type)

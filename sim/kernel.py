@@ -14,6 +14,7 @@ must never vanish into a quiet result.
 
 from __future__ import annotations
 
+import enum
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -32,6 +33,21 @@ from sim.trace import Trace
 # How many events due at the same instant the chooser may pick from. Bounded so that a burst of
 # thousands of simultaneous events costs O(1) per step instead of O(n).
 CHOICE_WINDOW = 16
+
+
+class EndReason(enum.StrEnum):
+    """Why :meth:`Kernel.run` stopped."""
+
+    QUIESCENT = "quiescent"  # nothing left to do
+    TIME_LIMIT = "time-limit"
+    STEP_LIMIT = "step-limit"
+
+
+class Parked(enum.StrEnum):
+    """Where a parked actor waits."""
+
+    RECEIVE = "receive"
+    SLEEP = "sleep"
 
 
 @attrs.define(eq=False)
@@ -83,7 +99,7 @@ class ActorPort:
     incarnation: int
     task: trio.lowlevel.Task | None = None
     mailbox: deque[Any] = attrs.field(factory=deque)
-    waiting: str | None = None  # "receive" or "sleep" while parked
+    waiting: Parked | None = None  # while parked
     alive: bool = True
     sleep_token: int = 0
 
@@ -94,14 +110,14 @@ class ActorPort:
     async def receive(self) -> Any:
         if self.mailbox:
             return self.mailbox.popleft()
-        self.waiting = "receive"
+        self.waiting = Parked.RECEIVE
         return await self.kernel._park(self)
 
     async def sleep(self, delay_ms: int) -> None:
         assert delay_ms >= 0
         self.sleep_token += 1
         self.kernel._push(self.kernel.now_ms + delay_ms, _Wake(self, self.sleep_token))
-        self.waiting = "sleep"
+        self.waiting = Parked.SLEEP
         await self.kernel._park(self)
 
     def send(self, dst: str, message: Any) -> None:
@@ -231,7 +247,7 @@ class Kernel:
 
     def _hand_to(self, port: ActorPort, value: Any) -> None:
         """Wake a receiving actor with ``value``; a sleeping one finds it in its mailbox."""
-        if port.waiting == "receive":
+        if port.waiting is Parked.RECEIVE:
             self._resume(port, value)
         else:
             port.mailbox.append(value)
@@ -267,21 +283,21 @@ class Kernel:
 
             await trio.lowlevel.wait_task_rescheduled(abort)
 
-    async def run(self, until_ms: int, max_steps: int) -> str:
+    async def run(self, until_ms: int, max_steps: int) -> EndReason:
         """Dispatch agenda entries until nothing is left, time runs out, or the step budget does.
 
-        Returns ``"quiescent"``, ``"time-limit"`` or ``"step-limit"``.
+        Returns why it stopped.
         """
         agenda = self._agenda
         while True:
             await self.settle()
             if not agenda:
-                return "quiescent"
+                return EndReason.QUIESCENT
             t_ms = agenda[0][0]
             if t_ms > until_ms:
-                return "time-limit"
+                return EndReason.TIME_LIMIT
             if self.steps >= max_steps:
-                return "step-limit"
+                return EndReason.STEP_LIMIT
             self.steps += 1
             index = 0
             if len(agenda) > 1 and agenda[1][0] == t_ms:
@@ -308,7 +324,7 @@ class Kernel:
                 self._hand_to(entry.port, entry.payload)
         elif isinstance(entry, _Wake):
             port = entry.port
-            if port.alive and port.waiting == "sleep" and port.sleep_token == entry.token:
+            if port.alive and port.waiting is Parked.SLEEP and port.sleep_token == entry.token:
                 self._resume(port, None)
         else:
             entry.fn()

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from actors import addresses
+from actors.agent_loop import Encoding
 from actors.errors import InputError
 from actors.messages import STEP_FINISHES, ChildSpec, StepSpec
 from actors.mutants import MUTANTS
@@ -365,7 +366,7 @@ def _children(root: _Table, session_keys: list[str]) -> tuple[ChildSpec, ...]:
             task=table.text("task", f"task of {child_id}"),
             spawn_at_ms=table.seconds("spawn_at", 0),
             steps=tuple(steps),
-            encoding=table.text("encoding", "v2", choices=("v2", "v1")),
+            encoding=table.text("encoding", "v2", choices=values(Encoding)),
             timeout_ms=timeout_ms,
             error=error,
             expects_completion=table.get("expects_completion", bool, True),

@@ -15,6 +15,7 @@ import trio
 import trio.testing
 
 from actors import addresses
+from actors.agent_loop import Encoding
 from actors.delivery import run_delivery
 from actors.messages import AbortChild, ChildSpec, HistoryRead, Spawn, StepSpec
 from actors.requester import run_requester
@@ -301,7 +302,7 @@ class _World:
         timeout_ms = None
         if plan.strikes("child-timeout"):
             timeout_ms = 1000 * (1 + chooser.choose("fault:child-timeout", run_ms // 1000))
-        encoding = "v1" if chooser.chance("workload", 0.25) else "v2"
+        encoding = (Encoding.V1 if chooser.chance("workload", 0.25) else Encoding.V2).value
         expects_completion = not chooser.chance("workload", 0.1)
         usage_recorded = not chooser.chance("workload", 0.1)
         return ChildSpec(child_id, workload.requester, f"task {i + 1} of the batch", spawn_at_ms,
