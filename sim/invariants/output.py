@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from sim.invariants.announce import DATA_CLOSE, DATA_OPEN
 from sim.invariants.base import Invariant, Violation
 from sim.trace import Record
 
@@ -167,16 +168,12 @@ def stop_reason_kept(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
-_DATA_OPEN = "<prompt-data>\n"
-_DATA_CLOSE = "\n</prompt-data>"
-
-
 def _shown_result(text: str) -> str | None:
     """The result the requester read: its announce block's data section, un-escaped (None when
     the block carries no result)."""
-    if _DATA_OPEN not in text or _DATA_CLOSE not in text:
+    if DATA_OPEN not in text or DATA_CLOSE not in text:
         return None
-    body = text[text.index(_DATA_OPEN) + len(_DATA_OPEN):text.index(_DATA_CLOSE)]
+    body = text[text.index(DATA_OPEN) + len(DATA_OPEN):text.index(DATA_CLOSE)]
     return body.replace("&lt;", "<").replace("&amp;", "&")
 
 
@@ -204,7 +201,7 @@ def result_intact(trace: Sequence[Record]) -> list[Violation]:
             shown = _shown_result(r.data["text"])
             if shown is None:
                 continue  # no result block: whether that is right is announce-block's to judge
-            truncated = "\n[truncated: " in r.data["text"][r.data["text"].index(_DATA_CLOSE):]
+            truncated = "\n[truncated: " in r.data["text"][r.data["text"].index(DATA_CLOSE):]
             if shown != want and not (truncated and want.startswith(shown)):
                 violations.append(Violation(
                     "result-intact", "DEL-15",
