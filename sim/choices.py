@@ -30,7 +30,6 @@ import attrs
 from sim.determinism import rng_for
 
 
-
 class Strategy(enum.StrEnum):
     """How the chooser picks among events due at the same instant."""
 

@@ -13,8 +13,10 @@ from typing import Any
 
 import tomli_w
 
-from actors.messages import StepSpec
-from sim.scenario import _TIMELINE_FIELDS, TIMELINE_FAULTS, ChildDef, Scenario, TimelineEvent
+from actors.messages import ChildSpec, StepSpec
+from actors.states import StepFinish
+from sim.faults import TimelineEvent
+from sim.scenario import _TIMELINE_FIELDS, TIMELINE_FAULTS, Scenario
 
 
 def seconds(ms: int) -> int | float:
@@ -86,7 +88,7 @@ def _value(value: Any) -> str:
     return tomli_w.dumps({"v": value}).removeprefix("v = ").rstrip("\n")
 
 
-def _child(child: ChildDef) -> dict[str, Any]:
+def _child(child: ChildSpec) -> dict[str, Any]:
     out: dict[str, Any] = {"id": child.id, "requester": child.requester, "task": child.task,
                            "spawn_at": seconds(child.spawn_at_ms), "encoding": child.encoding}
     if child.timeout_ms is not None:
@@ -109,8 +111,8 @@ def _step(step: StepSpec) -> dict[str, Any]:
         out["reasoning"] = step.reasoning
     if step.tool_calls:
         out["tool_calls"] = step.tool_calls
-    if step.finish != "auto":
-        out["finish"] = step.finish
+    if step.finish != StepFinish.AUTO:
+        out["finish"] = step.finish.value
     return out
 
 
