@@ -21,6 +21,7 @@ from actors.consumers import (
     SubagentResult,
     acp_messages,
     end_data,
+    feed,
     sdk_notifications,
 )
 from actors.errors import InputError
@@ -66,28 +67,16 @@ def select_output(path: str, consumer: str) -> Selection:
     events = child_owned(log, log.header)
     session_id = log.header.id if log.header.id is not None else "child"
     if consumer == "in-process":
-        reader = InProcessReader()
-        for event in events:
-            reader.push(event)
-        result = reader.result()
+        result = feed(InProcessReader(), events).result()
         return Selection(result, result.end_data())
     if consumer == "activation":
-        capture = LastEpochCapture()
-        for event in events:
-            capture.push(event)
-        end = capture.capture.end()
+        end = feed(LastEpochCapture(), events).capture.end()
         output = end.get("lastAssistantMessage", [])
         return Selection(SubagentResult(output, end["stopReason"]), end)
     if consumer == "sdk":
-        observer = SdkObserver(session_id)
-        for notification in sdk_notifications(session_id, events):
-            observer.push(notification)
-        result = observer.result()
-        return Selection(result, end_data(result.output, result.stop_reason))
-    acp = AcpObserver()
-    for message in acp_messages(session_id, events):
-        acp.push(message)
-    result = acp.result()
+        result = feed(SdkObserver(session_id), sdk_notifications(session_id, events)).result()
+    else:
+        result = feed(AcpObserver(), acp_messages(session_id, events)).result()
     return Selection(result, end_data(result.output, result.stop_reason))
 
 

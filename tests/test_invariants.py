@@ -12,6 +12,9 @@ import attrs
 import pytest
 
 import actors.consumers
+import actors.consumers.activation
+import actors.consumers.in_process
+import actors.consumers.views
 import actors.delivery
 from actors.messages import Completion, CompletionAck
 from actors.registry import DeliveryCore
@@ -162,7 +165,7 @@ def test_consumers_agree_catches_a_diverging_sdk_observer(
         result = original(*args, **kwargs)
         return attrs.evolve(result, output=[])  # an SDK backend that lost the output
 
-    monkeypatch.setattr(actors.consumers, "observe_sdk", last_message_sdk)
+    monkeypatch.setattr(actors.consumers.views, "observe_sdk", last_message_sdk)
     result = _run("seed-000-max-tokens-partial.toml")
     assert _names(result) == ["consumers-agree"]
     assert "SDK observer" in result.violations[0].message
@@ -174,7 +177,7 @@ def test_consumers_agree_catches_an_empty_last_assistant_message(
     def always_present(output: Any, stop_reason: str) -> dict[str, Any]:
         return {"stopReason": stop_reason, "lastAssistantMessage": list(output or [])}
 
-    monkeypatch.setattr(actors.consumers, "end_data", always_present)
+    monkeypatch.setattr(actors.consumers.activation, "end_data", always_present)
     result = _run("aborted-child.toml")  # the child is aborted before it streams anything
     messages = [v.message for v in result.violations if v.invariant == "consumers-agree"]
     assert any("must be absent" in m for m in messages)
@@ -183,7 +186,7 @@ def test_consumers_agree_catches_an_empty_last_assistant_message(
 def test_stop_reason_kept_catches_a_reader_that_reports_completed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(actors.consumers, "in_process_stop_reason",
+    monkeypatch.setattr(actors.consumers.in_process, "in_process_stop_reason",
                         lambda reason, owner_cancelled=False: "completed")
     result = _run("seed-000-max-tokens-partial.toml")
     assert "stop-reason-kept" in _names(result)

@@ -1,0 +1,57 @@
+"""OUT-4..6: the four consumers of a child's output, all on the one rule in ``actors.output``.
+
+Each consumer is a fold over what it really sees, so a long run or a big log is read once, and
+each lives in its own module; the names are re-exported here:
+
+* :mod:`~actors.consumers.in_process`: the in-process result reader folds the child-owned
+  session events (``readResult``);
+* :mod:`~actors.consumers.activation`: the continuable activation capture folds one epoch's
+  events into ``subagent/end`` data;
+* :mod:`~actors.consumers.sdk`: the SDK observer folds ``session.event`` notifications for the
+  child's session id only;
+* :mod:`~actors.consumers.acp`: the ACP observer folds ``agent_message_chunk`` text only, never
+  whole messages.
+
+The three that see session events share one turn fold (:mod:`~actors.consumers.turn`). The wire
+views the two out-of-process backends receive are derived from the child's events by
+:func:`sdk_notifications` and :func:`acp_messages`, so one simulated run can be checked across
+all four (:mod:`~actors.consumers.views`). Each consumer keeps the real stop reason, through its
+own mapping (OUT-6).
+"""
+
+from actors.consumers.acp import (
+    ACP_PROMPT_ID,
+    ACP_UPDATE_METHOD,
+    AcpObserver,
+    acp_messages,
+    observe_acp,
+)
+from actors.consumers.activation import ActivationCapture, LastEpochCapture, capture_activation
+from actors.consumers.in_process import InProcessReader, read_result
+from actors.consumers.sdk import SDK_EVENT_METHOD, SdkObserver, observe_sdk, sdk_notifications
+from actors.consumers.turn import SubagentResult, TurnFold, end_data, feed, turn_end_reason
+from actors.consumers.views import ConsumerViews, consumer_views
+
+__all__ = [
+    "ACP_PROMPT_ID",
+    "ACP_UPDATE_METHOD",
+    "SDK_EVENT_METHOD",
+    "AcpObserver",
+    "ActivationCapture",
+    "ConsumerViews",
+    "InProcessReader",
+    "LastEpochCapture",
+    "SdkObserver",
+    "SubagentResult",
+    "TurnFold",
+    "acp_messages",
+    "capture_activation",
+    "consumer_views",
+    "end_data",
+    "feed",
+    "observe_acp",
+    "observe_sdk",
+    "read_result",
+    "sdk_notifications",
+    "turn_end_reason",
+]
