@@ -23,9 +23,10 @@ import trio
 from actors import addresses, events
 from actors.agent_loop import AgentLoop, Encoding, StepOutcome
 from actors.consumers import InProcessReader, consumer_views
+from actors.logs import SessionHeader, child_owned, last_epoch
 from actors.messages import ChildEnded, ChildSpec, StepSpec
 from actors.mutants import MUTANT_LAST_ASSISTANT_MESSAGE, last_assistant_message
-from actors.output import JsonObject, text_of
+from actors.output import JsonObject, final_output, text_of
 from actors.runtime import Port
 from actors.states import OutcomeStatus, StepFinish
 from actors.store import RunStore
@@ -106,13 +107,20 @@ class _Session:
     events: list[JsonObject] = attrs.field(factory=list)
     reader: InProcessReader = attrs.field(factory=InProcessReader)
 
-    def append(self, new: list[JsonObject]) -> None:
+    def append(self, new: list[JsonObject], *, own: bool = True) -> None:
         for event in new:
             stamped = {"type": event["type"], "seq": len(self.events) + 1,
                        "time": self.port.now_ms, "data": event["data"]}
             self.events.append(stamped)
-            self.reader.push(stamped)
-            self._note(stamped)
+            if own:
+                self.reader.push(stamped)
+                self._note(stamped)
+
+    def inherit(self, origin: str, text: str, logged: list[JsonObject]) -> None:
+        """Log events that are not this run's own (OUT-3): a fork's seeded parent turn, or an
+        earlier epoch's turn. The live reader never sees them; the trace says what they said."""
+        self.append(logged, own=False)
+        self.port.emit(events.ChildInherited(self.run_id, origin, text, len(logged)))
 
     def _note(self, event: JsonObject) -> None:
         """Trace what the child committed, in the terms an oracle needs (no fold involved)."""
@@ -122,6 +130,7 @@ class _Session:
                       data["message"]["content"]]
             self.port.emit(events.ChildMessage(self.run_id, data["step"], blocks,
                                                _streamed(data.get("stream", [])),
+                                               "stream" in data,
                                                bool(data.get("interrupted"))))
         elif kind == "assistant/attempt":
             self.port.emit(events.ChildAttempt(self.run_id, data["step"],
@@ -131,7 +140,9 @@ class _Session:
         elif kind == "tool/result":
             self.port.emit(events.ChildToolResult(self.run_id, _tool_text(data)))
         elif kind == "turn/end":
-            self.port.emit(events.ChildTurnEnd(self.run_id, data["reason"]["kind"]))
+            cause = data["reason"].get("reason")
+            self.port.emit(events.ChildTurnEnd(self.run_id, data["reason"]["kind"],
+                                               cause["kind"] if cause else None))
 
 
 def _streamed(stream: list[JsonObject]) -> str:
@@ -160,7 +171,20 @@ async def run_child(
 ) -> None:
     port.emit(events.ChildStarted(run_id, spec.id, spec.encoding))
     session = _Session(port, run_id)
-    loop = AgentLoop(encoding=Encoding(spec.encoding), id_prefix=f"{run_id}-msg")
+    encoding = Encoding(spec.encoding)
+    loop = AgentLoop(encoding=encoding, id_prefix=f"{run_id}-msg")
+    seed_length = None
+    if spec.fork_seed is not None:
+        parent = AgentLoop(encoding=encoding, id_prefix=f"{run_id}-parent-msg")
+        session.inherit("fork", spec.fork_seed, _answered_turn(parent, spec.fork_seed))
+        seed_length = len(session.events)
+        session.append([{"type": "session/end-seed", "data": {}}])
+    if spec.earlier_epoch is not None:
+        session.inherit("earlier-epoch", spec.earlier_epoch,
+                        _answered_turn(loop, spec.earlier_epoch))
+        # The new input that wakes the idle child opens this epoch.
+        session.append([{"type": "agent/inbox/spliced", "data": {"inserted": [
+            {"role": "user", "content": [{"type": "text", "text": spec.task}]}]}}])
     started = port.now_ms
     state = _Attempt()
     timed_out = False
@@ -233,15 +257,28 @@ async def run_child(
 
     result = session.reader.result(owner_cancelled=aborted)
     output = result.output
+    # The consumers read the log as written: the child-owned suffix by its header (a fork's
+    # seed is cut), and of a continued session this epoch only (OUT-3). A one-shot reader does
+    # not look for epochs, so a fork's seed must go by the header alone.
+    header = SessionHeader(f"{run_id}-session", seed_length=seed_length)
+    owned = session.events if seed_length is None else child_owned(session.events, header)
+    epoch = last_epoch(owned) if spec.earlier_epoch is not None else list(owned)
     if MUTANT_LAST_ASSISTANT_MESSAGE in mutants:
-        output = last_assistant_message(session.events)
-    views = consumer_views(f"{run_id}-session", session.events)
+        output = last_assistant_message(epoch)
+    tool = result.tool_result()
+    views = consumer_views(header.id or "", epoch)
     port.emit(events.ChildConsumers(
         run_id,
+        # OUT-2: the fold fed as the child ran, and the whole-suffix function over the log.
+        fold={"incremental": session.reader.output(), "whole": final_output(epoch)},
+        # OUT-7: the foreground tool result of this run's own result.
+        foreground={"stopReason": result.stop_reason, "isError": tool.is_error,
+                    "text": tool.text},
         in_process={"output": views.in_process.output,
                     "stopReason": views.in_process.stop_reason},
         activation=views.activation,
-        sdk={"output": views.sdk.output, "stopReason": views.sdk.stop_reason},
+        sdk={"output": views.sdk.output, "stopReason": views.sdk.stop_reason,
+             "toolResult": views.sdk.tool_result().to_json()},
         acp={"output": views.acp.output, "stopReason": views.acp.stop_reason},
     ))
 
@@ -259,10 +296,26 @@ async def run_child(
         status, error = OutcomeStatus.OK, None  # completed, max-tokens (stop reason kept), refusal
     usage = _usage(session.events) if spec.usage_recorded else None
     store.record_end(run_id, port.now_ms, status, error, text, stop_reason, usage)
-    store.save_transcript(child_key, transcript_messages(spec.task, session.events))
+    messages = transcript_messages(spec.task, session.events)
+    archive = store.save_transcript(child_key, run_id, messages)
     port.emit(events.ChildEnd(run_id, status, error, stop_reason, text,
-                              list(usage) if usage is not None else None))
+                              list(usage) if usage is not None else None,
+                              # The retained archive's store row (FMT-6).
+                              {"session_key": child_key, "generation": archive.generation,
+                               "bytes": len(archive.payload)}))
     port.send(addresses.DELIVERY, ChildEnded(run_id))
+
+
+def _answered_turn(loop: AgentLoop, text: str) -> list[JsonObject]:
+    """One whole turn whose single step streams ``text`` and stops: what a fork's parent, or
+    an earlier epoch of this child, left in the log."""
+    logged = [*loop.begin_turn(), *loop.begin_step()]
+    for chunk in ({"type": "text-delta", "index": 0, "text": text},
+                  {"type": "block-end", "index": 0, "block": {"type": "text", "text": text}},
+                  {"type": "finish", "reason": {"kind": "stop"}}):
+        logged += loop.chunk(chunk)
+    logged += loop.end_stream()[0]
+    return [*logged, *loop.end_step(), *loop.end_turn()]
 
 
 def _usage(events: list[JsonObject]) -> tuple[int, int]:

@@ -80,6 +80,40 @@ class HistoryServed(Event):
     result: dict[str, JsonValue]
 
 
+@attrs.frozen(slots=True)
+class SessionCleaned(Event):
+    """Cleanup deleted a child's live session; its runs' archives stay (FMT-6)."""
+
+    kind: ClassVar[str] = "session.cleanup"
+    child: str
+    run_id: str
+    session_key: str
+    deleted: bool
+
+
+@attrs.frozen(slots=True)
+class RequestIgnored(Event):
+    """A cleanup or archive read named a child this session has not spawned (yet)."""
+
+    kind: ClassVar[str] = "requester.ignored"
+    child: str
+    why: str
+
+
+@attrs.frozen(slots=True)
+class ArchiveServed(Event):
+    """What the requester read of one run's retained transcript (FMT-6)."""
+
+    kind: ClassVar[str] = "requester.archive"
+    child: str
+    run_id: str
+    session_key: str
+    status: str
+    reason: str
+    retryable: bool
+    result: dict[str, JsonValue] | None
+
+
 # -- child runs ----------------------------------------------------------------------------------
 
 
@@ -100,6 +134,7 @@ class ChildMessage(Event):
     step: int
     blocks: list[dict[str, JsonValue]]
     streamed: str
+    embedded: bool  # the event carried its stream (V2), rather than V1 chunk events (OUT-10)
     interrupted: bool
 
 
@@ -135,6 +170,19 @@ class ChildTurnEnd(Event):
     kind: ClassVar[str] = "child.turn_end"
     run_id: str
     reason: str
+    cause: str | None  # an aborted turn's cause (``parent``, ``disposed``, ...)
+
+
+@attrs.frozen(slots=True)
+class ChildInherited(Event):
+    """Events at the start of the child's log that are not its own (OUT-3): one answered turn
+    of a fork's parent (``origin`` ``fork``) or of an earlier epoch (``earlier-epoch``)."""
+
+    kind: ClassVar[str] = "child.inherited"
+    run_id: str
+    origin: str
+    text: str
+    events: int
 
 
 @attrs.frozen(slots=True)
@@ -149,6 +197,8 @@ class ChildConsumers(Event):
 
     kind: ClassVar[str] = "child.consumers"
     run_id: str
+    fold: dict[str, JsonValue]  # OUT-2: the incremental fold and the whole-suffix function
+    foreground: dict[str, JsonValue]  # OUT-7: the foreground tool result of the run's result
     in_process: dict[str, JsonValue]
     activation: dict[str, JsonValue]
     sdk: dict[str, JsonValue]
@@ -166,6 +216,7 @@ class ChildEnd(Event):
     stop_reason: str | None
     result: str | None
     usage: list[int] | None
+    archive: dict[str, JsonValue]  # the store row of the run's retained transcript (FMT-6)
 
 
 # -- the delivery actor --------------------------------------------------------------------------

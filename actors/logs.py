@@ -347,6 +347,17 @@ def child_owned(events: Iterable[SessionEvent], header: SessionHeader) -> Iterat
             yield event
 
 
+def last_epoch(events: Iterable[SessionEvent]) -> list[SessionEvent]:
+    """The events of the latest activation epoch (see :class:`EpochTracker`)."""
+    tracker = EpochTracker()
+    epoch: list[SessionEvent] = []
+    for event in events:
+        if tracker.observe(event):
+            epoch = []
+        epoch.append(event)
+    return epoch
+
+
 class EpochTracker:
     """Find where a continuable child's activation epochs begin in its own log.
 

@@ -41,6 +41,13 @@ class ChildSpec:
     error: str | None = None  # the failure message of a stream error
     expects_completion: bool = True
     usage_recorded: bool = True  # False: the run settles before its usage is written
+    # OUT-3: a fork's log starts with the parent's seeded answer; a continued session's log
+    # holds an earlier epoch that answered so. Neither is the child's own output.
+    fork_seed: str | None = None
+    earlier_epoch: str | None = None
+    # FMT-6: the label of the child session key; a later child with the same label reuses the
+    # key (a new generation of that session). Default: the child id.
+    session: str | None = None
 
     @property
     def run_ms(self) -> int:
@@ -51,6 +58,23 @@ class ChildSpec:
 @attrs.frozen
 class HistoryRead:
     """The requester reads a child's transcript with ``sessions_history``."""
+
+    child_id: str
+    limit: int | None = None
+    offset: int = 0
+    include_tools: bool = False
+
+
+@attrs.frozen
+class CleanupSession:
+    """Cleanup deletes the child's live session; its runs' archives stay retained (FMT-6)."""
+
+    child_id: str
+
+
+@attrs.frozen
+class RunHistoryRead:
+    """The requester reads one run's retained transcript from the archive (FMT-6)."""
 
     child_id: str
     limit: int | None = None

@@ -11,8 +11,16 @@ import trio
 
 from actors import addresses, events
 from actors.child import run_child
-from actors.history import sessions_history
-from actors.messages import AbortChild, ChildSpec, Completion, HistoryRead, Spawn
+from actors.history import ArchiveStore, Reader, read_run_history, sessions_history
+from actors.messages import (
+    AbortChild,
+    ChildSpec,
+    CleanupSession,
+    Completion,
+    HistoryRead,
+    RunHistoryRead,
+    Spawn,
+)
 from actors.run_record import RunRecord
 from actors.runtime import Port
 from actors.session import SessionCore, child_session_key
@@ -24,6 +32,8 @@ async def run_requester(
 ) -> None:
     core = SessionCore(session_key)
     scopes: dict[str, trio.CancelScope] = {}
+    # Each child's latest run and session key (a key may be reused by a later child).
+    runs: dict[str, tuple[str, str]] = {}
     async with trio.open_nursery() as children:
         while True:
             message = await port.receive()
@@ -33,7 +43,7 @@ async def run_requester(
                 record = RunRecord(
                     run_id=run_id,
                     child_id=spec.id,
-                    child_session_key=child_session_key(session_key, spec.id),
+                    child_session_key=child_session_key(session_key, spec.session or spec.id),
                     requester=session_key,
                     task=spec.task,
                     required=spec.expects_completion,
@@ -42,6 +52,7 @@ async def run_requester(
                     started_at_ms=port.now_ms,
                 )
                 store.register(record)
+                runs[spec.id] = (run_id, record.child_session_key)
                 port.emit(events.Spawned(run_id, spec.id, record.child_session_key,
                                          record.child_session_id, session_key, record.required,
                                          spec.task))
@@ -67,12 +78,29 @@ async def run_requester(
                     port.emit(events.CompletionDuplicate(message.run_id, message.key))
                 port.send(addresses.DELIVERY, ack)
             elif isinstance(message, HistoryRead):
-                key = child_session_key(session_key, message.child_id)
+                key = runs[message.child_id][1] if message.child_id in runs else \
+                    child_session_key(session_key, message.child_id)
                 history = sessions_history(store.transcript(key), limit=message.limit,
                                            offset=message.offset,
                                            include_tools=message.include_tools,
                                            session_key=key)
                 port.emit(events.HistoryServed(message.child_id, message.include_tools,
                                                history.to_json()))
+            elif isinstance(message, CleanupSession) and message.child_id in runs:
+                run_id, key = runs[message.child_id]
+                port.emit(events.SessionCleaned(message.child_id, run_id, key,
+                                                store.delete_session(key)))
+            elif isinstance(message, RunHistoryRead) and message.child_id in runs:
+                run_id, key = runs[message.child_id]
+                # Gateway access that does not depend on the (maybe deleted) child's metadata.
+                read = read_run_history(ArchiveStore(archives=tuple(store.archives(key))), key,
+                                        run_id, Reader(gateway_admin=True), limit=message.limit,
+                                        offset=message.offset,
+                                        include_tools=message.include_tools)
+                port.emit(events.ArchiveServed(
+                    message.child_id, run_id, key, read.status, read.reason, read.retryable,
+                    None if read.history is None else read.history.to_json()))
+            elif isinstance(message, (CleanupSession, RunHistoryRead)):
+                port.emit(events.RequestIgnored(message.child_id, "the child was never spawned"))
             else:
                 raise TypeError(f"requester cannot handle {type(message).__name__}")

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from actors.history import ArchiveRecord
 from actors.run_record import CHANGE_TYPES, Change, RunEnded, RunRecord, columns
 from actors.states import DeliveryStatus, OutcomeStatus
 
@@ -39,15 +40,23 @@ class RunStore:
         self._db = sqlite3.connect(path, isolation_level=None)
         columns = ", ".join(_column(f) for f in attrs.fields(RunRecord))
         self._db.execute(f"CREATE TABLE IF NOT EXISTS runs ({columns}, row_order INTEGER)")
+        # A live session's transcript: its latest run's record, encoded once and shared with
+        # that run's archive (FMT-6). The primary key keeps saving and reading one lookup.
         self._db.execute("CREATE TABLE IF NOT EXISTS transcripts "
-                         "(session_key TEXT, seq INTEGER, message TEXT)")
-        # Without these, saving a transcript and restoring open deliveries scan every row: a
-        # run with n children would cost O(n^2).
-        self._db.execute("CREATE INDEX IF NOT EXISTS transcripts_by_session "
-                         "ON transcripts (session_key, seq)")
+                         "(session_key TEXT PRIMARY KEY, payload BLOB)")
+        # Without it, restoring open deliveries scans every row: a run with n children would
+        # cost O(n^2).
         self._db.execute("CREATE INDEX IF NOT EXISTS runs_by_delivery "
                          "ON runs (delivery_status, row_order)")
+        # FMT-6: retained transcripts, one record per generation of a session key; run
+        # membership lives inside the still-encoded payload. Read rarely, so no index.
+        self._db.execute("CREATE TABLE IF NOT EXISTS archives "
+                         "(session_key TEXT, generation INTEGER, payload BLOB)")
         self._order = 0
+        # The last archive generation of each session key (the archives table's maximum, kept
+        # beside it so retaining a run costs one write; a fresh database has none).
+        self._generations: dict[str, int] = {} if path == ":memory:" else dict(self._db.execute(
+            "SELECT session_key, MAX(generation) FROM archives GROUP BY session_key").fetchall())
 
     def close(self) -> None:
         self._db.close()
@@ -82,19 +91,35 @@ class RunStore:
         self.apply(run_id, RunEnded(ended_at_ms, status, error, text, stop_reason, input_tokens,
                                     output_tokens))
 
-    def save_transcript(self, session_key: str, messages: list[dict[str, Any]]) -> None:
-        """A session's transcript, as ``sessions_history`` reads it (replaces what was there)."""
-        self._db.execute("DELETE FROM transcripts WHERE session_key = ?", [session_key])
-        self._db.executemany(
-            "INSERT INTO transcripts (session_key, seq, message) VALUES (?, ?, ?)",
-            [(session_key, i, json.dumps(m)) for i, m in enumerate(messages, start=1)],
-        )
+    def save_transcript(self, session_key: str, run_id: str,
+                        messages: list[dict[str, Any]]) -> ArchiveRecord:
+        """A finished run's transcript: it becomes its session's live transcript (replacing
+        what was there) and is retained as the next generation of that key (FMT-6)."""
+        generation = self._generations[session_key] = self._generations.get(session_key, 0) + 1
+        record = ArchiveRecord.encode(session_key, generation, run_id, messages)
+        self._db.execute("INSERT OR REPLACE INTO transcripts (session_key, payload) VALUES (?, ?)",
+                         [session_key, record.payload])
+        self._db.execute("INSERT INTO archives (session_key, generation, payload) "
+                         "VALUES (?, ?, ?)", [session_key, generation, record.payload])
+        return record
 
     def transcript(self, session_key: str) -> list[dict[str, Any]]:
-        cursor = self._db.execute(
-            "SELECT message FROM transcripts WHERE session_key = ? ORDER BY seq", [session_key]
-        )
-        return [json.loads(row[0]) for row in cursor.fetchall()]
+        """The live session's transcript, as ``sessions_history`` reads it ([] when none)."""
+        row = self._db.execute("SELECT payload FROM transcripts WHERE session_key = ?",
+                               [session_key]).fetchone()
+        messages: list[dict[str, Any]] = [] if row is None else json.loads(row[0])["messages"]
+        return messages
+
+    def delete_session(self, session_key: str) -> bool:
+        """Cleanup deletes a live session (its transcript); retained archives stay."""
+        cursor = self._db.execute("DELETE FROM transcripts WHERE session_key = ?",
+                                  [session_key])
+        return cursor.rowcount > 0
+
+    def archives(self, session_key: str) -> list[ArchiveRecord]:
+        cursor = self._db.execute("SELECT generation, payload FROM archives WHERE session_key = ? "
+                                  "ORDER BY generation", [session_key])
+        return [ArchiveRecord(session_key, g, bytes(p)) for g, p in cursor.fetchall()]
 
     def get(self, run_id: str) -> RunRecord:
         row = self._db.execute(

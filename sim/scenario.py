@@ -43,9 +43,11 @@ _TIMELINE_FIELDS = {
     "crash": ("actor", "point", "count", "restart_after"),
     "abort": ("child",),
     "history-read": ("child", "limit", "offset", "include_tools"),
+    "cleanup": ("child",),
+    "archive-read": ("child", "limit", "offset", "include_tools"),
 }
 # Timeline entries that are things the world does rather than faults (`event = ...`).
-TIMELINE_EVENTS = ("abort", "history-read")
+TIMELINE_EVENTS = ("abort", "history-read", "cleanup", "archive-read")
 # Where the delivery actor can crash (actors/delivery.py names them).
 CRASH_POINTS = values(CrashPoint)
 DEFAULT_UNTIL_S = 6 * 3600
@@ -326,7 +328,7 @@ def _children(root: _Table, session_keys: list[str]) -> tuple[ChildSpec, ...]:
     for table in root.tables("children"):
         table.check_keys(("id", "requester", "task", "spawn_at", "run_for", "outcome", "reply",
                           "reply_chars", "error", "expects_completion", "usage_recorded", "steps",
-                          "encoding", "timeout"))
+                          "encoding", "timeout", "fork_seed", "earlier_epoch", "session"))
         child_id = table.text("id")
         if not re.match(r"^[A-Za-z0-9_\-]+$", child_id):
             raise table.fail("id", f"{child_id!r} may only use letters, digits, '-' and '_'")
@@ -371,8 +373,18 @@ def _children(root: _Table, session_keys: list[str]) -> tuple[ChildSpec, ...]:
             error=error,
             expects_completion=table.get("expects_completion", bool, True),
             usage_recorded=table.get("usage_recorded", bool, True),
+            fork_seed=table.text("fork_seed", None),
+            earlier_epoch=table.text("earlier_epoch", None),
+            session=_session_label(table),
         ))
     return tuple(children)
+
+
+def _session_label(table: _Table) -> str | None:
+    label: str | None = table.text("session", None)
+    if label is not None and not re.match(r"^[A-Za-z0-9_\-]+$", label):
+        raise table.fail("session", f"{label!r} may only use letters, digits, '-' and '_'")
+    return label
 
 
 def filler_text(chars: int) -> str:
@@ -451,9 +463,10 @@ def _timeline(root: _Table, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             if actor not in (None, addresses.DELIVERY):
                 raise table.fail("actor", f"only the {addresses.DELIVERY!r} actor can crash")
             actor = addresses.DELIVERY
-        if fault in ("abort", "history-read") and child is None:
-            what = "an abort names the child to abort" if fault == "abort" else \
-                "a history read names the child whose transcript it reads"
+        if fault in TIMELINE_EVENTS and child is None:
+            what = {"abort": "an abort names the child to abort",
+                    "cleanup": "a cleanup names the child whose session it deletes"}.get(
+                fault, "a history read names the child whose transcript it reads")
             raise table.fail("child", what)
         point = table.text("point", None)
         if point is not None and point not in CRASH_POINTS:

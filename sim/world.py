@@ -17,7 +17,15 @@ import trio.testing
 from actors import addresses
 from actors.agent_loop import Encoding
 from actors.delivery import run_delivery
-from actors.messages import AbortChild, ChildSpec, HistoryRead, Spawn, StepSpec
+from actors.messages import (
+    AbortChild,
+    ChildSpec,
+    CleanupSession,
+    HistoryRead,
+    RunHistoryRead,
+    Spawn,
+    StepSpec,
+)
 from actors.requester import run_requester
 from actors.run_record import RunRecord
 from actors.runtime import Crash, Port
@@ -216,14 +224,18 @@ class _World:
     def _schedule_fault(self, event: TimelineEvent) -> None:
         kernel = self.kernel
         child = event.child
-        if event.fault in ("history-read", "abort"):
+        if event.fault in ("history-read", "abort", "cleanup", "archive-read"):
             assert child is not None  # the loader requires it
             requester = next(c.requester for c in self.scenario.children if c.id == child)
             if event.fault == "abort":
                 self._schedule_abort(event.at_ms, requester, child)
                 return
-            read = HistoryRead(child, event.limit, event.offset, event.include_tools)
-            kernel.at(event.at_ms, f"history-read {event.child}", lambda: kernel.send(
+            read: object = HistoryRead(child, event.limit, event.offset, event.include_tools)
+            if event.fault == "cleanup":
+                read = CleanupSession(child)
+            elif event.fault == "archive-read":
+                read = RunHistoryRead(child, event.limit, event.offset, event.include_tools)
+            kernel.at(event.at_ms, f"{event.fault} {event.child}", lambda: kernel.send(
                 addresses.TIMELINE, addresses.requester(requester), read))
             return
         if event.fault == "crash" and event.point is None:
@@ -253,16 +265,43 @@ class _World:
     # -- seeded workload ---------------------------------------------------------------------
 
     def _draw_children(self, workload: WorkloadDef, first: int) -> list[ChildSpec]:
-        drawn = []
+        drawn: list[ChildSpec] = []
         for i in range(workload.children):
             with self.chooser.span("child"):  # so a shrinker can drop one child whole
                 child = self._draw_child(workload, f"c{first + i + 1}", i)
+                child = self._draw_archive_use(child, drawn)
                 drawn.append(child)
                 if self.plan.strikes("abort"):
                     at = child.spawn_at_ms + 1000 * self.chooser.choose(
                         "fault:abort", child.run_ms // 1000 + 1)
                     self._schedule_abort(at, child.requester, child.id)
         return drawn
+
+    def _draw_archive_use(self, child: ChildSpec, earlier: list[ChildSpec]) -> ChildSpec:
+        """FMT-6: some children reuse an earlier child's session key once it should be done;
+        some runs' archives are read some time after the run should have ended, often after
+        cleanup deleted the live session. On their own stream so other draws keep still."""
+        chooser, sub = self.chooser, "workload:archive"
+        reused = bool(earlier) and chooser.chance(sub, 0.15)
+        if reused:
+            prior = earlier[chooser.choose(sub, len(earlier))]
+            child = attrs.evolve(child, session=prior.session or prior.id,
+                                 spawn_at_ms=prior.spawn_at_ms + prior.run_ms
+                                 + 1000 * (1 + chooser.choose(sub, 60)))
+        # Reads cost a decode and a sessions_history each: mostly where a key was reused.
+        if chooser.chance(sub, 0.5 if reused else 0.1):
+            end_ms = child.spawn_at_ms + child.run_ms
+            at = end_ms + 1000 * (121 + chooser.choose(sub, 240))
+            self._send_at(at, child, RunHistoryRead(child.id, include_tools=True))
+            if chooser.chance(sub, 0.6):
+                self._send_at(end_ms + 1000 * (1 + chooser.choose(sub, 120)), child,
+                              CleanupSession(child.id))
+        return child
+
+    def _send_at(self, at_ms: int, child: ChildSpec, message: object) -> None:
+        self.kernel.at(at_ms, f"{type(message).__name__} {child.id}", functools.partial(
+            self.kernel.send, addresses.TIMELINE, addresses.requester(child.requester),
+            message))
 
     def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildSpec:
         """One child's behaviour from the workload stream, bent by the seeded child faults."""
@@ -305,9 +344,15 @@ class _World:
         encoding = (Encoding.V1 if chooser.chance("workload", 0.25) else Encoding.V2).value
         expects_completion = not chooser.chance("workload", 0.1)
         usage_recorded = not chooser.chance("workload", 0.1)
+        # OUT-3: some children are forks seeded with their parent's answer, some continue a
+        # session whose earlier epoch answered; on their own stream so other draws keep still.
+        fork_seed = (f"Parent answer seeded into {child_id}'s fork."
+                     if chooser.chance("workload:fork", 0.15) else None)
+        earlier_epoch = (f"Earlier epoch answer of {child_id}."
+                         if chooser.chance("workload:fork", 0.15) else None)
         return ChildSpec(child_id, workload.requester, f"task {i + 1} of the batch", spawn_at_ms,
                          tuple(steps), encoding, timeout_ms, error, expects_completion,
-                         usage_recorded)
+                         usage_recorded, fork_seed, earlier_epoch)
 
 
 ANSWERS = (

@@ -30,7 +30,8 @@ from tests.conftest import DEFAULT_WORLD, SCENARIOS
 MARK = "# <-"
 SESSION = '[[sessions]]\nkey = "agent:main:main"\n'
 CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, reply_chars, error, "
-                "expects_completion, usage_recorded, steps, encoding, timeout")
+                "expects_completion, usage_recorded, steps, encoding, timeout, "
+                "fork_seed, earlier_epoch, session")
 TOP_FIELDS = ("name, description, covers, seed, strategy, mutants, until, sessions, children, "
               "workload, faults, timeline, expect, replay")
 
@@ -320,6 +321,28 @@ CASES: list[tuple[str, str, str]] = [
     """), "expect.children[0].received: must be at least 0"),
     ("covers-not-a-requirement", 'covers = ["DEL-3", "del-4"] # <-\n' + SESSION
      + '[[children]]\nid = "a"\n', "covers: 'del-4' is not a requirement ID like 'DEL-3'"),
+    ("bad-session-label", SESSION + textwrap.dedent("""\
+        [[children]]
+        id = "a"
+        session = "two words" # <-
+    """), "children[0].session: 'two words' may only use letters, digits, '-' and '_'"),
+    ("cleanup-without-child", SESSION + textwrap.dedent("""\
+        [[children]]
+        id = "a"
+        [[timeline]] # <-
+        at = 5
+        event = "cleanup"
+    """), "timeline[0].child: a cleanup names the child whose session it deletes"),
+    ("archive-read-with-a-crash-field", SESSION + textwrap.dedent("""\
+        [[children]]
+        id = "a"
+        [[timeline]]
+        at = 5
+        event = "archive-read"
+        child = "a"
+        point = "before-send" # <-
+    """), "timeline[0].point: does not apply to a 'archive-read' event (it takes: at, event, "
+          "child, limit, offset, include_tools)"),
     ("negative-spawn-time", SESSION + textwrap.dedent("""\
         [[children]]
         id = "a"

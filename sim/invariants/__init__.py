@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.announce import INVARIANTS as _ANNOUNCE
+from sim.invariants.archive import INVARIANTS as _ARCHIVE
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.child_log import INVARIANTS as _CHILD_LOG
 from sim.invariants.delivery import INVARIANTS as _DELIVERY
 from sim.invariants.output import INVARIANTS as _OUTPUT
 from sim.trace import Record
 
-ALL: tuple[Invariant, ...] = _DELIVERY + _OUTPUT + _ANNOUNCE
+ALL: tuple[Invariant, ...] = _DELIVERY + _OUTPUT + _CHILD_LOG + _ANNOUNCE + _ARCHIVE
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

@@ -20,23 +20,45 @@ from sim.trace import Record
 
 
 @attrs.define
-class _ChildRun:
+class ChildRun:
+    """What the trace shows of one child run: its own events, and what it reported."""
+
     records: list[Record] = attrs.field(factory=list)
+    start: Record | None = None
     last_nonempty_message: Record | None = None
     streamed: list[str] = attrs.field(factory=list)
     tool_texts: list[str] = attrs.field(factory=list)
     turn_end: str | None = None
+    turn_cause: str | None = None
     aborted: bool = False
     consumers: Record | None = None
     end: Record | None = None
+    inherited: list[Record] = attrs.field(factory=list)
 
 
-def _child_runs(trace: Sequence[Record]) -> dict[str, _ChildRun]:
-    runs: dict[str, _ChildRun] = {}
+# Seven oracles read the same grouping of one trace; build it once per trace. The cache holds
+# the trace itself, so an identical object is the same, unchanged-length trace.
+_last: tuple[Sequence[Record], int, dict[str, ChildRun]] | None = None
+
+
+def child_runs(trace: Sequence[Record]) -> dict[str, ChildRun]:
+    """Each child run's records, by run id (shared between oracles: read, never change)."""
+    global _last
+    if _last is not None and _last[0] is trace and _last[1] == len(trace):
+        return _last[2]
+    runs = _group(trace)
+    _last = (trace, len(trace), runs)
+    return runs
+
+
+def _group(trace: Sequence[Record]) -> dict[str, ChildRun]:
+    runs: dict[str, ChildRun] = {}
     for r in trace:
         if not r.kind.startswith("child."):
             continue
-        run = runs.setdefault(r.data["run_id"], _ChildRun())
+        run = runs.get(r.data["run_id"])
+        if run is None:
+            run = runs[r.data["run_id"]] = ChildRun()
         run.records.append(r)
         kind = r.kind
         if kind == "child.message":
@@ -51,16 +73,21 @@ def _child_runs(trace: Sequence[Record]) -> dict[str, _ChildRun]:
             run.tool_texts.append(r.data["text"])
         elif kind == "child.turn_end":
             run.turn_end = r.data["reason"]
+            run.turn_cause = r.data["cause"]
         elif kind == "child.abort":
             run.aborted = True
         elif kind == "child.consumers":
             run.consumers = r
         elif kind == "child.end":
             run.end = r
+        elif kind == "child.start":
+            run.start = r
+        elif kind == "child.inherited":
+            run.inherited.append(r)
     return runs
 
 
-def _expected_text(run: _ChildRun) -> tuple[str, str]:
+def expected_text(run: ChildRun) -> tuple[str, str]:
     """OUT-1 restated: (the text a text reader must get, where it comes from)."""
     if run.last_nonempty_message is not None:
         blocks = run.last_nonempty_message.data["blocks"]
@@ -72,18 +99,18 @@ def _expected_text(run: _ChildRun) -> tuple[str, str]:
     return "", "nothing (no output)"
 
 
-def _text(output: list[dict[str, Any]]) -> str:
+def text_of(output: list[dict[str, Any]]) -> str:
     return "".join(block.get("text") or "" for block in output if block.get("type") == "text")
 
 
 def output_rule(trace: Sequence[Record]) -> list[Violation]:
     violations = []
-    for run_id, run in _child_runs(trace).items():
+    for run_id, run in child_runs(trace).items():
         end = run.end
         if end is None or end.data["status"] not in ("ok", "timeout"):
             continue  # a failed run reports no text (DEL-14)
         result = end.data["result"] or ""
-        expected, source = _expected_text(run)
+        expected, source = expected_text(run)
         proof = (*(r.seq for r in run.records
                    if r.kind in ("child.message", "child.attempt", "child.delta")), end.seq)
         if result != expected:
@@ -103,7 +130,7 @@ def output_rule(trace: Sequence[Record]) -> list[Violation]:
 
 def consumers_agree(trace: Sequence[Record]) -> list[Violation]:
     violations = []
-    for run_id, run in _child_runs(trace).items():
+    for run_id, run in child_runs(trace).items():
         seen = run.consumers
         if seen is None:
             continue
@@ -124,7 +151,7 @@ def consumers_agree(trace: Sequence[Record]) -> list[Violation]:
                     f"{run_id}: the {name} reports {output!r}, the in-process result reader "
                     f"{in_process!r}", (seen.seq,)))
         streamed = "".join(run.streamed)
-        acp = _text(views["acp"]["output"])
+        acp = text_of(views["acp"]["output"])
         if acp != streamed:
             violations.append(Violation(
                 "consumers-agree", "OUT-4",
@@ -142,7 +169,7 @@ _SDK = {"completed": "completed", "max-tokens": "max-tokens", "aborted": "aborte
 
 def stop_reason_kept(trace: Sequence[Record]) -> list[Violation]:
     violations = []
-    for run_id, run in _child_runs(trace).items():
+    for run_id, run in child_runs(trace).items():
         if run.end is None or run.consumers is None:
             continue
         turn_end = run.turn_end or "none"
@@ -175,6 +202,59 @@ def _shown_result(text: str) -> str | None:
         return None
     body = text[text.index(DATA_OPEN) + len(DATA_OPEN):text.index(DATA_CLOSE)]
     return body.replace("&lt;", "<").replace("&amp;", "&")
+
+
+# OUT-7 (reference/output-selection.md §4), restated: the foreground tool's exact error layout.
+_HEADLINES = {"aborted": "subagent run was cancelled", "error": "subagent run failed",
+              "max-tokens": "subagent run hit its token limit before finishing",
+              "refusal": "subagent declined the task"}
+
+
+def _sdk_diagnostic(turn_end: str, cause: str | None) -> str | None:
+    """The SDK backend's safe diagnostic for how the child's turn ended (reference §3, V2)."""
+    category = {"error": "child-error", "none": "missing-terminal"}.get(turn_end)
+    if turn_end == "aborted":
+        category = "child-disposed" if cause == "disposed" else None
+    elif turn_end not in ("completed", "max-tokens", "blocked", "error", "interrupted", "none"):
+        category = "child-unknown"
+    if category is None:
+        return None
+    return f"Subagent failure (provider: DSH SDK; stage: session-run; category: {category})"
+
+
+def _tool_text(stop: str, diagnostic: str | None, partial: str) -> tuple[bool, str]:
+    if stop == "completed":
+        return False, partial
+    text = "Error: " + _HEADLINES.get(stop, f"subagent run ended abnormally ({stop})")
+    if diagnostic is not None:
+        text += "\nDiagnostic: " + diagnostic
+    if partial:
+        text += "\nPartial output before the run ended:\n" + partial
+    return True, text
+
+
+def foreground_result(trace: Sequence[Record]) -> list[Violation]:
+    violations = []
+    for run_id, run in child_runs(trace).items():
+        seen = run.consumers
+        if seen is None:
+            continue
+        turn_end = run.turn_end or "none"
+        partial, _ = expected_text(run)
+        stop = "aborted" if run.aborted else _IN_PROCESS.get(turn_end, "error")
+        shown, sdk = seen.data["foreground"], seen.data["sdk"]["toolResult"]
+        want = {"in-process": (shown["isError"], shown["text"], _tool_text(stop, None, partial)),
+                "SDK": (sdk["isError"], sdk["text"],
+                        _tool_text(_SDK.get(turn_end, "error"),
+                                   _sdk_diagnostic(turn_end, run.turn_cause), partial))}
+        for name, (is_error, text, (want_error, want_text)) in want.items():
+            if (is_error, text) != (want_error, want_text):
+                violations.append(Violation(
+                    "foreground-result", "OUT-7",
+                    f"{run_id}: the turn ended {turn_end}; the {name} foreground tool result is "
+                    f"{'an error' if is_error else 'ok'} {text!r}, expected "
+                    f"{'an error' if want_error else 'ok'} {want_text!r}", (seen.seq,)))
+    return violations
 
 
 def result_intact(trace: Sequence[Record]) -> list[Violation]:
@@ -222,6 +302,10 @@ INVARIANTS = (
     Invariant("stop-reason-kept", "OUT-6", "safety",
               "Every consumer keeps the run's real stop reason through its own mapping.",
               stop_reason_kept),
+    Invariant("foreground-result", "OUT-7", "safety",
+              "The foreground tool result of a run that did not complete is 'Error: ' plus the "
+              "exact headline, the diagnostic line if any, then the partial text; a completed "
+              "run shows its text.", foreground_result),
     Invariant("result-intact", "DEL-15", "safety",
               "What reaches the requester is that run's own result, unchanged.", result_intact),
 )
