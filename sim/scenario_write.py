@@ -99,6 +99,9 @@ def _child(child: ChildSpec) -> dict[str, Any]:
         out["expects_completion"] = False
     if not child.usage_recorded:
         out["usage_recorded"] = False
+    for key in ("fork_seed", "earlier_epoch", "session"):
+        if getattr(child, key) is not None:
+            out[key] = getattr(child, key)
     out["steps"] = [_step(s) for s in child.steps]
     return out
 
