@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from actors.agent_loop import AgentLoop, Encoding
 from sim.cli_output import output_command
+from tests.conftest import SNAPSHOTS, needs_snapshots
 
-SNAPSHOTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "dsh-snapshots"
 MAX_TOKENS = SNAPSHOTS / "acp-agent__subagent-max-tokens-partial"
 
 
@@ -30,6 +30,7 @@ def recorded_tool_result(parent: Path, call_id: str) -> tuple[bool, str]:
     raise AssertionError(f"no tool result for {call_id}")
 
 
+@needs_snapshots
 def test_done_criterion_max_tokens_partial() -> None:
     result = invoke(str(MAX_TOKENS / "session.1.jsonl"), "--json")
     assert result.exit_code == 0, result.output
@@ -42,6 +43,7 @@ def test_done_criterion_max_tokens_partial() -> None:
     assert list(document) == ["output", "stopReason", "lastAssistantMessage", "toolResult"]
 
 
+@needs_snapshots
 @pytest.mark.parametrize("consumer", ["in-process", "activation", "sdk", "acp"])
 def test_every_consumer_reproduces_the_parents_text(consumer: str) -> None:
     result = invoke(str(MAX_TOKENS / "session.1.jsonl"), "--json", "--consumer", consumer)
@@ -57,6 +59,7 @@ def test_every_consumer_reproduces_the_parents_text(consumer: str) -> None:
     assert kinds == (["text"] if consumer == "acp" else ["text", "tool-call"])
 
 
+@needs_snapshots
 def test_readable_output() -> None:
     result = invoke(str(MAX_TOKENS / "session.1.jsonl"))
     assert result.exit_code == 0
@@ -72,6 +75,7 @@ def test_readable_output() -> None:
     )
 
 
+@needs_snapshots
 def test_fork_reads_only_the_childs_suffix() -> None:
     result = invoke(
         str(SNAPSHOTS / "acp-agent__subagent-fork-in-process" / "session.1.jsonl"), "--json"
@@ -81,6 +85,7 @@ def test_fork_reads_only_the_childs_suffix() -> None:
     assert document["stopReason"] == "completed"
 
 
+@needs_snapshots
 def test_continuable_epoch_via_activation() -> None:
     path = SNAPSHOTS / "acp-agent__subagent-continuable" / "session.1.jsonl"
     document = json.loads(invoke(str(path), "--json", "--consumer", "activation").output)
@@ -133,6 +138,7 @@ def test_missing_file_exits_2(tmp_path: Path) -> None:
     assert result.stderr == f"{path}: cannot read the log: No such file or directory\n"
 
 
+@needs_snapshots
 def test_unknown_consumer_is_a_usage_error() -> None:
     result = invoke(str(MAX_TOKENS / "session.1.jsonl"), "--consumer", "telepathy")
     assert result.exit_code == 2

@@ -20,14 +20,17 @@ from actors.consumers import LastEpochCapture, read_result
 from actors.logs import SessionHeader, child_owned, read_log
 from actors.output import SessionEvent
 
-SNAPSHOTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "dsh-snapshots"
+from tests.conftest import SNAPSHOTS
+
+# Without the data every test here is skipped with one summary line (tests/conftest.py); under
+# .ci/run (HANDOFF_REQUIRE_SNAPSHOTS=1) they run and fail instead, so CI cannot pass vacuously.
+pytestmark = pytest.mark.snapshots
 DELEGATION_TOOLS = ("subagent", "subagent_fork")
 
 
 def _folders() -> list[Path]:
-    # Fail, never skip, when the shared data is missing: a silent skip would pass CI vacuously.
     if not SNAPSHOTS.is_dir():
-        raise FileNotFoundError(f"snapshot data missing: {SNAPSHOTS}")
+        return []
     return sorted(p for p in SNAPSHOTS.iterdir() if p.is_dir())
 
 
@@ -161,7 +164,8 @@ def _check_sdk_finished(folder: Path, sessions: list[Session]) -> list[str]:
     return [f"{children[0].path.name}: subagent.finished"]
 
 
-@pytest.mark.parametrize("folder", _folders(), ids=lambda p: p.name)
+# An empty list (no data) still collects one item, skipped or (under CI) failing.
+@pytest.mark.parametrize("folder", _folders() or [SNAPSHOTS], ids=lambda p: p.name)
 def test_snapshot_conforms(folder: Path) -> None:
     sessions = _sessions(folder)
     report = _check_delegations(sessions)

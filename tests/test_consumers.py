@@ -24,8 +24,8 @@ from actors.consumers import (
 )
 from actors.logs import child_owned, read_log
 from actors.output import OutputFold, final_output
+from tests.conftest import SNAPSHOTS, needs_snapshots
 
-SNAPSHOTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "dsh-snapshots"
 TXT = {"type": "text", "text": "partial one"}
 
 
@@ -78,6 +78,7 @@ MAX_TOKENS_PARTIAL = [
 ]
 
 
+@needs_snapshots
 @pytest.mark.parametrize("encoding", [Encoding.V1, Encoding.V2])
 def test_four_consumers_agree_on_the_max_tokens_child(encoding: Encoding) -> None:
     views = consumer_views("child", run(encoding, MAX_TOKENS_PARTIAL))
@@ -269,6 +270,7 @@ def test_activation_epoch_reports_only_its_own_output() -> None:  # case 25
     assert capture_activation(epoch1, teardown_failed=True) == {"stopReason": "error"}
 
 
+@needs_snapshots
 def test_snapshot_child_through_every_consumer() -> None:
     header, events = read_log(
         SNAPSHOTS / "acp-agent__subagent-max-tokens-partial" / "session.1.jsonl"

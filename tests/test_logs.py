@@ -21,8 +21,8 @@ from actors.logs import (
     read_log,
 )
 from actors.output import final_output
+from tests.conftest import SNAPSHOTS, needs_snapshots
 
-SNAPSHOTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "dsh-snapshots"
 
 
 def write_log(path: Path, rows: list[Any]) -> Path:
@@ -33,6 +33,7 @@ def write_log(path: Path, rows: list[Any]) -> Path:
 HEADER = {"type": "session", "version": 0, "id": "child-1", "createdAt": 0, "parentSession": "p"}
 
 
+@needs_snapshots
 def test_header_is_parsed() -> None:
     header, events = read_log(SNAPSHOTS / "acp-agent__subagent-fork-in-process" / "session.1.jsonl")
     assert header == SessionHeader(
@@ -44,6 +45,7 @@ def test_header_is_parsed() -> None:
     assert all(isinstance(e, dict) and "type" in e for e in events)
 
 
+@needs_snapshots
 def test_packed_v1_rows_expand_so_the_seed_cut_lands_on_the_marker() -> None:
     """``seedLength`` counts expanded chunk events; the first own event is the seed marker."""
     header, events = read_log(SNAPSHOTS / "acp-agent__subagent-fork-in-process" / "session.1.jsonl")
@@ -274,6 +276,7 @@ def test_epochs_split_at_input_after_idle_not_at_queued_turns() -> None:
     assert starts([spliced("first")]) == []  # the first epoch starts where the suffix starts
 
 
+@needs_snapshots
 def test_continuable_snapshot_is_one_epoch() -> None:
     header, events = read_log(SNAPSHOTS / "acp-agent__subagent-continuable" / "session.1.jsonl")
     assert starts(list(child_owned(events, header))) == []
