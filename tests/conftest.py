@@ -13,7 +13,8 @@ EXAMPLES = ROOT / "examples"
 DEFAULT_WORLD = ROOT / "sim" / "default_world.toml"
 
 # Real DeepSeek Harness session logs the conformance tests compare against. They are not in this
-# repository: HANDOFF_SNAPSHOTS names the folder, else ../shared/data/dsh-snapshots beside the clone.
+# repository: HANDOFF_SNAPSHOTS names the folder, else ../shared/data/dsh-snapshots beside
+# the clone.
 SNAPSHOTS = Path(os.environ.get("HANDOFF_SNAPSHOTS")
                  or ROOT.parent / "shared" / "data" / "dsh-snapshots")
 # Set by .ci/run: there a missing snapshot folder fails the run instead of skipping.

@@ -19,7 +19,6 @@ import pytest
 from actors.consumers import LastEpochCapture, read_result
 from actors.logs import SessionHeader, child_owned, read_log
 from actors.output import SessionEvent
-
 from tests.conftest import SNAPSHOTS
 
 # Without the data every test here is skipped with one summary line (tests/conftest.py); under

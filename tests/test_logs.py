@@ -24,7 +24,6 @@ from actors.output import final_output
 from tests.conftest import SNAPSHOTS, needs_snapshots
 
 
-
 def write_log(path: Path, rows: list[Any]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
