@@ -12,14 +12,13 @@ at a time, so a 100 MB log is read in one pass with memory bounded by its longes
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 import attrs
 
 from actors.errors import InputError
+from actors.inputs import Node, json_line
 from actors.output import JsonObject, SessionEvent
 
 
@@ -44,211 +43,122 @@ _PACKED_ROWS = {
 }
 
 
-class _Where:
-    """Where in the input a value sits, so a complaint names ``file:line: field``."""
-
-    __slots__ = ("line", "path")
-
-    def __init__(self, path: str | None, line: int | None) -> None:
-        self.path = path
-        self.line = line
-
-    def fail(self, field: str, message: str) -> InputError:
-        return InputError(self.path, self.line, field, message)
-
-    def obj(self, value: Any, field: str) -> Mapping[str, Any]:
-        if not isinstance(value, dict):
-            raise self.fail(field, "must be a JSON object")
-        return value
-
-    def get_obj(self, parent: Mapping[str, Any], key: str, field: str) -> Mapping[str, Any]:
-        if key not in parent:
-            raise self.fail(field, "is missing")
-        return self.obj(parent[key], field)
-
-    def get_str(self, parent: Mapping[str, Any], key: str, field: str) -> str:
-        if key not in parent:
-            raise self.fail(field, "is missing")
-        value = parent[key]
-        if not isinstance(value, str):
-            raise self.fail(field, "must be a string")
-        return value
-
-    def get_int(
-        self, parent: Mapping[str, Any], key: str, field: str, *, optional: bool = False
-    ) -> int | None:
-        if key not in parent:
-            if optional:
-                return None
-            raise self.fail(field, "is missing")
-        value = parent[key]
-        # bool is an int in Python but never a count or index in a log.
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(field, "must be an integer")
-        return value
-
-    def get_list(self, parent: Mapping[str, Any], key: str, field: str) -> list[Any]:
-        if key not in parent:
-            raise self.fail(field, "is missing")
-        value = parent[key]
-        if not isinstance(value, list):
-            raise self.fail(field, "must be a JSON array")
-        return value
-
-    def get_strs(self, parent: Mapping[str, Any], key: str, field: str) -> list[str]:
-        values = self.get_list(parent, key, field)
-        for i, value in enumerate(values):
-            if not isinstance(value, str):
-                raise self.fail(f"{field}[{i}]", "must be a string")
-        return values
+# Integers in a log (times, indexes, counts) are JSON's safe integers.
+MAX_LOG_INT = 2**53
 
 
-def _check_block(where: _Where, value: Any, field: str) -> None:
-    block = where.obj(value, field)
-    kind = where.get_str(block, "type", f"{field}.type")
+def _check_block(block: Node) -> None:
+    kind = block.text("type")
     if kind in ("text", "reasoning"):
-        where.get_str(block, "text", f"{field}.text")
+        block.text("text")
     elif kind == "tool-call":
-        where.get_str(block, "id", f"{field}.id")
-        where.get_str(block, "name", f"{field}.name")
-        where.get_str(block, "arguments", f"{field}.arguments")
+        block.text("id")
+        block.text("name")
+        block.text("arguments")
 
 
-def _check_chunk(where: _Where, value: Any, field: str) -> None:
-    chunk = where.obj(value, field)
-    kind = where.get_str(chunk, "type", f"{field}.type")
+def _check_chunk(chunk: Node) -> None:
+    kind = chunk.text("type")
     if kind in ("text-delta", "reasoning-delta"):
-        where.get_str(chunk, "text", f"{field}.text")
+        chunk.text("text")
     elif kind == "tool-call-delta":
-        where.get_str(chunk, "id", f"{field}.id")
-        where.get_str(chunk, "argumentsDelta", f"{field}.argumentsDelta")
+        chunk.text("id")
+        chunk.text("argumentsDelta")
     elif kind == "block-end":
-        _check_block(where, chunk.get("block"), f"{field}.block")
+        _check_block(chunk.node("block"))
     elif kind == "finish":
-        reason = where.get_obj(chunk, "reason", f"{field}.reason")
-        where.get_str(reason, "kind", f"{field}.reason.kind")
+        chunk.node("reason").text("kind")
 
 
-def _check_run(where: _Where, run: Mapping[str, Any], members: str, field: str) -> int:
-    values = where.get_strs(run, members, f"{field}.{members}")
-    if len(values) == 0:
-        raise where.fail(f"{field}.{members}", "must not be empty")
-    index = where.get_int(run, "index", f"{field}.index")
-    assert index is not None
-    if index < 0:
-        raise where.fail(f"{field}.index", "must not be negative")
+def _check_run(run: Node, members: str) -> int:
+    values = run.strings(members, non_empty=True)
+    run.integer("index", maximum=MAX_LOG_INT)
     return len(values)
 
 
-def _check_stream(where: _Where, value: Any, field: str) -> None:
-    if not isinstance(value, list):
-        raise where.fail(field, "must be a JSON array")
-    for i, raw in enumerate(value):
-        at = f"{field}[{i}]"
-        record = where.obj(raw, at)
-        kind = where.get_str(record, "type", f"{at}.type")
+def _check_stream(data: Node) -> None:
+    for record in data.nodes("stream", ...):
+        kind = record.text("type")
         if kind == "chunk":
-            where.get_int(record, "time", f"{at}.time")
-            _check_chunk(where, record.get("chunk"), f"{at}.chunk")
+            record.integer("time", minimum=-MAX_LOG_INT, maximum=MAX_LOG_INT)
+            _check_chunk(record.node("chunk"))
         elif kind in _PACKED_ROWS:
             members = "args" if kind == "tool-call-chunks" else "texts"
-            count = _check_run(where, record, members, at)
-            where.get_int(record, "time0", f"{at}.time0")
-            gaps = where.get_list(record, "dt", f"{at}.dt")
+            count = _check_run(record, members)
+            record.integer("time0", minimum=-MAX_LOG_INT, maximum=MAX_LOG_INT)
+            gaps = record.integers("dt", minimum=-MAX_LOG_INT, maximum=MAX_LOG_INT)
             if len(gaps) != count - 1:
-                raise where.fail(
-                    f"{at}.dt", f"must hold {count - 1} entries, one fewer than {members}"
-                )
-            for j, gap in enumerate(gaps):
-                if isinstance(gap, bool) or not isinstance(gap, int):
-                    raise where.fail(f"{at}.dt[{j}]", "must be an integer")
+                raise record.fail("dt", f"must hold {count - 1} entries, one fewer than {members}")
             if kind == "tool-call-chunks":
-                where.get_str(record, "id", f"{at}.id")
+                record.text("id")
         else:
-            raise where.fail(f"{at}.type", f"unknown stream record type {kind!r}")
+            raise record.fail("type", f"unknown stream record type {kind!r}")
 
 
-def _check_event(where: _Where, event: Mapping[str, Any], kind: str) -> None:
+def _check_event(event: Node, kind: str) -> None:
     """Validate the fields the rule and the stop-reason mappings read; others pass through."""
     if kind == "assistant/message":
-        data = where.get_obj(event, "data", "data")
-        message = where.get_obj(data, "message", "data.message")
-        for i, block in enumerate(where.get_list(message, "content", "data.message.content")):
-            _check_block(where, block, f"data.message.content[{i}]")
-        if "stream" in data:
-            _check_stream(where, data["stream"], "data.stream")
-        if "interrupted" in data and not isinstance(data["interrupted"], bool):
-            raise where.fail("data.interrupted", "must be true or false")
+        data = event.node("data")
+        for block in data.node("message").nodes("content", ...):
+            _check_block(block)
+        if data.has("stream"):
+            _check_stream(data)
+        data.boolean("interrupted", None)
     elif kind == "assistant/attempt":
-        data = where.get_obj(event, "data", "data")
-        if "stream" not in data:
-            raise where.fail("data.stream", "is missing")
-        _check_stream(where, data["stream"], "data.stream")
+        _check_stream(event.node("data"))
     elif kind == "assistant/chunk":
-        data = where.get_obj(event, "data", "data")
-        if "chunk" not in data:
-            raise where.fail("data.chunk", "is missing")
-        _check_chunk(where, data["chunk"], "data.chunk")
+        _check_chunk(event.node("data").node("chunk"))
     elif kind == "turn/end":
-        data = where.get_obj(event, "data", "data")
-        reason = where.get_obj(data, "reason", "data.reason")
-        where.get_str(reason, "kind", "data.reason.kind")
-    elif "data" in event:
-        where.obj(event["data"], "data")
+        event.node("data").node("reason").text("kind")
+    else:
+        event.node("data", None)
 
 
-def _expand_packed(where: _Where, row: Mapping[str, Any], kind: str) -> list[SessionEvent]:
+def _expand_packed(row: Node, kind: str) -> list[SessionEvent]:
     """One packed V1 row back into the ``assistant/chunk`` events it stands for."""
-    data = where.get_obj(row, "data", "data")
+    data = row.node("data")
     members = "args" if kind == "tool-call-chunks" else "texts"
-    _check_run(where, data, members, "data")
-    values: list[str] = data[members]
-    seq0 = where.get_int(row, "seq0", "seq0", optional=True)
-    time0 = where.get_int(row, "time0", "time0", optional=True)
-    gaps = data.get("dt", [])
-    if not isinstance(gaps, list) or any(
-        isinstance(g, bool) or not isinstance(g, int) for g in gaps
-    ):
-        raise where.fail("data.dt", "must be an array of integers")
+    _check_run(data, members)
+    values: list[str] = data.data[members]
+    seq0 = row.integer("seq0", None, minimum=-MAX_LOG_INT, maximum=MAX_LOG_INT)
+    time0 = row.integer("time0", None, minimum=-MAX_LOG_INT, maximum=MAX_LOG_INT)
+    gaps = data.integers("dt", [], minimum=-MAX_LOG_INT, maximum=MAX_LOG_INT)
     chunk_type = _PACKED_ROWS[kind]
     if kind == "tool-call-chunks":
-        call_id = where.get_str(data, "id", "data.id")
-        name = data.get("name")
-        if name is not None and not isinstance(name, str):
-            raise where.fail("data.name", "must be a string")
+        call_id = data.text("id")
+        name = data.text("name", None)
     events: list[SessionEvent] = []
     time = time0
+    index = data.data["index"]
     for i, value in enumerate(values):
         if i > 0 and time is not None and i - 1 < len(gaps):
             time += gaps[i - 1]
         chunk: JsonObject
         if kind == "tool-call-chunks":
-            chunk = {"type": chunk_type, "index": data["index"], "id": call_id}
+            chunk = {"type": chunk_type, "index": index, "id": call_id}
             if name is not None:
                 chunk["name"] = name
             chunk["argumentsDelta"] = value
         else:
-            chunk = {"type": chunk_type, "index": data["index"], "text": value}
+            chunk = {"type": chunk_type, "index": index, "text": value}
         event: JsonObject = {"type": "assistant/chunk"}
         if seq0 is not None:
             event["seq"] = seq0 + i
         if time is not None:
             event["time"] = time
-        event["data"] = {"turn": data.get("turn"), "step": data.get("step"), "chunk": chunk}
+        event["data"] = {"turn": data.data.get("turn"), "step": data.data.get("step"),
+                         "chunk": chunk}
         events.append(event)
     return events
 
 
-def _parse_header(where: _Where, row: Mapping[str, Any]) -> SessionHeader:
-    session_id = where.get_str(row, "id", "id")
-    version = where.get_int(row, "version", "version", optional=True)
-    parent = row.get("parentSession")
-    if parent is not None and not isinstance(parent, str):
-        raise where.fail("parentSession", "must be a string")
-    seed_length = where.get_int(row, "seedLength", "seedLength", optional=True)
-    if seed_length is not None and seed_length < 0:
-        raise where.fail("seedLength", "must not be negative")
-    return SessionHeader(session_id, version, parent, seed_length)
+def _parse_header(row: Node) -> SessionHeader:
+    return SessionHeader(
+        row.text("id"),
+        row.integer("version", None, minimum=-MAX_LOG_INT, maximum=MAX_LOG_INT),
+        row.text("parentSession", None),
+        row.integer("seedLength", None, maximum=MAX_LOG_INT),
+    )
 
 
 def parse_line(
@@ -258,24 +168,18 @@ def parse_line(
 
     A blank line holds no events. Packed V1 rows expand to several events.
     """
-    where = _Where(path, line)
     if text.strip() == "":
         return []
-    try:
-        row = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise where.fail("", f"invalid JSON: {err.msg} (column {err.colno})") from None
-    if not isinstance(row, dict):
-        raise where.fail("", "a log line must be a JSON object")
-    kind = where.get_str(row, "type", "type")
+    row = json_line(path, line, text)
+    kind = row.text("type")
     if kind == "session":
         if not first:
-            raise where.fail("type", "a session header may only be the first line")
-        return _parse_header(where, row)
+            raise row.fail("type", "a session header may only be the first line")
+        return _parse_header(row)
     if kind in _PACKED_ROWS:
-        return _expand_packed(where, row, kind)
-    _check_event(where, row, kind)
-    return [row]
+        return _expand_packed(row, kind)
+    _check_event(row, kind)
+    return [dict(row.data)]
 
 
 @attrs.frozen
@@ -316,7 +220,7 @@ def iter_log(path: str | Path) -> Iterator[SessionHeader | LogEvent]:
             for event in parsed:
                 yield LogEvent(number, event)
         if not seen_first:
-            yield NO_HEADER
+            raise InputError(name, None, "", "no session events (the file is empty)")
 
 
 def read_log(path: str | Path) -> tuple[SessionHeader, list[SessionEvent]]:

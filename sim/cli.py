@@ -8,6 +8,7 @@ stdout; progress and summaries go to stderr.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import time
@@ -15,41 +16,34 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from actors.errors import InputError
+from actors.inputs import decode
 from actors.mutants import MUTANTS
 from sim import explore as explore_mod
 from sim import scenario as scenario_mod
 from sim import world
-from sim.choices import STRATEGIES, Schedule, ScheduleDiverged
+from sim.choices import MAX_SEED, STRATEGIES, Schedule, ScheduleDiverged, load_schedule
+from sim.cli_style import HandoffGroup, console
+from sim.cli_style import bad_input as _bad_input
 from sim.export import FORMATS, render
 from sim.faults import FAULT_KINDS
 from sim.trace import first_difference
+
+# Flag ranges (README): a sweep holds at most this many seeds; seeds are 0..MAX_SEED.
+MAX_SWEEP = 100_000_000
+MAX_JOBS = 1_024
 
 
 def default_world_path() -> str:
     return str(resources.files("sim").joinpath("default_world.toml"))
 
 
-def _bad_input(message: str) -> NoReturn:
-    click.echo(f"handoff: {message}", err=True)
-    raise SystemExit(2)
-
-
-@contextmanager
-def _input_errors() -> Iterator[None]:
-    try:
-        yield
-    except InputError as err:
-        _bad_input(str(err))
-
-
 def _load_world(path: str | None) -> scenario_mod.Scenario:
-    with _input_errors():
-        return scenario_mod.load(path or default_world_path())
+    return scenario_mod.load(path or default_world_path())
 
 
 def _check_mutants(names: Sequence[str]) -> tuple[str, ...]:
@@ -91,7 +85,7 @@ def repro_command(seed: int, world_path: str | None, mutants: Sequence[str],
     return shlex.join(parts)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=HandoffGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="handoff-sim", prog_name="handoff")
 def main() -> None:
     """handoff: a deterministic simulator of sub-agent completion delivery."""
@@ -101,13 +95,13 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--seeds", "n_seeds", type=click.IntRange(min=1), default=None,
+@click.option("--seeds", "n_seeds", type=click.IntRange(1, MAX_SWEEP), default=None,
               help="Sweep seeds 1..N (default 200).")
-@click.option("--seed", "one_seed", type=click.IntRange(min=0), default=None,
+@click.option("--seed", "one_seed", type=click.IntRange(0, MAX_SEED), default=None,
               help="Run this one seed.")
-@click.option("--start", type=click.IntRange(min=0), default=1, show_default=True,
+@click.option("--start", type=click.IntRange(0, MAX_SEED), default=1, show_default=True,
               help="First seed of the sweep.")
-@click.option("--jobs", type=click.IntRange(min=1), default=None,
+@click.option("--jobs", type=click.IntRange(1, MAX_JOBS), default=None,
               help="Worker processes (default: all local cores).")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
 @click.option("--faults", "faults", default=None,
@@ -138,7 +132,11 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     mutant_names = _check_mutants(mutants)
     fault_kinds = _parse_faults(faults)
     scenario = _load_world(world_path)
-    seeds = [one_seed] if one_seed is not None else list(range(start, start + (n_seeds or 200)))
+    count = n_seeds or 200
+    if one_seed is None and start + count - 1 > MAX_SEED:
+        _bad_input(f"--start: the sweep would pass the largest seed, {MAX_SEED}")
+    # A range, not a list: a sweep's seeds are never all built at once.
+    seeds = range(one_seed, one_seed + 1) if one_seed is not None else range(start, start + count)
     from sim.cli_shrink import branch_schedule, check_branch, save_failures, sweep_summary
 
     branch = branch_schedule(branch_from, branch_at, mutants, faults, strategy)
@@ -175,11 +173,13 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
             "seeds": len(seeds), "violations": violations, "seeds_per_second": round(rate, 1),
             "jobs": jobs, "failing_seeds": sorted({v["seed"] for v in violations}),
             "divergences": divergences, "mutants": list(mutant_names),
+            **({"checked_twice": len(seeds)} if check_determinism else {}),
         }
         doc.update(sweep_summary(outcomes, branch_from, branch_at, saved))
         click.echo(json.dumps(doc, indent=2))
     else:
-        _print_explore_summary(len(seeds), violations, rate, jobs, divergences)
+        _print_explore_summary(len(seeds), violations, rate, jobs, divergences,
+                               checked_twice=check_determinism)
         if saved is not None:
             from sim.cli_shrink import print_saved
 
@@ -199,27 +199,27 @@ def _divergence(spec: explore_mod.Sweep, seed: int) -> dict[str, Any]:
 
 
 def _print_explore_summary(n: int, violations: list[dict[str, Any]], rate: float, jobs: int,
-                           divergences: list[dict[str, Any]]) -> None:
-    from rich.console import Console
-
-    console = Console(stderr=False, highlight=False)
+                           divergences: list[dict[str, Any]], checked_twice: bool) -> None:
+    out = console()
     failing = sorted({v["seed"] for v in violations})
-    console.print(f"explored {n} seeds ({rate:.0f} seeds/s on {jobs} job(s)): "
-                  f"{len(violations)} violation(s) in {len(failing)} seed(s)")
+    out.print(f"explored {n} seeds ({rate:.0f} seeds/s on {jobs} job(s)): "
+              f"{len(violations)} violation(s) in {len(failing)} seed(s)")
     by_invariant: dict[str, int] = {}
     for v in violations:
         by_invariant[v["invariant"]] = by_invariant.get(v["invariant"], 0) + 1
     for name, count in by_invariant.items():
-        console.print(f"  {name}: {count}")
+        out.print(f"  {name}: {count}")
     for v in violations[:20]:
-        console.print(f"seed {v['seed']}: {v['invariant']} ({v['requirement']}): {v['message']}",
-                      markup=False)
-        console.print(f"  reproduce: {v['repro']}", markup=False)
+        out.print(f"seed {v['seed']}: {v['invariant']} ({v['requirement']}): {v['message']}",
+                  markup=False)
+        out.print(f"  reproduce: {v['repro']}", markup=False)
     if len(violations) > 20:
-        console.print(f"... and {len(violations) - 20} more (use --json for all)")
+        out.print(f"... and {len(violations) - 20} more (use --json for all)")
     for d in divergences:
-        console.print(f"seed {d['seed']}: NOT DETERMINISTIC: traces differ at record {d['record']}",
-                      markup=False)
+        out.print(f"seed {d['seed']}: NOT DETERMINISTIC: traces differ at record {d['record']}",
+                  markup=False)
+    if checked_twice:
+        out.print(f"{n} seeds checked twice, {len(divergences)} divergences")
 
 
 @contextmanager
@@ -237,20 +237,20 @@ def _progress(total: int, enabled: bool) -> Iterator[Callable[[int], None]]:
 
 
 def _stderr_console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)
+    return console(stderr=True)
 
 
 # -- replay --------------------------------------------------------------------------------------
 
 
 @main.command()
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed to replay.")
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None, help="Seed to replay.")
 @click.option("--scenario", "world_path", default=None,
-              help="Scenario or world file (default: the built-in default world).")
+              help="Scenario or world file (default: the built-in default world, or the "
+                   "schedule's own).")
 @click.option("--schedule", "schedule_path", default=None,
-              help="Replay a recorded schedule (JSON from --schedule-out) instead of a seed.")
+              help="Replay a recorded schedule (JSON from --schedule-out) instead of a seed; it "
+                   "carries its scenario, mutants, faults and strategy.")
 @click.option("--schedule-out", default=None, help="Write the run's schedule (JSON) here.")
 @click.option("--from", "branch_from", default=None, metavar="SCHEDULE",
               help="Replay a branch: this schedule's first --at choices, then seed --seed's.")
@@ -281,16 +281,29 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
                    "(the schedule records its own)")
     mutant_names = _check_mutants(mutants)
     fault_kinds = _parse_faults(faults)
-    scenario = _load_world(world_path)
-    schedule = _read_schedule(schedule_path) if schedule_path else None
-    if schedule is None and branch is None and seed is None:
-        seed = scenario.seed
+    # Where the output goes is checked before the run, so a typo costs nothing.
+    for option, out_path in (("--trace-out", trace_out), ("--schedule-out", schedule_out)):
+        if out_path is not None:
+            _check_writable(option, out_path)
+    if schedule_path is not None:
+        schedule = _read_schedule(schedule_path)
+        scenario = _schedule_scenario(schedule, schedule_path, world_path)
+    else:
+        schedule = None
+        scenario = _load_world(world_path)
+        if branch is None and seed is None:
+            seed = scenario.seed
     try:
         result = world.run(scenario, seed=seed, strategy=strategy,
                            mutants=mutant_names if mutants else None, fault_kinds=fault_kinds,
                            replay=schedule or branch, replay_steps=branch_at)
     except ScheduleDiverged as err:
         click.echo(f"handoff: replay of {schedule_path or branch_from}: {err}", err=True)
+        raise SystemExit(1) from None
+    except Exception as exc:  # a model bug: the same finding explore reports for this seed
+        invariant, requirement = explore_mod.CRASH
+        click.echo(f"violation: {invariant} ({requirement}): {explore_mod.crash_message(exc)}",
+                   err=True)
         raise SystemExit(1) from None
     if schedule is not None and len(result.schedule.choices) < len(schedule.choices):
         # The run made fewer choices than were recorded: it is not the run that was recorded.
@@ -315,6 +328,17 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
     raise SystemExit(1 if result.violations else 0)
 
 
+def _check_writable(option: str, path: str) -> None:
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        _bad_input(f"{option}: {path}: is a folder")
+    if not folder.is_dir():
+        _bad_input(f"{option}: {path}: cannot write: no such folder {str(folder)!r}")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        _bad_input(f"{option}: {path}: cannot write: permission denied")
+
+
 def _write(path: str, option: str, text: str) -> None:
     try:
         Path(path).write_text(text, encoding="utf-8")
@@ -324,25 +348,38 @@ def _write(path: str, option: str, text: str) -> None:
 
 def _read_schedule(path: str) -> Schedule:
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        schedule = Schedule.from_json(doc)
+        data = Path(path).read_bytes()
     except OSError as exc:
-        _bad_input(f"{path}: cannot read: {exc.strerror or exc}")
-    except UnicodeDecodeError as exc:
-        _bad_input(f"{path}: not UTF-8 text: {exc.reason}")
-    except json.JSONDecodeError as exc:
-        _bad_input(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}")
-    except (KeyError, TypeError, ValueError, AssertionError) as exc:
-        _bad_input(f"{path}: not a handoff schedule ({type(exc).__name__}: {exc})")
-    # Checked here, not deep inside the run, so a bad file is bad input and not a traceback.
-    if schedule.strategy not in STRATEGIES:
-        _bad_input(f"{path}: not a handoff schedule (unknown strategy {schedule.strategy!r})")
-    if schedule.seed < 0:
-        _bad_input(f"{path}: not a handoff schedule (negative seed {schedule.seed})")
-    for sub, n, index in schedule.choices:
-        if not 0 <= sub < len(schedule.subsystems) or n < 2:
-            _bad_input(f"{path}: not a handoff schedule (bad choice {[sub, n, index]})")
-    return schedule
+        raise InputError(path, None, "", f"cannot read: {exc.strerror or exc}") from None
+    return load_schedule(path, decode(path, data))
+
+
+def _schedule_scenario(schedule: Schedule, schedule_path: str,
+                       world_path: str | None) -> scenario_mod.Scenario:
+    """The scenario a schedule replays: its own; a --scenario given as well must be the same."""
+    if schedule.scenario_text is None:  # a schedule from before schedules carried their scenario
+        return _load_world(world_path)
+    recorded_path = schedule.scenario_path or "scenario"
+    recorded = scenario_mod.loads(schedule.scenario_text,
+                                  f"{schedule_path} (embedded {recorded_path})")
+    if world_path is not None:
+        given = scenario_mod.load(world_path)
+        if given.source != schedule.scenario_text:
+            _bad_input(f"--scenario: {world_path} is not the scenario {schedule_path} was "
+                       f"recorded from ({recorded_path}): "
+                       f"{_first_difference(given.source, schedule.scenario_text)}; leave out "
+                       "--scenario to replay the recorded one")
+    return recorded
+
+
+def _first_difference(given: str, recorded: str) -> str:
+    a, b = given.splitlines(), recorded.splitlines()
+    for number, (x, y) in enumerate(zip(a, b, strict=False), start=1):
+        if x != y:
+            return f"line {number} differs ({x.strip()[:40]!r} here, {y.strip()[:40]!r} recorded)"
+    if len(a) != len(b):
+        return f"it has {len(a)} lines, the recorded one {len(b)}"
+    return "their text differs in line endings"
 
 
 # -- run -----------------------------------------------------------------------------------------
@@ -372,8 +409,7 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
 
     files = _scenario_files(paths)
     # Load everything first: one bad file means nothing runs.
-    with _input_errors():
-        scenarios = [scenario_mod.load(f) for f in files]
+    scenarios = [scenario_mod.load(f) for f in files]
     rows: list[dict[str, Any]] = []
     for scenario in scenarios:
         result = world.run(scenario)
@@ -389,7 +425,6 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
         click.echo(json.dumps({"passed": passed, "failed": failed, "scenarios": rows,
                                "covered": covered}, indent=2))
     else:
-        from rich.console import Console
         from rich.table import Table
 
         table = Table(show_lines=False)
@@ -398,9 +433,9 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
         for r in rows:
             table.add_row(r["path"], "pass" if r["passed"] else "FAIL", ", ".join(r["covers"]),
                           r["failure"] or "")
-        console = Console(highlight=False)
-        console.print(table)
-        console.print(f"{passed} passed, {failed} failed")
+        out = console()
+        out.print(table)
+        out.print(f"{passed} passed, {failed} failed")
     raise SystemExit(1 if failed else 0)
 
 
@@ -415,16 +450,15 @@ def bench_command(quick: bool, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(figures, indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False)
-    console.print(f"scheduled hand-off vs bare Trio round trip: {figures['overhead_ratio']:.2f}x "
+    out = console()
+    out.print(f"scheduled hand-off vs bare Trio round trip: {figures['overhead_ratio']:.2f}x "
                   f"({figures['scheduled_handoffs_per_second']:,.0f} hand-offs/s, "
                   f"{figures['trio_round_trips_per_second']:,.0f} round trips/s)")
-    console.print(f"default world: {figures['seeds_per_second_per_core']:.0f} seeds/s on one "
+    out.print(f"default world: {figures['seeds_per_second_per_core']:.0f} seeds/s on one "
                   "core, invariants included")
-    console.print(f"formatter: {figures['formatter_chars_per_second'] / 1e6:,.0f} M input "
+    out.print(f"formatter: {figures['formatter_chars_per_second'] / 1e6:,.0f} M input "
                   "chars/s; time per char at each size relative to the smallest: "
                   + ", ".join(f"{r['children']}: {r['ratio']:.2f}"
                               for r in figures["formatter_linearity"]["rows"]))
@@ -435,7 +469,7 @@ def bench_command(quick: bool, as_json: bool) -> None:
         table.add_row(str(row["children"]), f"{row['seconds']:.2f}",
                       f"{row['time_ratio']:.2f}" if "time_ratio" in row else "",
                       f"{row['peak_mib']:.0f}", str(row["records"]))
-    console.print(table)
+    out.print(table)
 
 
 def _register_optional_commands() -> None:

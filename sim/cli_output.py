@@ -24,9 +24,9 @@ from actors.consumers import (
     feed,
     sdk_notifications,
 )
-from actors.errors import InputError
 from actors.logs import NO_HEADER, SessionHeader, child_owned, iter_log
 from actors.output import JsonObject, SessionEvent, text_of
+from sim.cli_style import HandoffCommand
 
 CONSUMERS = ("in-process", "activation", "sdk", "acp")
 
@@ -98,7 +98,7 @@ def _readable(selection: Selection) -> str:
     return "\n".join(lines)
 
 
-@click.command("output")
+@click.command("output", cls=HandoffCommand)
 @click.argument("log", metavar="LOG.jsonl", type=click.Path(dir_okay=False))
 @click.option(
     "--consumer",
@@ -110,11 +110,7 @@ def _readable(selection: Selection) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def output_command(log: str, consumer: str, as_json: bool) -> None:
     """Read a child's session log (V1 or V2) and print the output it selects."""
-    try:
-        selection = select_output(log, consumer)
-    except InputError as err:
-        click.echo(str(err), err=True)
-        raise SystemExit(2) from None
+    selection = select_output(log, consumer)
     if as_json:
         click.echo(json.dumps(selection.to_json(), ensure_ascii=False))
     else:

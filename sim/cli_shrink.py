@@ -19,13 +19,13 @@ import click
 from sim import explore as explore_mod
 from sim.choices import STRATEGIES, Schedule, ScheduleDiverged
 from sim.cli import (
-    _bad_input,
     _check_mutants,
     _load_world,
     _parse_faults,
     _read_schedule,
     _write,
 )
+from sim.cli_style import bad_input as _bad_input
 from sim.scenario_write import dumps
 from sim.shrink import DEFAULT_MAX_RUNS, NothingToShrink, NotReproduced, Shrunk, shrink
 

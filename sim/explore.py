@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import attrs
 
@@ -42,10 +44,31 @@ class Sweep:
     branch_at: int | None = None
 
 
+# A model exception is a finding for its seed (SIM-10), under this invariant name.
+CRASH = ("crash", "SIM-10")
+
+
+def crash_message(exc: BaseException) -> str:
+    """The exception and the frame that raised it, on one line."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:  # Trio wraps task errors
+        exc = exc.exceptions[0]
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = ""
+    if frames:
+        last = frames[-1]
+        where = f" (raised at {'/'.join(Path(last.filename).parts[-2:])}:{last.lineno} " \
+                f"in {last.name})"
+    text = " ".join(str(exc).split())[:300]
+    return f"the model raised {type(exc).__name__}: {text}{where}"
+
+
 def run_seed(sweep: Sweep, seed: int) -> SeedOutcome:
-    result = world.run(sweep.scenario, seed=seed, strategy=sweep.strategy,
-                       mutants=sweep.mutants, fault_kinds=sweep.fault_kinds,
-                       replay=sweep.branch, replay_steps=sweep.branch_at)
+    try:
+        result = world.run(sweep.scenario, seed=seed, strategy=sweep.strategy,
+                           mutants=sweep.mutants, fault_kinds=sweep.fault_kinds,
+                           replay=sweep.branch, replay_steps=sweep.branch_at)
+    except Exception as exc:  # a bug in the model: this seed's finding, the sweep goes on
+        return SeedOutcome(seed, None, 0, ((*CRASH, crash_message(exc)),))
     digest = result.trace.digest() if sweep.digests else None
     return SeedOutcome(seed, digest, len(result.trace),
                        tuple((v.invariant, v.requirement, v.message) for v in result.violations),

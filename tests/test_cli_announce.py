@@ -73,33 +73,36 @@ def test_default_cap_and_summary(tmp_path: Path) -> None:
 
 BAD_CASES = [
     ("{not json", ":1: invalid JSON"),
-    ("[1, 2]", ":1: must be a JSON object"),
-    ('{"cap": 5000}', ":1: results: missing field"),
-    ('{\n  "results": {}\n}', ":2: results: must be an array, got an object"),
+    ("[1, 2]", ":1: must be an object, not an array"),
+    ('{"cap": 5000}', ":1: results: is missing"),
+    ('{\n  "results": {}\n}', ":2: results: must be an array of objects, not an object"),
     (
         '{"results": [\n  {"session_key": "a", "status": "ok", "created_at": 1},\n'
         '  {"session_key": "b",\n   "status": "done", "created_at": 2}\n]}',
-        ':4: results[1].status: must be one of ok, error, timeout, unknown, got "done"',
+        ":4: results[1].status: 'done' is not one of: ok, error, timeout, unknown",
     ),
     (
         '{"results": [\n  {"session_key": "a",\n   "created_at": 1}\n]}',
-        ":2: results[0].status: missing field",
+        ":2: results[0].status: is missing",
     ),
     (
         '{"results": [\n  {"session_key": "a", "status": "ok",\n   "created_at": "yesterday"}\n]}',
-        ":3: results[0].created_at: must be a finite number",
+        ":3: results[0].created_at: must be a number, not a string",
     ),
     (
         '{"results": [\n  {"session_key": "a", "status": "ok", "created_at": 1,\n'
         '   "text": 42}\n]}',
-        ":3: results[0].text: must be a string or null, got a number",
+        ":3: results[0].text: must be a string, not an integer",
     ),
     (
         '{"results": [{"session_key": "a", "status": "ok", "created_at": 1, "txt": "x"}]}',
-        ":1: results[0].txt: unknown field",
+        ":1: results[0].txt: unknown field (expected one of: ",
     ),
-    ('{"results": [], \n"cap": 10}', ":2: cap: must be an integer >= 2048"),
-    ('{"results": [7]}', ":1: results[0]: must be an object, got a number"),
+    ('{"results": [], \n"cap": 10}', ":2: cap: must be at least 2048"),
+    ('{"results": [7]}', ":1: results[0]: must be an object, not an integer"),
+    ('{"results": [],\n "kap": 5000}', ':2: kap: unknown field (expected one of: results, cap)'),
+    ('{"results": [{"session_key": "a", "status": "ok", "created_at": 1e300}]}',
+     ":1: results[0].created_at: must be at most 1e+13 (the limit)"),
 ]
 
 
@@ -110,7 +113,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, content: str, expected:
     assert out.stdout == ""
     message = out.stderr
     assert message.count("\n") == 1, message
-    assert message.startswith(str(tmp_path / "results.json") + expected), message
+    assert message.startswith("handoff: " + str(tmp_path / "results.json") + expected), message
     assert "Traceback" not in message
 
 

@@ -127,7 +127,7 @@ def test_bad_line_exits_2_with_file_line_message(tmp_path: Path) -> None:
     result = invoke(str(path), "--json")
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert result.stderr == f"{path}:2: data.reason: is missing\n"
+    assert result.stderr == f"handoff: {path}:2: data.reason: is missing\n"
     assert "Traceback" not in result.output
 
 
@@ -135,10 +135,21 @@ def test_missing_file_exits_2(tmp_path: Path) -> None:
     path = tmp_path / "absent.jsonl"
     result = invoke(str(path))
     assert result.exit_code == 2
-    assert result.stderr == f"{path}: cannot read the log: No such file or directory\n"
+    assert result.stderr == f"handoff: {path}: cannot read the log: No such file or directory\n"
+
+
+def test_an_empty_file_is_not_a_log(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n", encoding="utf-8")
+    result = invoke(str(path))
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == f"handoff: {path}: no session events (the file is empty)\n"
 
 
 @needs_snapshots
 def test_unknown_consumer_is_a_usage_error() -> None:
     result = invoke(str(MAX_TOKENS / "session.1.jsonl"), "--consumer", "telepathy")
     assert result.exit_code == 2
+    assert result.stderr == ("handoff: --consumer: 'telepathy' is not one of 'in-process', "
+                             "'activation', 'sdk', 'acp'.\n")

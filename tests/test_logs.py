@@ -110,7 +110,8 @@ def test_log_without_header_and_blank_lines(tmp_path: Path) -> None:
     assert items == [NO_HEADER, LogEvent(2, {"type": "turn/start", "data": {"turn": 1}})]
     empty = tmp_path / "empty.jsonl"
     empty.write_text("", encoding="utf-8")
-    assert list(iter_log(empty)) == [NO_HEADER]
+    with pytest.raises(InputError, match="no session events"):
+        list(iter_log(empty))
 
 
 def test_iter_log_streams_lazily(tmp_path: Path) -> None:
@@ -140,7 +141,7 @@ def attempt_with_run(texts: list[Any]) -> str:
 
 BAD_LINES = [
     ("{not json", "", "invalid JSON"),
-    ("[1, 2]", "", "a log line must be a JSON object"),
+    ("[1, 2]", "", "must be an object, not an array"),
     ('{"data": {}}', "type", "is missing"),
     ('{"type": 3}', "type", "must be a string"),
     (
@@ -151,7 +152,7 @@ BAD_LINES = [
     (
         '{"type": "assistant/message", "data": {"message": {"content": {}}}}',
         "data.message.content",
-        "must be a JSON array",
+        "must be an array of objects, not an object",
     ),
     (
         '{"type": "assistant/message", "data": {"message": {"content": [{"type": "text"}]}}}',
@@ -194,7 +195,7 @@ BAD_LINES = [
         "data.index",
         "must be an integer",
     ),
-    ('{"type": "todo/write", "data": 5}', "data", "must be a JSON object"),
+    ('{"type": "todo/write", "data": 5}', "data", "must be an object, not an integer"),
 ]
 
 

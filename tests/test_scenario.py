@@ -20,11 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actors.errors import InputError
+from actors.inputs import Positions
 from actors.mutants import MUTANTS
 from sim import scenario
 from sim.faults import FAULT_KINDS
 from sim.invariants import BY_NAME
-from sim.tomlpos import Positions
 from tests.conftest import DEFAULT_WORLD, SCENARIOS
 
 MARK = "# <-"
@@ -284,7 +284,7 @@ CASES: list[tuple[str, str, str]] = [
           "crash",
           "meteor", # <-
         ]
-    """), f"faults.kinds: unknown fault kind 'meteor' (known: {', '.join(FAULT_KINDS)}, "
+    """), f"faults.kinds[1]: unknown fault kind 'meteor' (known: {', '.join(FAULT_KINDS)}, "
           'or "all")'),
     ("fault-kinds-string", SESSION + textwrap.dedent("""\
         [[children]]
@@ -294,13 +294,13 @@ CASES: list[tuple[str, str, str]] = [
     """), """faults.kinds: must be an array of fault kinds or "all", not 'crash'"""),
     ("unknown-mutant", 'mutants = ["fresh-key-after-restart", "nope"] # <-\n' + SESSION
      + '[[children]]\nid = "a"\n',
-     f"mutants: unknown mutant 'nope' (known: {', '.join(MUTANTS)})"),
+     f"mutants[1]: unknown mutant 'nope' (known: {', '.join(MUTANTS)})"),
     ("unknown-invariant", SESSION + textwrap.dedent("""\
         [[children]]
         id = "a"
         [expect]
         violations = ["at-most-once", "at-least-twice"] # <-
-    """), f"expect.violations: unknown invariant 'at-least-twice' "
+    """), f"expect.violations[1]: unknown invariant 'at-least-twice' "
           f"(known: {', '.join(BY_NAME)})"),
     ("expectation-for-unknown-child", SESSION + textwrap.dedent("""\
         [[children]]
@@ -320,7 +320,7 @@ CASES: list[tuple[str, str, str]] = [
         received = -1 # <-
     """), "expect.children[0].received: must be at least 0"),
     ("covers-not-a-requirement", 'covers = ["DEL-3", "del-4"] # <-\n' + SESSION
-     + '[[children]]\nid = "a"\n', "covers: 'del-4' is not a requirement ID like 'DEL-3'"),
+     + '[[children]]\nid = "a"\n', "covers[1]: 'del-4' is not a requirement ID like 'DEL-3'"),
     ("bad-session-label", SESSION + textwrap.dedent("""\
         [[children]]
         id = "a"
@@ -360,13 +360,13 @@ CASES: list[tuple[str, str, str]] = [
         id = "a"
         [[timeline]] # <-
         fault = "duplicate"
-    """), "timeline[0].at: is required"),
+    """), "timeline[0].at: is missing"),
     ("sessions-not-an-array", textwrap.dedent("""\
         [sessions] # <-
         key = "agent:main:main"
         [[children]]
         id = "a"
-    """), "sessions: must be an array of tables ([[sessions]])"),
+    """), "sessions: must be an array of tables ([[sessions]]), not a table"),
     ("bad-session-key", textwrap.dedent("""\
         [[sessions]]
         key = "main" # <-

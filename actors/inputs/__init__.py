@@ -1,0 +1,79 @@
+"""Reading user input: TOML and JSON documents with ``file:line: field: what is wrong`` errors.
+
+One reader for every door (scenario files, session logs, results files, schedules): parse the
+text here, then walk it with :class:`Node`, whose accessors check type and range and locate the
+offending line. Pure: callers read the file and hand over its bytes or text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from typing import Any
+
+from actors.errors import InputError
+from actors.inputs.jsonpos import JsonPositions
+from actors.inputs.node import At, Document, Node, field_name, kind_of
+from actors.inputs.tomlpos import Positions
+
+
+def decode(path: str | None, data: bytes) -> str:
+    """UTF-8 text, or an error naming the line of the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(path, line, "", f"not UTF-8 text: {exc.reason}") from None
+
+
+def toml_document(path: str | None, text: str) -> tuple[Document, Node]:
+    """Parse TOML; the document's root table as a :class:`Node`."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        # "(at end of document)": the last line.
+        line = int(match.group(1)) if match else text.rstrip("\n").count("\n") + 1
+        message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "",
+                         str(exc)) or "invalid TOML"
+        raise InputError(path, line, "", f"invalid TOML: {message}") from None
+    except RecursionError:
+        raise InputError(path, None, "", "invalid TOML: nested too deeply") from None
+    doc = Document(path, "toml", Positions(text).line)
+    return doc, doc.root(data)
+
+
+def json_value(path: str | None, text: str, line: int | None = None) -> Any:
+    """Parse JSON (one document, or one log line when ``line`` is given)."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        if line is None:
+            raise InputError(path, exc.lineno, "", f"invalid JSON: {exc.msg}") from None
+        raise InputError(path, line, "", f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise InputError(path, line, "", "invalid JSON: nested too deeply") from None
+    except ValueError as exc:  # NaN / Infinity, which JSON does not have
+        raise InputError(path, line, "", f"invalid JSON: {exc}") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def json_document(path: str | None, text: str) -> tuple[Document, Node]:
+    """Parse a JSON document whose top level is an object; its root as a :class:`Node`."""
+    data = json_value(path, text)
+    doc = Document(path, "json", JsonPositions(text).line)
+    return doc, doc.root(data)
+
+
+def json_line(path: str | None, line: int | None, text: str) -> Node:
+    """One JSONL line, which must be an object; every error names that line."""
+    data = json_value(path, text, line)
+    return Document(path, "json", lambda *at: line).root(data)
+
+
+__all__ = ["At", "Document", "InputError", "JsonPositions", "Node", "Positions", "decode",
+           "field_name", "json_document", "json_line", "json_value", "kind_of", "toml_document"]

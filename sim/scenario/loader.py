@@ -1,0 +1,236 @@
+"""Loading a scenario file: every field checked for type and range before anything runs.
+
+The first problem is an :class:`~actors.errors.InputError` reading ``file:line: field: what is
+wrong``. The format is documented in ``docs/scenarios.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import attrs
+
+from actors.agent_loop import Encoding
+from actors.errors import InputError
+from actors.inputs import Node, decode, toml_document
+from actors.messages import STEP_FINISHES, ChildSpec, StepSpec
+from actors.mutants import MUTANTS
+from actors.states import StepFinish, values
+from sim.choices import MAX_SEED, STRATEGIES
+from sim.faults import FAULT_KINDS
+from sim.scenario.model import (
+    _REQUIREMENT_ID,
+    DEFAULT_HEAL_S,
+    DEFAULT_UNTIL_S,
+    MAX_CHILDREN,
+    MAX_REPLY_CHARS,
+    MAX_SESSIONS,
+    MAX_STEPS_PER_CHILD,
+    MAX_TIME_S,
+    MAX_TOOL_CALLS,
+    OUTCOMES,
+    FaultsDef,
+    Scenario,
+    SessionDef,
+    WorkloadDef,
+)
+from sim.scenario.timeline import expectations, replay_choices, timeline
+
+_TOP_FIELDS = ("name", "description", "covers", "seed", "strategy", "mutants", "until",
+               "sessions", "children", "workload", "faults", "timeline", "expect", "replay")
+
+
+def load(path: str | Path) -> Scenario:
+    path = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(path, None, "", f"cannot read: {exc.strerror or exc}") from None
+    return loads(decode(path, data), path)
+
+
+def loads(text: str, path: str = "<scenario>") -> Scenario:
+    doc, root = toml_document(path, text)
+    root.check_keys(_TOP_FIELDS)
+    name = root.text("name", Path(path).stem)
+    covers = root.strings("covers", ())
+    for index, requirement in enumerate(covers):
+        if not _REQUIREMENT_ID.match(requirement):
+            raise root.fail_item("covers", index,
+                                 f"{requirement!r} is not a requirement ID like 'DEL-3'")
+    mutants = root.strings("mutants", ())
+    for index, mutant in enumerate(mutants):
+        if mutant not in MUTANTS:
+            raise root.fail_item("mutants", index,
+                                 f"unknown mutant {mutant!r} (known: {', '.join(MUTANTS)})")
+    seed = root.integer("seed", 1, maximum=MAX_SEED)
+    until_ms = root.seconds("until", DEFAULT_UNTIL_S, minimum=1, maximum=MAX_TIME_S)
+
+    sessions = _sessions(root)
+    session_keys = [s.key for s in sessions]
+    children = _children(root, session_keys)
+    child_ids = [c.id for c in children]
+    workload = _workload(root, session_keys, len(children))
+    if not children and workload is None:
+        raise doc.error((), "children", "the world has no children (add [[children]] or "
+                        "[workload])")
+    return Scenario(
+        path=path,
+        name=name,
+        description=root.text("description", ""),
+        covers=covers,
+        seed=seed,
+        strategy=root.text("strategy", "random", choices=STRATEGIES),
+        mutants=mutants,
+        until_ms=until_ms,
+        sessions=sessions,
+        children=children,
+        workload=workload,
+        faults=_faults(root),
+        timeline=timeline(root, child_ids),
+        expect=expectations(root, child_ids),
+        replay=replay_choices(root),
+        source=text,
+    )
+
+
+def _sessions(root: Node) -> tuple[SessionDef, ...]:
+    sessions: list[SessionDef] = []
+    tables = root.nodes("sessions")
+    if len(tables) > MAX_SESSIONS:
+        raise root.fail("sessions", f"must hold at most {MAX_SESSIONS:,} entries (the limit)")
+    for table in tables:
+        table.check_keys(("key",))
+        key = table.text("key")
+        if not re.match(r"^agent:[^:\s]+:\S+$", key):
+            raise table.fail("key", f"{key!r} is not a session key like 'agent:main:main'")
+        if any(s.key == key for s in sessions):
+            raise table.fail("key", f"session {key!r} is defined twice")
+        sessions.append(SessionDef(key))
+    if not sessions:
+        raise root.doc.error((), "sessions", "at least one [[sessions]] is required")
+    return tuple(sessions)
+
+
+def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
+    children: list[ChildSpec] = []
+    tables = root.nodes("children")
+    if len(tables) > MAX_CHILDREN:
+        raise root.fail("children", f"must hold at most {MAX_CHILDREN:,} entries (the limit)")
+    for table in tables:
+        table.check_keys(("id", "requester", "task", "spawn_at", "run_for", "outcome", "reply",
+                          "reply_chars", "error", "expects_completion", "usage_recorded", "steps",
+                          "encoding", "timeout", "fork_seed", "earlier_epoch", "session"))
+        child_id = table.text("id")
+        if not re.match(r"^[A-Za-z0-9_\-]+$", child_id):
+            raise table.fail("id", f"{child_id!r} may only use letters, digits, '-' and '_'")
+        if any(c.id == child_id for c in children):
+            raise table.fail("id", f"child {child_id!r} is defined twice")
+        requester = table.text("requester", session_keys[0])
+        if requester not in session_keys:
+            raise table.fail("requester", f"{requester!r} is not one of the [[sessions]]")
+        outcome = table.text("outcome", "ok", choices=OUTCOMES)
+        run_ms = table.seconds("run_for", 30, maximum=MAX_TIME_S)
+        error = table.text("error", None)
+        timeout_ms = table.seconds("timeout", None, minimum=0.001, maximum=MAX_TIME_S)
+        if table.has("reply") and table.has("reply_chars"):
+            raise table.fail("reply_chars", "give either reply or reply_chars, not both")
+        if table.has("steps"):
+            for one_step in ("reply", "reply_chars"):
+                if table.has(one_step):
+                    raise table.fail(one_step, f"give either {one_step} (one step) or steps, "
+                                     "not both")
+            steps = [_step(step) for step in table.nodes("steps")]
+            if len(steps) > MAX_STEPS_PER_CHILD:
+                raise table.fail("steps", f"must hold at most {MAX_STEPS_PER_CHILD:,} entries "
+                                 "(the limit)")
+            if not steps:
+                raise table.fail("steps", "must list at least one step")
+        elif table.has("reply_chars"):
+            chars = table.integer("reply_chars", minimum=1, maximum=MAX_REPLY_CHARS)
+            steps = [StepSpec(run_ms, text=filler_text(chars))]
+        else:
+            steps = [StepSpec(run_ms, text=table.text("reply", ""))]
+        if outcome == "error":
+            # The run fails: its last step's stream breaks.
+            steps[-1] = attrs.evolve(steps[-1], finish=StepFinish.STREAM_ERROR)
+        elif outcome == "timeout":
+            if timeout_ms is None:
+                timeout_ms = sum(step.duration_ms for step in steps)
+            steps = [attrs.evolve(step, duration_ms=2 * step.duration_ms) for step in steps]
+        children.append(ChildSpec(
+            id=child_id,
+            requester=requester,
+            task=table.text("task", f"task of {child_id}"),
+            spawn_at_ms=table.seconds("spawn_at", 0, maximum=MAX_TIME_S),
+            steps=tuple(steps),
+            encoding=table.text("encoding", "v2", choices=values(Encoding)),
+            timeout_ms=timeout_ms,
+            error=error,
+            expects_completion=table.boolean("expects_completion", True),
+            usage_recorded=table.boolean("usage_recorded", True),
+            fork_seed=table.text("fork_seed", None),
+            earlier_epoch=table.text("earlier_epoch", None),
+            session=_session_label(table),
+        ))
+    return tuple(children)
+
+
+def _session_label(table: Node) -> str | None:
+    label: str | None = table.text("session", None)
+    if label is not None and not re.match(r"^[A-Za-z0-9_\-]+$", label):
+        raise table.fail("session", f"{label!r} may only use letters, digits, '-' and '_'")
+    return label
+
+
+def filler_text(chars: int) -> str:
+    """A long reply of exactly ``chars`` characters, with characters that need escaping."""
+    unit = "Row {:05d}: a < b & c; see </prompt-data> fences.\n"
+    rows = (chars // len(unit.format(0))) + 1
+    return "".join(unit.format(i) for i in range(rows))[:chars]
+
+
+def _step(table: Node) -> StepSpec:
+    table.check_keys(("duration", "text", "reasoning", "tool_calls", "finish"))
+    return StepSpec(
+        duration_ms=table.seconds("duration", 10, minimum=0.001, maximum=MAX_TIME_S),
+        text=table.text("text", ""),
+        reasoning=table.text("reasoning", ""),
+        tool_calls=table.integer("tool_calls", 0, maximum=MAX_TOOL_CALLS),
+        finish=StepFinish(table.text("finish", "auto", choices=STEP_FINISHES)),
+    )
+
+
+def _workload(root: Node, session_keys: list[str], scripted: int) -> WorkloadDef | None:
+    table = root.node("workload", None)
+    if table is None:
+        return None
+    table.check_keys(("children", "requester", "spawn_within", "run_max"))
+    requester = table.text("requester", session_keys[0])
+    if requester not in session_keys:
+        raise table.fail("requester", f"{requester!r} is not one of the [[sessions]]")
+    children = table.integer("children", minimum=1, maximum=MAX_CHILDREN - scripted)
+    return WorkloadDef(
+        children=children,
+        requester=requester,
+        spawn_within_ms=table.seconds("spawn_within", 60, maximum=MAX_TIME_S),
+        run_max_ms=table.seconds("run_max", 600, minimum=1, maximum=MAX_TIME_S),
+    )
+
+
+def _faults(root: Node) -> FaultsDef:
+    table = root.node("faults", None)
+    if table is None:
+        return FaultsDef((), False, DEFAULT_HEAL_S * 1000)
+    table.check_keys(("kinds", "swarm", "heal_at"))
+    raw = table.data.get("kinds", [])
+    if isinstance(raw, str) and raw != "all":
+        raise table.fail("kinds", f'must be an array of fault kinds or "all", not {raw!r}')
+    kinds = tuple(FAULT_KINDS) if raw == "all" else table.strings("kinds", ())
+    for index, kind in enumerate(kinds):
+        if kind not in FAULT_KINDS:
+            raise table.fail_item("kinds", index, f"unknown fault kind {kind!r} "
+                                  f"(known: {', '.join(FAULT_KINDS)}, or \"all\")")
+    return FaultsDef(kinds, table.boolean("swarm", False),
+                     table.seconds("heal_at", DEFAULT_HEAL_S, maximum=MAX_TIME_S))

@@ -1,0 +1,120 @@
+"""The scenario's data: what a TOML scenario file describes, once loaded and checked.
+
+Also the documented range of every number a scenario may hold (``docs/scenarios.md``): each is
+checked at load time, before anything runs, so a typo like ``run_for = 1e308`` is a clear error
+and not an overflow deep inside a run.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from actors.messages import ChildSpec
+from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, values
+from sim.faults import FaultKind, TimelineEvent
+
+OUTCOMES = tuple(s for s in values(OutcomeStatus) if s != OutcomeStatus.UNKNOWN)
+DELIVERY_STATES = values(DeliveryStatus)
+# Faults a timeline can script (child outcomes are scripted on the child itself).
+TIMELINE_FAULTS: tuple[str, ...] = (
+    FaultKind.SEND_TRANSIENT, FaultKind.SEND_PERMANENT, FaultKind.SEND_AMBIGUOUS,
+    FaultKind.DUPLICATE, FaultKind.DELAY, FaultKind.CRASH, FaultKind.ABORT)
+# The fields each scripted fault uses. Another field would silently keep the fault from ever
+# matching (an armed fault with an actor or point matches only a crash), so it is an error.
+_TIMELINE_FIELDS = {
+    "send-transient": ("child", "count", "error"),
+    "send-permanent": ("child", "count", "error"),
+    "send-ambiguous": ("child", "count"),
+    "duplicate": ("child", "count"),
+    "delay": ("child", "count", "delay"),
+    "crash": ("actor", "point", "count", "restart_after"),
+    "abort": ("child",),
+    "history-read": ("child", "limit", "offset", "include_tools"),
+    "cleanup": ("child",),
+    "archive-read": ("child", "limit", "offset", "include_tools"),
+}
+# Timeline entries that are things the world does rather than faults (`event = ...`).
+TIMELINE_EVENTS = ("abort", "history-read", "cleanup", "archive-read")
+# Where the delivery actor can crash (actors/delivery.py names them).
+CRASH_POINTS = values(CrashPoint)
+DEFAULT_UNTIL_S = 6 * 3600
+DEFAULT_HEAL_S = 20 * 60
+_REQUIREMENT_ID = re.compile(r"^(OUT|DEL|YLD|PRV|FMT|SIM)-\d+[a-z]?$")
+
+
+
+# Ranges. Times are virtual: up to 30 days of it. Counts stop at what one machine runs in one
+# process (`handoff bench` measures runs of 8,000 children).
+MAX_TIME_S = 30 * 24 * 3600
+MAX_CHILDREN = 10_000          # [[children]] plus [workload] children, per scenario
+MAX_SESSIONS = 1_000
+MAX_TIMELINE = 10_000          # [[timeline]] entries
+MAX_STEPS_PER_CHILD = 1_000
+MAX_TOOL_CALLS = 1_000         # per step
+MAX_REPLY_CHARS = 10_000_000   # reply_chars: ten million characters of generated reply
+MAX_COUNT = 1_000_000          # fault counts, history limit/offset, expected receipts
+
+
+@attrs.frozen
+class SessionDef:
+    key: str
+
+
+@attrs.frozen
+class WorkloadDef:
+    """Children drawn from the seed: how many, for which requester."""
+
+    children: int
+    requester: str
+    spawn_within_ms: int = 60_000
+    run_max_ms: int = 10 * 60_000
+
+
+@attrs.frozen
+class FaultsDef:
+    kinds: tuple[str, ...]
+    swarm: bool
+    heal_at_ms: int
+
+
+@attrs.frozen
+class ChildExpectation:
+    child: str
+    delivery: str | None
+    received: int | None
+    status: str | None
+    text: str | None
+    line: int | None
+
+
+@attrs.frozen
+class Expectation:
+    violations: tuple[str, ...] = ()
+    children: tuple[ChildExpectation, ...] = ()
+
+
+@attrs.frozen
+class Scenario:
+    path: str
+    name: str
+    description: str
+    covers: tuple[str, ...]
+    seed: int
+    strategy: str
+    mutants: tuple[str, ...]
+    until_ms: int
+    sessions: tuple[SessionDef, ...]
+    children: tuple[ChildSpec, ...]
+    workload: WorkloadDef | None
+    faults: FaultsDef
+    timeline: tuple[TimelineEvent, ...]
+    expect: Expectation
+    # `[replay.choices]`: a saved run's choices per subsystem, followed leniently
+    # (sim/choices.py); a saved shrunk failure is one run whatever the seed.
+    replay: tuple[tuple[str, tuple[int, ...]], ...] | None = None
+    # The TOML text it was loaded from, so a schedule can carry the scenario with it.
+    source: str = ""
+
+

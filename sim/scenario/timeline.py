@@ -1,0 +1,136 @@
+"""A scenario's scripted timeline (faults and world events), its expectations, and the saved
+choices of a shrunk failure (``[replay.choices]``)."""
+
+from __future__ import annotations
+
+import re
+
+from actors import addresses
+from actors.inputs import Node
+from sim.choices import MAX_OPTIONS
+from sim.faults import TimelineEvent
+from sim.scenario.model import (
+    _TIMELINE_FIELDS,
+    CRASH_POINTS,
+    DELIVERY_STATES,
+    MAX_COUNT,
+    MAX_TIME_S,
+    MAX_TIMELINE,
+    OUTCOMES,
+    TIMELINE_EVENTS,
+    TIMELINE_FAULTS,
+    ChildExpectation,
+    Expectation,
+)
+
+
+def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
+    events: list[TimelineEvent] = []
+    tables = root.nodes("timeline")
+    if len(tables) > MAX_TIMELINE:
+        raise root.fail("timeline", f"must hold at most {MAX_TIMELINE:,} entries (the limit)")
+    for table in tables:
+        table.check_keys(("at", "fault", "event", "child", "actor", "point", "count", "error",
+                          "delay", "restart_after", "limit", "offset", "include_tools"))
+        if table.has("event"):
+            if table.has("fault"):
+                raise table.fail("event", "a timeline entry is either a fault or an event")
+            kind_key = "event"
+            fault = table.text("event", choices=TIMELINE_EVENTS)
+        else:
+            kind_key = "fault"
+            fault = table.text("fault", choices=TIMELINE_FAULTS)
+        for key in table.data:
+            if key not in ("at", kind_key, *_TIMELINE_FIELDS[fault]):
+                raise table.fail(key, f"does not apply to a {fault!r} {kind_key} (it takes: at, "
+                                 f"{kind_key}, {', '.join(_TIMELINE_FIELDS[fault])})")
+        child = table.text("child", None)
+        if child is not None and child not in child_ids:
+            raise table.fail("child", f"{child!r} is not one of the [[children]]")
+        actor = table.text("actor", None)
+        if fault == "crash":
+            if actor not in (None, addresses.DELIVERY):
+                raise table.fail("actor", f"only the {addresses.DELIVERY!r} actor can crash")
+            actor = addresses.DELIVERY
+        if fault in TIMELINE_EVENTS and child is None:
+            what = {"abort": "an abort names the child to abort",
+                    "cleanup": "a cleanup names the child whose session it deletes"}.get(
+                fault, "a history read names the child whose transcript it reads")
+            raise table.fail("child", what)
+        point = table.text("point", None)
+        if point is not None and point not in CRASH_POINTS:
+            raise table.fail("point", f"{point!r} is not a crash point (known: "
+                             f"{', '.join(CRASH_POINTS)})")
+        events.append(TimelineEvent(
+            at_ms=table.seconds("at", maximum=MAX_TIME_S),
+            fault=fault,
+            child=child,
+            actor=actor,
+            point=point,
+            count=table.integer("count", 1, minimum=1, maximum=MAX_COUNT),
+            error=table.text("error", None),
+            delay_ms=table.seconds("delay", 0, maximum=MAX_TIME_S),
+            restart_after_ms=table.seconds("restart_after", None, maximum=MAX_TIME_S),
+            limit=table.integer("limit", None, maximum=MAX_COUNT),
+            offset=table.integer("offset", 0, maximum=MAX_COUNT),
+            include_tools=table.boolean("include_tools", False),
+        ))
+    return tuple(events)
+
+
+def expectations(root: Node, child_ids: list[str]) -> Expectation:
+    table = root.node("expect", None)
+    if table is None:
+        return Expectation()
+    table.check_keys(("violations", "children"))
+    from sim.invariants import BY_NAME  # the names scenarios may expect
+
+    violations = table.strings("violations", ())
+    for index, name in enumerate(violations):
+        if name not in BY_NAME:
+            raise table.fail_item("violations", index, f"unknown invariant {name!r} "
+                                  f"(known: {', '.join(BY_NAME)})")
+    found = []
+    for child_table in table.nodes("children"):
+        child_table.check_keys(("child", "delivery", "received", "status", "text"))
+        child = child_table.text("child")
+        if child not in child_ids:
+            raise child_table.fail("child", f"{child!r} is not one of the [[children]]")
+        found.append(ChildExpectation(
+            child=child,
+            delivery=child_table.text("delivery", None, choices=DELIVERY_STATES),
+            received=child_table.integer("received", None, maximum=MAX_COUNT),
+            status=child_table.text("status", None, choices=(*OUTCOMES, "unknown")),
+            text=child_table.text("text", None),
+            line=child_table.line,
+        ))
+    return Expectation(violations, tuple(found))
+
+
+# Far above any run's choice count (a run is bounded by its agenda steps), far below a memory risk.
+MAX_REPLAY_CHOICES = 1_000_000
+_SUBSYSTEM = re.compile(r"^[a-z][a-z0-9_-]*(:[a-z0-9_-]+)*$")
+
+
+def replay_choices(root: Node) -> tuple[tuple[str, tuple[int, ...]], ...] | None:
+    """``[replay.choices]``: a saved run's choice indices per subsystem (``handoff shrink``)."""
+    table = root.node("replay", None)
+    if table is None:
+        return None
+    table.check_keys(("choices",))
+    choices = table.node("choices", None)
+    if choices is None:
+        raise table.fail("choices", "is missing ([replay.choices], one array per subsystem)")
+    guides = []
+    total = 0
+    for subsystem in choices.data:
+        if not _SUBSYSTEM.match(subsystem):
+            raise choices.fail(subsystem, "is not a subsystem name like 'schedule' or "
+                               "'fault:crash'")
+        values = choices.integers(subsystem, minimum=0, maximum=MAX_OPTIONS)
+        total += len(values)
+        if total > MAX_REPLAY_CHOICES:
+            raise choices.fail(subsystem, f"more than {MAX_REPLAY_CHOICES:,} choices in all "
+                               "(the limit)")
+        guides.append((subsystem, tuple(values)))
+    return tuple(guides)
