@@ -412,7 +412,14 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
     scenarios = [scenario_mod.load(f) for f in files]
     rows: list[dict[str, Any]] = []
     for scenario in scenarios:
-        result = world.run(scenario)
+        try:
+            result = world.run(scenario)
+        except Exception as exc:  # a model bug fails this scenario, not the whole suite
+            rows.append({"path": scenario.path, "name": scenario.name, "passed": False,
+                         "covers": list(scenario.covers),
+                         "failure": f"{explore_mod.CRASH[0]}: {explore_mod.crash_message(exc)}",
+                         "seed": scenario.seed, "records": None})
+            continue
         problems = failures(result)
         rows.append({"path": scenario.path, "name": scenario.name, "passed": not problems,
                      "covers": list(scenario.covers),

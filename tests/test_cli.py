@@ -525,3 +525,132 @@ def test_check_determinism_reports_the_first_diverging_record(
     assert divergence["seed"] == 3
     assert divergence["first"] != divergence["second"]
     assert '"kind":"spawn"' in divergence["first"]
+
+
+# -- a model exception is a finding, not a dead sweep ---------------------------------------------
+
+
+def _crash_on_seed(monkeypatch: pytest.MonkeyPatch, bad_seed: int) -> None:
+    """A model bug that strikes one seed (inherited by forked sweep workers)."""
+    real_run = world.run
+
+    def run(scenario: Any, **kwargs: Any) -> Any:
+        if kwargs.get("seed") == bad_seed:
+            from actors.registry import DeliveryCore
+
+            raise ZeroDivisionError(f"boom in {DeliveryCore.__name__}")
+        return real_run(scenario, **kwargs)
+
+    monkeypatch.setattr(world, "run", run)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_model_exception_is_a_finding_for_its_seed(
+        monkeypatch: pytest.MonkeyPatch, jobs: str) -> None:
+    _crash_on_seed(monkeypatch, 30)
+    result = invoke("explore", "--seeds", "60", "--jobs", jobs, "--json")
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert doc["seeds"] == 60
+    [finding] = doc["violations"]
+    assert finding["seed"] == 30
+    assert finding["invariant"] == "crash"
+    assert finding["message"].startswith("the model raised ZeroDivisionError: boom in "
+                                         "DeliveryCore (raised at tests/test_cli.py:")
+    assert finding["repro"] == "handoff replay --seed 30 --format text"
+    again = invoke(*shlex.split(finding["repro"])[1:])
+    assert again.exit_code == 1
+    assert again.stderr.startswith("violation: crash (SIM-10): the model raised "
+                                   "ZeroDivisionError")
+    no_traceback(again)
+
+
+def test_check_determinism_says_what_it_checked() -> None:
+    result = invoke("explore", "--seeds", "4", "--jobs", "1", "--check-determinism")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == "4 seeds checked twice, 0 divergences"
+
+
+def test_repro_lines_are_never_wrapped(tmp_path: Path) -> None:
+    # A long path makes the repro line far wider than 80 columns; piped output keeps it whole.
+    folder = tmp_path / ("a-rather-long-folder-name-" * 4)
+    folder.mkdir()
+    path = folder / "mutant-fresh-key-after-restart.toml"
+    shutil.copy(SCENARIOS / path.name, path)
+    result = invoke("explore", "--scenario", str(path), "--seeds", "3", "--jobs", "1")
+    assert result.exit_code == 1
+    repros = [line for line in result.stdout.splitlines() if "reproduce:" in line]
+    assert repros
+    for line in repros:
+        assert line.startswith("  reproduce: handoff replay --seed ")
+        assert line.endswith(f"--scenario {path} --format text")
+
+
+def test_run_table_rows_are_never_wrapped(tmp_path: Path) -> None:
+    folder = tmp_path / ("another-long-folder-name-" * 4)
+    [copy] = copy_scenarios(folder, ["expiry.toml"])
+    result = invoke("run", str(copy))
+    assert result.exit_code == 0, result.output
+    assert any(str(copy) in line for line in result.stdout.splitlines())
+
+
+# -- schedules are self-contained -----------------------------------------------------------------
+
+
+def test_a_schedule_replays_its_scenario_with_no_other_flag(tmp_path: Path) -> None:
+    path = tmp_path / "mutant.toml"
+    shutil.copy(SCENARIOS / "mutant-fresh-key-after-restart.toml", path)
+    schedule = tmp_path / "s.json"
+    recorded = invoke("replay", "--scenario", str(path), "--schedule-out", str(schedule))
+    assert recorded.exit_code == 1, recorded.output
+    doc = json.loads(schedule.read_text(encoding="utf-8"))
+    assert doc["scenario"]["path"] == str(path)
+    assert doc["scenario"]["text"] == path.read_text(encoding="utf-8")
+    path.unlink()  # the schedule needs nothing else
+    replayed = invoke("replay", "--schedule", str(schedule))
+    assert replayed.exit_code == 1
+    assert replayed.stdout == recorded.stdout
+    assert replayed.stderr == recorded.stderr
+
+
+def test_a_different_scenario_given_with_a_schedule_is_refused(tmp_path: Path) -> None:
+    schedule = tmp_path / "s.json"
+    recorded = invoke("replay", "--scenario", str(SCENARIOS / "expiry.toml"),
+                      "--schedule-out", str(schedule))
+    assert recorded.exit_code == 0, recorded.output
+    same = invoke("replay", "--schedule", str(schedule), "--scenario",
+                  str(SCENARIOS / "expiry.toml"))
+    assert same.exit_code == 0
+    other = SCENARIOS / "aborted-child.toml"
+    refused = invoke("replay", "--schedule", str(schedule), "--scenario", str(other))
+    assert refused.exit_code == 2
+    assert refused.stdout == ""
+    [line] = refused.stderr.splitlines()
+    assert line.startswith(f"handoff: --scenario: {other} is not the scenario {schedule} was "
+                           f"recorded from ({SCENARIOS / 'expiry.toml'}): line ")
+    assert line.endswith("leave out --scenario to replay the recorded one")
+
+
+def test_an_edited_embedded_scenario_is_refused(tmp_path: Path) -> None:
+    _, doc = recorded_schedule(tmp_path)
+    doc["scenario"]["text"] = doc["scenario"]["text"].replace("children = 8", "children = 9")
+    tampered, result = replay_tampered(tmp_path, doc)
+    assert result.exit_code == 2
+    assert result.stderr == (f"handoff: {tampered}:1: scenario.sha256: does not match the "
+                             "embedded scenario text (the schedule was edited)\n")
+
+
+def test_a_schedule_without_a_scenario_replays_the_default_world(tmp_path: Path) -> None:
+    _, doc = recorded_schedule(tmp_path)
+    doc["scenario"] = None
+    _, result = replay_tampered(tmp_path, doc)
+    assert result.exit_code in (0, 1)
+    assert "seed 7:" in result.stderr
+
+
+def test_schedule_out_to_nowhere_fails_before_running() -> None:
+    result = invoke("replay", "--seed", "1", "--schedule-out", "/nonexistent/x.json")
+    assert result.exit_code == 2
+    assert result.stdout == ""  # no trace printed
+    assert result.stderr == ("handoff: --schedule-out: /nonexistent/x.json: cannot write: "
+                             "no such folder '/nonexistent'\n")

@@ -263,3 +263,18 @@ def test_history_bounds_catches_tool_messages_leaking(monkeypatch: pytest.Monkey
     monkeypatch.setattr(actors.requester, "sessions_history", with_tools)
     result = _run("sessions-history.toml")
     assert any("tool message without includeTools" in v.message for v in result.violations)
+
+
+def test_at_most_once_counts_each_extra_delivery() -> None:
+    from sim.invariants.delivery import at_most_once
+    from sim.trace import Record
+
+    accept = {"run_id": "run-1"}
+    trace = [Record(seq, 1000 * seq, "requester:agent:main:main", "requester.accept", accept)
+             for seq in range(4)]
+    messages = [v.message for v in at_most_once(trace)]
+    assert messages == [
+        "run-1 reached requester:agent:main:main twice: first at 0 ms, delivery 2 at 1000 ms",
+        "run-1 reached requester:agent:main:main 3 times: first at 0 ms, delivery 3 at 2000 ms",
+        "run-1 reached requester:agent:main:main 4 times: first at 0 ms, delivery 4 at 3000 ms",
+    ]

@@ -188,6 +188,26 @@ CASES: list[tuple[str, str, str]] = [
     """), "children[0].run_for: must be a finite number of seconds"),
     ("infinite", 'until = inf # <-\n' + SESSION + '[[children]]\nid = "a"\n',
      "until: must be a finite number of seconds"),
+    # Every number has a documented range, checked before anything runs (docs/scenarios.md).
+    *[(f"huge-{key}", SESSION + f'[[children]]\nid = "a"\n{key} = 1e308 # <-\n',
+       f"children[0].{key}: must be at most 2,592,000 seconds, 30 days (the limit)")
+      for key in ("run_for", "spawn_at", "timeout")],
+    ("huge-until", 'until = 1e308 # <-\n' + SESSION + '[[children]]\nid = "a"\n',
+     "until: must be at most 2,592,000 seconds, 30 days (the limit)"),
+    ("huge-heal-at", SESSION + '[[children]]\nid = "a"\n[faults]\nheal_at = 1e308 # <-\n',
+     "faults.heal_at: must be at most 2,592,000 seconds, 30 days (the limit)"),
+    ("huge-at", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1e308 # <-\n'
+     'fault = "duplicate"\n', "timeline[0].at: must be at most 2,592,000 seconds, 30 days "
+     "(the limit)"),
+    ("huge-reply-chars", SESSION + '[[children]]\nid = "a"\nreply_chars = 100000000000 # <-\n',
+     "children[0].reply_chars: must be at most 10,000,000 (the limit)"),
+    ("huge-workload", SESSION + '[workload]\nchildren = 1000000000 # <-\n',
+     "workload.children: must be at most 10,000 (the limit)"),
+    ("huge-seed", f"seed = {2**63} # <-\n" + SESSION + '[[children]]\nid = "a"\n',
+     f"seed: must be at most {2**63 - 1:,} (the limit)"),
+    ("huge-count", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 0\n'
+     'fault = "duplicate"\ncount = 1000000000 # <-\n',
+     "timeline[0].count: must be at most 1,000,000 (the limit)"),
     ("outcome", SESSION + textwrap.dedent("""\
         [[children]]
         id = "a"

@@ -184,13 +184,16 @@ class Node:
             return None
         if not math.isfinite(value):
             raise self.fail(key, "must be a finite number of seconds")
-        self._in_range(key, value, minimum, maximum, " seconds")
+        unit = " seconds"
+        if maximum >= 86_400 and maximum % 86_400 == 0:
+            unit += f", {maximum // 86_400:g} days"
+        self._in_range(key, value, minimum, maximum, unit)
         return round(value * 1000)
 
     def _in_range(self, key: str, value: float, minimum: float, maximum: float,
                   unit: str) -> None:
         if value < minimum:
-            raise self.fail(key, f"must be at least {minimum:g}{unit}")
+            raise self.fail(key, f"must be at least {minimum:g}{unit.split(',')[0]}")
         if value > maximum:
             raise self.fail(key, f"must be at most {maximum:,g}{unit} (the limit)"
                             if isinstance(maximum, float) else

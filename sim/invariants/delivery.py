@@ -20,20 +20,23 @@ LIVENESS_BOUND_MS = 40 * 60_000
 
 
 def at_most_once(trace: Sequence[Record]) -> list[Violation]:
-    seen: dict[tuple[str, str], Record] = {}
+    """One violation per extra delivery, each saying how many times the run had then arrived."""
+    seen: dict[tuple[str, str], list[Record]] = {}
     violations = []
     for r in trace:
         if r.kind != "requester.accept":
             continue
         key = (r.actor, r.data["run_id"])
-        first = seen.get(key)
-        if first is None:
-            seen[key] = r
+        deliveries = seen.setdefault(key, [])
+        deliveries.append(r)
+        if len(deliveries) == 1:
             continue
+        first = deliveries[0]
+        times = "twice" if len(deliveries) == 2 else f"{len(deliveries)} times"
         violations.append(Violation(
             "at-most-once", "DEL-3",
-            f"{r.data['run_id']} reached {r.actor} twice: "
-            f"at {first.t_ms} ms and at {r.t_ms} ms",
+            f"{r.data['run_id']} reached {r.actor} {times}: "
+            f"first at {first.t_ms} ms, delivery {len(deliveries)} at {r.t_ms} ms",
             (first.seq, r.seq)))
     return violations
 
