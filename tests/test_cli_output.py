@@ -153,3 +153,13 @@ def test_unknown_consumer_is_a_usage_error() -> None:
     assert result.exit_code == 2
     assert result.stderr == ("handoff: --consumer: 'telepathy' is not one of 'in-process', "
                              "'activation', 'sdk', 'acp'.\n")
+
+
+def test_the_two_example_logs_select_the_same_output() -> None:
+    from tests.conftest import EXAMPLES
+
+    v2 = invoke(str(EXAMPLES / "child-v2.jsonl"), "--json")
+    v1 = invoke(str(EXAMPLES / "child-v1.jsonl"), "--json")
+    assert v2.exit_code == v1.exit_code == 0
+    assert v1.stdout == v2.stdout
+    assert json.loads(v2.stdout)["stopReason"] == "max-tokens"
