@@ -40,6 +40,9 @@ def toml_document(path: str | None, text: str) -> tuple[Document, Node]:
         raise InputError(path, line, "", f"invalid TOML: {message}") from None
     except RecursionError:
         raise InputError(path, None, "", "invalid TOML: nested too deeply") from None
+    except ValueError as exc:  # an integer too long for Python to convert
+        raise InputError(path, _long_number_line(text), "", f"invalid TOML: {_short(exc)}") \
+            from None
     doc = Document(path, "toml", Positions(text).line)
     return doc, doc.root(data)
 
@@ -54,8 +57,19 @@ def json_value(path: str | None, text: str, line: int | None = None) -> Any:
         raise InputError(path, line, "", f"invalid JSON: {exc.msg} (column {exc.colno})") from None
     except RecursionError:
         raise InputError(path, line, "", "invalid JSON: nested too deeply") from None
-    except ValueError as exc:  # NaN / Infinity, which JSON does not have
-        raise InputError(path, line, "", f"invalid JSON: {exc}") from None
+    except ValueError as exc:  # NaN / Infinity, which JSON lacks; an integer too long to convert
+        where = line if line is not None else _long_number_line(text)
+        raise InputError(path, where, "", f"invalid JSON: {_short(exc)}") from None
+
+
+def _long_number_line(text: str) -> int | None:
+    """The line of the first integer too long to convert (Python's limit is 4,300 digits)."""
+    match = re.search(r"\d{4000,}", text)
+    return None if match is None else text.count("\n", 0, match.start()) + 1
+
+
+def _short(exc: Exception) -> str:
+    return str(exc).split(";")[0]
 
 
 def _no_constant(name: str) -> Any:

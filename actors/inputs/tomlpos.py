@@ -28,7 +28,7 @@ class Positions:
         self._arrays: dict[tuple[str, ...], int] = {}
         try:
             self._scan()
-        except (IndexError, ValueError):  # not TOML after all: keep what was placed
+        except (IndexError, ValueError, RecursionError):  # keep what was placed
             pass
 
     def line(self, *path: str | int) -> int:
