@@ -1,9 +1,9 @@
 """Fuzzing every reader through the CLI: mutated scenario files, schedules, session logs, results
 files, and argument lists.
 
-The property, for each input: exit status 0, 1 or 2; never a traceback (any exception other than
-``SystemExit`` fails); and for 2, exactly one line on stderr, ``handoff: ...``, naming the file (with
-its line where the complaint comes from parsing, which always knows it). There is no time limit
+The property, for each input: exit status 0, 1 or 2; never a traceback (any exception other
+than ``SystemExit`` fails); and for 2, exactly one line on stderr, ``handoff: ...``, naming the
+file (with its line where the complaint comes from parsing, which knows it). There is no time limit
 per example (no timed tests); a hang would stop the suite, and the documented ranges are what keep
 every accepted input small. The CLI runs in-process (click's ``CliRunner``) for speed. The default
 run tries a few dozen inputs per reader; ``-m slow`` tries 2,000 per reader.
@@ -151,7 +151,7 @@ def test_inputs_the_sweeps_found(tmp_path: Path, name: str, text: str, command: 
     assert result.stderr.startswith(f"handoff: {path}{message}")
 
 
-# -- scenario files ---------------------------------------------------------------------------------
+# -- scenario files --------------------------------------------------------------------------------
 
 SCENARIO_TEXTS = [p.read_text(encoding="utf-8")
                   for p in [DEFAULT_WORLD, *sorted(SCENARIOS.glob("*.toml"))]]
@@ -174,7 +174,7 @@ def test_fuzz_scenario_files_sweep(data: bytes) -> None:
     _scenario(data)
 
 
-# -- schedules --------------------------------------------------------------------------------------
+# -- schedules -------------------------------------------------------------------------------------
 
 
 def _schedule_texts() -> list[str]:
@@ -209,7 +209,7 @@ def test_fuzz_schedules_sweep(data: bytes) -> None:
     _schedule(data)
 
 
-# -- session logs -----------------------------------------------------------------------------------
+# -- session logs ----------------------------------------------------------------------------------
 
 LOG_TEXTS = [(EXAMPLES / name).read_text(encoding="utf-8")
              for name in ("child-v2.jsonl", "child-v1.jsonl")]
@@ -233,7 +233,7 @@ def test_fuzz_session_logs_sweep(data: bytes, consumer: str) -> None:
     _log(data, consumer)
 
 
-# -- results files ----------------------------------------------------------------------------------
+# -- results files ---------------------------------------------------------------------------------
 
 RESULTS_TEXTS = [(EXAMPLES / "results.json").read_text(encoding="utf-8")]
 
@@ -255,7 +255,7 @@ def test_fuzz_results_files_sweep(data: bytes) -> None:
     _results(data)
 
 
-# -- argument lists ---------------------------------------------------------------------------------
+# -- argument lists --------------------------------------------------------------------------------
 
 FLAGS = ["--seeds", "--seed", "--start", "--jobs", "--mutant", "--faults", "--strategy",
          "--scenario", "--schedule", "--schedule-out", "--trace-out", "--format", "--consumer",
