@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+# Every character str.splitlines() breaks at: none may reach a one-line message unescaped.
+_LINE_BREAKS = {ord(c): c.encode("unicode_escape").decode("ascii")
+                for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks escaped (a key or value quoted from a file may hold them)."""
+    return text.translate(_LINE_BREAKS)
+
 
 class InputError(Exception):
     """A user-supplied file or argument is malformed.
@@ -24,4 +33,4 @@ class InputError(Exception):
         if self.field:
             parts.append(self.field)
         parts.append(self.message)
-        return ": ".join(parts)
+        return one_line(": ".join(parts))

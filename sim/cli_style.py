@@ -19,12 +19,13 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import click
+from click.exceptions import NoArgsIsHelpError
 
-from actors.errors import InputError
+from actors.errors import InputError, one_line
 
 
 def bad_input(message: str) -> NoReturn:
-    click.echo(f"handoff: {message}", err=True)
+    click.echo(f"handoff: {one_line(message)}", err=True)
     raise SystemExit(2)
 
 
@@ -42,7 +43,8 @@ def usage_message(err: click.UsageError) -> str:
         name = (param.opts[0] if isinstance(param, click.Option) and param.opts
                 else param.human_readable_name)
         if isinstance(err, click.MissingParameter):
-            return f"{name}: is missing"
+            hint = f" (see {err.ctx.command_path} --help)" if err.ctx is not None else ""
+            return f"{name}: is missing{hint}"
         return f"{name}: {_sentence(err.message)}"
     message = _sentence(err.message)
     if err.ctx is not None:
@@ -65,6 +67,9 @@ class _OneLineErrors:
             # Always "handoff", also as `python -m sim` (its repro lines say handoff too).
             result = super().main(args, "handoff", complete_var,  # type: ignore[misc]
                                   standalone_mode=False, **extra)
+        except NoArgsIsHelpError as err:  # bare `handoff`: the help, as click gives it
+            click.echo(err.ctx.get_help() if err.ctx is not None else err.message, err=True)
+            raise SystemExit(2) from None
         except click.UsageError as err:
             bad_input(usage_message(err))
         except click.ClickException as err:

@@ -137,6 +137,9 @@ FOUND: list[tuple[str, str, list[str], str]] = [
     ("r.json", DEEP, ["announce"], ": invalid JSON: nested too deeply"),
     ("s.json", DEEP, ["replay", "--schedule"], ": invalid JSON: nested too deeply"),
     ("l.jsonl", DEEP, ["output"], ":1: invalid JSON: nested too deeply"),
+    # A key holding a line separator (U+2028) is escaped: the message stays one line.
+    ("s.json", '{\n "\u2028seed": 7}', ["replay", "--schedule"],
+     ":2: \\u2028seed: unknown field (expected one of: "),
 ]
 
 
