@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +37,10 @@ TOKENS = ['"', "'", "[", "]", "{", "}", ",", "=", ":", "\n", "#", ".", "[[", "]]
           "1979-05-27", "10000", "2147483648", "9223372036854775808"]
 VALUES = ["1e308", "-1", "0", "99999999999999999999", "1.5", "nan", "inf", '"x"', "true",
           "[]", "{}", "null", '""', "2592001", "10001", "-1e308", '"all"', '["crash"]',
-          '"nope"', "[1, 2]", '{"a": 1}']
+          '"nope"', "[1, 2]", '{"a": 1}',
+          # ... and as many plausible ones, so mutants also get past the reader and run.
+          "1", "2", "3", "5", "7", "30", "600", "3600", "0.5", "86400", "1", "2", "0", "4",
+          "12", "100", "1000", "20", "9", "6", "8"]
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
@@ -263,12 +267,13 @@ def test_fuzz_results_files_sweep(data: bytes) -> None:
 FLAGS = ["--seeds", "--seed", "--start", "--jobs", "--mutant", "--faults", "--strategy",
          "--scenario", "--schedule", "--schedule-out", "--trace-out", "--format", "--consumer",
          "--json", "--check-determinism", "--help", "--version", "--nope", "-h", "--"]
+# Files are copies in a scratch folder (a generated --trace-out may overwrite any of them).
+FILES = {"world.toml": DEFAULT_WORLD, "expiry.toml": SCENARIOS / "expiry.toml",
+         "child.jsonl": EXAMPLES / "child-v2.jsonl", "results.json": EXAMPLES / "results.json"}
 ARG_VALUES = ["0", "1", "3", "-1", "1000000000000", "9223372036854775807",
               "9223372036854775808", "abc", "", "all", "crash,nope", "crash", "pct", "fifo",
               "text", "jsonl", "svg", "sdk", "fresh-key-after-restart", "nope",
-              str(SCENARIOS / "expiry.toml"), str(EXAMPLES / "child-v2.jsonl"),
-              str(EXAMPLES / "results.json"), "/nonexistent/x.json", str(SCENARIOS),
-              str(DEFAULT_WORLD)]
+              "/nonexistent/x.json", ".", "missing.toml", *FILES]
 COMMANDS = ["explore", "replay", "run", "output", "announce", "nonsense"]
 
 
@@ -289,6 +294,8 @@ def _arguments(args: list[str]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         runner = CliRunner()
         with runner.isolated_filesystem(temp_dir=folder):
+            for name, original in FILES.items():
+                shutil.copy(original, name)
             check(runner.invoke(main, args), None)
 
 
