@@ -34,7 +34,7 @@ from sim.faults import FAULT_KINDS
 from sim.trace import first_difference
 
 # Flag ranges (README): a sweep holds at most this many seeds; seeds are 0..MAX_SEED.
-MAX_SWEEP = 100_000_000
+MAX_SWEEP = 10_000_000
 MAX_JOBS = 1_024
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import hashlib
 import os
 import traceback
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 import attrs
@@ -121,13 +122,24 @@ def sweep(
             if progress is not None:
                 progress(1)
         return outcomes
-    chunks = [seeds[i:i + chunk] for i in range(0, len(seeds), chunk)]
+    # Chunks are submitted a few at a time, so a long sweep never holds all its seeds or futures.
+    window = 4 * jobs
     results: list[list[SeedOutcome]] = []
+    pending: deque[Future[list[SeedOutcome]]] = deque()
+
+    def collect() -> None:
+        part = pending.popleft().result()
+        results.append(part)
+        if progress is not None:
+            progress(len(part))
+
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for part in pool.map(_run_chunk, [spec] * len(chunks), chunks):
-            results.append(part)
-            if progress is not None:
-                progress(len(part))
+        for start in range(0, len(seeds), chunk):
+            pending.append(pool.submit(_run_chunk, spec, seeds[start:start + chunk]))
+            if len(pending) >= window:
+                collect()
+        while pending:
+            collect()
     return [outcome for part in results for outcome in part]
 
 

@@ -58,8 +58,19 @@ def json_value(path: str | None, text: str, line: int | None = None) -> Any:
     except RecursionError:
         raise InputError(path, line, "", "invalid JSON: nested too deeply") from None
     except ValueError as exc:  # NaN / Infinity, which JSON lacks; an integer too long to convert
-        where = line if line is not None else _long_number_line(text)
+        where = line if line is not None else _constant_line(text) or _long_number_line(text)
         raise InputError(path, where, "", f"invalid JSON: {_short(exc)}") from None
+
+
+_CONSTANT_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|NaN|-?Infinity')
+
+
+def _constant_line(text: str) -> int | None:
+    """The line of the first NaN or Infinity outside a string."""
+    for match in _CONSTANT_OR_STRING.finditer(text):
+        if not match.group().startswith('"'):
+            return text.count("\n", 0, match.start()) + 1
+    return None
 
 
 def _long_number_line(text: str) -> int | None:
