@@ -8,81 +8,32 @@ stdout; progress and summaries go to stderr.
 from __future__ import annotations
 
 import json
-import os
-import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import click
 
-from actors.errors import InputError
-from actors.inputs import decode
-from actors.mutants import MUTANTS
 from sim import explore as explore_mod
 from sim import scenario as scenario_mod
 from sim import world
-from sim.choices import MAX_SEED, STRATEGIES, Schedule, ScheduleDiverged, load_schedule
+from sim.choices import MAX_SEED, STRATEGIES
+from sim.cli_args import check_mutants as _check_mutants
+from sim.cli_args import default_world_path, repro_command
+from sim.cli_args import load_world as _load_world
+from sim.cli_args import parse_faults as _parse_faults
 from sim.cli_style import HandoffGroup, console
 from sim.cli_style import bad_input as _bad_input
-from sim.export import FORMATS, render
-from sim.faults import FAULT_KINDS
 from sim.trace import first_difference
+
+__all__ = ["default_world_path", "main", "repro_command"]
 
 # Flag ranges (README): a sweep holds at most this many seeds; seeds are 0..MAX_SEED.
 MAX_SWEEP = 10_000_000
 MAX_JOBS = 1_024
-
-
-def default_world_path() -> str:
-    return str(resources.files("sim").joinpath("default_world.toml"))
-
-
-def _load_world(path: str | None) -> scenario_mod.Scenario:
-    return scenario_mod.load(path or default_world_path())
-
-
-def _check_mutants(names: Sequence[str]) -> tuple[str, ...]:
-    for name in names:
-        if name not in MUTANTS:
-            _bad_input(f"--mutant: unknown mutant {name!r} (known: {', '.join(MUTANTS)})")
-    return tuple(names)
-
-
-def _parse_faults(value: str | None) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if value in ("all", ""):
-        return tuple(FAULT_KINDS) if value == "all" else ()
-    kinds = tuple(k.strip() for k in value.split(",") if k.strip())
-    for kind in kinds:
-        if kind not in FAULT_KINDS:
-            _bad_input(f"--faults: unknown fault kind {kind!r} "
-                       f"(known: {', '.join(FAULT_KINDS)}, or 'all')")
-    return kinds
-
-
-def repro_command(seed: int, world_path: str | None, mutants: Sequence[str],
-                  faults: Sequence[str] | None, strategy: str | None,
-                  branch_from: str | None = None, branch_at: int | None = None) -> str:
-    parts = ["handoff", "replay"]
-    if branch_from is not None:
-        parts += ["--from", branch_from, "--at", str(branch_at)]
-    parts += ["--seed", str(seed)]
-    if world_path is not None:
-        parts += ["--scenario", world_path]
-    for mutant in mutants:
-        parts += ["--mutant", mutant]
-    if faults is not None:
-        parts += ["--faults", ",".join(faults)]
-    if strategy is not None:
-        parts += ["--strategy", strategy]
-    parts += ["--format", "text"]
-    return shlex.join(parts)
 
 
 @click.group(cls=HandoffGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -240,148 +191,6 @@ def _stderr_console() -> Any:
     return console(stderr=True)
 
 
-# -- replay --------------------------------------------------------------------------------------
-
-
-@main.command()
-@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None, help="Seed to replay.")
-@click.option("--scenario", "world_path", default=None,
-              help="Scenario or world file (default: the built-in default world, or the "
-                   "schedule's own).")
-@click.option("--schedule", "schedule_path", default=None,
-              help="Replay a recorded schedule (JSON from --schedule-out) instead of a seed; it "
-                   "carries its scenario, mutants, faults and strategy.")
-@click.option("--schedule-out", default=None, help="Write the run's schedule (JSON) here.")
-@click.option("--from", "branch_from", default=None, metavar="SCHEDULE",
-              help="Replay a branch: this schedule's first --at choices, then seed --seed's.")
-@click.option("--at", "branch_at", type=click.IntRange(min=0), default=None, metavar="STEP",
-              help="With --from: how many of the schedule's choices to keep.")
-@click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
-@click.option("--faults", "faults", default=None, help="Comma-separated fault kinds, or 'all'.")
-@click.option("--strategy", type=click.Choice(STRATEGIES), default=None)
-@click.option("--trace-out", default=None, help="Write the trace here (default: stdout).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
-           schedule_out: str | None, branch_from: str | None, branch_at: int | None,
-           mutants: tuple[str, ...], faults: str | None,
-           strategy: str | None, trace_out: str | None, fmt: str) -> None:
-    """Re-run one seed (or a recorded schedule, or a branch of one) and write its trace."""
-    if branch_from is not None and schedule_path is not None:
-        _bad_input("--from and --schedule cannot be used together")
-    from sim.cli_shrink import branch_schedule
-
-    branch = branch_schedule(branch_from, branch_at, mutants, faults, strategy)
-    if schedule_path is not None and seed is not None:
-        _bad_input("--seed and --schedule cannot be used together (the schedule has its seed)")
-    if schedule_path is not None and strategy is not None:
-        _bad_input("--strategy and --schedule cannot be used together "
-                   "(the schedule has its strategy)")
-    if schedule_path is not None and (mutants or faults is not None):
-        _bad_input("--mutant and --faults cannot be used with --schedule "
-                   "(the schedule records its own)")
-    mutant_names = _check_mutants(mutants)
-    fault_kinds = _parse_faults(faults)
-    # Where the output goes is checked before the run, so a typo costs nothing.
-    for option, out_path in (("--trace-out", trace_out), ("--schedule-out", schedule_out)):
-        if out_path is not None:
-            _check_writable(option, out_path)
-    if schedule_path is not None:
-        schedule = _read_schedule(schedule_path)
-        scenario = _schedule_scenario(schedule, schedule_path, world_path)
-    else:
-        schedule = None
-        scenario = _load_world(world_path)
-        if branch is None and seed is None:
-            seed = scenario.seed
-    try:
-        result = world.run(scenario, seed=seed, strategy=strategy,
-                           mutants=mutant_names if mutants else None, fault_kinds=fault_kinds,
-                           replay=schedule or branch, replay_steps=branch_at)
-    except ScheduleDiverged as err:
-        click.echo(f"handoff: replay of {schedule_path or branch_from}: {err}", err=True)
-        raise SystemExit(1) from None
-    except Exception as exc:  # a model bug: the same finding explore reports for this seed
-        invariant, requirement = explore_mod.CRASH
-        click.echo(f"violation: {invariant} ({requirement}): {explore_mod.crash_message(exc)}",
-                   err=True)
-        raise SystemExit(1) from None
-    if schedule is not None and len(result.schedule.choices) < len(schedule.choices):
-        # The run made fewer choices than were recorded: it is not the run that was recorded.
-        step = len(result.schedule.choices)
-        diverged = ScheduleDiverged(step, f"the run ended with {len(schedule.choices) - step} "
-                                    "recorded choice(s) left")
-        click.echo(f"handoff: replay of {schedule_path}: {diverged}", err=True)
-        raise SystemExit(1)
-    text = render(result.trace.records, fmt)
-    if trace_out:
-        _write(trace_out, "--trace-out", text)
-    else:
-        click.echo(text, nl=False)
-    if schedule_out:
-        _write(schedule_out, "--schedule-out", json.dumps(result.schedule.to_json()) + "\n")
-    summary = (f"seed {result.seed}: {len(result.trace)} records, ended {result.end_reason} at "
-               f"{result.end_ms} ms, trace sha256 {result.trace.digest()[:16]}")
-    click.echo(summary, err=True)
-    for v in result.violations:
-        click.echo(f"violation: {v.invariant} ({v.requirement}): {v.message} "
-                   f"[records {', '.join(map(str, v.records))}]", err=True)
-    raise SystemExit(1 if result.violations else 0)
-
-
-def _check_writable(option: str, path: str) -> None:
-    target = Path(path)
-    folder = target.parent
-    if target.is_dir():
-        _bad_input(f"{option}: {path}: is a folder")
-    if not folder.is_dir():
-        _bad_input(f"{option}: {path}: cannot write: no such folder {str(folder)!r}")
-    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        _bad_input(f"{option}: {path}: cannot write: permission denied")
-
-
-def _write(path: str, option: str, text: str) -> None:
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        _bad_input(f"{option}: {path}: cannot write: {exc.strerror or exc}")
-
-
-def _read_schedule(path: str) -> Schedule:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(path, None, "", f"cannot read: {exc.strerror or exc}") from None
-    return load_schedule(path, decode(path, data))
-
-
-def _schedule_scenario(schedule: Schedule, schedule_path: str,
-                       world_path: str | None) -> scenario_mod.Scenario:
-    """The scenario a schedule replays: its own; a --scenario given as well must be the same."""
-    if schedule.scenario_text is None:  # a schedule from before schedules carried their scenario
-        return _load_world(world_path)
-    recorded_path = schedule.scenario_path or "scenario"
-    recorded = scenario_mod.loads(schedule.scenario_text,
-                                  f"{schedule_path} (embedded {recorded_path})")
-    if world_path is not None:
-        given = scenario_mod.load(world_path)
-        if given.source != schedule.scenario_text:
-            _bad_input(f"--scenario: {world_path} is not the scenario {schedule_path} was "
-                       f"recorded from ({recorded_path}): "
-                       f"{_first_difference(given.source, schedule.scenario_text)}; leave out "
-                       "--scenario to replay the recorded one")
-    return recorded
-
-
-def _first_difference(given: str, recorded: str) -> str:
-    a, b = given.splitlines(), recorded.splitlines()
-    for number, (x, y) in enumerate(zip(a, b, strict=False), start=1):
-        if x != y:
-            return f"line {number} differs ({x.strip()[:40]!r} here, {y.strip()[:40]!r} recorded)"
-    if len(a) != len(b):
-        return f"it has {len(a)} lines, the recorded one {len(b)}"
-    return "their text differs in line endings"
-
-
 # -- run -----------------------------------------------------------------------------------------
 
 
@@ -483,8 +292,10 @@ def _register_optional_commands() -> None:
     """Commands whose modules live beside this one."""
     from sim.cli_announce import announce_command
     from sim.cli_output import output_command
+    from sim.cli_replay import replay
     from sim.cli_shrink import shrink_command
 
+    main.add_command(replay)
     main.add_command(output_command)
     main.add_command(announce_command)
     main.add_command(shrink_command)

@@ -18,13 +18,11 @@ import click
 
 from sim import explore as explore_mod
 from sim.choices import STRATEGIES, Schedule, ScheduleDiverged
-from sim.cli import (
-    _check_mutants,
-    _load_world,
-    _parse_faults,
-    _read_schedule,
-    _write,
-)
+from sim.cli_args import check_mutants as _check_mutants
+from sim.cli_args import load_world as _load_world
+from sim.cli_args import parse_faults as _parse_faults
+from sim.cli_args import write_output as _write
+from sim.cli_replay import _read_schedule
 from sim.cli_style import bad_input as _bad_input
 from sim.scenario_write import dumps
 from sim.shrink import DEFAULT_MAX_RUNS, NothingToShrink, NotReproduced, Shrunk, shrink
