@@ -91,6 +91,10 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     from sim.cli_shrink import branch_schedule, check_branch, save_failures, sweep_summary
 
     branch = branch_schedule(branch_from, branch_at, mutants, faults, strategy)
+    if branch is not None:  # a branch runs in the world its schedule was recorded in
+        from sim.cli_replay import scenario_for
+
+        scenario = scenario_for(branch, branch_from, world_path)
     spec = explore_mod.Sweep(scenario, strategy, mutant_names or None, fault_kinds,
                              digests=check_determinism, branch=branch, branch_at=branch_at)
     if branch is not None:

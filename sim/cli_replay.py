@@ -68,10 +68,10 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
             check_writable(option, out_path)
     if schedule_path is not None:
         schedule = _read_schedule(schedule_path)
-        scenario = _schedule_scenario(schedule, schedule_path, world_path)
+        scenario = schedule_scenario(schedule, schedule_path, world_path)
     else:
         schedule = None
-        scenario = load_world(world_path)
+        scenario = scenario_for(branch, branch_from, world_path)
         if branch is None and seed is None:
             seed = scenario.seed
     try:
@@ -117,7 +117,15 @@ def _read_schedule(path: str) -> Schedule:
     return load_schedule(path, decode(path, data))
 
 
-def _schedule_scenario(schedule: Schedule, schedule_path: str,
+def scenario_for(schedule: Schedule | None, schedule_path: str | None,
+                 world_path: str | None) -> scenario_mod.Scenario:
+    """The world a run (or a branch of a recorded one) runs in."""
+    if schedule is None or schedule_path is None:
+        return load_world(world_path)
+    return schedule_scenario(schedule, schedule_path, world_path)
+
+
+def schedule_scenario(schedule: Schedule, schedule_path: str,
                        world_path: str | None) -> scenario_mod.Scenario:
     """The scenario a schedule replays: its own; a --scenario given as well must be the same."""
     if schedule.scenario_text is None:  # a schedule from before schedules carried their scenario

@@ -19,10 +19,9 @@ import click
 from sim import explore as explore_mod
 from sim.choices import STRATEGIES, Schedule, ScheduleDiverged
 from sim.cli_args import check_mutants as _check_mutants
-from sim.cli_args import load_world as _load_world
 from sim.cli_args import parse_faults as _parse_faults
 from sim.cli_args import write_output as _write
-from sim.cli_replay import _read_schedule
+from sim.cli_replay import _read_schedule, scenario_for
 from sim.cli_style import bad_input as _bad_input
 from sim.scenario_write import dumps
 from sim.shrink import DEFAULT_MAX_RUNS, NothingToShrink, NotReproduced, Shrunk, shrink
@@ -85,8 +84,8 @@ def shrink_command(seed: int, world_path: str | None, mutants: tuple[str, ...],
     fault_kinds = _parse_faults(faults)
     if invariant is not None and invariant not in BY_NAME:
         _bad_input(f"--invariant: unknown invariant {invariant!r} (known: {', '.join(BY_NAME)})")
-    scenario = _load_world(world_path)
     branch = branch_schedule(branch_from, branch_at, mutants, faults, strategy)
+    scenario = scenario_for(branch, branch_from, world_path)
     try:
         shrunk = shrink(scenario, seed=seed, strategy=strategy, mutants=mutant_names or None,
                         fault_kinds=fault_kinds, invariant=invariant, max_runs=max_runs,

@@ -18,7 +18,7 @@ from pathlib import Path
 import attrs
 
 from sim import world
-from sim.choices import Schedule
+from sim.choices import Schedule, ScheduleDiverged
 from sim.scenario import Scenario
 from sim.shrink import Shrunk, shrink
 
@@ -68,6 +68,8 @@ def run_seed(sweep: Sweep, seed: int) -> SeedOutcome:
         result = world.run(sweep.scenario, seed=seed, strategy=sweep.strategy,
                            mutants=sweep.mutants, fault_kinds=sweep.fault_kinds,
                            replay=sweep.branch, replay_steps=sweep.branch_at)
+    except ScheduleDiverged:  # the branch does not fit this world: bad input, not a model bug
+        raise
     except Exception as exc:  # a bug in the model: this seed's finding, the sweep goes on
         return SeedOutcome(seed, None, 0, ((*CRASH, crash_message(exc)),))
     digest = result.trace.digest() if sweep.digests else None

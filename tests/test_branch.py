@@ -92,8 +92,23 @@ def test_branch_bad_input(tmp_path: Path) -> None:
         assert result.stderr == message + "\n"
 
 
-def test_a_branch_of_another_world_diverges_inside_the_kept_steps(tmp_path: Path) -> None:
+def test_a_branch_of_another_world_is_refused(tmp_path: Path) -> None:
+    # The schedule carries the world it was recorded in; another one given is bad input.
     path, _ = record(tmp_path)
+    other = Path(__file__).resolve().parents[1] / "scenarios" / "expiry.toml"
+    result = invoke("explore", "--from", str(path), "--at", "10", "--seeds", "2",
+                    "--scenario", str(other))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"handoff: --scenario: {other} is not the scenario {path} "
+                                    "was recorded from")
+
+
+def test_a_branch_of_another_world_diverges_inside_the_kept_steps(tmp_path: Path) -> None:
+    # A schedule without its scenario (written before schedules carried one) runs where it is
+    # told, and stops at the first choice that does not fit.
+    path, doc = record(tmp_path)
+    doc["scenario"] = None
+    path.write_text(json.dumps(doc), encoding="utf-8")
     other = Path(__file__).resolve().parents[1] / "scenarios" / "expiry.toml"
     result = invoke("explore", "--from", str(path), "--at", "10", "--seeds", "2",
                     "--scenario", str(other))

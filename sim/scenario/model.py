@@ -114,7 +114,8 @@ class Scenario:
     # `[replay.choices]`: a saved run's choices per subsystem, followed leniently
     # (sim/choices.py); a saved shrunk failure is one run whatever the seed.
     replay: tuple[tuple[str, tuple[int, ...]], ...] | None = None
-    # The TOML text it was loaded from, so a schedule can carry the scenario with it.
-    source: str = ""
+    # The TOML text it was loaded from, so a schedule can carry the scenario with it. Not part of
+    # what the scenario is: two texts that say the same thing load to equal scenarios.
+    source: str = attrs.field(default="", eq=False, repr=False)
 
 
