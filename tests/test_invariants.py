@@ -197,11 +197,14 @@ def test_stop_reason_kept_catches_a_reader_that_reports_completed(
 # -- FMT ------------------------------------------------------------------------------------------
 
 import actors.announce  # noqa: E402
+import actors.announce.block  # noqa: E402
+import actors.announce.layout  # noqa: E402
 import actors.history  # noqa: E402
+import actors.history.sessions  # noqa: E402
 
 
 def test_announce_block_catches_missing_escaping(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(actors.announce, "escape_data", lambda text: text)
+    monkeypatch.setattr(actors.announce.layout, "escape_data", lambda text: text)
     result = _run("announce-escaping.toml")
     # The forged framing also changes what the requester reads as the result.
     assert _names(result) == ["announce-block", "result-intact"]
@@ -224,7 +227,7 @@ def test_announce_block_catches_a_blown_cap(monkeypatch: pytest.MonkeyPatch) -> 
 def test_announce_block_catches_silence_shown_as_a_result(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(actors.announce, "visible_text", lambda text: text)
+    monkeypatch.setattr(actors.announce.layout, "visible_text", lambda text: text)
     result = _run("no-output.toml")
     assert "announce-block" in _names(result)
 
@@ -235,14 +238,14 @@ def test_stats_line_catches_invented_usage(monkeypatch: pytest.MonkeyPatch) -> N
     def zero_usage(child: actors.announce.ChildResult) -> str:
         return original(attrs.evolve(child, usage=child.usage or actors.announce.Usage(0, 0)))
 
-    monkeypatch.setattr(actors.announce, "format_stats_line", zero_usage)
+    monkeypatch.setattr(actors.announce.block, "format_stats_line", zero_usage)
     result = _run("stats-line.toml")
     assert _names(result) == ["stats-line"]
     assert "tokens" in result.violations[0].message
 
 
 def test_history_bounds_catches_uncut_fields(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(actors.history, "TEXT_FIELD_LIMIT", 10_000_000)
+    monkeypatch.setattr(actors.history.sessions, "TEXT_FIELD_LIMIT", 10_000_000)
     loaded = scenario.loads(
         '[[sessions]]\nkey = "agent:main:main"\n'
         '[[children]]\nid = "c1"\nrun_for = 5\nreply_chars = 10000\n'

@@ -1,0 +1,92 @@
+"""The stats line (FMT-4, reference §c7): compact runtime, tokens, cost, session key and id."""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_UP, Decimal
+
+from actors.announce.labels import UNKNOWN, single_line
+from actors.announce.result import ChildResult
+
+
+def format_duration(ms: float | None) -> str:
+    """Compact duration: ``500ms``, ``45s``, ``2m5s``, ``1h30m``; zero parts dropped; ``n/a``
+    when unknown or negative."""
+    if ms is None or not math.isfinite(ms) or ms < 0:
+        return "n/a"
+    whole_ms = int(Decimal(ms).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    if whole_ms < 1000:
+        return f"{whole_ms}ms"
+    total_seconds = (whole_ms + 500) // 1000
+    hours, rest = divmod(total_seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if hours > 0:
+        return f"{hours}h" + (f"{minutes}m" if minutes else "")
+    if minutes > 0:
+        return f"{minutes}m" + (f"{seconds}s" if seconds else "")
+    return f"{seconds}s"
+
+
+def _one_decimal(value: float) -> str:
+    # JavaScript's toFixed(1) rounds ties away from zero; Python's format would round to even.
+    return str(Decimal(value).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+
+
+def format_tokens(value: int | None) -> str:
+    """Compact token count: ``0`` for non-positive, ``950``, ``1.0k``, ``197.0k``, ``1.0m``."""
+    if value is None or value <= 0:
+        return "0"
+    if value >= 1_000_000:
+        return _one_decimal(value / 1_000_000) + "m"
+    if value >= 1_000:
+        thousands = _one_decimal(value / 1_000)
+        if Decimal(thousands) >= 1000:
+            return _one_decimal(value / 1_000_000) + "m"
+        return thousands + "k"
+    return str(value)
+
+
+def format_usd(amount: float) -> str:
+    """Dollars with cents, or four decimals below one cent so small runs do not print $0.00."""
+    if amount <= 0:
+        return "$0.00"
+    if amount < 0.01:
+        return "$" + str(Decimal(amount).quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP))
+    return "$" + str(Decimal(amount).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def _runtime_ms(child: ChildResult) -> float | None:
+    if child.started_at is None or child.ended_at is None:
+        return None
+    return child.ended_at - child.started_at
+
+
+def format_stats_line(child: ChildResult) -> str:
+    """``Stats: runtime <dur> • <tokens>[ • prompt/cache <P>][ • est. cost $x] • sessionKey <k>
+    • sessionId <id>[ • transcript <path>]``."""
+    parts = [f"runtime {format_duration(_runtime_ms(child))}"]
+    usage = child.usage
+    io_recorded = usage is not None and (
+        usage.input_tokens is not None or usage.output_tokens is not None
+    )
+    if usage is not None and io_recorded:
+        inp = max(usage.input_tokens or 0, 0)
+        out = max(usage.output_tokens or 0, 0)
+        split = f"(in {format_tokens(inp)} / out {format_tokens(out)})"
+        parts.append(f"tokens {format_tokens(inp + out)} {split}")
+        if usage.total_tokens is not None and usage.total_tokens > inp + out:
+            parts.append(f"prompt/cache {format_tokens(usage.total_tokens)}")
+        if child.pricing is not None:
+            cost = (
+                inp * child.pricing.input_per_million + out * child.pricing.output_per_million
+            ) / 1_000_000
+            parts.append(f"est. cost {format_usd(cost)}")
+    elif usage is not None and usage.total_tokens is not None:
+        parts.append(f"tokens {format_tokens(usage.total_tokens)} prompt/cache")
+    else:
+        parts.append("tokens unknown")
+    parts.append(f"sessionKey {single_line(child.session_key, UNKNOWN)}")
+    parts.append(f"sessionId {single_line(child.session_id, UNKNOWN)}")
+    if child.transcript_path is not None and child.transcript_path.strip():
+        parts.append(f"transcript {single_line(child.transcript_path, UNKNOWN)}")
+    return "Stats: " + " • ".join(parts)
