@@ -267,7 +267,7 @@ class DeliveryRecorded(Event):
 class SendFailed(Event):
     kind: ClassVar[str] = "delivery.send_failed"
     run_id: str
-    error: str
+    error: dict[str, JsonValue]  # the error chain in its JSON form (actors.send_error)
     class_: str
     try_: int
 

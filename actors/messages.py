@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import attrs
 
+from actors.send_error import SendError
 from actors.states import StepFinish, values
 
 
@@ -118,8 +119,10 @@ class CompletionAck:
 
 @attrs.frozen
 class SendRejected:
-    """The gateway refused to hand the completion over; nothing reached the requester."""
+    """The gateway failed to hand the completion over. Nothing reached the requester's
+    transcript; the chain says whether part of the send reached the platform before the error
+    (then another try could duplicate it)."""
 
     key: str
     run_id: str
-    error: str
+    error: SendError

@@ -39,6 +39,7 @@ from actors.run_record import (
     apply,
     completion_key,
 )
+from actors.send_error import SendError
 from actors.states import DeliveryStatus, GiveUpReason, OutcomeStatus, Waiting
 
 # Known-bug variants this core can be switched into (SIM-8); see actors/mutants.py.
@@ -244,7 +245,8 @@ class DeliveryCore(Generic[K]):
         assert isinstance(event, AckTimeout) and active is not None
         if active.token != event.token:
             return []  # a timer of an earlier try
-        return self._try_failed(active, "gateway timeout", now_ms)
+        # An unanswered send counts as OpenClaw's "gateway timeout" (transient).
+        return self._try_failed(active, SendError("gateway timeout"), now_ms)
 
     def _try_due(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, TryDue) and active is not None
@@ -292,14 +294,18 @@ class DeliveryCore(Generic[K]):
             StartTimer(retry.ANNOUNCE_TIMEOUT_MS, AckTimeout(record.run_id, active.token)),
         ]
 
-    def _try_failed(self, active: _Active, error: str, now_ms: int) -> list[Effect]:
+    def _try_failed(self, active: _Active, chain: SendError, now_ms: int) -> list[Effect]:
         record = active.record
-        error_class = retry.classify(error)
+        error_class = retry.classify(chain)
+        error = chain.text()
         active.failed_tries += 1
-        effects: list[Effect] = [
-            events.SendFailed(record.run_id, error, error_class.value, active.failed_tries)]
+        effects: list[Effect] = [events.SendFailed(record.run_id, chain.to_json(),
+                                                   error_class.value, active.failed_tries)]
         if error_class is retry.ErrorClass.PERMANENT:
             return effects + self._give_up(active, GiveUpReason.PERMANENT_FAILURE, error)
+        if error_class is retry.ErrorClass.SENT:
+            # Part of it already reached the platform: never resent (DEL-10, DEL-11).
+            return effects + self._give_up(active, GiveUpReason.SENT_BEFORE_ERROR, error)
         if error_class is retry.ErrorClass.TRANSIENT:
             wait = retry.transport_wait_ms(active.failed_tries)
             if wait is not None:

@@ -1,9 +1,20 @@
-"""Delivery error classes, backoff and expiry (reference/openclaw-delivery.md §c11). Pure."""
+"""Delivery retry timing: transport tries, registry backoff and expiry (reference §c11). Pure.
+
+Which errors are retried at all is decided by the error chain's class (``actors.send_error``).
+"""
 
 from __future__ import annotations
 
-import enum
-import re
+from actors.send_error import ErrorClass, SendError, classify
+
+__all__ = [
+    "ErrorClass",
+    "SendError",
+    "backoff_ms",
+    "classify",
+    "expiry_deadline_ms",
+    "transport_wait_ms",
+]
 
 # Inner transport loop (runAnnounceDeliveryWithRetry): up to 4 tries, waiting 5 s, 10 s, 20 s.
 TRANSPORT_TRIES = 4
@@ -20,39 +31,6 @@ COMPLETION_EXPIRY_MS = 30 * 60_000
 OPTIONAL_EXPIRY_MS = 5 * 60_000
 # Jitter is drawn as one of this many evenly spaced fractions, so it is a recorded choice.
 JITTER_STEPS = 1001
-
-
-class ErrorClass(enum.Enum):
-    TRANSIENT = "transient"
-    PERMANENT = "permanent"
-    # Not retried by the inner loop; the registry loop decides (it retries with backoff).
-    OTHER = "other"
-
-
-_PERMANENT = re.compile(
-    r"unsupported channel|unknown channel|chat not found|user not found|bot.*not.*member"
-    r"|bot was blocked by the user|forbidden: bot was kicked|recipient is not a valid"
-    r"|outbound not configured for channel|message rejected|transcript turn mismatch",
-    re.IGNORECASE,
-)
-_TRANSIENT = re.compile(
-    r"errorcode=unavailable|status: unavailable|UNAVAILABLE|no active .* listener"
-    r"|gateway not connected|gateway closed \(1006|gateway timeout"
-    r"|ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH|network error",
-)
-
-
-def classify(error: str) -> ErrorClass:
-    """Classify a send error by its message, including errors wrapped in other errors.
-
-    Permanent wins over transient: a permanent rejection wrapped in, say, a writer-claim error
-    still stops recovery (DEL-10).
-    """
-    if _PERMANENT.search(error):
-        return ErrorClass.PERMANENT
-    if _TRANSIENT.search(error) or re.search(r"network error", error, re.IGNORECASE):
-        return ErrorClass.TRANSIENT
-    return ErrorClass.OTHER
 
 
 def transport_wait_ms(failed_tries: int) -> int | None:

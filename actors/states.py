@@ -44,6 +44,8 @@ class OutcomeStatus(enum.StrEnum):
 class GiveUpReason(enum.StrEnum):
     EXPIRY = "expiry"
     PERMANENT_FAILURE = "permanent_failure"
+    # Part of the send reached the platform before the error: never resent (DEL-10).
+    SENT_BEFORE_ERROR = "sent_before_error"
 
 
 class CrashPoint(enum.StrEnum):

@@ -108,6 +108,8 @@ def to_mermaid(records: Iterable[Record]) -> str:
         elif r.kind in ("delivery.delivered", "delivery.give_up", "delivery.retry",
                         "delivery.send_failed"):
             detail = d.get("status") or d.get("error") or ""
+            if isinstance(detail, dict):  # an error chain: its class and outermost message
+                detail = f"{d.get('class', '')} {detail.get('message', '')}"
             lines.append(f"    Note over {me}: {at} {r.kind.split('.')[1]} {d['run_id']} "
                          f"{_mermaid_text(str(detail))}".rstrip())
         elif r.kind == "crash":

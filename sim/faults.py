@@ -17,12 +17,15 @@ import attrs
 
 from actors import addresses
 from actors.messages import Completion, CompletionAck, SendRejected
+from actors.send_error import PLATFORM_REJECTED, WRITER_CLAIM_REBOUND, SendError
 from sim.choices import Chooser
 
 
 class FaultKind(enum.StrEnum):
     SEND_TRANSIENT = "send-transient"
     SEND_PERMANENT = "send-permanent"
+    SEND_PARTIAL = "send-partial"
+    SEND_OTHER = "send-other"
     SEND_AMBIGUOUS = "send-ambiguous"
     DUPLICATE = "duplicate"
     DELAY = "delay"
@@ -38,6 +41,8 @@ class FaultKind(enum.StrEnum):
 FAULT_KINDS: dict[str, str] = {
     FaultKind.SEND_TRANSIENT: "the gateway refuses a completion with a transient error",
     FaultKind.SEND_PERMANENT: "the gateway refuses a completion with a permanent error",
+    FaultKind.SEND_PARTIAL: "a send fails after part of the completion reached the platform",
+    FaultKind.SEND_OTHER: "the gateway refuses a completion with an unclassified error",
     FaultKind.SEND_AMBIGUOUS: "a completion reaches its requester but the acknowledgement is lost",
     FaultKind.DUPLICATE: "a message between actors is delivered twice",
     FaultKind.DELAY: "a message between actors is delayed by 1-60 s",
@@ -54,9 +59,48 @@ assert list(FAULT_KINDS) == list(FaultKind)
 # Rates a seed may give an enabled kind (per opportunity).
 RATES = (0.02, 0.05, 0.1, 0.25)
 DEFAULT_RESTART_MS = 5_000
-TRANSIENT_ERRORS = ("gateway not connected", "gateway closed (1006 abnormal closure)",
-                    "ECONNRESET", "status: unavailable")
-PERMANENT_ERRORS = ("chat not found", "bot was blocked by the user", "unknown channel")
+# The error chains each send fault draws from (reference §c16): plain and wrapped causes, the
+# writer-claim rebound, OpenClaw's case variants, and chains whose class the outer message hides.
+TRANSIENT_ERRORS = (
+    SendError("gateway not connected"),
+    SendError("gateway closed (1006 abnormal closure)"),
+    SendError.of("announce delivery failed", "connect ECONNRESET 10.0.0.7:443"),
+    SendError("status: unavailable"),
+    SendError("No active WhatsApp Web listener"),
+    SendError("Gateway Timeout"),
+    SendError.of("transcript append failed", WRITER_CLAIM_REBOUND),
+)
+PERMANENT_ERRORS = (
+    SendError("chat not found"),
+    SendError("bot was blocked by the user"),
+    SendError("unknown channel"),
+    SendError.of("announce delivery failed", "Forbidden: bot was kicked from the group chat"),
+    # A permanent cause wins over the rebound that wraps it (DEL-10).
+    SendError.of(WRITER_CLAIM_REBOUND, "chat not found"),
+    SendError("message not dispatched", platform_error=PLATFORM_REJECTED),
+    # OpenClaw's closed-turn rejections (DEL-7).
+    SendError("Session transcript keyed user is outside the current turn: announce:v1"),
+    SendError.of("transcript persistence failed",
+                 "Pending input is no longer active in its admitted transcript"),
+)
+PARTIAL_ERRORS = (
+    # Transient-looking, but the first chunk was already sent: another try would duplicate it.
+    SendError("chunk 2 of 3 failed: ECONNRESET", sent_before_error=True),
+    SendError("announce delivery failed",
+              SendError("network error after the first chunk", sent_before_error=True)),
+    SendError("transcript mirror failed: gateway timeout", visible_reply_sent=True),
+)
+OTHER_ERRORS = (
+    SendError("unexpected gateway response (HTTP 502)"),
+    SendError("message rejected by the moderation queue"),
+    SendError.of("announce delivery failed", "UNAVAILABLEX is not a status"),
+)
+SEND_FAULTS: tuple[tuple[str, tuple[SendError, ...]], ...] = (
+    (FaultKind.SEND_PERMANENT, PERMANENT_ERRORS),
+    (FaultKind.SEND_PARTIAL, PARTIAL_ERRORS),
+    (FaultKind.SEND_OTHER, OTHER_ERRORS),
+    (FaultKind.SEND_TRANSIENT, TRANSIENT_ERRORS),
+)
 
 
 class Emitter(Protocol):
@@ -78,7 +122,7 @@ class TimelineEvent:
     actor: str | None = None
     point: str | None = None  # crash: a CrashPoint
     count: int = 1
-    error: str | None = None
+    error: SendError | None = None  # send faults: the error chain the gateway fails with
     delay_ms: int = 0
     restart_after_ms: int | None = None  # crash: how long the actor stays down
     limit: int | None = None  # history-read: sessions_history parameters
@@ -175,13 +219,17 @@ class FaultPlan:
         if isinstance(message, Completion | CompletionAck):
             child = self._child_of_run(message.run_id)
         if isinstance(message, Completion):
-            for kind, errors in (("send-permanent", PERMANENT_ERRORS),
-                                 ("send-transient", TRANSIENT_ERRORS)):
+            # The gateway's own log of what it was asked to hand over (an outside observer's
+            # view of each send, stamped when it is sent, not when it arrives).
+            assert self.kernel is not None
+            self.kernel.emit("gateway", "gateway.send", {"run_id": message.run_id,
+                                                         "key": message.key})
+            for kind, errors in SEND_FAULTS:
                 armed = self._take_armed(kind, child=child)
                 if armed is not None or self.strikes(kind):
                     error = (armed.error if armed is not None and armed.error else
                              errors[self.chooser.choose(f"fault:{kind}", len(errors))])
-                    self._note(kind, {"run_id": message.run_id, "error": error})
+                    self._note(kind, {"run_id": message.run_id, "error": error.to_json()})
                     return ((0, src, SendRejected(message.key, message.run_id, error)),)
         if isinstance(message, CompletionAck):
             if self._take_armed("send-ambiguous", child=child) or self.strikes("send-ambiguous"):

@@ -40,6 +40,8 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     "timeline.arm": ("fault", "child", "point"),
     "timeline.noop": ("fault", "why"),
     "fault": ("kind", "run_id", "error", "lost", "dst", "message", "delay_ms"),
+    # The gateway's log of each completion it was asked to hand over, stamped at send time.
+    "gateway.send": ("run_id", "key"),
     "crash": ("point", "incarnation"),
     "drop": ("src", "dst", "message"),
 }

@@ -1,10 +1,11 @@
 """A stateful property test of the delivery core alone (no Trio, no kernel, no SQLite).
 
 Hypothesis drives one :class:`DeliveryCore` through child ends, acknowledgements (lost, late and
-duplicated), rejections (transient, permanent, unclassified), ack timeouts, timers, crashes at
-any effect and restores from the persisted rows. The rows are a dict the test updates with the
-core's ``Persist`` changes (through the same ``apply`` the store's columns follow); the requester
-is a tiny model that records a completion once per idempotency key, as a real session does.
+duplicated), rejections (transient, permanent, after a partial send, unclassified), ack timeouts,
+timers, crashes at any effect and restores from the persisted rows. The rows are a dict the test
+updates with the core's ``Persist`` changes (through the same ``apply`` the store's columns
+follow); the requester is a tiny model that records a completion once per idempotency key, as a
+real session does.
 
 The invariants are the delivery contract: a run is handed to its requester at most once; an
 illegal input changes nothing; a resolved run never reopens; after any crash the restored core
@@ -43,13 +44,15 @@ from actors.registry import (
     StartTimer,
 )
 from actors.run_record import RunEnded, RunRecord, apply
+from actors.send_error import SendError
 from actors.states import DeliveryStatus, OutcomeStatus, Waiting
 
 REQUESTER = "agent:main:main"
 ERRORS = {
-    "transient": "gateway not connected",
-    "permanent": "chat not found",
-    "unclassified": "something odd happened",
+    "transient": SendError("gateway not connected"),
+    "permanent": SendError.of("announce delivery failed", "chat not found"),
+    "sent-before-error": SendError("chunk 2 failed: ECONNRESET", sent_before_error=True),
+    "unclassified": SendError("something odd happened"),
 }
 RESOLVED = (DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryStatus.SUSPENDED)
 

@@ -32,6 +32,7 @@ from actors.run_record import (
     apply,
     columns,
 )
+from actors.send_error import SendError
 from actors.states import DeliveryStatus, OutcomeStatus, Waiting
 from sim import diagram
 
@@ -84,7 +85,7 @@ def test_an_illegal_input_raises_and_changes_nothing() -> None:
 def test_stale_answers_and_timers_are_legal_and_only_noted() -> None:
     core = _core()
     assert core.handle(CompletionAck("k", "run-9", True), 0) == [StaleInput("run-9", "ack")]
-    assert core.handle(SendRejected("k", "run-9", "chat not found"), 0) == [
+    assert core.handle(SendRejected("k", "run-9", SendError("chat not found")), 0) == [
         StaleInput("run-9", "rejection")]
     for timer in (AckTimeout("run-9", 1), TryDue("run-9", 1), AttemptDue("run-9")):
         assert core.handle(timer, 0) == []

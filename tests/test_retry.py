@@ -1,11 +1,8 @@
-"""Reference §c11 retry policy, constant by constant."""
+"""Reference §c11 retry timing, constant by constant (classes: tests/test_send_error.py)."""
 
 from __future__ import annotations
 
-import pytest
-
 from actors import retry
-from actors.retry import ErrorClass, classify
 
 
 def test_registry_backoff_without_jitter() -> None:
@@ -26,20 +23,3 @@ def test_transport_tries() -> None:
 def test_expiry() -> None:
     assert retry.expiry_deadline_ms(1_000, required=True) == 1_000 + 30 * 60_000
     assert retry.expiry_deadline_ms(1_000, required=False) == 1_000 + 5 * 60_000
-
-
-@pytest.mark.parametrize("error, expected", [
-    ("gateway not connected", ErrorClass.TRANSIENT),
-    ("gateway closed (1006 abnormal closure)", ErrorClass.TRANSIENT),
-    ("connect ECONNREFUSED 127.0.0.1:18789", ErrorClass.TRANSIENT),
-    ("errorcode=unavailable", ErrorClass.TRANSIENT),
-    ("Network error while sending", ErrorClass.TRANSIENT),
-    ("no active whatsapp listener", ErrorClass.TRANSIENT),
-    ("Chat not found", ErrorClass.PERMANENT),
-    ("Forbidden: bot was kicked from the group", ErrorClass.PERMANENT),
-    ("bot is not a member of the channel", ErrorClass.PERMANENT),
-    ("writer claim rebound: caused by: bot was blocked by the user", ErrorClass.PERMANENT),
-    ("something odd happened", ErrorClass.OTHER),
-])
-def test_classification(error: str, expected: ErrorClass) -> None:
-    assert classify(error) is expected

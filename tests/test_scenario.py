@@ -277,7 +277,7 @@ CASES: list[tuple[str, str, str]] = [
         fault = "send-transient"
         actor = "delivery" # <-
     """), "timeline[0].actor: does not apply to a 'send-transient' fault "
-          "(it takes: at, fault, child, count, error)"),
+          "(it takes: at, fault, child, count, error, chain)"),
     ("child-on-a-crash", SESSION + textwrap.dedent("""\
         [[children]]
         id = "a"
@@ -295,7 +295,7 @@ CASES: list[tuple[str, str, str]] = [
         at = 0
         fault = "meteor" # <-
     """), "timeline[0].fault: 'meteor' is not one of: send-transient, send-permanent, "
-          "send-ambiguous, duplicate, delay, crash, abort"),
+          "send-partial, send-other, send-ambiguous, duplicate, delay, crash, abort"),
     ("unknown-fault-kind", SESSION + textwrap.dedent("""\
         [[children]]
         id = "a"

@@ -19,13 +19,16 @@ OUTCOMES = tuple(s for s in values(OutcomeStatus) if s != OutcomeStatus.UNKNOWN)
 DELIVERY_STATES = values(DeliveryStatus)
 # Faults a timeline can script (child outcomes are scripted on the child itself).
 TIMELINE_FAULTS: tuple[str, ...] = (
-    FaultKind.SEND_TRANSIENT, FaultKind.SEND_PERMANENT, FaultKind.SEND_AMBIGUOUS,
-    FaultKind.DUPLICATE, FaultKind.DELAY, FaultKind.CRASH, FaultKind.ABORT)
+    FaultKind.SEND_TRANSIENT, FaultKind.SEND_PERMANENT, FaultKind.SEND_PARTIAL,
+    FaultKind.SEND_OTHER, FaultKind.SEND_AMBIGUOUS, FaultKind.DUPLICATE, FaultKind.DELAY,
+    FaultKind.CRASH, FaultKind.ABORT)
 # The fields each scripted fault uses. Another field would silently keep the fault from ever
 # matching (an armed fault with an actor or point matches only a crash), so it is an error.
 _TIMELINE_FIELDS = {
-    "send-transient": ("child", "count", "error"),
-    "send-permanent": ("child", "count", "error"),
+    "send-transient": ("child", "count", "error", "chain"),
+    "send-permanent": ("child", "count", "error", "chain"),
+    "send-partial": ("child", "count", "error", "chain"),
+    "send-other": ("child", "count", "error", "chain"),
     "send-ambiguous": ("child", "count"),
     "duplicate": ("child", "count"),
     "delay": ("child", "count", "delay"),

@@ -7,6 +7,7 @@ import re
 
 from actors import addresses
 from actors.inputs import Node
+from actors.send_error import SendError
 from sim.choices import MAX_OPTIONS
 from sim.faults import TimelineEvent
 from sim.scenario.model import (
@@ -31,7 +32,7 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
         raise root.fail("timeline", f"must hold at most {MAX_TIMELINE:,} entries (the limit)")
     for table in tables:
         table.check_keys(("at", "fault", "event", "child", "actor", "point", "count", "error",
-                          "delay", "restart_after", "limit", "offset", "include_tools"))
+                          "chain", "delay", "restart_after", "limit", "offset", "include_tools"))
         if table.has("event"):
             if table.has("fault"):
                 raise table.fail("event", "a timeline entry is either a fault or an event")
@@ -68,7 +69,7 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             actor=actor,
             point=point,
             count=table.integer("count", 1, minimum=1, maximum=MAX_COUNT),
-            error=table.text("error", None),
+            error=_send_error(table),
             delay_ms=table.seconds("delay", 0, maximum=MAX_TIME_S),
             restart_after_ms=table.seconds("restart_after", None, maximum=MAX_TIME_S),
             limit=table.integer("limit", None, maximum=MAX_COUNT),
@@ -76,6 +77,30 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             include_tools=table.boolean("include_tools", False),
         ))
     return tuple(events)
+
+
+def _send_error(table: Node) -> SendError | None:
+    """A send fault's error: ``error = "..."`` (one message) or ``[[timeline.chain]]`` links,
+    outermost first, each with ``message`` and optional send evidence or platform error type."""
+    if table.has("error") and table.has("chain"):
+        raise table.fail("chain", "give either error (one message) or chain, not both")
+    if not table.has("chain"):
+        message = table.text("error", None)
+        return None if message is None else SendError(message)
+    links = table.nodes("chain")
+    if not links:
+        raise table.fail("chain", "must list at least one link")
+    error: SendError | None = None
+    for link in reversed(links):
+        link.check_keys(("message", "sent_before_error", "visible_reply_sent", "platform_error"))
+        error = SendError(
+            message=link.text("message"),
+            cause=error,
+            sent_before_error=link.boolean("sent_before_error", False),
+            visible_reply_sent=link.boolean("visible_reply_sent", False),
+            platform_error=link.text("platform_error", None),
+        )
+    return error
 
 
 def expectations(root: Node, child_ids: list[str]) -> Expectation:
