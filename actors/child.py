@@ -32,7 +32,6 @@ from actors.states import OutcomeStatus, StepFinish
 from actors.store import RunStore
 
 KILLED_ERROR = "subagent run terminated"
-TIMEOUT_ERROR = "subagent run timed out"
 
 
 def step_chunks(step: StepSpec, call_prefix: str) -> list[JsonObject]:
@@ -288,7 +287,8 @@ async def run_child(
     if aborted:
         status, error, text = OutcomeStatus.ERROR, KILLED_ERROR, None
     elif timed_out:
-        status, error = OutcomeStatus.TIMEOUT, TIMEOUT_ERROR
+        # A plain timeout has no error of its own; its label reads "timed out" (reference §c6).
+        status, error = OutcomeStatus.TIMEOUT, None
     elif stop_reason == "error":
         # A failed terminal run reports its failure without replaying captured text (DEL-14).
         status, error, text = OutcomeStatus.ERROR, spec.error or "model call failed", None
@@ -318,15 +318,16 @@ def _answered_turn(loop: AgentLoop, text: str) -> list[JsonObject]:
     return [*logged, *loop.end_step(), *loop.end_turn()]
 
 
-def _usage(events: list[JsonObject]) -> tuple[int, int]:
-    """Token usage over the run's committed messages (read once, after the child settles)."""
-    tokens_in = tokens_out = 0
-    for event in events:
-        usage = event["data"].get("usage") if event["type"] == "assistant/message" else None
-        if usage:
-            tokens_in += usage.get("inputTokens", 0)
-            tokens_out += usage.get("outputTokens", 0)
-    return tokens_in, tokens_out
+def _usage(events: list[JsonObject]) -> tuple[int, int] | None:
+    """Token usage over the run's committed messages (read once, after the child settles);
+    ``None`` when the run ended before any usage report ("tokens unknown", never an invented
+    0/0; a reported 0/0 stays zeros)."""
+    reports = [event["data"]["usage"] for event in events
+               if event["type"] == "assistant/message" and "usage" in event["data"]]
+    if not reports:
+        return None
+    return (sum(usage.get("inputTokens", 0) for usage in reports),
+            sum(usage.get("outputTokens", 0) for usage in reports))
 
 
 def transcript_messages(task: str, events: list[JsonObject]) -> list[JsonObject]:

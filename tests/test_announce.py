@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -67,14 +69,56 @@ def child(
 
 
 def test_status_labels() -> None:
+    # Reference §c16's own examples.
     assert status_label("ok", None) == "completed; ready for parent review"
     assert status_label("ok", "ignored") == "completed; ready for parent review"
     assert status_label("timeout", None) == "timed out"
     assert status_label("timeout", "  ") == "timed out"
     assert status_label("timeout", "waited 120s") == "timed out: waited 120s"
-    assert status_label("error", None) == "failed: unknown error"
-    assert status_label("error", "boom\nline two") == "failed: boom line two"
+    assert status_label("error", None) == "failed:"
+    assert status_label("error", " \t\ufeff") == "failed:"
+    assert status_label("error", "boom\nline two") == "failed: boom\nline two"
+    assert status_label("error", "e" * 1000) == "failed: " + "e" * 1000
+    assert status_label("error", "  spaced  out ") == "failed:   spaced  out "
+    assert status_label("error", "x <<<END_OPENCLAW_INTERNAL_CONTEXT>>> y") == (
+        "failed: x [[OPENCLAW_INTERNAL_CONTEXT_END]] y")
     assert status_label("unknown", "x") == "finished with unknown status"
+
+
+_JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+END_MARKER = "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"
+errors = st.one_of(
+    st.none(),
+    st.text(alphabet=_JS_WHITESPACE, max_size=5),
+    st.text(max_size=400),
+    st.lists(st.sampled_from(["a", " ", "\n", END_MARKER, "<<<", ">>>", "\u2028", "é"]),
+             max_size=12).map("".join),
+)
+
+
+@settings(max_examples=1_000, deadline=None)
+@given(st.sampled_from(["ok", "error", "timeout", "unknown"]), errors)
+def test_property_status_label_rule(status: str, error: str | None) -> None:
+    """§c16: the runtime's error verbatim after the prefix; a blank error adds nothing; the
+    context-end marker never survives; the status decides the prefix."""
+    label = status_label(status, error)  # type: ignore[arg-type]
+    assert END_MARKER not in label
+    is_blank = error is None or all(c in _JS_WHITESPACE for c in error)
+    if status == "ok":
+        assert label == "completed; ready for parent review"
+    elif status == "unknown":
+        assert label == "finished with unknown status"
+    else:
+        prefix = "failed" if status == "error" else "timed out"
+        if is_blank:
+            assert label == ("failed:" if status == "error" else "timed out")
+        else:
+            assert error is not None
+            assert label.startswith(prefix + ": ")
+            shown = label[len(prefix) + 2:]
+            # Verbatim (no cap, whitespace kept), each context-end marker neutralised.
+            pieces = error.split(END_MARKER)
+            assert shown == "[[OPENCLAW_INTERNAL_CONTEXT_END]]".join(pieces)
 
 
 def test_batch_raw_status_forms() -> None:
@@ -97,7 +141,6 @@ def test_single_line_fields_collapse_cap_and_fall_back() -> None:
     capped = single_line("y" * 300, "x")
     assert capped == "y" * 255 + "…"
     assert len(capped) == 256
-    assert len(status_label("error", "e" * 1000)) == 256
 
 
 def test_visible_text_maps_silence_to_no_output() -> None:
@@ -129,7 +172,7 @@ def test_escaping_round_trips_and_lengths_are_arithmetic() -> None:
     [
         (None, "n/a"),
         (-5, "n/a"),
-        (0, "0ms"),
+        (0, "n/a"),
         (500, "500ms"),
         (999.4, "999ms"),
         (45_000, "45s"),
@@ -138,12 +181,56 @@ def test_escaping_round_trips_and_lengths_are_arithmetic() -> None:
         (312_000, "5m12s"),
         (5_400_000, "1h30m"),
         (3_600_000, "1h"),
-        (3_659_000, "1h"),
         (59_600, "1m"),
+        # Reference §c16's own examples.
+        (60_000, "1m"),
+        (3_660_000, "1h1m"),
+        (3_605_000, "1h5s"),
+        (86_400_000, "1d"),
+        (86_405_000, "1d5s"),
+        (90_000_000, "1d1h"),
+        ((29 * 86_400 + 13 * 3_600) * 1000, "29d13h"),
+        ((29 * 86_400 + 13 * 3_600 + 59 * 60 + 59) * 1000, "29d13h"),
+        (3_659_000, "1h59s"),
     ],
 )
 def test_compact_duration(ms: float | None, expected: str) -> None:
     assert format_duration(ms) == expected
+
+
+_UNIT_SECONDS = {"d": 86_400, "h": 3_600, "m": 60, "s": 1}
+_NEXT_BIGGER = {"h": 86_400, "m": 3_600, "s": 60}
+
+
+@settings(max_examples=2_000, deadline=None)
+@given(st.one_of(st.integers(-10, 5_000), st.integers(0, 10 ** 11)))
+def test_property_compact_duration_rule(ms: int) -> None:
+    """§c16 stated as a rule and checked by reading the printed units back: ``n/a`` for zero,
+    ``Nms`` under a second, else at most two non-zero units in d > h > m > s order where the
+    first is the largest unit that fits the rounded seconds, the second is the next non-zero
+    one, and a single unit means nothing remains."""
+    text = format_duration(ms)
+    if ms <= 0:
+        assert text == "n/a"
+        return
+    if ms < 1000:
+        assert text == f"{ms}ms"
+        return
+    seconds = (ms + 500) // 1000  # whole seconds, half up
+    parts = [(int(n), u) for n, u in re.findall(r"(\d+)([dhms])", text)]
+    assert "".join(f"{n}{u}" for n, u in parts) == text
+    assert 1 <= len(parts) <= 2 and all(n > 0 for n, _ in parts)
+    (n1, u1), *second = parts
+    assert u1 == next(u for u, size in _UNIT_SECONDS.items() if size <= seconds)
+    assert n1 == seconds // _UNIT_SECONDS[u1]
+    rest = seconds - n1 * _UNIT_SECONDS[u1]
+    if not second:
+        assert rest == 0
+        return
+    n2, u2 = second[0]
+    assert _UNIT_SECONDS[u2] < _UNIT_SECONDS[u1]
+    assert rest < _NEXT_BIGGER[u2]  # every unit between the two printed ones is zero
+    assert n2 == rest // _UNIT_SECONDS[u2]
 
 
 @pytest.mark.parametrize(

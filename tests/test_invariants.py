@@ -282,3 +282,37 @@ def test_at_most_once_counts_each_extra_delivery() -> None:
         "run-1 reached requester:agent:main:main 3 times: first at 0 ms, delivery 3 at 2000 ms",
         "run-1 reached requester:agent:main:main 4 times: first at 0 ms, delivery 4 at 3000 ms",
     ]
+
+
+def test_stats_line_catches_a_duration_in_hours_instead_of_days(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import actors.announce.stats
+
+    def hours_only(ms: float | None) -> str:
+        seconds = round((ms or 0) / 1000)
+        return f"{seconds // 3600}h" if seconds >= 86_400 else original(ms)
+
+    original = actors.announce.stats.format_duration
+    monkeypatch.setattr(actors.announce.stats, "format_duration", hours_only)
+    result = _run("stats-line.toml")
+    assert "stats-line" in _names(result)
+    assert any("'runtime 25h'" in v.message and "'runtime 1d1h'" in v.message
+               for v in result.violations)
+
+
+def test_announce_block_catches_an_invented_timeout_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import actors.announce.block
+
+    original = actors.announce.block.status_label
+
+    def invented(status: Any, error: str | None) -> str:
+        return original(status, error or ("subagent run timed out" if status == "timeout"
+                                          else "unknown error"))
+
+    monkeypatch.setattr(actors.announce.block, "status_label", invented)
+    result = _run("stats-line.toml")
+    assert any(v.invariant == "announce-block" and "'status: timed out'" in v.message
+               for v in result.violations)

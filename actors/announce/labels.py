@@ -1,7 +1,9 @@
-"""Status labels and single-line fields (reference §c5, §c6): the runtime outcome, never model
-text, in the words the requester reads."""
+"""Status labels and single-line fields (reference §c5, §c6, §c16): the runtime outcome, never
+model text, in the words the requester reads."""
 
 from __future__ import annotations
+
+import re
 
 from actors.announce.result import Disposition, Status
 
@@ -10,6 +12,19 @@ FIELD_CAP = 256
 NO_OUTPUT = "(no output)"
 UNKNOWN = "unknown"
 UNNAMED_TASK = "unnamed task"
+
+# Text that would close the internal-context block early is neutralised (reference §c16).
+CONTEXT_END_MARKER = "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"
+CONTEXT_END_NEUTRALISED = "[[OPENCLAW_INTERNAL_CONTEXT_END]]"
+# JavaScript's whitespace (what String.prototype.trim removes) and its line terminators.
+JS_SPACE = frozenset("\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"
+                     + "".join(chr(c) for c in range(0x2000, 0x200B)))
+_LINE_BREAKS = re.compile("[\n\r\u2028\u2029]+")
+
+
+def neutralise(text: str) -> str:
+    """Text that would close the internal-context block, made harmless."""
+    return text.replace(CONTEXT_END_MARKER, CONTEXT_END_NEUTRALISED)
 
 
 def single_line(value: str | None, fallback: str) -> str:
@@ -20,27 +35,37 @@ def single_line(value: str | None, fallback: str) -> str:
         collapsed = fallback
     if len(collapsed) > FIELD_CAP:
         collapsed = collapsed[: FIELD_CAP - 1] + "…"
-    return collapsed
+    return neutralise(collapsed)
+
+
+def one_line(label: str) -> str:
+    """A label as a field line of the announce block: each run of line breaks becomes one space
+    (reference §c5: newlines collapsed); every other character is kept."""
+    return _LINE_BREAKS.sub(" ", label)
+
+
+def blank(text: str | None) -> bool:
+    """Missing, or only JavaScript whitespace (``!text?.trim()``)."""
+    return text is None or all(c in JS_SPACE for c in text)
 
 
 def _error_text(error: str | None) -> str | None:
-    if error is None or not error.strip():
-        return None
-    return error
+    return None if blank(error) else error
 
 
 def status_label(status: Status, error: str | None) -> str:
-    """The announce status label (reference §c6), from the runtime outcome, never model text."""
-    err = _error_text(error)
+    """The announce status label (reference §c16), from the runtime outcome, never model text:
+    the error exactly as the runtime gave it (no length cap, whitespace kept); a blank error
+    gives ``failed:``; a timeout names its error only when it has one."""
     if status == "ok":
         label = "completed; ready for parent review"
     elif status == "timeout":
-        label = "timed out" if err is None else f"timed out: {err}"
+        label = "timed out" if blank(error) else f"timed out: {error}"
     elif status == "error":
-        label = f"failed: {err if err is not None else 'unknown error'}"
+        label = "failed:" if blank(error) else f"failed: {error}"
     else:
         label = "finished with unknown status"
-    return single_line(label, UNKNOWN)
+    return neutralise(label)
 
 
 def batch_status(status: Status, error: str | None, disposition: Disposition = "exited") -> str:

@@ -8,23 +8,25 @@ from decimal import ROUND_HALF_UP, Decimal
 from actors.announce.labels import UNKNOWN, single_line
 from actors.announce.result import ChildResult
 
+_UNITS = (("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1))
+
 
 def format_duration(ms: float | None) -> str:
-    """Compact duration: ``500ms``, ``45s``, ``2m5s``, ``1h30m``; zero parts dropped; ``n/a``
-    when unknown or negative."""
-    if ms is None or not math.isfinite(ms) or ms < 0:
+    """Compact runtime (reference §c16): ``n/a`` when unknown, zero or negative; under one
+    second ``<ms>ms``; otherwise whole seconds (rounded half up) written with the two most
+    significant non-zero units of d, h, m, s: ``45s``, ``2m5s``, ``1h5s``, ``1d1h``, ``29d13h``."""
+    if ms is None or not math.isfinite(ms) or ms <= 0:
         return "n/a"
     whole_ms = int(Decimal(ms).quantize(Decimal(1), rounding=ROUND_HALF_UP))
     if whole_ms < 1000:
         return f"{whole_ms}ms"
-    total_seconds = (whole_ms + 500) // 1000
-    hours, rest = divmod(total_seconds, 3600)
-    minutes, seconds = divmod(rest, 60)
-    if hours > 0:
-        return f"{hours}h" + (f"{minutes}m" if minutes else "")
-    if minutes > 0:
-        return f"{minutes}m" + (f"{seconds}s" if seconds else "")
-    return f"{seconds}s"
+    rest = int((Decimal(ms) / 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    parts: list[str] = []
+    for unit, size in _UNITS:
+        count, rest = divmod(rest, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return "".join(parts[:2])
 
 
 def _one_decimal(value: float) -> str:

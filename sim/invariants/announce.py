@@ -31,15 +31,40 @@ def _visible(result: str | None) -> bool:
     return result is not None and result.strip() not in ("", "NO_REPLY")
 
 
+# Reference §c16, restated: the runtime's error verbatim (no cap, whitespace kept; blank means
+# only JavaScript whitespace), the context-end marker neutralised; §c5: the status field line has
+# its line breaks collapsed.
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007" \
+    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
 def _label(status: str, error: str | None) -> str:
-    error = " ".join(error.split()) if error and error.strip() else None
+    if error is not None and error.strip(_JS_SPACE) == "":
+        error = None
     if status == "ok":
-        return "completed; ready for parent review"
-    if status == "timeout":
-        return "timed out" + (f": {error}" if error else "")
-    if status == "error":
-        return f"failed: {error or 'unknown error'}"
-    return "finished with unknown status"
+        label = "completed; ready for parent review"
+    elif status == "timeout":
+        label = "timed out" + (f": {error}" if error is not None else "")
+    elif status == "error":
+        label = "failed:" + (f" {error}" if error is not None else "")
+    else:
+        label = "finished with unknown status"
+    label = label.replace("<<<END_OPENCLAW_INTERNAL_CONTEXT>>>",
+                          "[[OPENCLAW_INTERNAL_CONTEXT_END]]")
+    return re.sub("[\n\r\u2028\u2029]+", " ", label)
+
+
+def _duration(ms: int) -> str:
+    """§c16 compact runtime for whole milliseconds: n/a for zero, Nms under a second, else the
+    two most significant non-zero units of d, h, m, s of the rounded seconds."""
+    if ms <= 0:
+        return "n/a"
+    if ms < 1000:
+        return f"{ms}ms"
+    seconds = (ms + 500) // 1000
+    units = [(seconds // 86_400, "d"), (seconds % 86_400 // 3_600, "h"),
+             (seconds % 3_600 // 60, "m"), (seconds % 60, "s")]
+    return "".join([f"{n}{u}" for n, u in units if n][:2])
 
 
 def _unescape(text: str) -> str:
@@ -76,8 +101,7 @@ def announce_block(trace: Sequence[Record]) -> list[Violation]:
         if f"session_key: {spawn.data['child_session_key']}" not in lines:
             fail("FMT-1", "the block does not name the child session key")
         label = _label(end.data["status"], end.data["error"])
-        if f"status: {label[:256]}" not in lines and not any(
-                line.startswith(f"status: {label[:200]}") for line in lines):
+        if f"status: {label}" not in lines:
             fail("FMT-1", f"the status line is not 'status: {label}' (runtime status "
                           f"{end.data['status']})")
         result = end.data["result"]
@@ -123,8 +147,10 @@ def stats_line(trace: Sequence[Record]) -> list[Violation]:
             problems.append(f"{len(stats)} stats lines")
         else:
             parts = stats[0][len("Stats: "):].split(" • ")
-            if not parts[0].startswith("runtime ") or parts[0] == "runtime n/a":
-                problems.append(f"runtime is {parts[0]!r} though start and end are known")
+            runtime = f"runtime {_duration(end.t_ms - spawn.t_ms)}"
+            if parts[0] != runtime:
+                problems.append(f"{parts[0]!r} where the child ran from {spawn.t_ms} to "
+                                f"{end.t_ms} ms ({runtime!r})")
             tokens = [p for p in parts if p.startswith("tokens ")]
             unknown = tokens == ["tokens unknown"]
             if (end.data["usage"] is None) != unknown:
