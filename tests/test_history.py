@@ -93,7 +93,9 @@ def test_dropped_fields_and_image_data() -> None:
         "omitted": True,
         "bytes": 1_000,
     }
-    assert out["content"][2] == {"type": "text", "text": "hi"}
+    # Reference §c16: the text block keeps its signature.
+    assert out["content"][2] == {"type": "text", "text": "hi", "textSignature": "t"}
+    assert result.content_truncated  # the thinking signature and image data were dropped
     assert "usage" in original  # the input is not mutated
 
 
@@ -247,3 +249,201 @@ def test_deleted_child_archive_needs_access_independent_of_child_metadata() -> N
     deleted = live.delete_live(KEY)
     assert read_run_history(deleted, KEY, "run-1", PARENT).status == "forbidden"
     assert read_run_history(deleted, KEY, "run-1", ADMIN).status == "ok"
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference §c16 details: examples from the rule, then the rule as properties
+
+SURROGATE_HIGH, SURROGATE_LOW = "\ud83d", "\ude00"
+
+
+def test_lone_surrogates_are_data_never_an_error() -> None:
+    assert utf16_length("\ud800") == 1
+    assert utf16_length("a\udfffb") == 3
+    result = sessions_history([msg("assistant", [{"type": "text", "text": "x\ud800y"}])])
+    assert result.messages[0]["content"][0]["text"] == "x\ud800y"
+    # JSON.stringify writes a lone surrogate as a six-byte escape.
+    assert json_bytes("\ud800") == len('"\\ud800"')
+    # A high and low surrogate kept apart by Python are one four-byte character in JavaScript.
+    assert json_bytes(SURROGATE_HIGH + SURROGATE_LOW) == len('"😀"'.encode())
+    cut, changed = truncate_text_field("\ud800" * 5_000)
+    assert changed and cut == "\ud800" * 4_000 + TRUNCATION_SUFFIX
+
+
+def test_cut_never_splits_a_surrogate_pair_given_as_two_code_points() -> None:
+    text = "a" + (SURROGATE_HIGH + SURROGATE_LOW) * 2_500
+    cut, changed = truncate_text_field(text)
+    head = cut[: -len(TRUNCATION_SUFFIX)]
+    assert changed and head == "a" + (SURROGATE_HIGH + SURROGATE_LOW) * 1_999
+    assert not head.endswith(SURROGATE_HIGH)
+
+
+def test_block_details_and_text_signature_are_kept() -> None:
+    block = {"type": "toolCall", "id": "c1", "details": {"exitCode": 0}}
+    text = {"type": "text", "text": "t", "textSignature": "sig-1"}
+    result = sessions_history([msg("assistant", [block, text])])
+    assert result.messages[0]["content"] == [block, text]
+    assert not result.content_truncated
+
+
+def test_tool_result_details_dropped_mark_content_truncated() -> None:
+    result = sessions_history([msg("toolResult", "out", details={"stdout": "..."})],
+                              include_tools=True)
+    assert "details" not in result.messages[0]
+    assert result.content_truncated and result.truncated
+    plain = sessions_history([msg("assistant", "out", usage={"input": 3}, cost={"usd": 1})])
+    assert not plain.content_truncated  # bookkeeping is not content
+
+
+def test_message_level_thinking_is_not_cut() -> None:
+    long = "t" * 9_000
+    result = sessions_history([msg("assistant", "answer", thinking=long)])
+    assert result.messages[0]["thinking"] == long
+    assert not result.content_truncated
+
+
+def test_image_without_data_and_base64_line_breaks() -> None:
+    result = sessions_history([msg("user", [{"type": "image", "mimeType": "image/png"}])])
+    assert result.messages[0]["content"][0] == {"type": "image", "mimeType": "image/png",
+                                                "omitted": True, "bytes": 0}
+    wrapped = base64.encodebytes(b"z" * 1_000).decode()  # MIME style: a line break every 76
+    assert "\n" in wrapped
+    result = sessions_history([msg("user", [{"type": "image", "data": wrapped}])])
+    assert result.messages[0]["content"][0] == {"type": "image", "omitted": True, "bytes": 1_000}
+    assert result.content_truncated
+
+
+def test_a_single_message_over_the_cap_sets_dropped_messages() -> None:
+    blocks = [{"type": "text", "text": "y" * 3_000} for _ in range(40)]
+    result = sessions_history([msg("assistant", blocks, seq=1)])
+    assert result.messages == (
+        {"role": "assistant", "content": OMITTED_MESSAGE, "__openclaw": {"seq": 1}},)
+    assert result.dropped_messages and result.truncated
+
+
+any_text = st.text(alphabet=st.characters(exclude_categories=()), max_size=5_000)
+units = st.lists(st.sampled_from(["a", "é", "\u4e2d", "😀", "\ud800", "\udfff",
+                                  SURROGATE_HIGH + SURROGATE_LOW]),
+                 max_size=4_200).map("".join)
+
+
+def _units(text: str) -> int:
+    # UTF-16 code units by definition: astral characters are two, everything else one.
+    return sum(2 if ord(c) > 0xFFFF else 1 for c in text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(any_text, units))
+def test_property_utf16_cut(text: str) -> None:
+    """A field over 4,000 UTF-16 units keeps the longest prefix of at most 4,000 units that
+    does not end between a high and a low surrogate, then the marker; lone surrogates are
+    ordinary data."""
+    cut, changed = truncate_text_field(text)
+    assert changed == (_units(text) > 4_000)
+    if not changed:
+        assert cut == text
+        return
+    assert cut.endswith(TRUNCATION_SUFFIX)
+    head = cut[: -len(TRUNCATION_SUFFIX)]
+    assert text.startswith(head) and _units(head) <= 4_000
+    rest = text[len(head):]
+    pair_cut = head.endswith(tuple(chr(c) for c in range(0xD800, 0xDC00))) and \
+        rest[:1] >= "\udc00" and rest[:1] <= "\udfff"
+    assert not pair_cut
+    # Maximal: the next character (with its low surrogate, if it completes a pair) won't fit.
+    step = 2 if (len(rest) > 1 and "\ud800" <= rest[0] <= "\udbff"
+                 and "\udc00" <= rest[1] <= "\udfff") else 1
+    assert _units(head + rest[:step]) > 4_000
+
+
+_SIZED = {"a": 1, "é": 2, "\u4e2d": 3, "😀": 4, chr(0xDC00): 6, chr(0xDFFF): 6}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list(_SIZED)), max_size=50))
+def test_property_json_bytes_counts_as_javascript(chars: list[str]) -> None:
+    """Buffer.byteLength(JSON.stringify(s)): two quotes plus UTF-8 bytes per character, a lone
+    surrogate as a six-byte escape."""
+    assert json_bytes("".join(chars)) == 2 + sum(_SIZED[c] for c in chars)
+
+
+@st.composite
+def messages_with_extras(draw: st.DrawFn) -> tuple[dict[str, Any], bool]:
+    """A message plus whether the rule says something in it is cut or dropped."""
+    touched = False
+    blocks: list[dict[str, Any]] = []
+    for _ in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["text", "thinking", "image", "toolCall"]))
+        if kind == "text":
+            size = draw(st.sampled_from([5, 4_000, 4_001]))
+            block: dict[str, Any] = {"type": "text", "text": "w" * size}
+            touched |= size > 4_000
+            if draw(st.booleans()):
+                block["textSignature"] = "kept"
+        elif kind == "thinking":
+            block = {"type": "thinking", "thinking": "hm"}
+            if draw(st.booleans()):
+                block["thinkingSignature"] = "dropped"
+                touched = True
+        elif kind == "image":
+            block = {"type": "image"}
+            if draw(st.booleans()):
+                block["data"] = "aGVsbG8="
+                touched = True
+        else:
+            block = {"type": "toolCall", "id": "x", "details": {"kept": True}}
+        blocks.append(block)
+    message: dict[str, Any] = {"role": "assistant", "content": blocks}
+    if draw(st.booleans()):
+        message["details"] = {"tool": "output"}
+        touched = True
+    if draw(st.booleans()):
+        message["usage"] = {"input": 1}
+    if draw(st.booleans()):
+        message["thinking"] = "q" * draw(st.sampled_from([3, 5_000]))
+    return message, touched
+
+
+@settings(max_examples=300, deadline=None)
+@given(messages_with_extras())
+def test_property_content_truncated_when_anything_was_cut_or_dropped(
+    case: tuple[dict[str, Any], bool],
+) -> None:
+    message, touched = case
+    result = sessions_history([message])
+    assert result.content_truncated == touched
+    out = result.messages[0]
+    # Kept as they were: block details, text signatures, message-level thinking.
+    assert out.get("thinking") == message.get("thinking")
+    for before, after in zip(message["content"], out["content"], strict=True):
+        for kept in ("details", "textSignature"):
+            assert after.get(kept) == before.get(kept)
+        if before["type"] == "image":
+            assert after["omitted"] is True and "data" not in after
+            assert after["bytes"] == (5 if "data" in before else 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300), st.lists(st.sampled_from([" ", "\n", "\r\n", "\t"]), max_size=8),
+       st.randoms(use_true_random=False))
+def test_property_image_bytes_ignore_base64_whitespace(
+    raw: bytes, spaces: list[str], rnd: Any,
+) -> None:
+    encoded = base64.b64encode(raw).decode()
+    for space in spaces:
+        at = rnd.randint(0, len(encoded))
+        encoded = encoded[:at] + space + encoded[at:]
+    result = sessions_history([msg("user", [{"type": "image", "data": encoded}])])
+    assert result.messages[0]["content"][0]["bytes"] == len(raw)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(81 * 1024, 200 * 1024), st.integers(0, 3))
+def test_property_one_message_over_the_cap_is_dropped(size: int, before: int) -> None:
+    """However many small messages precede it, a last message over 80 KiB alone is replaced by
+    the placeholder, and that counts as a dropped message."""
+    blocks = [{"type": "text", "text": "y" * 3_000} for _ in range(size // 3_000 + 1)]
+    transcript = [msg("user", "q") for _ in range(before)] + [msg("assistant", blocks)]
+    result = sessions_history(transcript)
+    assert result.messages[-1]["content"] == OMITTED_MESSAGE
+    assert result.dropped_messages and result.truncated

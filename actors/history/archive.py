@@ -38,7 +38,8 @@ class ArchiveRecord:
         session_key: str, generation: int, run_id: str, messages: Sequence[Mapping[str, Any]]
     ) -> ArchiveRecord:
         body = json.dumps({"runId": run_id, "messages": list(messages)}, ensure_ascii=False)
-        return ArchiveRecord(session_key, generation, body.encode("utf-8"))
+        # Lone surrogates (JSON logs may carry them) are written as JSON escapes, never an error.
+        return ArchiveRecord(session_key, generation, body.encode("utf-8", "backslashreplace"))
 
 
 @attrs.frozen

@@ -19,8 +19,14 @@ BYTE_CAP = 80 * 1024
 OMITTED_MESSAGE = "[sessions_history omitted: message too large]"
 REDACTED = "[redacted]"
 
+# Message-level fields left out. Tool-result `details` and reasoning replay payloads are content
+# (dropping them marks the message contentTruncated); usage and cost are bookkeeping.
 DROPPED_FIELDS = ("details", "usage", "cost", "openclawReasoningReplay")
-SIGNATURE_FIELDS = ("thinkingSignature", "signature", "textSignature")
+_DROPPED_CONTENT = ("details", "openclawReasoningReplay")
+# Block-level fields left out: thinking signatures and reasoning replay payloads. Block `details`
+# and `textSignature` are kept (reference §c16).
+SIGNATURE_FIELDS = ("thinkingSignature", "signature")
+BLOCK_DROPPED_FIELDS = (*SIGNATURE_FIELDS, "openclawReasoningReplay")
 TEXT_FIELDS = ("text", "thinking", "partialJson")
 TOOL_ROLES = ("toolResult", "tool")
 
@@ -61,14 +67,22 @@ def redact_credentials(text: str) -> tuple[str, bool]:
 
 
 def utf16_length(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
+    """JavaScript's ``String.length``: UTF-16 code units. A lone surrogate (JSON may carry
+    ``"\\ud800"``) is data, one unit, never an error."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _splits_a_pair(text: str, cut: int) -> bool:
+    """Would cutting before ``text[cut]`` separate a high surrogate from its low surrogate?
+    (Python keeps such a pair as two code points when it came from lone escapes.)"""
+    return (0 < cut < len(text) and "\ud800" <= text[cut - 1] <= "\udbff"
+            and "\udc00" <= text[cut] <= "\udfff")
 
 
 def truncate_text_field(text: str) -> tuple[str, bool]:
-    """Cut a field longer than 4,000 UTF-16 units to 4,000 plus ``\\n…(truncated)…``.
-
-    A character outside the BMP that would straddle the cut is left out whole rather than split
-    into a lone surrogate (JavaScript would split it; Python strings cannot hold half of it)."""
+    """Cut a field longer than 4,000 UTF-16 units to at most 4,000 plus ``\\n…(truncated)…``,
+    never splitting a surrogate pair: a character outside the BMP (or a high and low surrogate
+    pair) that would straddle the cut is left out whole."""
     if len(text) <= TEXT_FIELD_LIMIT // 2 or utf16_length(text) <= TEXT_FIELD_LIMIT:
         return text, False
     lo, hi = TEXT_FIELD_LIMIT // 2, min(len(text), TEXT_FIELD_LIMIT)
@@ -78,6 +92,8 @@ def truncate_text_field(text: str) -> tuple[str, bool]:
             lo = mid
         else:
             hi = mid - 1
+    if _splits_a_pair(text, lo):
+        lo -= 1
     return text[:lo] + TRUNCATION_SUFFIX, True
 
 
@@ -96,10 +112,11 @@ def _clean_text(text: str, flags: _Flags) -> str:
 
 
 def _decoded_size(data: str) -> int:
-    """Decoded size of base64 ``data`` without decoding it."""
-    stripped = data.strip()
-    padding = len(stripped) - len(stripped.rstrip("="))
-    return max(len(stripped) * 3 // 4 - padding, 0)
+    """Decoded size of base64 ``data`` without decoding it; whitespace (line breaks) in the
+    encoding is not data."""
+    compact = "".join(data.split())
+    padding = len(compact) - len(compact.rstrip("="))
+    return max(len(compact) * 3 // 4 - padding, 0)
 
 
 def _clean_block(block: Any, flags: _Flags) -> Any:
@@ -107,27 +124,38 @@ def _clean_block(block: Any, flags: _Flags) -> Any:
         return _clean_text(block, flags)
     if not isinstance(block, Mapping):
         return block
+    image = block.get("type") == "image"
     cleaned: dict[str, Any] = {}
     for key, value in block.items():
-        if key in DROPPED_FIELDS or key in SIGNATURE_FIELDS:
-            continue
-        if key == "data" and block.get("type") == "image":
+        if key in BLOCK_DROPPED_FIELDS or (image and key == "data"):
+            if value is not None:
+                flags.truncated = True  # content was dropped
             continue
         if key in TEXT_FIELDS and isinstance(value, str):
             cleaned[key] = _clean_text(value, flags)
         else:
             cleaned[key] = value
-    if block.get("type") == "image" and isinstance(block.get("data"), str):
+    if image:
+        # Inline data is never returned; the block says so and how large it was, also when it
+        # had no data at all.
+        data = block.get("data")
+        known = block.get("bytes")
         cleaned["omitted"] = True
-        cleaned["bytes"] = _decoded_size(block["data"])
+        if isinstance(data, str):
+            cleaned["bytes"] = _decoded_size(data)
+        elif not (isinstance(known, int) and not isinstance(known, bool)):
+            cleaned["bytes"] = 0
     return cleaned
 
 
 def sanitize_message(message: Mapping[str, Any], flags: _Flags) -> dict[str, Any]:
-    """A new message with dropped fields removed and every text field redacted and cut."""
+    """A new message with dropped fields removed and every content text field redacted and cut.
+    A message-level ``thinking`` field is redacted but not cut (reference §c16)."""
     cleaned: dict[str, Any] = {}
     for key, value in message.items():
         if key in DROPPED_FIELDS:
+            if key in _DROPPED_CONTENT:
+                flags.truncated = True
             continue
         if key == "content":
             if isinstance(value, str):
@@ -136,6 +164,10 @@ def sanitize_message(message: Mapping[str, Any], flags: _Flags) -> dict[str, Any
                 cleaned[key] = [_clean_block(block, flags) for block in value]
             else:
                 cleaned[key] = value
+        elif key == "thinking" and isinstance(value, str):
+            redacted, changed = redact_credentials(value)
+            flags.redacted = flags.redacted or changed
+            cleaned[key] = redacted
         elif key in TEXT_FIELDS and isinstance(value, str):
             cleaned[key] = _clean_text(value, flags)
         else:
@@ -143,9 +175,20 @@ def sanitize_message(message: Mapping[str, Any], flags: _Flags) -> dict[str, Any
     return cleaned
 
 
+_LONE_OR_PAIRED = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
+
+
 def json_bytes(value: Any) -> int:
-    """UTF-8 size of compact JSON, as ``Buffer.byteLength(JSON.stringify(value))``."""
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    """UTF-8 size of compact JSON, as ``Buffer.byteLength(JSON.stringify(value))``.
+
+    Never raises on surrogates: JavaScript writes a lone surrogate as a six-byte ``\\udXXX``
+    escape and a high-low pair as one four-byte character; Python's ``surrogatepass`` counts
+    three bytes per surrogate, so the difference is added back."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    size = len(text.encode("utf-8", "surrogatepass"))
+    for match in _LONE_OR_PAIRED.finditer(text):
+        size += -2 if len(match.group()) == 2 else 3
+    return size
 
 
 def message_seq(message: Mapping[str, Any], position: int) -> int:
@@ -251,7 +294,8 @@ def sessions_history(
         total_messages=total,
         next_offset=next_offset,
         truncated=dropped > 0 or flags.truncated or hard_capped,
-        dropped_messages=dropped > 0,
+        # A row replaced by the placeholder was dropped too (reference §c16).
+        dropped_messages=dropped > 0 or hard_capped,
         content_truncated=flags.truncated,
         content_redacted=flags.redacted,
         bytes=final_bytes,

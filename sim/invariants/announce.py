@@ -185,7 +185,8 @@ def _strings(value: Any, key: str | None = None) -> list[tuple[str | None, str]]
 
 
 def _utf16(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
+    # Lone surrogates are data (a JSON log may carry them): one unit each, never an error.
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def history_bounds(trace: Sequence[Record]) -> list[Violation]:
@@ -196,13 +197,15 @@ def history_bounds(trace: Sequence[Record]) -> list[Violation]:
         result = r.data["result"]
         messages = result["messages"]
         problems = []
-        size = len(json.dumps(messages, ensure_ascii=False, separators=(",", ":")).encode())
+        size = len(json.dumps(messages, ensure_ascii=False, separators=(",", ":"))
+                   .encode("utf-8", "surrogatepass"))
         if size > HISTORY_BYTE_CAP:
             problems.append(f"{size} bytes of messages, over the 80 KiB cap")
-        for key, text in _strings(messages):
-            if key in ("text", "thinking", "partialJson", "content") and \
+        # Content fields only: a message-level `thinking` is not cut (reference §c16).
+        for key, text in _strings([m.get("content") for m in messages]):
+            if key in ("text", "thinking", "partialJson", "content", None) and \
                     _utf16(text) > HISTORY_FIELD_MAX:
-                problems.append(f"a {key} field of {_utf16(text)} UTF-16 units")
+                problems.append(f"a {key or 'content'} field of {_utf16(text)} UTF-16 units")
                 break
         for message in messages:
             if not r.data["include_tools"] and message.get("role") in ("toolResult", "tool"):
