@@ -14,6 +14,7 @@ from actors.announce import DEFAULT_CAP, MIN_CAP, STATUSES, ChildResult, format_
 from actors.errors import InputError
 from actors.inputs import Node, decode, json_document
 from sim.cli_style import HandoffCommand
+from sim.textout import echo
 
 # Ranges (docs/results.md): timestamps are milliseconds (or seconds) since the epoch, and a
 # results file holds at most what one requester could be handed at once.
@@ -62,7 +63,7 @@ def announce_command(results_path: str, as_json: bool) -> None:
     children, cap = load_results(results_path, decode(results_path, data))
     result = format_results(children, cap=cap)
     if not as_json:
-        click.echo(result.payload)
+        echo(result.payload)
         return
     document = {
         "payload": result.payload,
@@ -77,4 +78,4 @@ def announce_command(results_path: str, as_json: bool) -> None:
         ],
         "summarized": list(result.summarized),
     }
-    click.echo(json.dumps(document, ensure_ascii=False))
+    echo(json.dumps(document, ensure_ascii=False))

@@ -13,6 +13,7 @@ from actors.mutants import MUTANTS
 from sim import scenario as scenario_mod
 from sim.cli_style import bad_input as _bad_input
 from sim.faults import FAULT_KINDS
+from sim.textout import printable
 
 
 def default_world_path() -> str:
@@ -76,6 +77,6 @@ def check_writable(option: str, path: str) -> None:
 
 def write_output(path: str, option: str, text: str) -> None:
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        Path(path).write_text(printable(text), encoding="utf-8")
     except OSError as exc:
         _bad_input(f"{option}: {path}: cannot write: {exc.strerror or exc}")

@@ -27,6 +27,7 @@ from actors.consumers import (
 from actors.logs import NO_HEADER, SessionHeader, child_owned, iter_log
 from actors.output import JsonObject, SessionEvent, text_of
 from sim.cli_style import HandoffCommand
+from sim.textout import echo
 
 CONSUMERS = ("in-process", "activation", "sdk", "acp")
 
@@ -112,6 +113,6 @@ def output_command(log: str, consumer: str, as_json: bool) -> None:
     """Read a child's session log (V1 or V2) and print the output it selects."""
     selection = select_output(log, consumer)
     if as_json:
-        click.echo(json.dumps(selection.to_json(), ensure_ascii=False))
+        echo(json.dumps(selection.to_json(), ensure_ascii=False))
     else:
-        click.echo(_readable(selection))
+        echo(_readable(selection))

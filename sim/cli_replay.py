@@ -22,6 +22,7 @@ from sim.cli_args import check_mutants, check_writable, load_world, parse_faults
 from sim.cli_style import HandoffCommand
 from sim.cli_style import bad_input as _bad_input
 from sim.export import FORMATS, render
+from sim.textout import echo
 
 
 @click.command("replay", cls=HandoffCommand)
@@ -97,15 +98,15 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
     if trace_out:
         write_output(trace_out, "--trace-out", text)
     else:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
     if schedule_out:
         write_output(schedule_out, "--schedule-out", json.dumps(result.schedule.to_json()) + "\n")
     summary = (f"seed {result.seed}: {len(result.trace)} records, ended {result.end_reason} at "
                f"{result.end_ms} ms, trace sha256 {result.trace.digest()[:16]}")
     click.echo(summary, err=True)
     for v in result.violations:
-        click.echo(f"violation: {v.invariant} ({v.requirement}): {v.message} "
-                   f"[records {', '.join(map(str, v.records))}]", err=True)
+        echo(f"violation: {v.invariant} ({v.requirement}): {v.message} "
+             f"[records {', '.join(map(str, v.records))}]", err=True)
     raise SystemExit(1 if result.violations else 0)
 
 

@@ -9,6 +9,8 @@ from typing import Any
 
 import attrs
 
+from sim.textout import printable
+
 
 @attrs.frozen(slots=True)
 class Record:
@@ -28,7 +30,8 @@ class Record:
                 "data": dict(self.data)}
 
     def jsonl(self) -> str:
-        return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"))
+        # A lone surrogate is written as its JSON escape, so the line always encodes as UTF-8.
+        return printable(json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":")))
 
 
 # What the harness itself records (the model's own kinds are in ``actors/events.py``):
