@@ -96,7 +96,7 @@ errors = st.one_of(
 )
 
 
-@settings(max_examples=1_000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.sampled_from(["ok", "error", "timeout", "unknown"]), errors)
 def test_property_status_label_rule(status: str, error: str | None) -> None:
     """§c16: the runtime's error verbatim after the prefix; a blank error adds nothing; the
@@ -202,7 +202,7 @@ _UNIT_SECONDS = {"d": 86_400, "h": 3_600, "m": 60, "s": 1}
 _NEXT_BIGGER = {"h": 86_400, "m": 3_600, "s": 60}
 
 
-@settings(max_examples=2_000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.one_of(st.integers(-10, 5_000), st.integers(0, 10 ** 11)))
 def test_property_compact_duration_rule(ms: int) -> None:
     """§c16 stated as a rule and checked by reading the printed units back: ``n/a`` for zero,
