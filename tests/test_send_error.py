@@ -217,16 +217,21 @@ def test_rule_no_pattern_no_evidence_is_left_to_the_registry(messages: list[str]
     assert classify(chain_of(messages)) is O
 
 
+CLOSED_TURN = ("Session transcript keyed user is outside the current turn: k",
+               "Error: Pending input is no longer active in its admitted transcript")
+link_messages = st.one_of(st.text(max_size=30), message_with(any_case(TRANSIENT_WORDS)),
+                          message_with(any_case(PERMANENT_WORDS)), st.sampled_from(CLOSED_TURN),
+                          st.just(WRITER_CLAIM_REBOUND), st.just("UNAVAILABLE"))
+platform = st.none() | st.sampled_from([PLATFORM_REJECTED, "rate_limited"])
+links = st.builds(SendError, link_messages, st.none(), st.booleans(), st.booleans(), platform)
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.recursive(
-    st.builds(SendError, st.text(max_size=30), st.none(), st.booleans(), st.booleans(),
-              st.none() | st.text(max_size=10)),
-    lambda inner: st.builds(SendError, st.text(max_size=30), inner, st.booleans(),
-                            st.booleans(), st.none() | st.text(max_size=10)),
-    max_leaves=5))
+@given(st.recursive(links, lambda inner: st.builds(
+    SendError, link_messages, inner, st.booleans(), st.booleans(), platform), max_leaves=4))
 def test_rule_the_json_form_carries_the_whole_chain(chain: SendError) -> None:
     assert SendError.from_json(chain.to_json()) == chain
-    # The oracle reads the JSON form and restates the class from the reference on its own.
+    # The DEL-10 oracle restates the class from the reference on its own, from the JSON form.
     assert chain_class(chain.to_json()) == classify(chain).value
 
 
