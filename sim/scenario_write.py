@@ -14,6 +14,7 @@ from typing import Any
 import tomli_w
 
 from actors.messages import ChildSpec, StepSpec
+from actors.send_error import SendError
 from actors.states import StepFinish
 from sim.faults import TimelineEvent
 from sim.scenario import _TIMELINE_FIELDS, TIMELINE_FAULTS, Scenario
@@ -123,9 +124,10 @@ def _event(event: TimelineEvent) -> dict[str, Any]:
     kind_key = "fault" if event.fault in TIMELINE_FAULTS else "event"
     out: dict[str, Any] = {"at": seconds(event.at_ms), kind_key: event.fault}
     fields = _TIMELINE_FIELDS[event.fault]
+    error, chain = _error_fields(event.error)
     values: dict[str, Any] = {
         "child": event.child, "actor": event.actor, "point": event.point,
-        "count": None if event.count == 1 else event.count, "error": event.error,
+        "count": None if event.count == 1 else event.count, "error": error, "chain": chain,
         "delay": seconds(event.delay_ms) if event.delay_ms else None,
         "restart_after": (None if event.restart_after_ms is None
                           else seconds(event.restart_after_ms)),
@@ -136,3 +138,23 @@ def _event(event: TimelineEvent) -> dict[str, Any]:
         if values[key] is not None:
             out[key] = values[key]
     return out
+
+
+def _error_fields(error: SendError | None) -> tuple[str | None, list[dict[str, Any]] | None]:
+    """A send fault's chain as ``error = "..."`` when it is one plain message, else as the
+    ``chain`` links, outermost first."""
+    if error is None:
+        return None, None
+    if error.cause is None and error == SendError(error.message):
+        return error.message, None
+    links: list[dict[str, Any]] = []
+    for link in error.chain():
+        out: dict[str, Any] = {"message": link.message}
+        if link.sent_before_error:
+            out["sent_before_error"] = True
+        if link.visible_reply_sent:
+            out["visible_reply_sent"] = True
+        if link.platform_error is not None:
+            out["platform_error"] = link.platform_error
+        links.append(out)
+    return None, links

@@ -350,3 +350,15 @@ def test_retryable_keeps_trying_catches_giving_up_on_retryable_chains(
     _broken(monkeypatch, ErrorClass.PERMANENT)
     result = world.run(scenario.load(SCENARIOS / name))
     assert "retryable-keeps-trying" in _names(result)
+
+
+def test_saved_scenarios_keep_their_chains() -> None:
+    import attrs
+
+    from sim import scenario_write
+
+    for name in ("error-after-partial-send.toml", "unclassified-send-error.toml",
+                 "wrapped-permanent-error.toml"):
+        loaded = scenario.load(SCENARIOS / name)
+        loaded = attrs.evolve(loaded, expect=attrs.evolve(loaded.expect, children=()))
+        assert scenario.loads(scenario_write.dumps(loaded)).timeline == loaded.timeline
