@@ -14,6 +14,7 @@ import attrs
 import pytest
 
 import actors.history
+import actors.history.archive
 import actors.requester
 import actors.store
 from sim import scenario, world
@@ -66,7 +67,7 @@ def test_catches_a_reader_that_pages_the_newest_generation(
 def test_catches_a_reader_that_skips_the_oversized_generation(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(actors.history, "ARCHIVE_RECORD_LIMIT", 64 * 1024 * 1024)
+    monkeypatch.setattr(actors.history.archive, "ARCHIVE_RECORD_LIMIT", 64 * 1024 * 1024)
     messages = _found(OVERSIZED)
     assert len(messages) == 2
     assert all("over 8 MiB, so the history is unavailable" in m for m in messages)
