@@ -25,8 +25,13 @@ from actors.agent_loop import AgentLoop, Encoding, StepOutcome
 from actors.consumers import InProcessReader, consumer_views
 from actors.logs import SessionHeader, child_owned, last_epoch
 from actors.messages import ChildEnded, ChildSpec, StepSpec
-from actors.mutants import MUTANT_LAST_ASSISTANT_MESSAGE, last_assistant_message
-from actors.output import JsonObject, final_output, text_of
+from actors.mutants import (
+    MUTANT_FAILED_RESULT_REPLAYED,
+    MUTANT_LAST_ASSISTANT_MESSAGE,
+    MUTANT_STOP_REASON_COMPLETED,
+    last_assistant_message,
+)
+from actors.output import ContentBlock, JsonObject, final_output, text_of
 from actors.runtime import Port
 from actors.states import OutcomeStatus, StepFinish
 from actors.store import RunStore
@@ -187,6 +192,7 @@ async def run_child(
     started = port.now_ms
     state = _Attempt()
     timed_out = False
+    retried = False
 
     def feed_until(now: int) -> None:
         """Feed the chunks of the current attempt whose streaming instant has come."""
@@ -218,21 +224,30 @@ async def run_child(
                 if spec.timeout_ms is not None and port.now_ms >= started + spec.timeout_ms:
                     timed_out = True
                     break
+                port.probe("child.stream-error")
+                if retried:
+                    port.probe("child.stream-error-after-retry")
                 session.append(loop.stream_error({"message": spec.error or "stream reset",
                                                   "code": "STREAM_ERROR"}))
                 break
             await stream(step, n, 1)
             if state.fed < len(state.chunks):
                 timed_out = True  # the timeout cut the stream short
+                _probe_cut(port, state, "child.timeout-mid-stream")
                 break
             appended, outcome = loop.end_stream()
             session.append(appended)
             if outcome is StepOutcome.FAILED:
                 # One retry of the same step, as a provider-overload retry would.
+                port.probe("child.attempt-retried")
+                retried = True
                 session.append(loop.retry())
                 await stream(attrs.evolve(step, finish=StepFinish.AUTO), n, 2)
                 if state.fed < len(state.chunks):
                     timed_out = True
+                    if state.fed == 0:
+                        port.probe("child.timeout-before-retry")
+                    _probe_cut(port, state, "child.timeout-mid-stream")
                     break
                 appended, outcome = loop.end_stream()
                 session.append(appended)
@@ -250,7 +265,9 @@ async def run_child(
             session.append(loop.end_turn())
     aborted = scope.cancelled_caught
     if aborted:
+        port.probe("child.aborted")
         feed_until(port.now_ms)
+        _probe_cut(port, state, "child.cancelled-mid-stream")
         session.append(loop.cancel("parent"))
         port.emit(events.ChildAborted(run_id))
 
@@ -282,6 +299,8 @@ async def run_child(
     ))
 
     stop_reason = result.stop_reason
+    if MUTANT_STOP_REASON_COMPLETED in mutants:
+        stop_reason = "completed"
     text: str | None = text_of(output)
     status: OutcomeStatus
     if aborted:
@@ -292,9 +311,16 @@ async def run_child(
     elif stop_reason == "error":
         # A failed terminal run reports its failure without replaying captured text (DEL-14).
         status, error, text = OutcomeStatus.ERROR, spec.error or "model call failed", None
+        if MUTANT_FAILED_RESULT_REPLAYED in mutants:
+            text = text_of(output)
     else:
         status, error = OutcomeStatus.OK, None  # completed, max-tokens (stop reason kept), refusal
+    if timed_out:
+        port.probe("child.timeout")
+    _probe_result(port, session.events, output, status, text, stop_reason)
     usage = _usage(session.events) if spec.usage_recorded else None
+    if usage is None:
+        port.probe("child.usage-missing")
     store.record_end(run_id, port.now_ms, status, error, text, stop_reason, usage)
     messages = transcript_messages(spec.task, session.events)
     archive = store.save_transcript(child_key, run_id, messages)
@@ -316,6 +342,33 @@ def _answered_turn(loop: AgentLoop, text: str) -> list[JsonObject]:
         logged += loop.chunk(chunk)
     logged += loop.end_stream()[0]
     return [*logged, *loop.end_step(), *loop.end_turn()]
+
+
+def _probe_cut(port: Port, state: _Attempt, probe: str) -> None:
+    """An attempt was cut after some of its chunks streamed and before the rest."""
+    if 0 < state.fed < len(state.chunks):
+        port.probe(probe)
+
+
+def _probe_result(port: Port, log: list[JsonObject], output: list[ContentBlock], status: str,
+                  text: str | None, stop_reason: str) -> None:
+    messages = [e["data"]["message"]["content"] for e in log
+                if e["type"] == "assistant/message"]
+    if stop_reason == "max-tokens":
+        port.probe("child.token-limit")
+        if messages and not messages[-1]:
+            port.probe("child.token-limit-empty-message")
+    if output and not any(messages):
+        port.probe("child.attempt-fallback")
+    if status == "error" and text_of(output):
+        port.probe("child.error-text-dropped")
+    if status == "ok":
+        if not text:
+            port.probe("child.no-output")
+        elif text.strip() == "NO_REPLY":
+            port.probe("child.no-reply")
+        elif len(text) < 64 and "no_reply" in text.lower():
+            port.probe("child.no-reply-near-miss")
 
 
 def _usage(events: list[JsonObject]) -> tuple[int, int] | None:

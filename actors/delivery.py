@@ -10,14 +10,14 @@ what kind of requester reads it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from actors import addresses, announce, events, retry
 from actors.messages import ChildEnded
 from actors.registry import DeliveryCore, Effect, Persist, Send, StartTimer
 from actors.run_record import RunRecord
-from actors.runtime import Port
-from actors.states import CrashPoint, OutcomeStatus
+from actors.runtime import Crash, Port
+from actors.states import CrashPoint, OutcomeStatus, Waiting
 from actors.store import RunStore
 
 _STATUS: dict[OutcomeStatus, announce.Status] = {
@@ -56,15 +56,51 @@ def render(record: RunRecord, kind: announce.RequesterKind) -> str:
     return announce.format_announce([child], kind).payload
 
 
+def probed_render(probe: Callable[[str], None]
+                  ) -> Callable[[RunRecord, announce.RequesterKind], str]:
+    """``render``, naming the rare renderings (a cut at the cap, no output, escaping, forged
+    framing) as code probes. The child's text is escaped inside its block, so the block's own
+    opening and a marker after its closing are the formatter's, never the child's."""
+    def render_probed(record: RunRecord, kind: announce.RequesterKind) -> str:
+        payload = render(record, kind)
+        text = record.result_text or ""
+        if announce.DATA_OPEN not in payload:
+            probe("announce.no-output")
+            return payload
+        if announce.DATA_CLOSE + "\n[truncated: " in payload:
+            probe("announce.truncated")
+        if "<" in text or "&" in text:
+            probe("announce.escaped")
+        if "prompt-data>" in text or "[truncated:" in text:
+            probe("announce.forged-framing")
+        return payload
+
+    return render_probed
+
+
+# What an in-flight run was waiting for when its process died there.
+_CRASH_IN_WAIT = {Waiting.ACK: "delivery.crash-in-ack-wait",
+                  Waiting.TRY_WAIT: "delivery.crash-in-try-wait",
+                  Waiting.ATTEMPT_WAIT: "delivery.crash-in-backoff"}
+
+
 async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str]) -> None:
     def jitter() -> float:
         return port.choose("jitter", retry.JITTER_STEPS) / (retry.JITTER_STEPS - 1)
 
-    core = DeliveryCore(port.incarnation, jitter, render, requester_kind, mutants)
+    core = DeliveryCore(port.incarnation, jitter, probed_render(port.probe), requester_kind,
+                        mutants, port.probe)
     port.emit(events.DeliveryStarted(port.incarnation))
     _perform(port, store, core.restore(store.open_deliveries(), port.now_ms))
     while True:
-        message = await port.receive()
+        try:
+            message = await port.receive()
+        except Crash:
+            # The process dies while it waits: name what its in-flight runs were waiting for.
+            for waiting in dict.fromkeys(core.waits()):
+                if waiting in _CRASH_IN_WAIT:
+                    port.probe(_CRASH_IN_WAIT[waiting])
+            raise
         if isinstance(message, ChildEnded):
             effects = core.child_ended(store.get(message.run_id), port.now_ms)
         else:
@@ -73,6 +109,17 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str]) -> 
 
 
 def _perform(port: Port, store: RunStore, effects: Iterable[Effect]) -> None:
+    try:
+        _perform_each(port, store, effects)
+    except Crash as crash:
+        if crash.point == CrashPoint.BEFORE_SEND:
+            port.probe("delivery.crash-before-send")
+        elif crash.point == CrashPoint.BEFORE_RECORD_DELIVERED:
+            port.probe("delivery.crash-between-send-and-record")
+        raise
+
+
+def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect]) -> None:
     for effect in effects:
         if isinstance(effect, Persist):
             port.crash_point(CrashPoint.BEFORE_PERSIST)

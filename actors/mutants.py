@@ -8,10 +8,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
+
 from actors.output import ContentBlock, SessionEvent
-from actors.registry import MUTANT_FRESH_KEY_AFTER_RESTART
+from actors.registry import (
+    MUTANT_BACKOFF_UNCAPPED,
+    MUTANT_EXPIRY_FROM_SPAWN,
+    MUTANT_FRESH_KEY_AFTER_RESTART,
+    MUTANT_GIVE_UP_AFTER_TRIES,
+    MUTANT_KEY_WITHOUT_RUN_ID,
+    MUTANT_NOT_REQUIRED_DELIVERED,
+    MUTANT_PERMANENT_RETRIED,
+    MUTANT_SILENT_NO_REPLY,
+)
+from actors.session import MUTANT_DEDUPE_OFF
 
 MUTANT_LAST_ASSISTANT_MESSAGE = "last-assistant-message"
+MUTANT_FAILED_RESULT_REPLAYED = "failed-result-replayed"
+MUTANT_STOP_REASON_COMPLETED = "stop-reason-completed"
 
 MUTANTS: dict[str, str] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: (
@@ -23,6 +37,67 @@ MUTANTS: dict[str, str] = {
         "its content is empty, losing the partial answer of a child cut off at its token limit "
         "(OUT-1)"
     ),
+    MUTANT_PERMANENT_RETRIED: (
+        "a permanent rejection is retried as if it were transient, so a dead channel is hit "
+        "again and again (DEL-10)"
+    ),
+    MUTANT_KEY_WITHOUT_RUN_ID: (
+        "the idempotency key leaves out the run id, so a re-run of the same child session is "
+        "taken for a duplicate of the earlier run and its result never reaches the requester, "
+        "though the registry records it delivered (DEL-3, DEL-15)"
+    ),
+    MUTANT_BACKOFF_UNCAPPED: (
+        "the registry backoff keeps doubling past its 300 s cap (DEL-10)"
+    ),
+    MUTANT_EXPIRY_FROM_SPAWN: (
+        "the 30-minute completion expiry is counted from the spawn instead of the run's end, so "
+        "delivery gives up early (DEL-10)"
+    ),
+    MUTANT_NOT_REQUIRED_DELIVERED: (
+        "a run spawned with expectsCompletionMessage false is delivered anyway (DEL-1)"
+    ),
+    MUTANT_GIVE_UP_AFTER_TRIES: (
+        "when the four transport tries of an attempt fail, delivery gives up instead of backing "
+        "off and trying again until the expiry (DEL-10)"
+    ),
+    MUTANT_SILENT_NO_REPLY: (
+        "a required run that answered NO_REPLY or nothing is skipped silently instead of "
+        "reaching its requester as (no output) (DEL-2)"
+    ),
+    MUTANT_DEDUPE_OFF: (
+        "the requester session records every completion it receives, so a retried or "
+        "duplicated completion reaches its model twice (DEL-3)"
+    ),
+    MUTANT_FAILED_RESULT_REPLAYED: (
+        "a run that failed reports the text it captured before failing as its result (DEL-14)"
+    ),
+    MUTANT_STOP_REASON_COMPLETED: (
+        "the child's result reports stop reason 'completed' whatever ended its turn (OUT-6)"
+    ),
+}
+
+
+@attrs.frozen
+class Breaks:
+    """What a mutant breaks: the requirement and the invariant that must find it."""
+
+    requirement: str
+    invariant: str
+
+
+BREAKS: dict[str, Breaks] = {
+    MUTANT_FRESH_KEY_AFTER_RESTART: Breaks("DEL-3", "at-most-once"),
+    MUTANT_LAST_ASSISTANT_MESSAGE: Breaks("OUT-1", "output-rule"),
+    MUTANT_PERMANENT_RETRIED: Breaks("DEL-10", "permanent-stops-retries"),
+    MUTANT_KEY_WITHOUT_RUN_ID: Breaks("DEL-3", "delivered-means-received"),
+    MUTANT_BACKOFF_UNCAPPED: Breaks("DEL-10", "retry-timing"),
+    MUTANT_EXPIRY_FROM_SPAWN: Breaks("DEL-10", "retry-timing"),
+    MUTANT_NOT_REQUIRED_DELIVERED: Breaks("DEL-1", "not-required-skipped"),
+    MUTANT_GIVE_UP_AFTER_TRIES: Breaks("DEL-10", "retry-timing"),
+    MUTANT_SILENT_NO_REPLY: Breaks("DEL-2", "required-reaches-requester"),
+    MUTANT_DEDUPE_OFF: Breaks("DEL-3", "at-most-once"),
+    MUTANT_FAILED_RESULT_REPLAYED: Breaks("DEL-14", "failure-not-replayed"),
+    MUTANT_STOP_REASON_COMPLETED: Breaks("OUT-6", "stop-reason-kept"),
 }
 
 

@@ -44,8 +44,19 @@ from actors.states import DeliveryStatus, GiveUpReason, OutcomeStatus, Waiting
 
 # Known-bug variants this core can be switched into (SIM-8); see actors/mutants.py.
 MUTANT_FRESH_KEY_AFTER_RESTART = "fresh-key-after-restart"
+MUTANT_PERMANENT_RETRIED = "permanent-retried"
+MUTANT_KEY_WITHOUT_RUN_ID = "key-without-run-id"
+MUTANT_BACKOFF_UNCAPPED = "backoff-uncapped"
+MUTANT_EXPIRY_FROM_SPAWN = "expiry-from-spawn"
+MUTANT_NOT_REQUIRED_DELIVERED = "not-required-delivered"
+MUTANT_GIVE_UP_AFTER_TRIES = "give-up-after-tries"
+MUTANT_SILENT_NO_REPLY = "silent-no-reply"
 
 K = TypeVar("K")
+
+
+def _no_probe(name: str) -> None:
+    pass
 
 
 class DeliveryProtocolError(Exception):
@@ -153,12 +164,14 @@ class DeliveryCore(Generic[K]):
         render: Callable[[RunRecord, K], str],
         requester_kind: Callable[[str], K],
         mutants: frozenset[str] = frozenset(),
+        probe: Callable[[str], None] = _no_probe,
     ) -> None:
         self.incarnation = incarnation
         self._jitter = jitter
         self._render = render
         self._requester_kind = requester_kind
         self._mutants = mutants
+        self._probe = probe  # names a rare condition where it happens (actors/probes.py)
         self._active: dict[str, _Active] = {}
 
     # -- the one entry point -----------------------------------------------------------------
@@ -189,6 +202,10 @@ class DeliveryCore(Generic[K]):
     def child_ended(self, record: RunRecord, now_ms: int) -> list[Effect]:
         return self.handle(RunFinished(record), now_ms)
 
+    def waits(self) -> list[Waiting]:
+        """What each in-flight run waits for (the shell names it when its process dies)."""
+        return [active.waiting for active in self._active.values()]
+
     def snapshot(self) -> dict[str, tuple[object, ...]]:
         """What the core holds in memory, for tests that check an input changed nothing."""
         return {run_id: (a.record, a.key, a.text, a.failed_tries, a.token, a.waiting)
@@ -199,37 +216,59 @@ class DeliveryCore(Generic[K]):
     def _finished(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, RunFinished)
         record = event.record
+        if MUTANT_NOT_REQUIRED_DELIVERED in self._mutants and not record.required:
+            record = attrs.evolve(record, required=True, delivery_status=DeliveryStatus.PENDING)
+        if MUTANT_SILENT_NO_REPLY in self._mutants and (record.result_text or "").strip() in (
+                "", "NO_REPLY"):
+            return [events.DeliverySkipped(record.run_id, DeliveryStatus.NOT_REQUIRED)]
         if not record.required or record.delivery_status == DeliveryStatus.NOT_REQUIRED:
+            self._probe("delivery.not-required-skip")
             return [events.DeliverySkipped(record.run_id, DeliveryStatus.NOT_REQUIRED)]
         if record.delivery_status != DeliveryStatus.PENDING:
+            self._probe("delivery.child-ended-after-resolution")
             return []  # resolved already: a resolved run never reopens
-        active = self._active[record.run_id] = _Active(
-            record, completion_key(record.child_session_key, record.run_id))
+        active = self._active[record.run_id] = _Active(record, self._key(record))
         return self._start_attempt(active, now_ms)
 
     def _duplicate_end(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+        self._probe("delivery.child-ended-twice")
         return []  # restore already picked the run up; the notification is a duplicate
 
     def _restored(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, Restored)
         record = event.record
-        key = completion_key(record.child_session_key, record.run_id)
+        key = self._key(record)
         if MUTANT_FRESH_KEY_AFTER_RESTART in self._mutants and self.incarnation > 1:
             key = f"{key}:restart-{self.incarnation}"
         active = self._active[record.run_id] = _Active(record, key)
         due = record.next_attempt_at_ms
+        if record.attempt_count == 0:
+            self._probe("delivery.restart-before-first-attempt")
+        elif due is None:
+            self._probe("delivery.restart-between-send-and-record")
+        elif due <= now_ms:
+            self._probe("delivery.restart-after-backoff-due")
         if due is not None and due > now_ms:
+            self._probe("delivery.restart-during-backoff")
             active.waiting = Waiting.ATTEMPT_WAIT
             return [StartTimer(due - now_ms, AttemptDue(record.run_id))]
         return self._start_attempt(active, now_ms)
 
     def _acked(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, CompletionAck) and active is not None
+        if not event.accepted:
+            self._probe("delivery.duplicate-ack")
+        if active.waiting != Waiting.ACK:
+            self._probe("delivery.late-ack")  # a late ack still proves the hand-off
         del self._active[event.run_id]
         return [Persist(event.run_id, Delivered(now_ms)),
                 events.DeliveryRecorded(event.run_id, event.key, not event.accepted)]
 
     def _stale_ack(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+        assert isinstance(event, CompletionAck)
+        if not event.accepted:
+            self._probe("delivery.duplicate-ack")
+        self._probe("delivery.stale-ack")
         return [events.StaleInput(event.run_id, "ack")]
 
     def _rejected(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
@@ -239,6 +278,7 @@ class DeliveryCore(Generic[K]):
         return self._try_failed(active, event.error, now_ms)
 
     def _stale_rejection(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+        self._probe("delivery.stale-rejection")
         return [events.StaleInput(event.run_id, "rejection")]
 
     def _ack_timed_out(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
@@ -246,6 +286,7 @@ class DeliveryCore(Generic[K]):
         if active.token != event.token:
             return []  # a timer of an earlier try
         # An unanswered send counts as OpenClaw's "gateway timeout" (transient).
+        self._probe("delivery.ack-timeout")
         return self._try_failed(active, SendError("gateway timeout"), now_ms)
 
     def _try_due(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
@@ -263,14 +304,25 @@ class DeliveryCore(Generic[K]):
 
     # -- steps shared by handlers --------------------------------------------------------------
 
+    def _key(self, record: RunRecord) -> str:
+        if MUTANT_KEY_WITHOUT_RUN_ID in self._mutants:
+            return f"announce:v1:{record.child_session_key}"
+        return completion_key(record.child_session_key, record.run_id)
+
+    def _deadline(self, record: RunRecord) -> int:
+        assert record.ended_at_ms is not None
+        if MUTANT_EXPIRY_FROM_SPAWN in self._mutants:
+            return retry.expiry_deadline_ms(record.created_at_ms, record.required)
+        return retry.expiry_deadline_ms(record.ended_at_ms, record.required)
+
     def _persist(self, active: _Active, change: Change) -> Persist:
         active.record = apply(active.record, change)
         return Persist(active.record.run_id, change)
 
     def _start_attempt(self, active: _Active, now_ms: int) -> list[Effect]:
         record = active.record
-        assert record.ended_at_ms is not None
-        if now_ms >= retry.expiry_deadline_ms(record.ended_at_ms, record.required):
+        if now_ms >= self._deadline(record):
+            self._probe("delivery.expiry")
             return self._give_up(active, GiveUpReason.EXPIRY, record.last_error)
         active.failed_tries = 0
         persist = self._persist(active, AttemptStarted(record.attempt_count + 1))
@@ -298,25 +350,41 @@ class DeliveryCore(Generic[K]):
         record = active.record
         error_class = retry.classify(chain)
         error = chain.text()
+        if MUTANT_PERMANENT_RETRIED in self._mutants and error_class is retry.ErrorClass.PERMANENT:
+            error_class = retry.ErrorClass.TRANSIENT
         active.failed_tries += 1
         effects: list[Effect] = [events.SendFailed(record.run_id, chain.to_json(),
                                                    error_class.value, active.failed_tries)]
         if error_class is retry.ErrorClass.PERMANENT:
+            self._probe("delivery.permanent-error")
+            if chain.cause is not None:
+                self._probe("delivery.wrapped-permanent-error")
             return effects + self._give_up(active, GiveUpReason.PERMANENT_FAILURE, error)
         if error_class is retry.ErrorClass.SENT:
             # Part of it already reached the platform: never resent (DEL-10, DEL-11).
+            self._probe("delivery.sent-before-error")
             return effects + self._give_up(active, GiveUpReason.SENT_BEFORE_ERROR, error)
         if error_class is retry.ErrorClass.TRANSIENT:
             wait = retry.transport_wait_ms(active.failed_tries)
             if wait is not None:
                 active.waiting = Waiting.TRY_WAIT
                 return [*effects, StartTimer(wait, TryDue(record.run_id, active.token))]
+            self._probe("delivery.transient-retries-exhausted")
+            if MUTANT_GIVE_UP_AFTER_TRIES in self._mutants:
+                return effects + self._give_up(active, GiveUpReason.PERMANENT_FAILURE, error)
+        else:
+            self._probe("delivery.unclassified-error")
         # Retryable announce outcome: the registry loop waits its backoff, then tries again; the
         # wait never runs past the expiry deadline, where the next attempt gives up on time.
-        assert record.ended_at_ms is not None
-        deadline = retry.expiry_deadline_ms(record.ended_at_ms, record.required)
-        delay = min(retry.backoff_ms(record.attempt_count, self._jitter()),
-                    max(0, deadline - now_ms))
+        deadline = self._deadline(record)
+        backoff = retry.backoff_ms(record.attempt_count, self._jitter())
+        if MUTANT_BACKOFF_UNCAPPED in self._mutants:
+            backoff = retry.backoff_ms(1, 0.0) * 2 ** (record.attempt_count - 1)
+        if backoff == retry.BACKOFF_MAX_MS:
+            self._probe("delivery.backoff-capped")
+        delay = min(backoff, max(0, deadline - now_ms))
+        if delay < backoff:
+            self._probe("delivery.backoff-clamped-to-expiry")
         active.waiting = Waiting.ATTEMPT_WAIT
         return [
             *effects,
@@ -333,6 +401,8 @@ class DeliveryCore(Generic[K]):
         status: Literal[DeliveryStatus.FAILED, DeliveryStatus.SUSPENDED] = (
             DeliveryStatus.SUSPENDED if record.outcome_status == OutcomeStatus.OK
             else DeliveryStatus.FAILED)
+        self._probe("delivery.suspended" if status == DeliveryStatus.SUSPENDED
+                    else "delivery.failed")
         return [Persist(record.run_id, GaveUp(status, error)),
                 events.DeliveryGaveUp(record.run_id, status, reason, error)]
 

@@ -30,10 +30,11 @@ from actors.store import RunStore
 async def run_requester(
     port: Port, session_key: str, store: RunStore, mutants: frozenset[str] = frozenset()
 ) -> None:
-    core = SessionCore(session_key)
+    core = SessionCore(session_key, mutants=mutants)
     scopes: dict[str, trio.CancelScope] = {}
     # Each child's latest run and session key (a key may be reused by a later child).
     runs: dict[str, tuple[str, str]] = {}
+    spawned: dict[str, str] = {}  # child session key -> its latest run id
     async with trio.open_nursery() as children:
         while True:
             message = await port.receive()
@@ -51,6 +52,9 @@ async def run_requester(
                     child_session_id=f"sess-{run_id}",
                     started_at_ms=port.now_ms,
                 )
+                if record.child_session_key in spawned:
+                    port.probe("requester.session-rerun")
+                spawned[record.child_session_key] = run_id
                 store.register(record)
                 runs[spec.id] = (run_id, record.child_session_key)
                 port.emit(events.Spawned(run_id, spec.id, record.child_session_key,
@@ -75,6 +79,7 @@ async def run_requester(
                     port.emit(events.CompletionAccepted(message.run_id, message.key,
                                                         message.status, message.text))
                 else:
+                    port.probe("requester.duplicate-completion")
                     port.emit(events.CompletionDuplicate(message.run_id, message.key))
                 port.send(addresses.DELIVERY, ack)
             elif isinstance(message, HistoryRead):

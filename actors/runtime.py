@@ -58,6 +58,9 @@ class Port(Protocol):
     def emit(self, event: Event) -> None:
         """Append a trace record as this actor (the event's JSON form)."""
 
+    def probe(self, name: str) -> None:
+        """A rare condition named in ``actors.probes.PROBES`` happened here (counted per run)."""
+
     def spawn(
         self, nursery: trio.Nursery, name: str, body: Callable[[Port], Awaitable[None]]
     ) -> None:

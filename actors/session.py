@@ -11,6 +11,9 @@ import attrs
 
 from actors.messages import Completion, CompletionAck
 
+# Known-bug variant (SIM-8, listed in actors/mutants.py): the session records every completion.
+MUTANT_DEDUPE_OFF = "dedupe-off"
+
 
 @attrs.define
 class TranscriptEntry:
@@ -26,10 +29,11 @@ class SessionCore:
     session_key: str
     transcript: list[TranscriptEntry] = attrs.field(factory=list)
     _recorded_keys: dict[str, int] = attrs.field(factory=dict)  # key -> transcript index
+    mutants: frozenset[str] = frozenset()
 
     def receive_completion(self, completion: Completion, now_ms: int) -> CompletionAck:
         assert completion.requester == self.session_key
-        if completion.key in self._recorded_keys:
+        if completion.key in self._recorded_keys and MUTANT_DEDUPE_OFF not in self.mutants:
             return CompletionAck(completion.key, completion.run_id, accepted=False)
         self._recorded_keys[completion.key] = len(self.transcript)
         self.transcript.append(

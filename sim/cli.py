@@ -25,6 +25,7 @@ from sim.cli_args import check_mutants as _check_mutants
 from sim.cli_args import default_world_path, repro_command
 from sim.cli_args import load_world as _load_world
 from sim.cli_args import parse_faults as _parse_faults
+from sim.cli_probes import print_mutants, print_probes
 from sim.cli_style import HandoffGroup, console
 from sim.cli_style import bad_input as _bad_input
 from sim.trace import first_difference
@@ -72,12 +73,17 @@ def main() -> None:
 @click.option("--max-runs", type=click.IntRange(min=1), default=None,
               help="With --save-failures: shrinking budget per failure, in runs (default 2000).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--list-mutants", is_flag=True,
+              help="List the known-bug variants and the requirement each one breaks.")
 def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | None,
             mutants: tuple[str, ...], faults: str | None, strategy: str | None,
             world_path: str | None, check_determinism: bool, branch_from: str | None,
             branch_at: int | None, save_dir: str | None, max_runs: int | None,
-            as_json: bool) -> None:
+            as_json: bool, list_mutants: bool) -> None:
     """Sweep seeds over a world and check every run against the invariants."""
+    if list_mutants:
+        print_mutants(as_json)
+        return
     if n_seeds is not None and one_seed is not None:
         _bad_input("--seeds and --seed cannot be used together")
     mutant_names = _check_mutants(mutants)
@@ -123,18 +129,23 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
                                        strategy, branch_from, branch_at)})
     rate = len(seeds) / elapsed if elapsed > 0 else 0.0
     saved = save_failures(spec, outcomes, save_dir, max_runs, world_path, branch_from, jobs)
+    probes = explore_mod.probe_table(outcomes)
+    never_hit = [name for name, n in probes.items() if n == 0]
     if as_json:
         doc: dict[str, Any] = {
             "seeds": len(seeds), "violations": violations, "seeds_per_second": round(rate, 1),
             "jobs": jobs, "failing_seeds": sorted({v["seed"] for v in violations}),
             "divergences": divergences, "mutants": list(mutant_names),
             **({"checked_twice": len(seeds)} if check_determinism else {}),
+            "probes": {name: {"seeds": n} for name, n in probes.items()},
+            "never_hit": never_hit,
         }
         doc.update(sweep_summary(outcomes, branch_from, branch_at, saved))
         click.echo(json.dumps(doc, indent=2))
     else:
         _print_explore_summary(len(seeds), violations, rate, jobs, divergences,
-                               checked_twice=check_determinism)
+                               checked_twice=check_determinism,
+                               probes=lambda: print_probes(probes, never_hit))
         if saved is not None:
             from sim.cli_shrink import print_saved
 
@@ -154,7 +165,8 @@ def _divergence(spec: explore_mod.Sweep, seed: int) -> dict[str, Any]:
 
 
 def _print_explore_summary(n: int, violations: list[dict[str, Any]], rate: float, jobs: int,
-                           divergences: list[dict[str, Any]], checked_twice: bool) -> None:
+                           divergences: list[dict[str, Any]], checked_twice: bool,
+                           probes: Callable[[], None]) -> None:
     out = console()
     failing = sorted({v["seed"] for v in violations})
     out.print(f"explored {n} seeds ({rate:.0f} seeds/s on {jobs} job(s)): "
@@ -170,6 +182,7 @@ def _print_explore_summary(n: int, violations: list[dict[str, Any]], rate: float
         out.print(f"  reproduce: {v['repro']}", markup=False)
     if len(violations) > 20:
         out.print(f"... and {len(violations) - 20} more (use --json for all)")
+    probes()
     for d in divergences:
         out.print(f"seed {d['seed']}: NOT DETERMINISTIC: traces differ at record {d['record']}",
                   markup=False)

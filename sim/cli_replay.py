@@ -104,6 +104,9 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
     summary = (f"seed {result.seed}: {len(result.trace)} records, ended {result.end_reason} at "
                f"{result.end_ms} ms, trace sha256 {result.trace.digest()[:16]}")
     click.echo(summary, err=True)
+    if result.probes:
+        click.echo("probes hit: " + ", ".join(f"{name} x{n}" for name, n in result.probes.items()),
+                   err=True)
     for v in result.violations:
         echo(f"violation: {v.invariant} ({v.requirement}): {v.message} "
              f"[records {', '.join(map(str, v.records))}]", err=True)

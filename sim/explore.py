@@ -17,6 +17,7 @@ from pathlib import Path
 
 import attrs
 
+from actors.probes import PROBES
 from sim import world
 from sim.choices import Schedule, ScheduleDiverged
 from sim.scenario import Scenario
@@ -30,6 +31,7 @@ class SeedOutcome:
     records: int
     violations: tuple[tuple[str, str, str], ...]  # (invariant, requirement, message)
     run_digest: str = ""  # see run_digest()
+    probes: tuple[str, ...] = ()  # the code probes this seed hit (actors/probes.py)
 
 
 @attrs.frozen
@@ -75,7 +77,7 @@ def run_seed(sweep: Sweep, seed: int) -> SeedOutcome:
     digest = result.trace.digest() if sweep.digests else None
     return SeedOutcome(seed, digest, len(result.trace),
                        tuple((v.invariant, v.requirement, v.message) for v in result.violations),
-                       run_digest(result))
+                       run_digest(result), tuple(result.probes))
 
 
 def run_digest(result: world.RunResult) -> str:
@@ -98,6 +100,15 @@ def sweep_digest(outcomes: Sequence[SeedOutcome]) -> str:
     for outcome in outcomes:
         h.update(f"{outcome.seed}:{outcome.run_digest}\n".encode())
     return h.hexdigest()
+
+
+def probe_table(outcomes: Sequence[SeedOutcome]) -> dict[str, int]:
+    """Per declared probe, how many seeds hit it (catalogue order; 0 for never hit)."""
+    seeds = dict.fromkeys(PROBES, 0)
+    for outcome in outcomes:
+        for name in outcome.probes:
+            seeds[name] += 1
+    return seeds
 
 
 def _run_chunk(sweep: Sweep, seeds: Sequence[int]) -> list[SeedOutcome]:

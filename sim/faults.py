@@ -27,6 +27,7 @@ class FaultKind(enum.StrEnum):
     SEND_PARTIAL = "send-partial"
     SEND_OTHER = "send-other"
     SEND_AMBIGUOUS = "send-ambiguous"
+    SEND_OUTAGE = "send-outage"
     DUPLICATE = "duplicate"
     DELAY = "delay"
     CRASH = "crash"
@@ -44,10 +45,13 @@ FAULT_KINDS: dict[str, str] = {
     FaultKind.SEND_PARTIAL: "a send fails after part of the completion reached the platform",
     FaultKind.SEND_OTHER: "the gateway refuses a completion with an unclassified error",
     FaultKind.SEND_AMBIGUOUS: "a completion reaches its requester but the acknowledgement is lost",
+    FaultKind.SEND_OUTAGE: "the gateway refuses every completion for minutes on end (retries "
+                           "back off, reach the cap and may expire)",
     FaultKind.DUPLICATE: "a message between actors is delivered twice",
-    FaultKind.DELAY: "a message between actors is delayed by 1-60 s",
-    FaultKind.CRASH: "the delivery actor's process dies at a crash point and restarts 1-30 s "
-                     "later",
+    FaultKind.DELAY: "a message between actors is delayed by 1-60 s (now and then by up to 3 "
+                     "min)",
+    FaultKind.CRASH: "the delivery actor's process dies at a crash point or while it waits, and "
+                     "restarts 1-30 s later",
     FaultKind.CHILD_ERROR: "a child run's stream breaks and the run ends with an error",
     FaultKind.CHILD_TIMEOUT: "a child run outlives its timeout and is disposed of",
     FaultKind.TOKEN_LIMIT: "a child step is cut off at its token limit (max-tokens)",
@@ -58,25 +62,43 @@ FAULT_KINDS: dict[str, str] = {
 assert list(FAULT_KINDS) == list(FaultKind)
 # Rates a seed may give an enabled kind (per opportunity).
 RATES = (0.02, 0.05, 0.1, 0.25)
+# A crash strikes at every crash point of every restart: high rates make crash loops that only the
+# heal ends, which cost much and find little, so crashes draw from lower rates.
+KIND_RATES = {"crash": (0.01, 0.03, 0.06, 0.12)}
 DEFAULT_RESTART_MS = 5_000
-# The error chains each send fault draws from (reference §c16): plain and wrapped causes, the
-# writer-claim rebound, OpenClaw's case variants, and chains whose class the outer message hides.
+# The error chains each send fault draws from (reference §c11, §c16): plain and wrapped causes,
+# the writer-claim rebound, OpenClaw's case variants, and chains whose outer message hides the
+# class.
 TRANSIENT_ERRORS = (
     SendError("gateway not connected"),
     SendError("gateway closed (1006 abnormal closure)"),
+    SendError("ECONNRESET"),
     SendError.of("announce delivery failed", "connect ECONNRESET 10.0.0.7:443"),
     SendError("status: unavailable"),
+    SendError("errorcode=unavailable"),
     SendError("No active WhatsApp Web listener"),
+    SendError("no active websocket listener"),
     SendError("Gateway Timeout"),
+    SendError("connect ETIMEDOUT 10.0.0.7:443"),
+    SendError("getaddrinfo ENOTFOUND gateway.local"),
+    SendError("connect ECONNREFUSED 127.0.0.1:18789"),
+    SendError("agent call failed: UNAVAILABLE: upstream restarting"),
+    SendError.of("send failed", "network error"),
     SendError.of("transcript append failed", WRITER_CLAIM_REBOUND),
 )
 PERMANENT_ERRORS = (
     SendError("chat not found"),
     SendError("bot was blocked by the user"),
     SendError("unknown channel"),
+    SendError("unsupported channel: fax"),
+    SendError("user not found"),
+    SendError("Forbidden: bot is not a member of the supergroup chat"),
     SendError.of("announce delivery failed", "Forbidden: bot was kicked from the group chat"),
+    SendError("recipient is not a valid phone number"),
+    SendError("outbound not configured for channel discord"),
     # A permanent cause wins over the rebound that wraps it (DEL-10).
     SendError.of(WRITER_CLAIM_REBOUND, "chat not found"),
+    SendError.of("agent call failed", "Error: chat not found (status: unavailable)"),
     SendError("message not dispatched", platform_error=PLATFORM_REJECTED),
     # OpenClaw's closed-turn rejections (DEL-7).
     SendError("Session transcript keyed user is outside the current turn: announce:v1"),
@@ -94,6 +116,10 @@ OTHER_ERRORS = (
     SendError("unexpected gateway response (HTTP 502)"),
     SendError("message rejected by the moderation queue"),
     SendError.of("announce delivery failed", "UNAVAILABLEX is not a status"),
+    SendError("rate limited: retry later"),
+    SendError("internal server error (500)"),
+    SendError("payload failed validation: <text> & more"),
+    SendError("request failed: failed, timed out?"),
 )
 SEND_FAULTS: tuple[tuple[str, tuple[SendError, ...]], ...] = (
     (FaultKind.SEND_PERMANENT, PERMANENT_ERRORS),
@@ -101,6 +127,11 @@ SEND_FAULTS: tuple[tuple[str, tuple[SendError, ...]], ...] = (
     (FaultKind.SEND_OTHER, OTHER_ERRORS),
     (FaultKind.SEND_TRANSIENT, TRANSIENT_ERRORS),
 )
+# A long delay (past the 120 s announce timeout when both legs are slow) strikes this often.
+LONG_DELAY_SHARE = 0.125
+# Outage lengths a seed may draw, in minutes (the longest outlast the 30-minute expiry).
+OUTAGE_MINUTES = (2, 5, 12, 25, 45)
+PARKED_CRASH_SPAN_MS = 15 * 60_000
 
 
 class Emitter(Protocol):
@@ -157,6 +188,14 @@ class FaultPlan:
         self.restart_after_ms: int | None = None
         self.kernel: Emitter | None = None
         self._child_of_run = child_of_run  # run_id -> child_id
+        # A seeded gateway outage: [start, end) in virtual ms and the error it answers with.
+        self.outage: tuple[int, int, SendError] | None = None
+        if "send-outage" in rates and chooser.chance("fault:send-outage", rates["send-outage"]):
+            start = 1000 * chooser.choose("fault:send-outage", 601)
+            minutes = OUTAGE_MINUTES[chooser.choose("fault:send-outage", len(OUTAGE_MINUTES))]
+            errors = TRANSIENT_ERRORS + OTHER_ERRORS
+            self.outage = (start, start + 60_000 * minutes,
+                           errors[chooser.choose("fault:send-outage", len(errors))])
 
     @classmethod
     def draw(
@@ -168,7 +207,8 @@ class FaultPlan:
         for kind in kinds:
             if swarm and not chooser.chance(f"swarm:{kind}", 0.5):
                 continue
-            rates[kind] = RATES[chooser.choose(f"swarm:{kind}:rate", len(RATES))]
+            choices = KIND_RATES.get(kind, RATES)
+            rates[kind] = choices[chooser.choose(f"swarm:{kind}:rate", len(choices))]
         return cls(chooser, rates, heal_ms, child_of_run)
 
     # -- helpers ---------------------------------------------------------------------------
@@ -219,18 +259,13 @@ class FaultPlan:
         if isinstance(message, Completion | CompletionAck):
             child = self._child_of_run(message.run_id)
         if isinstance(message, Completion):
-            # The gateway's own log of what it was asked to hand over (an outside observer's
-            # view of each send, stamped when it is sent, not when it arrives).
             assert self.kernel is not None
+            # What the gateway was handed, as an outside observer sees it.
             self.kernel.emit("gateway", "gateway.send", {"run_id": message.run_id,
-                                                         "key": message.key})
-            for kind, errors in SEND_FAULTS:
-                armed = self._take_armed(kind, child=child)
-                if armed is not None or self.strikes(kind):
-                    error = (armed.error if armed is not None and armed.error else
-                             errors[self.chooser.choose(f"fault:{kind}", len(errors))])
-                    self._note(kind, {"run_id": message.run_id, "error": error.to_json()})
-                    return ((0, src, SendRejected(message.key, message.run_id, error)),)
+                                                         "key": message.key, "requester": dst})
+            rejected = self._rejection(src, message, child)
+            if rejected is not None:
+                return rejected
         if isinstance(message, CompletionAck):
             if self._take_armed("send-ambiguous", child=child) or self.strikes("send-ambiguous"):
                 self._note("send-ambiguous", {"run_id": message.run_id, "lost": "ack"})
@@ -241,6 +276,8 @@ class FaultPlan:
             delay = armed.delay_ms
         elif self.strikes("delay"):
             delay = 1000 * (1 + self.chooser.choose("fault:delay", 60))
+            if self.chooser.chance("fault:delay:long", LONG_DELAY_SHARE):
+                delay += 1000 * self.chooser.choose("fault:delay:long", 121)
         if delay:
             self._note("delay", {"dst": dst, "message": type(message).__name__, "delay_ms": delay})
         deliveries = [(delay, dst, message)]
@@ -249,6 +286,32 @@ class FaultPlan:
             self._note("duplicate", {"dst": dst, "message": type(message).__name__})
             deliveries.append((delay + extra, dst, message))
         return deliveries
+
+    def _rejection(self, src: str, message: Completion, child: str | None
+                   ) -> Sequence[tuple[int, str, Any]] | None:
+        """The gateway refuses ``message``: scripted, seeded, or during an outage."""
+        now = self._now()
+        error = kind = None
+        if self.outage is not None and self.outage[0] <= now < min(self.outage[1], self.heal_ms):
+            kind, error = "send-outage", self.outage[2]
+        for candidate, errors in SEND_FAULTS:
+            if kind is not None:
+                break
+            armed = self._take_armed(candidate, child=child)
+            if armed is not None or self.strikes(candidate):
+                kind = candidate
+                error = (armed.error if armed is not None and armed.error else
+                         errors[self.chooser.choose(f"fault:{candidate}", len(errors))])
+        if kind is None or error is None:
+            return None
+        self._note(kind, {"run_id": message.run_id, "key": message.key,
+                          "error": error.to_json()})
+        rejection = SendRejected(message.key, message.run_id, error)
+        replies = [(0, src, rejection)]
+        if self.strikes("duplicate"):
+            # The gateway's answer arrives twice; the copy lands while the next try waits.
+            replies.append((1000 * self.chooser.choose("fault:duplicate", 5), src, rejection))
+        return replies
 
     # -- crashes -----------------------------------------------------------------------------
 
@@ -259,6 +322,15 @@ class FaultPlan:
             self.restart_after_ms = armed.restart_after_ms
             return True
         return actor == addresses.DELIVERY and self.strikes("crash")
+
+    def parked_crash_times(self) -> list[int]:
+        """When the delivery process is killed while it waits: up to two instants in the busy
+        first 15 minutes (or before the heal, if that is sooner)."""
+        if "crash" not in self.rates:
+            return []
+        count = self.chooser.choose("fault:crash-parked", 3)
+        span = min(self.heal_ms, PARKED_CRASH_SPAN_MS) // 1000
+        return [1000 * self.chooser.choose("fault:crash-parked", span) for _ in range(count)]
 
     def restart_delay_ms(self) -> int:
         """How long a crashed actor stays down: as scripted, else drawn, else 5 s."""

@@ -25,6 +25,7 @@ import trio
 import trio.lowlevel
 from sortedcontainers import SortedList
 
+from actors import probes
 from actors.events import Event
 from actors.runtime import Crash
 from sim.choices import Chooser
@@ -139,6 +140,9 @@ class ActorPort:
         if not kernel.closed:
             kernel.trace.append(kernel.now_ms, self.name, event.kind, event.to_json())
 
+    def probe(self, name: str) -> None:
+        self.kernel.probe(name)
+
     def spawn(
         self, nursery: trio.Nursery, name: str, body: Callable[[ActorPort], Awaitable[None]]
     ) -> None:
@@ -178,12 +182,19 @@ class Kernel:
         self._incarnations: dict[str, int] = {}
         self._running = 0
         self._harness: trio.lowlevel.Task | None = None
+        # Code probes hit in this run: name -> hits (a plain counter; see actors/probes.py).
+        self.probes: dict[str, int] = {}
 
     # -- trace ---------------------------------------------------------------------------------
 
     def emit(self, actor: str, kind: str, data: dict[str, Any]) -> None:
         if not self.closed:
             self.trace.append(self.now_ms, actor, kind, data)
+
+    def probe(self, name: str) -> None:
+        probes.check(name)
+        if not self.closed:  # the world's end cancelling everyone is not a condition of the model
+            self.probes[name] = self.probes.get(name, 0) + 1
 
     # -- actors --------------------------------------------------------------------------------
 

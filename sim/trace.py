@@ -42,9 +42,12 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     "world.end": ("reason", "steps"),
     "timeline.arm": ("fault", "child", "point"),
     "timeline.noop": ("fault", "why"),
-    "fault": ("kind", "run_id", "error", "lost", "dst", "message", "delay_ms"),
-    # The gateway's log of each completion it was asked to hand over, stamped at send time.
-    "gateway.send": ("run_id", "key"),
+    "fault": ("kind", "run_id", "key", "error", "lost", "dst", "message", "delay_ms"),
+    # What was asked (each spawn request with its options), what the gateway was handed, and the
+    # registry's rows when the world stops: the delivery oracles' outside view.
+    "world.spawn": ("child", "requester", "actor", "required", "task"),
+    "gateway.send": ("run_id", "key", "requester"),
+    "world.rows": ("rows",),
     "crash": ("point", "incarnation"),
     "drop": ("src", "dst", "message"),
 }

@@ -31,7 +31,7 @@ from actors.run_record import RunRecord
 from actors.runtime import Crash, Port
 from actors.states import StepFinish
 from actors.store import RunStore
-from sim import invariants
+from sim import invariants, replies
 from sim.choices import Chooser, Schedule, Span
 from sim.determinism import seed_trio_scheduler
 from sim.faults import ArmedFault, FaultPlan, TimelineEvent
@@ -44,7 +44,11 @@ from sim.trace import Trace
 MAX_STEPS = 200_000
 MAX_RECORDS = 1_000_000
 
-CHILD_ERRORS = ("model provider error: 500 internal error", "tool sandbox exited with status 137")
+CHILD_ERRORS = ("model provider error: 500 internal error", "tool sandbox exited with status 137",
+                "stream reset: <eof> & no retry", "Error: request timed out\n  at fetch (net.js:1)",
+                "failed: NO_REPLY")
+# The share of drawn children whose session is spawned again later (a new run id).
+RERUN_SHARE = 0.1
 
 
 def versions() -> dict[str, str]:
@@ -75,6 +79,8 @@ class RunResult:
     runs: tuple[RunRecord, ...]
     # Spans of related choices (one drawn child), for the shrinker (sim/shrink.py).
     spans: tuple[Span, ...] = ()
+    # Code probes hit in this run, name -> hits (actors/probes.py), in the order first hit.
+    probes: dict[str, int] = attrs.field(factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -133,6 +139,7 @@ def run(
         violations=tuple(invariants.check(trace.records)),
         runs=runs,
         spans=tuple(chooser.spans),
+        probes=dict(world.kernel.probes),
     )
 
 
@@ -191,13 +198,22 @@ class _World:
                 self._schedule_spawn(child)
             for event in self.scenario.timeline:
                 self._schedule_fault(event)
+            for t_ms in self.plan.parked_crash_times():
+                kernel.at(t_ms, "crash delivery while it waits", self._crash_parked)
             kernel.at(self.scenario.faults.heal_at_ms, "heal",
                       lambda: kernel.emit(addresses.HARNESS, "world.heal", {}))
             self.end_reason = await kernel.run(self.scenario.until_ms, MAX_STEPS)
+            # The registry's rows as an operator would read them when the world stops.
+            kernel.emit(addresses.HARNESS, "world.rows", {"rows": [
+                {"run_id": r.run_id, "delivery_status": str(r.delivery_status)}
+                for r in self.store.all_runs()]})
             kernel.emit(addresses.HARNESS, "world.end", {"reason": self.end_reason,
                                                  "steps": kernel.steps})
             kernel.closed = True
             root.cancel_scope.cancel()
+
+    def _crash_parked(self) -> None:
+        self.kernel.crash_parked(addresses.DELIVERY)  # a no-op while it is down or busy
 
     def _start_requester(self, root: trio.Nursery, session_key: str) -> None:
         async def body(port: ActorPort) -> None:
@@ -220,8 +236,15 @@ class _World:
 
     def _schedule_spawn(self, child: ChildSpec) -> None:
         requester = addresses.requester(child.requester)
-        self.kernel.at(child.spawn_at_ms, f"spawn {child.id}",
-                       lambda: self.kernel.send(addresses.TIMELINE, requester, Spawn(child)))
+
+        def request() -> None:
+            # What was asked, as the oracles must read it (never the model's own spawn record).
+            self.kernel.emit(addresses.HARNESS, "world.spawn", {
+                "child": child.id, "requester": child.requester, "actor": requester,
+                "required": child.expects_completion, "task": child.task})
+            self.kernel.send(addresses.TIMELINE, requester, Spawn(child))
+
+        self.kernel.at(child.spawn_at_ms, f"spawn {child.id}", request)
 
     def _schedule_fault(self, event: TimelineEvent) -> None:
         kernel = self.kernel
@@ -277,6 +300,12 @@ class _World:
                     at = child.spawn_at_ms + 1000 * self.chooser.choose(
                         "fault:abort", child.run_ms // 1000 + 1)
                     self._schedule_abort(at, child.requester, child.id)
+                if self.chooser.chance("workload:rerun", RERUN_SHARE):
+                    # The same child session runs again once its first run is surely over.
+                    rerun = self._draw_child(workload, child.id, i)
+                    drawn.append(attrs.evolve(rerun, spawn_at_ms=child.spawn_at_ms
+                                              + 2 * child.run_ms + 1000 * (
+                                                  1 + self.chooser.choose("workload:rerun", 60))))
         return drawn
 
     def _draw_archive_use(self, child: ChildSpec, earlier: list[ChildSpec]) -> ChildSpec:
@@ -318,8 +347,7 @@ class _World:
             # Intermediate steps call tools; half of them say something first, half only call.
             text = ""
             if final:
-                text = ANSWERS[chooser.choose("workload", len(ANSWERS))].format(child=child_id,
-                                                                                 n=1 + i * 3)
+                text = replies.draw_answer(chooser, child_id, 1 + i * 3)
             elif chooser.chance("workload", 0.5):
                 text = f"Checking part {n + 1} of {child_id}'s task."
             reasoning = "Plan the next call." if chooser.chance("workload", 0.3) else ""
@@ -328,8 +356,9 @@ class _World:
         if plan.strikes("no-reply"):
             steps[-1] = attrs.evolve(steps[-1], text=("NO_REPLY", "")[
                 chooser.choose("fault:no-reply", 2)])
+        retried = None
         if plan.strikes("attempt-retry"):
-            k = chooser.choose("fault:attempt-retry", len(steps))
+            retried = k = chooser.choose("fault:attempt-retry", len(steps))
             steps[k] = attrs.evolve(steps[k], finish=StepFinish.ERROR)
         if plan.strikes("token-limit"):
             # The cut-off step becomes the last; a tool-call-only step cut off this way leaves
@@ -343,6 +372,9 @@ class _World:
         timeout_ms = None
         if plan.strikes("child-timeout"):
             timeout_ms = 1000 * (1 + chooser.choose("fault:child-timeout", run_ms // 1000))
+            if retried is not None and chooser.chance("fault:child-timeout", 0.5):
+                # Aimed: the attempt fails, then the timeout comes before its retry streams.
+                timeout_ms = (retried + 1) * step_ms + 1
         encoding = (Encoding.V1 if chooser.chance("workload", 0.25) else Encoding.V2).value
         expects_completion = not chooser.chance("workload", 0.1)
         usage_recorded = not chooser.chance("workload", 0.1)
@@ -356,12 +388,6 @@ class _World:
                          tuple(steps), encoding, timeout_ms, error, expects_completion,
                          usage_recorded, fork_seed, earlier_epoch)
 
-
-ANSWERS = (
-    "Findings of {child}: checked {n} files, all consistent.",
-    "{child}: 2 regressions found; see <diff> & notes.",
-    "{child} done.\n\nSummary:\n- item one\n- item two",
-)
 
 
 __all__ = ["RunResult", "run"]

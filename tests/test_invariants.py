@@ -108,6 +108,8 @@ def test_eventually_resolved_enforces_its_time_bound() -> None:
     from sim.trace import Trace
 
     trace = Trace()
+    trace.append(0, "harness", "world.spawn", {"child": "c1", "requester": "main", "actor": "r",
+                                               "required": True, "task": "t"})
     trace.append(0, "r", "spawn", {"run_id": "run-1", "child": "c1", "required": True})
     trace.append(10, "c", "child.end", {"run_id": "run-1"})
     trace.append(5, "h", "world.heal", {})

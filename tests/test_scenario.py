@@ -78,7 +78,7 @@ def test_the_default_world_is_one_requester_with_eight_drawn_children() -> None:
     assert world.workload is not None and world.workload.children == 8
     assert world.faults.kinds == tuple(FAULT_KINDS)
     assert world.faults.swarm is True
-    assert world.faults.heal_at_ms == 1_200_000
+    assert world.faults.heal_at_ms == 2_400_000
 
 
 def test_times_are_seconds_in_the_file_and_milliseconds_loaded() -> None:

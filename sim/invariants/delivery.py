@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sim.invariants.asked import asked_runs, final_rows
 from sim.invariants.base import Invariant, Violation
 from sim.trace import Record
 
@@ -42,39 +43,58 @@ def at_most_once(trace: Sequence[Record]) -> list[Violation]:
 
 
 def not_required_never_delivered(trace: Sequence[Record]) -> list[Violation]:
-    optional: dict[str, Record] = {}
+    """DEL-1, from the spawn request as the world made it: nothing is sent or delivered."""
+    asked = asked_runs(trace)
     violations = []
     for r in trace:
-        if r.kind == "spawn" and not r.data["required"]:
-            optional[r.data["run_id"]] = r
-        elif r.kind == "requester.accept" and r.data["run_id"] in optional:
-            spawn = optional[r.data["run_id"]]
-            violations.append(Violation(
-                "not-required-skipped", "DEL-1",
-                f"{r.data['run_id']} was spawned with expectsCompletionMessage false, "
-                f"yet its completion reached {r.actor}",
-                (spawn.seq, r.seq)))
+        if r.kind not in ("requester.accept", "gateway.send"):
+            continue
+        run = asked.get(r.data["run_id"])
+        if run is None or run.required:
+            continue
+        what = "its completion reached " + r.actor if r.kind == "requester.accept" else \
+            "its completion was handed to the gateway"
+        violations.append(Violation(
+            "not-required-skipped", "DEL-1",
+            f"{r.data['run_id']} was spawned with expectsCompletionMessage false, yet {what}",
+            (run.request.seq, r.seq)))
     return violations
 
 
 def delivered_means_received(trace: Sequence[Record]) -> list[Violation]:
-    """The registry may only record "delivered" for a run whose requester has its completion."""
-    received: set[str] = set()
+    """The registry may only record "delivered" for a run whose own requester (the one that
+    asked for it) has its completion: when it says so, and in its rows when the world stops."""
+    asked = asked_runs(trace)
+    received: dict[str, Record] = {}
     violations = []
     for r in trace:
         if r.kind == "requester.accept":
-            received.add(r.data["run_id"])
+            run = asked.get(r.data["run_id"])
+            if run is not None and r.actor != run.actor:
+                violations.append(Violation(
+                    "delivered-means-received", "DEL-3",
+                    f"{r.data['run_id']} was asked for by {run.actor}, but its completion was "
+                    f"handed to {r.actor}", (run.request.seq, r.seq)))
+            elif run is not None:
+                received.setdefault(r.data["run_id"], r)
         elif r.kind == "delivery.delivered" and r.data["run_id"] not in received:
             violations.append(Violation(
                 "delivered-means-received", "DEL-3",
                 f"the registry recorded {r.data['run_id']} as delivered, "
-                "but no requester ever received it",
+                "but its requester never received it",
                 (r.seq,)))
+    for run_id, status in final_rows(trace).items():
+        if status == "delivered" and run_id not in received and run_id in asked:
+            violations.append(Violation(
+                "delivered-means-received", "DEL-3",
+                f"the registry's row says {run_id} was delivered, but its requester never "
+                "received it", (asked[run_id].request.seq,)))
     return violations
 
 
 def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     """Liveness: every required child run ends, and its delivery is resolved in bounded time."""
+    asked = asked_runs(trace)
     spawns: dict[str, Record] = {}
     ends: dict[str, Record] = {}
     resolved: dict[str, Record] = {}
@@ -86,10 +106,11 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
             spawns[r.data["run_id"]] = r
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
-        elif kind in ("requester.accept", "delivery.delivered", "delivery.give_up",
-                      "delivery.skip"):
+        elif kind in ("requester.accept", "delivery.delivered", "delivery.give_up"):
             # For liveness, a resolution is either the registry's terminal record or the
             # requester having the result (the safety invariants judge whether they agree).
+            # A silent skip resolves nothing: only a run asked as not required may be skipped,
+            # and such a run carries no obligation here.
             resolved.setdefault(r.data["run_id"], r)
         elif kind == "world.heal":
             heal_ms = r.t_ms
@@ -107,7 +128,8 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
                 f"(world ended at {end.t_ms} ms: {end.data['reason']})",
                 (spawn.seq, end.seq)))
             continue
-        if not spawn.data["required"]:
+        run = asked.get(run_id)
+        if run is None or not run.required:
             continue
         resolution = resolved.get(run_id)
         bound = max(child_end.t_ms, heal_ms) + LIVENESS_BOUND_MS
@@ -127,6 +149,49 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+def required_reaches_requester(trace: Sequence[Record]) -> list[Violation]:
+    """A run asked for with expectsCompletionMessage true is never skipped: its result reaches
+    its own requester, or the registry records it failed or suspended (DEL-1, DEL-2, DEL-10)."""
+    asked = asked_runs(trace)
+    violations = []
+    for r in trace:
+        if r.kind == "delivery.skip":
+            run = asked.get(r.data["run_id"])
+            if run is not None and run.required:
+                violations.append(Violation(
+                    "required-reaches-requester", "DEL-1",
+                    f"{run.run_id} was asked for with expectsCompletionMessage true, yet its "
+                    "delivery was skipped", (run.request.seq, r.seq)))
+    for run_id, status in final_rows(trace).items():
+        run = asked.get(run_id)
+        if run is not None and run.required and status == "not_required":
+            violations.append(Violation(
+                "required-reaches-requester", "DEL-1",
+                f"{run_id} was asked for with expectsCompletionMessage true, yet the registry "
+                "recorded it as not required", (run.request.seq,)))
+    return violations
+
+
+def failure_not_replayed(trace: Sequence[Record]) -> list[Violation]:
+    """DEL-14: a run whose runtime outcome is an error hands its requester the failure, never a
+    replay of text it captured before failing."""
+    failed: dict[str, Record] = {}
+    violations = []
+    for r in trace:
+        if r.kind == "child.end" and r.data["status"] == "error":
+            failed[r.data["run_id"]] = r
+        elif r.kind == "requester.accept" and r.data["run_id"] in failed:
+            text = r.data["text"]
+            if "<prompt-data>" in text:
+                head = text[text.index("<prompt-data>"):][:80]
+                violations.append(Violation(
+                    "failure-not-replayed", "DEL-14",
+                    f"{r.data['run_id']} failed ({failed[r.data['run_id']].data['error']}), yet "
+                    f"{r.actor} read a result block: {head!r}",
+                    (failed[r.data["run_id"]].seq, r.seq)))
+    return violations
+
+
 INVARIANTS = (
     Invariant("at-most-once", "DEL-3", "safety",
               "A completion reaches its requester at most once.",
@@ -141,4 +206,10 @@ INVARIANTS = (
               "Once faults heal, every required completion is delivered or recorded as failed "
               "within a bounded virtual time; otherwise a stuck report names what is pending.",
               eventually_resolved),
+    Invariant("required-reaches-requester", "DEL-1", "safety",
+              "A run asked for with expectsCompletionMessage true is never skipped or recorded "
+              "as not required.", required_reaches_requester),
+    Invariant("failure-not-replayed", "DEL-14", "safety",
+              "A run that failed hands its requester the failure, never captured reply text.",
+              failure_not_replayed),
 )

@@ -1,0 +1,77 @@
+"""Code probes (as FoundationDB's): every rare condition of the model, named where it happens.
+
+An actor calls ``port.probe(name)`` on the line where the condition occurs; the simulator counts
+the hits of each run, and ``handoff explore`` reports how many seeds reached each probe and which
+were never reached. A probe that no seed of the default world hits marks an edge the swarm does
+not explore. Names are declared here once: an unknown name is an error.
+"""
+
+from __future__ import annotations
+
+PROBES: dict[str, str] = {
+    # -- the delivery core (actors/registry.py) ----------------------------------------------
+    "delivery.not-required-skip": "a run spawned with expectsCompletionMessage false is skipped",
+    "delivery.child-ended-twice": "a child's end arrives for a run restore already picked up",
+    "delivery.child-ended-after-resolution": "a child's end arrives for an already resolved run",
+    "delivery.permanent-error": "a send is rejected with a permanent error",
+    "delivery.wrapped-permanent-error": "a permanent error arrives wrapped in another error",
+    "delivery.sent-before-error": "a send fails after part of it reached the platform",
+    "delivery.transient-retries-exhausted": "all four transport tries of an attempt failed",
+    "delivery.unclassified-error": "a send fails with an error of no known class (backoff)",
+    "delivery.ack-timeout": "a send got no answer within the announce timeout",
+    "delivery.stale-rejection": "a rejection arrives for a try that is no longer in flight",
+    "delivery.duplicate-ack": "the requester acknowledged a key it had already recorded",
+    "delivery.late-ack": "an acknowledgement arrives after its try timed out",
+    "delivery.stale-ack": "an acknowledgement arrives for a run no longer in flight",
+    "delivery.backoff-capped": "the registry backoff reached its 300 s cap",
+    "delivery.backoff-clamped-to-expiry": "a registry backoff was cut short by the expiry",
+    "delivery.expiry": "a completion expired 30 minutes after its run ended",
+    "delivery.suspended": "delivery gave up on an ok child (payload kept for a redrive)",
+    "delivery.failed": "delivery gave up on a child that did not end ok",
+    "delivery.restart-during-backoff": "a restarted actor finds a backoff still running",
+    "delivery.restart-after-backoff-due": "a restarted actor finds a backoff already due",
+    "delivery.restart-between-send-and-record": "a restarted actor finds an attempt started "
+                                                "but never resolved (it sends again)",
+    "delivery.restart-before-first-attempt": "a restarted actor finds an ended run it never "
+                                             "tried to deliver",
+    # -- the delivery shell (actors/delivery.py): where the process died ---------------------
+    "delivery.crash-before-send": "the delivery process died just before handing a send over",
+    "delivery.crash-between-send-and-record": "the delivery process died after the ack, before "
+                                              "recording delivered",
+    "delivery.crash-in-ack-wait": "the delivery process died while a send awaited its ack",
+    "delivery.crash-in-try-wait": "the delivery process died between two transport tries",
+    "delivery.crash-in-backoff": "the delivery process died during a registry backoff",
+    # -- rendering the announce block (actors/registry.py) ----------------------------------
+    "announce.truncated": "a result was cut at the 160,000-character cap and a marker written",
+    "announce.no-output": "a required result was delivered as (no output)",
+    "announce.escaped": "a result carried < or & that had to be escaped",
+    "announce.forged-framing": "a result carried text that looks like block framing or a marker",
+    # -- the child's run (actors/child.py) --------------------------------------------------
+    "child.attempt-retried": "a model attempt failed and was retried",
+    "child.attempt-fallback": "the result came from streamed text, no message had content",
+    "child.timeout": "a child outlived its timeout and was disposed of",
+    "child.timeout-mid-stream": "the timeout cut an attempt's stream part-way",
+    "child.timeout-before-retry": "an attempt failed, then the timeout came before its retry "
+                                  "streamed",
+    "child.stream-error": "a child's stream broke and its turn failed",
+    "child.stream-error-after-retry": "a stream broke in a step after a retried attempt",
+    "child.aborted": "the requester aborted a running child",
+    "child.cancelled-mid-stream": "an abort cut an attempt's stream part-way",
+    "child.token-limit": "a child's turn ended at its token limit",
+    "child.token-limit-empty-message": "a token-limit cut-off left an empty terminal message",
+    "child.no-reply": "a child answered exactly NO_REPLY",
+    "child.no-reply-near-miss": "a child's answer looks like NO_REPLY but is not exactly it",
+    "child.no-output": "a child ended ok with no text at all",
+    "child.error-text-dropped": "a failed child streamed text that is not replayed (DEL-14)",
+    "child.usage-missing": "a child settled before its usage was recorded",
+    # -- the requester session (actors/requester.py) ----------------------------------------
+    "requester.session-rerun": "a child session is spawned again (a new run id)",
+    "requester.duplicate-completion": "a completion arrived whose key the session had recorded",
+}
+
+
+def check(name: str) -> str:
+    """``name`` itself, or a ValueError when no probe of that name is declared."""
+    if name not in PROBES:
+        raise ValueError(f"unknown probe {name!r}; declare it in actors/probes.py")
+    return name

@@ -1,0 +1,54 @@
+"""Known-bug variants (SIM-8): each is listed with the requirement it breaks, and a plain sweep of
+the default world finds it with the invariant that guards that requirement."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from actors.mutants import BREAKS, MUTANTS
+from sim import cli, explore, invariants, scenario, world
+
+# A default sweep finds every mutant within this many seeds (most within a handful).
+FIRST_SEEDS = 300
+
+
+def test_every_mutant_names_the_requirement_it_breaks_and_its_invariant() -> None:
+    assert len(MUTANTS) >= 12
+    assert list(BREAKS) == list(MUTANTS)
+    for name, breaks in BREAKS.items():
+        assert breaks.invariant in invariants.BY_NAME, name
+        assert f"{breaks.requirement}" in MUTANTS[name], name
+
+
+def test_list_mutants_prints_each_with_its_requirement() -> None:
+    out = CliRunner().invoke(cli.main, ["explore", "--list-mutants"])
+    assert out.exit_code == 0
+    lines = out.output.splitlines()
+    assert [line.split()[0] for line in lines] == list(MUTANTS)
+    assert "permanent-retried        DEL-10  found by permanent-stops-retries" in out.output
+    doc = json.loads(CliRunner().invoke(cli.main, ["explore", "--list-mutants", "--json"]).output)
+    assert {row["name"]: row["requirement"] for row in doc["mutants"]} == {
+        name: b.requirement for name, b in BREAKS.items()}
+
+
+@pytest.mark.parametrize("mutant", list(MUTANTS))
+def test_a_default_sweep_finds_the_mutant(mutant: str) -> None:
+    default = scenario.load(cli.default_world_path())
+    for seed in range(1, FIRST_SEEDS + 1):
+        found = {v.invariant for v in world.run(default, seed=seed, mutants=[mutant]).violations}
+        if found:
+            assert BREAKS[mutant].invariant in found, (seed, found)
+            return
+    pytest.fail(f"{mutant}: no violation in seeds 1-{FIRST_SEEDS}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", list(MUTANTS))
+def test_a_300_seed_sweep_finds_the_mutant_in_many_seeds(mutant: str) -> None:
+    spec = explore.Sweep(scenario.load(cli.default_world_path()), None, (mutant,), None)
+    outcomes = explore.sweep(spec, list(range(1, 301)), jobs=explore.default_jobs())
+    by = {inv for o in outcomes for inv, _, _ in o.violations}
+    assert BREAKS[mutant].invariant in by

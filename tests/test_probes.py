@@ -1,0 +1,70 @@
+"""Code probes (SIM-10): declared once, called where the model meets a rare condition, counted per
+run, and reached by the default world's seeds."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from actors.probes import PROBES
+from sim import cli, explore, scenario, world
+from sim.choices import Chooser
+from sim.kernel import Kernel
+
+ACTORS = Path(__file__).resolve().parent.parent / "actors"
+_NAME = re.compile(r'"((?:delivery|announce|child|requester)\.[a-z-]+)"')
+_CALL = re.compile(r'probe(?:_cut)?\([^"()]*"([a-z]+\.[a-z-]+)"')
+
+
+def _model_source() -> str:
+    return "".join(path.read_text(encoding="utf-8") for path in sorted(ACTORS.glob("*.py"))
+                   if path.name != "probes.py")
+
+
+def test_every_declared_probe_is_named_in_the_model_and_every_call_is_declared() -> None:
+    source = _model_source()
+    assert sorted(set(PROBES) - set(_NAME.findall(source))) == []
+    assert sorted(set(_CALL.findall(source)) - set(PROBES)) == []
+
+
+def test_an_unknown_probe_is_an_error() -> None:
+    kernel = Kernel(Chooser(1))
+    kernel.probe("delivery.expiry")
+    assert kernel.probes == {"delivery.expiry": 1}
+    with pytest.raises(ValueError, match=r"unknown probe 'delivery\.no-such-thing'"):
+        kernel.probe("delivery.no-such-thing")
+
+
+def test_probe_hits_are_part_of_the_run_result_and_replay_the_same() -> None:
+    default = scenario.load(cli.default_world_path())
+    first = world.run(default, seed=7)
+    again = world.run(default, seed=7, replay=first.schedule)
+    assert first.probes and first.probes == again.probes
+
+
+# Probes that a short sweep of the default world reaches; the slow test asks for all of them.
+COMMON = ("delivery.not-required-skip", "delivery.unclassified-error", "announce.forged-framing",
+          "child.no-reply-near-miss", "requester.session-rerun", "delivery.permanent-error",
+          "delivery.ack-timeout",
+          "delivery.duplicate-ack", "delivery.suspended", "delivery.failed",
+          "delivery.restart-between-send-and-record", "delivery.crash-before-send",
+          "announce.no-output", "announce.escaped", "child.attempt-retried", "child.timeout",
+          "child.stream-error", "child.aborted", "child.token-limit", "child.no-reply",
+          "child.no-output", "requester.duplicate-completion")
+
+
+def test_a_short_default_sweep_hits_the_common_probes() -> None:
+    spec = explore.Sweep(scenario.load(cli.default_world_path()), None, None, None)
+    table = explore.probe_table(explore.sweep(spec, list(range(1, 101)), jobs=1))
+    assert [name for name in COMMON if table[name] == 0] == []
+
+
+@pytest.mark.slow
+def test_every_probe_is_hit_in_a_default_2000_seed_sweep() -> None:
+    spec = explore.Sweep(scenario.load(cli.default_world_path()), None, None, None)
+    outcomes = explore.sweep(spec, list(range(1, 2001)), jobs=explore.default_jobs())
+    table = explore.probe_table(outcomes)
+    assert [name for name, seeds in table.items() if seeds == 0] == []
+    assert [o.seed for o in outcomes if o.violations] == []
