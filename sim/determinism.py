@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import random
 
-import trio
-import trio._core._run as _trio_run
+# Trio is imported where a run needs it, not here: ``sim.choices`` (and through it the CLI's
+# option lists) imports this module, and ``handoff --help`` should not pay for Trio.
 
 # Versions whose ``_run.py`` was read and whose behaviour tests/test_determinism.py checks.
 SUPPORTED_TRIO_VERSIONS = ("0.35.",)
@@ -27,7 +27,11 @@ class UnsupportedTrioVersion(RuntimeError):
     pass
 
 
-def check_trio_version(version: str = trio.__version__) -> None:
+def check_trio_version(version: str | None = None) -> None:
+    if version is None:
+        import trio
+
+        version = trio.__version__
     if not version.startswith(SUPPORTED_TRIO_VERSIONS):
         raise UnsupportedTrioVersion(
             f"trio {version} is not a version handoff's deterministic scheduling was checked "
@@ -41,6 +45,8 @@ def seed_trio_scheduler(seed: int) -> None:
     Seeding ``_r`` is not enough: cancellation walks a set of tasks and equal deadlines break ties
     on ``id()``; with the flag on, each batch is first sorted by task creation counter.
     """
+    import trio._core._run as _trio_run
+
     check_trio_version()
     setattr(_trio_run, "_ALLOW_DETERMINISTIC_SCHEDULING", True)  # noqa: B010 (Final in Trio)
     _trio_run._r.seed(rng_seed(seed, "trio-scheduler"))
