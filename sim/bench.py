@@ -1,36 +1,145 @@
 """``handoff bench``: the simulator measuring itself (SPEC §5).
 
-Every figure is a ratio or a rate measured in the same process run, because these machines are
-noisy: the scheduled hand-off against a bare Trio request/reply round trip, seeds per second of the
-default world on one core, how one run's time and memory grow with its children, and the
-160,000-character formatter's throughput and linearity. Wall-clock reads are the point here and
-never enter a simulated run.
+Every figure is a ratio against a baseline measured in the same process, in interleaved rounds
+(baseline, subject, baseline, subject, ...), reported as the median with the spread of the
+rounds, because these machines are noisy and their speed drifts:
+
+- ``kernel_message_cost_vs_trio``: seconds per message through the kernel over seconds per bare
+  Trio memory-channel message (sim/bench_micro.py). SPEC target: at most 3.
+- ``world_steps_vs_trio_messages``: kernel steps per second of the default world (actors, store,
+  faults, trace and invariants included) over bare Trio messages per second. Target: >= 1/3.
+- ``seeds_per_second_per_core``: default-world seeds per second in this one process, from the
+  same rounds. Target: >= 400.
+- ``parallel_efficiency``: speed-up of a ``--jobs N`` sweep over a ``--jobs 1`` sweep of the same
+  seeds, divided by N (N: the cores this process may use). Target: near 1.
+- ``scale``: one default-world run per size, each in a fresh process (sim/bench_scale.py).
+- ``formatter``: the 160,000-character multi-result formatter on inputs that make it do its
+  work: all results whole, heads truncated to share the cap, and thousands of children folded
+  into a summary line, with time per child as the count doubles.
+Wall-clock reads are the point here and never enter a simulated run.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import json
 import os
-import resource
+import platform
+import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Sequence
-from importlib import resources
-from typing import Any, ClassVar
-
-import attrs
-import trio
-import trio.testing
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from actors.announce import DEFAULT_CAP, ChildResult, format_results
-from actors.events import Event, register
-from sim import scenario as scenario_mod
-from sim import world
-from sim.choices import Chooser
-from sim.determinism import seed_trio_scheduler
-from sim.kernel import ActorPort, Kernel, run_trio
 
-# A fixed, escape-heavy pattern: every tenth character needs escaping, so the measurement
-# includes the escaped-length arithmetic, not only plain copying.
+Spread = dict[str, float]
+
+
+def spread(values: Sequence[float], digits: int = 3) -> Spread:
+    return {"median": round(statistics.median(values), digits),
+            "min": round(min(values), digits), "max": round(max(values), digits)}
+
+
+# -- the message loop and the world, interleaved -------------------------------------------------
+
+
+def default_world() -> Any:
+    from sim.bench_scale import world_with
+
+    return world_with(8)
+
+
+def world_batch(seeds: Sequence[int]) -> tuple[float, int]:
+    """Seconds and kernel steps of the default world over ``seeds`` (invariants included)."""
+    from sim import world
+
+    scenario = default_world()
+    steps = 0
+    start = time.perf_counter()  # wall-clock ok: benchmark
+    for seed in seeds:
+        result = world.run(scenario, seed=seed)
+        steps += next(r.data["steps"] for r in reversed(result.trace.records)
+                      if r.kind == "world.end")
+    return time.perf_counter() - start, steps  # wall-clock ok: benchmark
+
+
+def message_rounds(rounds: int, messages: int, seeds_per_round: int) -> dict[str, Any]:
+    """Bare Trio, the kernel and the default world, one after another in each round."""
+    from sim.bench_micro import kernel_messages_per_second, trio_messages_per_second
+
+    cost, steps_ratio, per_core = [], [], []
+    trio_rates, kernel_rates, step_rates = [], [], []
+    world_batch(range(1_000_000, 1_000_002))  # warm-up: imports, caches
+    for r in range(rounds):
+        trio_rate = trio_messages_per_second(messages // 2)
+        kernel_rate = kernel_messages_per_second(messages)
+        first = 1 + r * seeds_per_round
+        seconds, steps = world_batch(range(first, first + seeds_per_round))
+        step_rate = steps / seconds
+        trio_rates.append(trio_rate)
+        kernel_rates.append(kernel_rate)
+        step_rates.append(step_rate)
+        cost.append(trio_rate / kernel_rate)
+        steps_ratio.append(step_rate / trio_rate)
+        per_core.append(seeds_per_round / seconds)
+    return {
+        "kernel_message_cost_vs_trio": spread(cost),
+        "world_steps_vs_trio_messages": spread(steps_ratio),
+        "seeds_per_second_per_core": spread(per_core, 1),
+        "trio_messages_per_second": spread(trio_rates, 0),
+        "kernel_messages_per_second": spread(kernel_rates, 0),
+        "world_steps_per_second": spread(step_rates, 0),
+    }
+
+
+# -- parallel sweeps -----------------------------------------------------------------------------
+
+
+def parallel_rounds(rounds: int, seeds: int, jobs: int) -> dict[str, Any]:
+    """``--jobs 1`` and ``--jobs N`` sweeps of the same seeds, alternately."""
+    from sim import explore
+
+    spec = explore.Sweep(default_world(), None, None, None)
+    seed_list = list(range(1, seeds + 1))
+    efficiency, speedup = [], []
+    for _ in range(rounds):
+        serial = _timed(lambda: explore.sweep(spec, seed_list, jobs=1))
+        parallel = _timed(lambda: explore.sweep(spec, seed_list, jobs=jobs))
+        speedup.append(serial / parallel)
+        efficiency.append(serial / parallel / jobs)
+    return {"parallel_efficiency": spread(efficiency),
+            "parallel": {"jobs": jobs, "seeds": seeds, "speedup": spread(speedup)}}
+
+
+def _timed(work: Callable[[], object]) -> float:
+    start = time.perf_counter()  # wall-clock ok: benchmark
+    work()
+    return time.perf_counter() - start  # wall-clock ok: benchmark
+
+
+# -- scale ---------------------------------------------------------------------------------------
+
+
+def scale(sizes: Sequence[int]) -> list[dict[str, Any]]:
+    """One run per size, each in a fresh interpreter (``python -m sim.bench_scale``)."""
+    rows: list[dict[str, Any]] = []
+    for size in sizes:
+        out = subprocess.run([sys.executable, "-m", "sim.bench_scale", str(size)],
+                             capture_output=True, text=True, check=True).stdout
+        row = json.loads(out.splitlines()[-1])
+        if rows:
+            previous = rows[-1]
+            row["time_growth"] = round(row["seconds"] / previous["seconds"], 2)
+            if previous["run_mib"] > 0:
+                row["memory_growth"] = round(row["run_mib"] / previous["run_mib"], 2)
+        rows.append(row)
+    return rows
+
+
+# -- the formatter -------------------------------------------------------------------------------
+
+# Escape-heavy: every tenth character or so needs escaping, so lengths take arithmetic.
 _PATTERN = "result <b>&</b> line of child output, "
 
 
@@ -44,8 +153,7 @@ def make_children(count: int, text_chars: int) -> list[ChildResult]:
             task=f"task {i}",
             status="ok" if i % 7 else "error",
             error=None if i % 7 else "tool crashed",
-            # Distinct texts (a unique prefix), so no two children share one string object.
-            text=f"{i}:" + base,
+            text=f"{i}:" + base,  # distinct strings
             created_at=float(count - i),
             ended_at=None if i % 5 == 0 else float(count - i + 1),
         )
@@ -53,208 +161,65 @@ def make_children(count: int, text_chars: int) -> list[ChildResult]:
     ]
 
 
-def _input_chars(children: Sequence[ChildResult]) -> int:
-    return sum(len(c.text or "") for c in children)
-
-
-def _best_seconds(children: Sequence[ChildResult], cap: int, repeats: int) -> float:
-    best = float("inf")
+def formatter_row(case: str, children: int, text_chars: int, repeats: int) -> dict[str, Any]:
+    batch = make_children(children, text_chars)
+    times = []
     for _ in range(repeats):
         start = time.perf_counter()  # wall-clock ok: benchmark
-        result = format_results(children, cap=cap)
-        elapsed = time.perf_counter() - start  # wall-clock ok: benchmark
-        if result.length > cap:  # a broken cap would make the figure meaningless
-            raise AssertionError(f"payload {result.length} exceeds cap {cap}")
-        best = min(best, elapsed)
-    return best
+        result = format_results(batch, cap=DEFAULT_CAP)
+        times.append(time.perf_counter() - start)  # wall-clock ok: benchmark
+        if result.length > DEFAULT_CAP:  # a broken cap would make the figure meaningless
+            raise AssertionError(f"payload {result.length} exceeds cap {DEFAULT_CAP}")
+    seconds = statistics.median(times)
+    return {"case": case, "children": children, "text_chars": text_chars,
+            "input_chars": sum(len(c.text or "") for c in batch), "output_chars": result.length,
+            "truncated": sum(1 for s in result.shown if s.truncated),
+            "summarized": len(result.summarized), "seconds": round(seconds, 5),
+            "us_per_child": round(seconds / children * 1e6, 2)}
 
 
-def formatter_chars_per_second(
-    children: int = 1_000, text_chars: int = 20_000, cap: int = DEFAULT_CAP, repeats: int = 3
-) -> float:
-    """Input characters (children's texts) formatted per second, best of ``repeats``."""
-    batch = make_children(children, text_chars)
-    return _input_chars(batch) / _best_seconds(batch, cap, repeats)
-
-
-def formatter_linearity(
-    sizes: Sequence[int] = (1_000, 2_000, 4_000, 8_000),
-    text_chars: int = 4_000,
-    cap: int = DEFAULT_CAP,
-    repeats: int = 3,
-) -> dict[str, object]:
-    """Time per input character at each size, and its ratio to the smallest size.
-
-    Linear cost keeps every ratio near 1; quadratic cost would double it with each doubling."""
-    rows: list[dict[str, float | int]] = []
-    for size in sizes:
-        batch = make_children(size, text_chars)
-        seconds = _best_seconds(batch, cap, repeats)
-        chars = _input_chars(batch)
-        rows.append(
-            {
-                "children": size,
-                "input_chars": chars,
-                "seconds": seconds,
-                "ns_per_char": seconds / chars * 1e9,
-            }
-        )
-    first = rows[0]["ns_per_char"]
-    for row in rows:
-        row["ratio"] = row["ns_per_char"] / first
-    return {"text_chars": text_chars, "rows": rows, "max_ratio": max(r["ratio"] for r in rows)}
-
-
-# -- the scheduled hand-off against a bare Trio round trip -------------------------------------
-
-
-def trio_round_trips_per_second(n: int = 20_000) -> float:
-    """Request/reply pairs over two memory channels, with nothing else running (and Trio's
-    deterministic batch ordering on, as in every simulated run)."""
-    seed_trio_scheduler(0)
-
-    async def main() -> None:
-        requests_send, requests_recv = trio.open_memory_channel[int](0)
-        replies_send, replies_recv = trio.open_memory_channel[int](0)
-
-        async def server() -> None:
-            async for request in requests_recv:
-                await replies_send.send(request)
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(server)
-            for i in range(n):
-                await requests_send.send(i)
-                await replies_recv.receive()
-            nursery.cancel_scope.cancel()
-
-    start = time.perf_counter()  # wall-clock ok: benchmark
-    trio.run(main)
-    return n / (time.perf_counter() - start)  # wall-clock ok: benchmark
-
-
-@register
-@attrs.frozen(slots=True)
-class _Echo(Event):
-    kind: ClassVar[str] = "echo"
-    n: int
-
-
-@register
-@attrs.frozen(slots=True)
-class _Pong(Event):
-    kind: ClassVar[str] = "pong"
-    n: int
-
-
-def scheduled_handoffs_per_second(n: int = 20_000) -> float:
-    """Hand-offs through the kernel: the harness picks the next agenda entry (a recorded choice
-    whenever two are due together), wakes the actor, the actor handles it and leaves a trace
-    record. A requester pings two echo actors at once, so every other pick is a real choice."""
-    seed_trio_scheduler(0)
-    clock = trio.testing.MockClock(rate=0)
-    kernel = Kernel(Chooser(0), clock=clock)
-    rounds = n // 4  # each round is four hand-offs: two pings, two echoes
-
-    async def echo(port: ActorPort) -> None:
-        while True:
-            message = await port.receive()
-            port.emit(_Echo(message))
-            port.send("pinger", message)
-
-    async def pinger(port: ActorPort) -> None:
-        for i in range(rounds):
-            port.send("echo-a", i)
-            port.send("echo-b", i)
-            for _ in range(2):
-                port.emit(_Pong(await port.receive()))
-
-    async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            kernel.spawn(nursery, "echo-a", echo)
-            kernel.spawn(nursery, "echo-b", echo)
-            kernel.spawn(nursery, "pinger", pinger)
-            await kernel.run(until_ms=1, max_steps=n + 10)
-            kernel.closed = True
-            nursery.cancel_scope.cancel()
-
-    start = time.perf_counter()  # wall-clock ok: benchmark
-    run_trio(main, clock)
-    elapsed = time.perf_counter() - start  # wall-clock ok: benchmark
-    assert kernel.steps == 4 * rounds, kernel.steps
-    return kernel.steps / elapsed
-
-
-# -- exploration and scale ----------------------------------------------------------------------
-
-
-def default_world() -> scenario_mod.Scenario:
-    return scenario_mod.load(str(resources.files("sim").joinpath("default_world.toml")))
-
-
-def seeds_per_second(seeds: int = 200) -> float:
-    """The default world (one requester, eight children, all fault kinds on), invariants
-    included, in this one process."""
-    all_faults = default_world()
-    start = time.perf_counter()  # wall-clock ok: benchmark
-    for seed in range(1, seeds + 1):
-        world.run(all_faults, seed=seed)
-    return seeds / (time.perf_counter() - start)  # wall-clock ok: benchmark
-
-
-def _rss_mib() -> float:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def _scale_run(children: int, queue: Any) -> None:
-    text = default_world_text().replace("children = 8", f"children = {children}")
-    loaded = scenario_mod.loads(text, f"<default world with {children} children>")
-    before = _rss_mib()
-    start = time.perf_counter()  # wall-clock ok: benchmark
-    result = world.run(loaded, seed=1)
-    seconds = time.perf_counter() - start  # wall-clock ok: benchmark
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    queue.put({"children": children, "seconds": seconds, "peak_mib": max(0.0, peak - before),
-               "records": len(result.trace), "violations": len(result.violations)})
-
-
-def default_world_text() -> str:
-    return resources.files("sim").joinpath("default_world.toml").read_text(encoding="utf-8")
-
-
-def scale(sizes: Sequence[int] = (1_000, 2_000, 4_000, 8_000)) -> list[dict[str, Any]]:
-    """One run per size, each in a fresh forked process so its peak memory is its own.
-
-    The children of the default world are flat: nested requesters are not modelled yet, so the
-    SPEC's nesting depth of 3 is not part of this figure."""
-    context = multiprocessing.get_context("fork")
-    rows = []
-    for size in sizes:
-        queue = context.Queue()
-        process = context.Process(target=_scale_run, args=(size, queue))
-        process.start()
-        rows.append(queue.get())
-        process.join()
-    for row, previous in zip(rows[1:], rows, strict=False):
-        row["time_ratio"] = row["seconds"] / previous["seconds"]
+def formatter(quick: bool) -> list[dict[str, Any]]:
+    """Whole results (escaping all of them), truncated heads sharing the cap (water level and
+    binary searches), and many short results folded into a summary (sorting, the layout scan),
+    the last at doubling counts: ``per_child_growth`` near 1 says linear."""
+    repeats = 1 if quick else 5
+    rows = [formatter_row("whole", 20, 4_000, repeats),
+            formatter_row("truncated", 40 if quick else 200, 20_000, repeats)]
+    counts = (500, 1_000) if quick else (1_000, 2_000, 4_000, 8_000, 16_000)
+    for count in counts:
+        row = formatter_row("summarized", count, 300, repeats)
+        if rows[-1]["case"] == "summarized":
+            row["per_child_growth"] = round(row["us_per_child"] / rows[-1]["us_per_child"], 2)
+        rows.append(row)
     return rows
 
 
-def bench(quick: bool = False) -> dict[str, Any]:
-    """Every figure of ``handoff bench`` (``quick``: smaller sizes, for a first look)."""
-    n = 4_000 if quick else 20_000
-    round_trips = trio_round_trips_per_second(n)
-    handoffs = scheduled_handoffs_per_second(n)
-    per_core = seeds_per_second(40 if quick else 200)
-    return {
-        "overhead_ratio": round_trips / handoffs,
-        "trio_round_trips_per_second": round_trips,
-        "scheduled_handoffs_per_second": handoffs,
-        "seeds_per_second_per_core": per_core,
-        "scale": scale((250, 500, 1_000) if quick else (1_000, 2_000, 4_000, 8_000)),
-        "formatter_chars_per_second": formatter_chars_per_second(
-            children=200 if quick else 1_000),
-        "formatter_linearity": formatter_linearity(
-            sizes=(250, 500, 1_000) if quick else (1_000, 2_000, 4_000, 8_000)),
-    }
+# -- the whole bench -----------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    import trio
+
+    return {"python": platform.python_version(), "trio": trio.__version__,
+            "platform": platform.platform(), "cpus": os.cpu_count(),
+            "usable_cpus": len(os.sched_getaffinity(0)), "load_average": os.getloadavg()}
+
+
+def bench(quick: bool = False, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Every figure of ``handoff bench``; ``quick`` keeps it to a few seconds."""
+    from sim.explore import default_jobs
+
+    say = progress or (lambda _: None)
+    jobs = default_jobs()
+    figures: dict[str, Any] = {"quick": quick, "machine_before": machine()}
+    say("message loops and the default world")
+    figures.update(message_rounds(3 if quick else 7, 2_000 if quick else 20_000,
+                                  5 if quick else 150))
+    say(f"parallel sweeps, --jobs 1 against --jobs {jobs}")
+    figures.update(parallel_rounds(1 if quick else 2, 60 if quick else 2_000, jobs))
+    say("scale, one fresh process per size")
+    figures["scale"] = scale((10, 20, 40) if quick else (1_000, 2_000, 4_000, 8_000, 16_000))
+    say("formatter")
+    figures["formatter"] = formatter(quick)
+    figures["load_average_after"] = os.getloadavg()
+    return figures

@@ -10,9 +10,8 @@ from __future__ import annotations
 import hashlib
 import os
 import traceback
-from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import attrs
@@ -111,13 +110,13 @@ def probe_table(outcomes: Sequence[SeedOutcome]) -> dict[str, int]:
     return seeds
 
 
-def _run_chunk(sweep: Sweep, seeds: Sequence[int]) -> list[SeedOutcome]:
-    return [run_seed(sweep, seed) for seed in seeds]
-
-
 def default_jobs() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                else (os.cpu_count() or 1))
+
+
+# Below this many seeds a sweep runs in this process: starting workers would cost more.
+SERIAL_BELOW = 50
 
 
 def sweep(
@@ -125,35 +124,22 @@ def sweep(
     seeds: Sequence[int],
     jobs: int = 1,
     progress: Callable[[int], None] | None = None,
-    chunk: int = 25,
+    dask: str | None = None,
 ) -> list[SeedOutcome]:
-    """Run every seed; ``progress`` is told how many seeds finished since its last call."""
-    if jobs <= 1 or len(seeds) <= chunk:
+    """Run every seed, in this process, over ``jobs`` local workers or on the Dask scheduler at
+    ``dask`` (sim/pool.py); ``progress`` is told how many seeds finished since its last call."""
+    from sim import pool
+
+    if dask is not None:
+        return pool.dask(spec, seeds, dask, progress)
+    if jobs <= 1 or len(seeds) < SERIAL_BELOW:
         outcomes = []
         for seed in seeds:
             outcomes.append(run_seed(spec, seed))
             if progress is not None:
                 progress(1)
         return outcomes
-    # Chunks are submitted a few at a time, so a long sweep never holds all its seeds or futures.
-    window = 4 * jobs
-    results: list[list[SeedOutcome]] = []
-    pending: deque[Future[list[SeedOutcome]]] = deque()
-
-    def collect() -> None:
-        part = pending.popleft().result()
-        results.append(part)
-        if progress is not None:
-            progress(len(part))
-
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for start in range(0, len(seeds), chunk):
-            pending.append(pool.submit(_run_chunk, spec, seeds[start:start + chunk]))
-            if len(pending) >= window:
-                collect()
-        while pending:
-            collect()
-    return [outcome for part in results for outcome in part]
+    return pool.local(spec, seeds, jobs, progress)
 
 
 @attrs.frozen

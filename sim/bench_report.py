@@ -1,0 +1,58 @@
+"""``handoff bench`` without ``--json``: the figures beside their SPEC §5 targets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _f(value: Any, fmt: str = "{:.2f}") -> str:
+    if isinstance(value, dict):
+        return (fmt.format(value["median"]) + " (" + fmt.format(value["min"]) + " to "
+                + fmt.format(value["max"]) + ")")
+    return fmt.format(value)
+
+
+def print_figures(figures: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    table = Table(title="medians (min to max) of interleaved rounds")
+    for column in ("figure", "measured", "target"):
+        table.add_column(column)
+    table.add_row("kernel cost per message / bare Trio",
+                  _f(figures["kernel_message_cost_vs_trio"]), "<= 3")
+    table.add_row("world steps/s / bare Trio messages/s",
+                  _f(figures["world_steps_vs_trio_messages"], "{:.3f}"), ">= 0.333")
+    table.add_row("default-world seeds/s per core",
+                  _f(figures["seeds_per_second_per_core"], "{:.0f}"), ">= 400")
+    jobs = figures["parallel"]["jobs"]
+    table.add_row(f"parallel efficiency, --jobs {jobs} vs --jobs 1",
+                  _f(figures["parallel_efficiency"]), "near 1 (>= 0.85)")
+    table.add_row("bare Trio messages/s", _f(figures["trio_messages_per_second"], "{:,.0f}"), "")
+    table.add_row("world kernel steps/s", _f(figures["world_steps_per_second"], "{:,.0f}"), "")
+    console.print(table)
+    scale = Table(title="scale: one default-world run per size, fresh process each")
+    for column in ("children", "seconds", "x per doubling", "peak MiB", "run MiB",
+                   "x per doubling", "records"):
+        scale.add_column(column, justify="right")
+    for row in figures["scale"]:
+        scale.add_row(str(row["children"]), f"{row['seconds']:.2f}",
+                      str(row.get("time_growth", "")), f"{row['peak_mib']:.0f}",
+                      f"{row['run_mib']:.0f}", str(row.get("memory_growth", "")),
+                      str(row["records"]))
+    console.print(scale)
+    fmt = Table(title="formatter (cap 160,000 characters)")
+    for column in ("case", "children", "input chars", "output", "truncated", "summarized",
+                   "seconds", "µs/child", "x per doubling"):
+        fmt.add_column(column, justify="right")
+    for row in figures["formatter"]:
+        fmt.add_row(row["case"], str(row["children"]), f"{row['input_chars']:,}",
+                    f"{row['output_chars']:,}", str(row["truncated"]), str(row["summarized"]),
+                    f"{row['seconds']:.4f}", f"{row['us_per_child']:.1f}",
+                    str(row.get("per_child_growth", "")))
+    console.print(fmt)
+    load = figures["machine_before"]["load_average"]
+    console.print(f"load average before {load[0]:.2f}, after "
+                  f"{figures['load_average_after'][0]:.2f} on "
+                  f"{figures['machine_before']['usable_cpus']} usable core(s)")
