@@ -73,7 +73,7 @@ def dask(spec: Sweep, seeds: Sequence[int], address: str,
     except ImportError as err:
         raise DaskMissing("--dask needs dask.distributed: pip install 'handoff-sim[dask]'") \
             from err
-    with Client(address, set_as_default=False) as client:
+    with Client(address, set_as_default=False) as client:  # type: ignore[no-untyped-call,unused-ignore]
         workers = max(1, sum(client.nthreads().values()))
         parts = batches(seeds, workers)
         futures = client.map(run_batch, [spec] * len(parts), parts, pure=False)
