@@ -16,6 +16,7 @@ from importlib import resources
 
 from sim import scenario as scenario_mod
 from sim import world
+from sim.gc_tuning import tune_for_sweeps
 
 
 def _rss_mib() -> float:
@@ -35,6 +36,7 @@ def world_with(children: int) -> scenario_mod.Scenario:
 
 def measure(children: int) -> dict[str, float | int]:
     loaded = world_with(children)
+    tune_for_sweeps()
     before = _rss_mib()
     start = time.perf_counter()  # wall-clock ok: benchmark
     result = world.run(loaded, seed=1)

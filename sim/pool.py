@@ -20,6 +20,8 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import TYPE_CHECKING, Any
 
+from sim.gc_tuning import tune_for_sweeps
+
 if TYPE_CHECKING:
     from sim.explore import SeedOutcome, Sweep
 
@@ -52,6 +54,7 @@ def batches(seeds: Sequence[int], workers: int, min_batch: int = MIN_BATCH) -> l
 def run_batch(spec: Sweep, seeds: Sequence[int]) -> list[SeedOutcome]:
     from sim.explore import run_seed
 
+    tune_for_sweeps()
     with _ONE_RUN_AT_A_TIME:
         return [run_seed(spec, seed) for seed in seeds]
 

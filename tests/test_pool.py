@@ -3,14 +3,17 @@ does, seed for seed; the outcome does not depend on the hash seed."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from importlib import resources
 
 import pytest
+from click.testing import CliRunner
 
 from sim import explore, pool
+from sim.cli import main
 from sim.scenario import Scenario, load
 
 
@@ -65,6 +68,13 @@ def test_dask_cluster_matches_a_serial_sweep(default_world: Scenario) -> None:
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
         remote = explore.sweep(spec, seeds, dask=cluster.scheduler_address)
+        via_cli = CliRunner().invoke(main, ["explore", "--seeds", "60", "--mutant",
+                                            "fresh-key-after-restart", "--json",
+                                            "--dask", cluster.scheduler_address])
+    local = CliRunner().invoke(main, ["explore", "--seeds", "60", "--mutant",
+                                      "fresh-key-after-restart", "--json", "--jobs", "1"])
+    assert via_cli.exit_code == local.exit_code == 1
+    assert json.loads(via_cli.stdout)["digest"] == json.loads(local.stdout)["digest"]
     assert [o.seed for o in remote] == seeds
     assert [o.violations for o in remote] == [o.violations for o in serial]
     assert [o.digest for o in remote] == [o.digest for o in serial]
