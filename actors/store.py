@@ -9,7 +9,6 @@ at once.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from collections.abc import Iterator
 from typing import Any
@@ -36,25 +35,9 @@ def _column(field: attrs.Attribute[Any]) -> str:
     return f"{field.name} {sql}" + (" PRIMARY KEY" if field.name == "run_id" else "")
 
 
-# Emptied in-memory databases left by closed stores of this process, for the next store: a sweep
-# opens one store per seed, and creating the schema anew cost about a twentieth of a default-world
-# seed, while emptying the tables costs about a twentieth of that. Keyed by process id, so a
-# forked sweep worker never uses a connection opened before the fork.
-_SPARE: dict[int, list[sqlite3.Connection]] = {}
-
-
-def _connect(path: str) -> sqlite3.Connection:
-    if path == ":memory:":
-        spare = _SPARE.get(os.getpid())
-        if spare:
-            return spare.pop()
-    return sqlite3.connect(path, isolation_level=None)
-
-
 class RunStore:
     def __init__(self, path: str = ":memory:") -> None:
-        self._path = path
-        self._db = _connect(path)
+        self._db = sqlite3.connect(path, isolation_level=None)
         columns = ", ".join(_column(f) for f in attrs.fields(RunRecord))
         self._db.execute(f"CREATE TABLE IF NOT EXISTS runs ({columns}, row_order INTEGER)")
         # A live session's transcript: its latest run's record, encoded once and shared with
@@ -76,20 +59,7 @@ class RunStore:
             "SELECT session_key, MAX(generation) FROM archives GROUP BY session_key").fetchall())
 
     def close(self) -> None:
-        """Closes the database; an in-memory one is emptied and kept for this process's next
-        store (an empty table behaves as a new one: rowids start again at 1)."""
-        if self._path != ":memory:":
-            self._db.close()
-            return
-        tables = [name for (name,) in self._db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        for table in tables:
-            self._db.execute(f"DELETE FROM {table}")
-        spare = _SPARE.setdefault(os.getpid(), [])
-        if len(spare) < 2:
-            spare.append(self._db)
-        else:
-            self._db.close()
+        self._db.close()
 
     def next_run_id(self) -> str:
         """Run ids come from a counter (never from a clock or a random source)."""
