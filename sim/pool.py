@@ -15,10 +15,11 @@ their results equal to a serial sweep's, which tests/test_pool.py checks seed fo
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sim.gc_tuning import tune_for_sweeps
 
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
 MIN_BATCH = 200
 # At most this many batches per worker: enough to even out slow batches.
 BATCHES_PER_WORKER = 4
+# ... unless batches would grow past this (about fifteen seconds): progress stays visible and a
+# worker never holds a huge batch's outcomes.
+MAX_BATCH = 2_000
 
 # Trio's scheduler seed is process-wide (sim/determinism.py): two runs in two threads of one
 # process would disturb each other's schedules. A Dask worker may run tasks in several threads,
@@ -40,7 +44,7 @@ def batches(seeds: Sequence[int], workers: int, min_batch: int = MIN_BATCH) -> l
     """Contiguous batches: ``workers`` times 1..BATCHES_PER_WORKER, each of >= ``min_batch``
     seeds where the sweep is large enough, sizes differing by at most one."""
     per_worker = max(1, min(BATCHES_PER_WORKER, len(seeds) // max(1, workers * min_batch)))
-    count = max(1, min(len(seeds), workers * per_worker))
+    count = max(1, min(len(seeds), workers * per_worker), -(-len(seeds) // MAX_BATCH))
     size, extra = divmod(len(seeds), count)
     out: list[list[int]] = []
     start = 0
@@ -61,11 +65,27 @@ def run_batch(spec: Sweep, seeds: Sequence[int]) -> list[SeedOutcome]:
 
 def local(spec: Sweep, seeds: Sequence[int], jobs: int,
           progress: Callable[[int], None] | None = None) -> list[SeedOutcome]:
-    """Forked local workers (they inherit the sweeping process's imports and hash seed)."""
+    """Forked local workers (they inherit the sweeping process's imports and hash seed).
+
+    Batches are submitted a few per worker at a time, so a long sweep never holds all its
+    futures."""
     parts = batches(seeds, jobs)
+    window = BATCHES_PER_WORKER * jobs
+    outcomes: list[SeedOutcome] = []
+    pending: deque[Future[list[SeedOutcome]]] = deque()
+
+    def collect() -> None:
+        outcomes.extend(_in_order([pending.popleft().result()], progress))
+
     with ProcessPoolExecutor(max_workers=min(jobs, len(parts)),
                              mp_context=get_context("fork")) as pool:
-        return _in_order(pool.map(run_batch, [spec] * len(parts), parts), progress)
+        for part in parts:
+            pending.append(pool.submit(run_batch, spec, part))
+            if len(pending) >= window:
+                collect()
+        while pending:
+            collect()
+    return outcomes
 
 
 def dask(spec: Sweep, seeds: Sequence[int], address: str,
@@ -87,7 +107,7 @@ class DaskMissing(RuntimeError):
     pass
 
 
-def _in_order(parts: Iterator[list[SeedOutcome]] | Any,
+def _in_order(parts: Iterable[list[SeedOutcome]],
               progress: Callable[[int], None] | None) -> list[SeedOutcome]:
     outcomes: list[SeedOutcome] = []
     for part in parts:
