@@ -13,22 +13,24 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from sim import explore as explore_mod
-from sim import scenario as scenario_mod
-from sim import world
 from sim.choices import MAX_SEED, STRATEGIES
 from sim.cli_args import check_mutants as _check_mutants
 from sim.cli_args import default_world_path, repro_command
 from sim.cli_args import load_world as _load_world
 from sim.cli_args import parse_faults as _parse_faults
-from sim.cli_probes import print_mutants, print_probes
-from sim.cli_style import HandoffGroup, console
+from sim.cli_lazy import LazyGroup
 from sim.cli_style import bad_input as _bad_input
-from sim.trace import first_difference
+from sim.cli_style import console
+
+# The world, the model and Trio are imported inside the commands that run them, and commands in
+# modules of their own are loaded when used, so `handoff --help` starts fast (SPEC §5: under
+# 0.15 s; tests/test_startup.py).
+if TYPE_CHECKING:
+    from sim import explore as explore_mod
 
 __all__ = ["default_world_path", "main", "repro_command"]
 
@@ -37,7 +39,21 @@ MAX_SWEEP = 10_000_000
 MAX_JOBS = 1_024
 
 
-@click.group(cls=HandoffGroup, context_settings={"help_option_names": ["-h", "--help"]})
+# Commands in modules of their own: where each lives, and its help `handoff --help` shows.
+_LAZY = {
+    "replay": ("sim.cli_replay:replay",
+               "Re-run one seed (or a recorded schedule, or a branch of one) and write its trace."),
+    "output": ("sim.cli_output:output_command",
+               "Read a child's session log (V1 or V2) and print the output it selects."),
+    "announce": ("sim.cli_announce:announce_command",
+                 "Render the payload a requester reads for these child results."),
+    "shrink": ("sim.cli_shrink:shrink_command",
+               "Shrink a failing seed to a small run that fails the same invariant, saved as a "
+               "scenario."),
+}
+
+
+@click.group(cls=LazyGroup, lazy=_LAZY, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="handoff-sim", prog_name="handoff")
 def main() -> None:
     """handoff: a deterministic simulator of sub-agent completion delivery."""
@@ -75,12 +91,16 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--list-mutants", is_flag=True,
               help="List the known-bug variants and the requirement each one breaks.")
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Run the seed batches on this Dask scheduler (needs handoff-sim[dask]).")
 def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | None,
             mutants: tuple[str, ...], faults: str | None, strategy: str | None,
             world_path: str | None, check_determinism: bool, branch_from: str | None,
             branch_at: int | None, save_dir: str | None, max_runs: int | None,
-            as_json: bool, list_mutants: bool) -> None:
+            as_json: bool, list_mutants: bool, dask_address: str | None = None) -> None:
     """Sweep seeds over a world and check every run against the invariants."""
+    from sim.cli_probes import print_mutants, print_probes
+
     if list_mutants:
         print_mutants(as_json)
         return
@@ -94,6 +114,7 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
         _bad_input(f"--start: the sweep would pass the largest seed, {MAX_SEED}")
     # A range, not a list: a sweep's seeds are never all built at once.
     seeds = range(one_seed, one_seed + 1) if one_seed is not None else range(start, start + count)
+    from sim import explore as explore_mod
     from sim.cli_shrink import branch_schedule, check_branch, save_failures, sweep_summary
 
     branch = branch_schedule(branch_from, branch_at, mutants, faults, strategy)
@@ -109,7 +130,7 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
 
     started = time.perf_counter()  # wall-clock ok: measures the sweep, never enters a run
     with _progress(len(seeds), enabled=sys.stderr.isatty()) as advance:
-        outcomes = explore_mod.sweep(spec, seeds, jobs=jobs, progress=advance)
+        outcomes = _sweep(spec, seeds, jobs, advance, dask_address)
     elapsed = time.perf_counter() - started  # wall-clock ok
 
     divergences = []
@@ -153,7 +174,23 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     raise SystemExit(1 if violations or divergences else 0)
 
 
+def _sweep(spec: explore_mod.Sweep, seeds: Sequence[int], jobs: int,
+           progress: Callable[[int], None], dask_address: str | None) -> list[Any]:
+    from sim import explore as explore_mod
+    from sim.pool import DaskMissing
+
+    try:
+        return explore_mod.sweep(spec, seeds, jobs=jobs, progress=progress, dask=dask_address)
+    except DaskMissing as err:
+        _bad_input(f"--dask: {err}")
+    except OSError as err:  # no scheduler at that address
+        _bad_input(f"--dask: {dask_address}: cannot reach the scheduler: {err}")
+
+
 def _divergence(spec: explore_mod.Sweep, seed: int) -> dict[str, Any]:
+    from sim import world
+    from sim.trace import first_difference
+
     a = world.run(spec.scenario, seed=seed, strategy=spec.strategy, mutants=spec.mutants,
                   fault_kinds=spec.fault_kinds)
     b = world.run(spec.scenario, seed=seed, strategy=spec.strategy, mutants=spec.mutants,
@@ -231,6 +268,9 @@ def _scenario_files(paths: Sequence[str]) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def run_command(paths: tuple[str, ...], as_json: bool) -> None:
     """Run scenario files (or every *.toml under folders) and check their expectations."""
+    from sim import explore as explore_mod
+    from sim import scenario as scenario_mod
+    from sim import world
     from sim.expect import failures
 
     files = _scenario_files(paths)
@@ -273,49 +313,15 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
 
 
 @main.command("bench")
-@click.option("--quick", is_flag=True, help="Smaller sizes: a first look in a few seconds.")
+@click.option("--quick", is_flag=True, help="Small sizes and few rounds: a few seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def bench_command(quick: bool, as_json: bool) -> None:
-    """Measure the simulator itself: ratios and rates from one run of this process."""
+    """Measure the simulator itself: ratios against baselines measured in the same process."""
     from sim.bench import bench
+    from sim.bench_report import print_figures
 
-    figures = bench(quick=quick)
+    figures = bench(quick=quick, progress=lambda what: click.echo(f"bench: {what}", err=True))
     if as_json:
         click.echo(json.dumps(figures, indent=2))
-        return
-    from rich.table import Table
-
-    out = console()
-    out.print(f"scheduled hand-off vs bare Trio round trip: {figures['overhead_ratio']:.2f}x "
-                  f"({figures['scheduled_handoffs_per_second']:,.0f} hand-offs/s, "
-                  f"{figures['trio_round_trips_per_second']:,.0f} round trips/s)")
-    out.print(f"default world: {figures['seeds_per_second_per_core']:.0f} seeds/s on one "
-                  "core, invariants included")
-    out.print(f"formatter: {figures['formatter_chars_per_second'] / 1e6:,.0f} M input "
-                  "chars/s; time per char at each size relative to the smallest: "
-                  + ", ".join(f"{r['children']}: {r['ratio']:.2f}"
-                              for r in figures["formatter_linearity"]["rows"]))
-    table = Table(title="one run, flat children")
-    for column in ("children", "seconds", "x previous", "peak MiB", "trace records"):
-        table.add_column(column, justify="right")
-    for row in figures["scale"]:
-        table.add_row(str(row["children"]), f"{row['seconds']:.2f}",
-                      f"{row['time_ratio']:.2f}" if "time_ratio" in row else "",
-                      f"{row['peak_mib']:.0f}", str(row["records"]))
-    out.print(table)
-
-
-def _register_optional_commands() -> None:
-    """Commands whose modules live beside this one."""
-    from sim.cli_announce import announce_command
-    from sim.cli_output import output_command
-    from sim.cli_replay import replay
-    from sim.cli_shrink import shrink_command
-
-    main.add_command(replay)
-    main.add_command(output_command)
-    main.add_command(announce_command)
-    main.add_command(shrink_command)
-
-
-_register_optional_commands()
+    else:
+        print_figures(figures)

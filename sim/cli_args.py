@@ -8,12 +8,15 @@ import shlex
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from actors.mutants import MUTANTS
-from sim import scenario as scenario_mod
 from sim.cli_style import bad_input as _bad_input
-from sim.faults import FAULT_KINDS
 from sim.textout import printable
+
+# The model and the world are imported where a flag is checked, not here: `handoff --help`
+# imports this module and should not pay for them (sim/cli_lazy.py).
+if TYPE_CHECKING:
+    from sim import scenario as scenario_mod
 
 
 def default_world_path() -> str:
@@ -21,10 +24,14 @@ def default_world_path() -> str:
 
 
 def load_world(path: str | None) -> scenario_mod.Scenario:
+    from sim import scenario as scenario_mod
+
     return scenario_mod.load(path or default_world_path())
 
 
 def check_mutants(names: Sequence[str]) -> tuple[str, ...]:
+    from actors.mutants import MUTANTS
+
     for name in names:
         if name not in MUTANTS:
             _bad_input(f"--mutant: unknown mutant {name!r} (known: {', '.join(MUTANTS)})")
@@ -34,6 +41,8 @@ def check_mutants(names: Sequence[str]) -> tuple[str, ...]:
 def parse_faults(value: str | None) -> tuple[str, ...] | None:
     if value is None:
         return None
+    from sim.faults import FAULT_KINDS
+
     if value in ("all", ""):
         return tuple(FAULT_KINDS) if value == "all" else ()
     kinds = tuple(k.strip() for k in value.split(",") if k.strip())

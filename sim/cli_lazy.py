@@ -14,8 +14,10 @@ from collections.abc import Mapping
 import click
 from click.utils import make_default_short_help
 
+from sim.cli_style import HandoffGroup
 
-class LazyGroup(click.Group):
+
+class LazyGroup(HandoffGroup):
     def __init__(self, *args: object, lazy: Mapping[str, tuple[str, str]] | None = None,
                  **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

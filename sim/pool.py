@@ -40,17 +40,18 @@ MAX_BATCH = 2_000
 _ONE_RUN_AT_A_TIME = threading.Lock()
 
 
-def batches(seeds: Sequence[int], workers: int, min_batch: int = MIN_BATCH) -> list[list[int]]:
+def batches(seeds: Sequence[int], workers: int,
+            min_batch: int = MIN_BATCH) -> list[Sequence[int]]:
     """Contiguous batches: ``workers`` times 1..BATCHES_PER_WORKER, each of >= ``min_batch``
     seeds where the sweep is large enough, sizes differing by at most one."""
     per_worker = max(1, min(BATCHES_PER_WORKER, len(seeds) // max(1, workers * min_batch)))
     count = max(1, min(len(seeds), workers * per_worker), -(-len(seeds) // MAX_BATCH))
     size, extra = divmod(len(seeds), count)
-    out: list[list[int]] = []
+    out: list[Sequence[int]] = []  # slices: a range's batches are ranges
     start = 0
     for i in range(count):
         end = start + size + (1 if i < extra else 0)
-        out.append(list(seeds[start:end]))
+        out.append(seeds[start:end])
         start = end
     return out
 
