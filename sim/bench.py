@@ -67,9 +67,6 @@ def world_batch(seeds: Sequence[int]) -> tuple[float, int]:
 def message_rounds(rounds: int, messages: int, seeds_per_round: int) -> dict[str, Any]:
     """Bare Trio, the kernel and the default world, one after another in each round."""
     from sim.bench_micro import kernel_messages_per_second, trio_messages_per_second
-    from sim.gc_tuning import tune_for_sweeps
-
-    tune_for_sweeps()  # as a sweep runs (sim/explore.py)
     cost, steps_ratio, per_core = [], [], []
     trio_rates, kernel_rates, step_rates = [], [], []
     world_batch(range(1_000_000, 1_000_002))  # warm-up: imports, caches

@@ -16,7 +16,7 @@ from importlib import resources
 
 from sim import scenario as scenario_mod
 from sim import world
-from sim.gc_tuning import tune_for_sweeps
+from sim.gc_tuning import tune_for_big_runs
 
 
 def _rss_mib() -> float:
@@ -36,7 +36,7 @@ def world_with(children: int) -> scenario_mod.Scenario:
 
 def measure(children: int) -> dict[str, float | int]:
     loaded = world_with(children)
-    tune_for_sweeps()
+    tune_for_big_runs()
     before = _rss_mib()
     start = time.perf_counter()  # wall-clock ok: benchmark
     result = world.run(loaded, seed=1)

@@ -19,7 +19,6 @@ import attrs
 from actors.probes import PROBES
 from sim import world
 from sim.choices import Schedule, ScheduleDiverged
-from sim.gc_tuning import tune_for_sweeps
 from sim.scenario import Scenario
 from sim.shrink import Shrunk, shrink
 
@@ -134,7 +133,6 @@ def sweep(
     if dask is not None:
         return pool.dask(spec, seeds, dask, progress)
     if jobs <= 1 or len(seeds) < SERIAL_BELOW:
-        tune_for_sweeps()
         outcomes = []
         for seed in seeds:
             outcomes.append(run_seed(spec, seed))

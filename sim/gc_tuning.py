@@ -1,4 +1,4 @@
-"""Garbage-collector settings for sweeps and big runs, applied once per process.
+"""Garbage-collector settings for big runs (thousands of children), applied once per process.
 
 A run makes reference cycles (Trio's tasks, nurseries and cancelled scopes), so the collector must
 run, but at Python's defaults it spent 7 % of a default-world sweep's CPU time and 11 % of a
@@ -15,6 +15,10 @@ run, but at Python's defaults it spent 7 % of a default-world sweep's CPU time a
 sight; a gen-0 threshold of 50,000 lets most of a seed's short-lived objects die by reference count
 before any collection looks at them. The peak memory of the 4,000-child run rose from 191 to
 210 MiB. GC timing never changes a run's outcome (no finalizer in the model has an effect on it).
+
+Sweeps keep Python's defaults: a 500-seed default-world sweep with these settings took the same
+CPU time as without (whole-process A/B, median ratio 1.01, spread 0.91 to 1.07) and 13 MiB more
+memory, so the few per cent the collector's share fell by did not show.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ THRESHOLDS = (50_000, 20, 100)
 _tuned = False
 
 
-def tune_for_sweeps() -> None:
+def tune_for_big_runs() -> None:
     """Freeze what exists now and raise the thresholds; later calls do nothing."""
     global _tuned
     if _tuned:

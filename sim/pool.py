@@ -21,8 +21,6 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import TYPE_CHECKING
 
-from sim.gc_tuning import tune_for_sweeps
-
 if TYPE_CHECKING:
     from sim.explore import SeedOutcome, Sweep
 
@@ -59,7 +57,6 @@ def batches(seeds: Sequence[int], workers: int,
 def run_batch(spec: Sweep, seeds: Sequence[int]) -> list[SeedOutcome]:
     from sim.explore import run_seed
 
-    tune_for_sweeps()
     with _ONE_RUN_AT_A_TIME:
         return [run_seed(spec, seed) for seed in seeds]
 
