@@ -14,7 +14,14 @@ from collections.abc import Callable, Iterable
 
 from actors import addresses, announce, events, retry
 from actors.messages import ChildEnded
-from actors.registry import DeliveryCore, Effect, Persist, Send, StartTimer
+from actors.registry import (
+    MUTANT_NESTED_TOP_LEVEL_INSTRUCTION,
+    DeliveryCore,
+    Effect,
+    Persist,
+    Send,
+    StartTimer,
+)
 from actors.run_record import RunRecord
 from actors.runtime import Crash, Port
 from actors.states import CrashPoint, OutcomeStatus, Waiting
@@ -30,7 +37,10 @@ def transcript_path(child_session_id: str) -> str:
 
 
 def requester_kind(session_key: str) -> announce.RequesterKind:
-    """Every requester this model runs is a top-level session in completion mode."""
+    """A sub-agent session (a nested requester) reads an internal update (reference §c5); every
+    top-level requester this model runs is in completion mode."""
+    if ":subagent:" in session_key:
+        return announce.RequesterKind.NESTED
     return announce.RequesterKind.TOP_LEVEL_COMPLETION
 
 
@@ -88,8 +98,12 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str]) -> 
     def jitter() -> float:
         return port.choose("jitter", retry.JITTER_STEPS) / (retry.JITTER_STEPS - 1)
 
-    core = DeliveryCore(port.incarnation, jitter, probed_render(port.probe), requester_kind,
-                        mutants, port.probe)
+    kind = requester_kind
+    if MUTANT_NESTED_TOP_LEVEL_INSTRUCTION in mutants:
+        def kind(session_key: str) -> announce.RequesterKind:
+            return announce.RequesterKind.TOP_LEVEL_COMPLETION
+    core = DeliveryCore(port.incarnation, jitter, probed_render(port.probe), kind,
+                        mutants, port.probe, pending_descendants=store.pending_descendants)
     port.emit(events.DeliveryStarted(port.incarnation))
     _perform(port, store, core.restore(store.open_deliveries(), port.now_ms))
     while True:

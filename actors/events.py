@@ -236,6 +236,34 @@ class DeliverySkipped(Event):
 
 
 @attrs.frozen(slots=True)
+class DeliveryDeferred(Event):
+    """The run's announcement waits: it has descendants still pending (DEL-6, §c8)."""
+
+    kind: ClassVar[str] = "delivery.defer"
+    run_id: str
+    pending: int
+    recheck_at_ms: int
+
+
+@attrs.frozen(slots=True)
+class AnnounceSkipped(Event):
+    """The child replied exactly ANNOUNCE_SKIP: nothing is announced and the obligation is
+    recorded as delivered (reference §c1)."""
+
+    kind: ClassVar[str] = "delivery.announce_skip"
+    run_id: str
+
+
+@attrs.frozen(slots=True)
+class RunCleanedUp(Event):
+    """The run's obligations resolved and its cleanup ran (DEL-16); once per run."""
+
+    kind: ClassVar[str] = "run.cleanup"
+    run_id: str
+    delivery: str  # the resolved delivery status
+
+
+@attrs.frozen(slots=True)
 class StaleInput(Event):
     """An acknowledgement or rejection for a try that is no longer in flight."""
 

@@ -49,6 +49,9 @@ class ChildSpec:
     # FMT-6: the label of the child session key; a later child with the same label reuses the
     # key (a new generation of that session). Default: the child id.
     session: str | None = None
+    # DEL-6: the id of the child whose run spawns this one (a nested child); its requester is
+    # then that child's session. None: spawned by a top-level session.
+    parent: str | None = None
 
     @property
     def run_ms(self) -> int:

@@ -12,11 +12,15 @@ import attrs
 
 from actors.output import ContentBlock, SessionEvent
 from actors.registry import (
+    MUTANT_ANNOUNCE_SKIP_AS_TEXT,
     MUTANT_BACKOFF_UNCAPPED,
+    MUTANT_CLEANUP_NOT_RECORDED,
     MUTANT_EXPIRY_FROM_SPAWN,
     MUTANT_FRESH_KEY_AFTER_RESTART,
     MUTANT_GIVE_UP_AFTER_TRIES,
     MUTANT_KEY_WITHOUT_RUN_ID,
+    MUTANT_NESTED_TOP_LEVEL_INSTRUCTION,
+    MUTANT_NO_DESCENDANT_GATING,
     MUTANT_NOT_REQUIRED_DELIVERED,
     MUTANT_PERMANENT_RETRIED,
     MUTANT_SILENT_NO_REPLY,
@@ -74,6 +78,22 @@ MUTANTS: dict[str, str] = {
     MUTANT_STOP_REASON_COMPLETED: (
         "the child's result reports stop reason 'completed' whatever ended its turn (OUT-6)"
     ),
+    MUTANT_ANNOUNCE_SKIP_AS_TEXT: (
+        "a reply that is exactly ANNOUNCE_SKIP is announced to the requester as text instead of "
+        "announcing nothing (reference §c1, DEL-2)"
+    ),
+    MUTANT_CLEANUP_NOT_RECORDED: (
+        "a run's cleanup is traced but never recorded in the store, so a restarted delivery "
+        "actor cleans every resolved run up again (DEL-16)"
+    ),
+    MUTANT_NESTED_TOP_LEVEL_INSTRUCTION: (
+        "a completion for a nested requester (itself a sub-agent) is rendered with the top-level "
+        "instruction to tell the user, not the internal-update form (reference §c5, DEL-4)"
+    ),
+    MUTANT_NO_DESCENDANT_GATING: (
+        "a child that spawned children announces as soon as it ends, while its descendants are "
+        "still pending (reference §c8, DEL-6)"
+    ),
 }
 
 
@@ -98,6 +118,10 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_DEDUPE_OFF: Breaks("DEL-3", "at-most-once"),
     MUTANT_FAILED_RESULT_REPLAYED: Breaks("DEL-14", "failure-not-replayed"),
     MUTANT_STOP_REASON_COMPLETED: Breaks("OUT-6", "stop-reason-kept"),
+    MUTANT_ANNOUNCE_SKIP_AS_TEXT: Breaks("DEL-2", "announce-skip"),
+    MUTANT_CLEANUP_NOT_RECORDED: Breaks("DEL-16", "cleanup-once"),
+    MUTANT_NESTED_TOP_LEVEL_INSTRUCTION: Breaks("DEL-4", "nested-instruction"),
+    MUTANT_NO_DESCENDANT_GATING: Breaks("DEL-6", "descendants-first"),
 }
 
 

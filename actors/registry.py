@@ -32,6 +32,7 @@ from actors.messages import Completion, CompletionAck, SendRejected
 from actors.run_record import (
     AttemptStarted,
     Change,
+    CleanedUp,
     Delivered,
     GaveUp,
     RetryScheduled,
@@ -51,6 +52,21 @@ MUTANT_EXPIRY_FROM_SPAWN = "expiry-from-spawn"
 MUTANT_NOT_REQUIRED_DELIVERED = "not-required-delivered"
 MUTANT_GIVE_UP_AFTER_TRIES = "give-up-after-tries"
 MUTANT_SILENT_NO_REPLY = "silent-no-reply"
+MUTANT_ANNOUNCE_SKIP_AS_TEXT = "announce-skip-as-text"
+MUTANT_CLEANUP_NOT_RECORDED = "cleanup-not-recorded"
+MUTANT_NESTED_TOP_LEVEL_INSTRUCTION = "nested-top-level-instruction"
+MUTANT_NO_DESCENDANT_GATING = "no-descendant-gating"
+
+# A run with pending descendants re-checks after this long; the wait counts no attempt (§c8, §c11).
+DESCENDANT_RECHECK_MS = 15_000
+
+# A reply that is exactly this (whitespace trimmed) asks for no announcement (reference §c1).
+ANNOUNCE_SKIP = "ANNOUNCE_SKIP"
+
+
+def is_announce_skip(text: str | None) -> bool:
+    # Only short texts can be the token; the guard keeps strip() off megabyte answers.
+    return text is not None and len(text) < 64 and text.strip() == ANNOUNCE_SKIP
 
 K = TypeVar("K")
 
@@ -165,8 +181,10 @@ class DeliveryCore(Generic[K]):
         requester_kind: Callable[[str], K],
         mutants: frozenset[str] = frozenset(),
         probe: Callable[[str], None] = _no_probe,
+        pending_descendants: Callable[[RunRecord], int] = lambda record: 0,
     ) -> None:
         self.incarnation = incarnation
+        self._pending_descendants = pending_descendants
         self._jitter = jitter
         self._render = render
         self._requester_kind = requester_kind
@@ -192,11 +210,17 @@ class DeliveryCore(Generic[K]):
         return effects
 
     def restore(self, records: Iterable[RunRecord], now_ms: int) -> list[Effect]:
-        """Pick up every ended run whose required delivery is still pending (after a restart)."""
+        """Pick up every ended run whose required delivery is still pending, and finish the
+        cleanup of every resolved run the previous incarnation did not reach (after a restart)."""
         effects: list[Effect] = []
         for record in records:
-            if record.delivery_status == DeliveryStatus.PENDING and record.ended_at_ms is not None:
+            if record.ended_at_ms is None:
+                continue
+            if record.delivery_status == DeliveryStatus.PENDING:
                 effects += self.handle(Restored(record), now_ms)
+            elif record.cleaned_up_at_ms is None:
+                self._probe("delivery.cleanup-after-restart")
+                effects += self._cleanup(record, now_ms)
         return effects
 
     def child_ended(self, record: RunRecord, now_ms: int) -> list[Effect]:
@@ -216,6 +240,9 @@ class DeliveryCore(Generic[K]):
     def _finished(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, RunFinished)
         record = event.record
+        if record.cleaned_up_at_ms is not None:
+            self._probe("delivery.child-ended-after-resolution")
+            return []  # resolved and cleaned up already: a resolved run never reopens
         if MUTANT_NOT_REQUIRED_DELIVERED in self._mutants and not record.required:
             record = attrs.evolve(record, required=True, delivery_status=DeliveryStatus.PENDING)
         if MUTANT_SILENT_NO_REPLY in self._mutants and (record.result_text or "").strip() in (
@@ -223,10 +250,10 @@ class DeliveryCore(Generic[K]):
             return [events.DeliverySkipped(record.run_id, DeliveryStatus.NOT_REQUIRED)]
         if not record.required or record.delivery_status == DeliveryStatus.NOT_REQUIRED:
             self._probe("delivery.not-required-skip")
-            return [events.DeliverySkipped(record.run_id, DeliveryStatus.NOT_REQUIRED)]
+            return [events.DeliverySkipped(record.run_id, DeliveryStatus.NOT_REQUIRED),
+                    *self._cleanup(record, now_ms)]
         if record.delivery_status != DeliveryStatus.PENDING:
-            self._probe("delivery.child-ended-after-resolution")
-            return []  # resolved already: a resolved run never reopens
+            return self._cleanup(record, now_ms)  # resolved before a crash; cleanup left
         active = self._active[record.run_id] = _Active(record, self._key(record))
         return self._start_attempt(active, now_ms)
 
@@ -262,7 +289,8 @@ class DeliveryCore(Generic[K]):
             self._probe("delivery.late-ack")  # a late ack still proves the hand-off
         del self._active[event.run_id]
         return [Persist(event.run_id, Delivered(now_ms)),
-                events.DeliveryRecorded(event.run_id, event.key, not event.accepted)]
+                events.DeliveryRecorded(event.run_id, event.key, not event.accepted),
+                *self._cleanup(apply(active.record, Delivered(now_ms)), now_ms)]
 
     def _stale_ack(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, CompletionAck)
@@ -315,6 +343,25 @@ class DeliveryCore(Generic[K]):
             return retry.expiry_deadline_ms(record.created_at_ms, record.required)
         return retry.expiry_deadline_ms(record.ended_at_ms, record.required)
 
+    def _skips(self, record: RunRecord) -> bool:
+        return is_announce_skip(record.result_text) and (
+            MUTANT_ANNOUNCE_SKIP_AS_TEXT not in self._mutants)
+
+    def _announce_skip(self, record: RunRecord, now_ms: int) -> list[Effect]:
+        """ANNOUNCE_SKIP: nothing is sent, the obligation is delivered, cleanup still runs."""
+        self._probe("delivery.announce-skip")
+        self._active.pop(record.run_id, None)
+        return [Persist(record.run_id, Delivered(now_ms)), events.AnnounceSkipped(record.run_id),
+                *self._cleanup(apply(record, Delivered(now_ms)), now_ms)]
+
+    def _cleanup(self, record: RunRecord, now_ms: int) -> list[Effect]:
+        """Once the obligations resolved: record the cleanup, then trace it. No crash point lies
+        between the two effects, so the trace shows each durable cleanup exactly once."""
+        cleaned = events.RunCleanedUp(record.run_id, record.delivery_status.value)
+        if MUTANT_CLEANUP_NOT_RECORDED in self._mutants:
+            return [cleaned]
+        return [Persist(record.run_id, CleanedUp(now_ms)), cleaned]
+
     def _persist(self, active: _Active, change: Change) -> Persist:
         active.record = apply(active.record, change)
         return Persist(active.record.run_id, change)
@@ -323,7 +370,17 @@ class DeliveryCore(Generic[K]):
         record = active.record
         if now_ms >= self._deadline(record):
             self._probe("delivery.expiry")
-            return self._give_up(active, GiveUpReason.EXPIRY, record.last_error)
+            return self._give_up(active, GiveUpReason.EXPIRY, record.last_error, now_ms)
+        pending = self._pending_descendants(record)
+        if pending and MUTANT_NO_DESCENDANT_GATING not in self._mutants:
+            # DEL-6: the run announces once its descendants settled (their results are what it
+            # reports); until then it waits without spending an attempt.
+            self._probe("delivery.descendants-pending")
+            active.waiting = Waiting.ATTEMPT_WAIT
+            return [events.DeliveryDeferred(record.run_id, pending, now_ms + DESCENDANT_RECHECK_MS),
+                    StartTimer(DESCENDANT_RECHECK_MS, AttemptDue(record.run_id))]
+        if self._skips(record):  # after the descendants settled, as any announcement
+            return self._announce_skip(record, now_ms)
         active.failed_tries = 0
         persist = self._persist(active, AttemptStarted(record.attempt_count + 1))
         return [persist, *self._send_try(active, now_ms)]
@@ -359,11 +416,13 @@ class DeliveryCore(Generic[K]):
             self._probe("delivery.permanent-error")
             if chain.cause is not None:
                 self._probe("delivery.wrapped-permanent-error")
-            return effects + self._give_up(active, GiveUpReason.PERMANENT_FAILURE, error)
+            return effects + self._give_up(active, GiveUpReason.PERMANENT_FAILURE, error,
+                                               now_ms)
         if error_class is retry.ErrorClass.SENT:
             # Part of it already reached the platform: never resent (DEL-10, DEL-11).
             self._probe("delivery.sent-before-error")
-            return effects + self._give_up(active, GiveUpReason.SENT_BEFORE_ERROR, error)
+            return effects + self._give_up(active, GiveUpReason.SENT_BEFORE_ERROR, error,
+                                               now_ms)
         if error_class is retry.ErrorClass.TRANSIENT:
             wait = retry.transport_wait_ms(active.failed_tries)
             if wait is not None:
@@ -371,7 +430,8 @@ class DeliveryCore(Generic[K]):
                 return [*effects, StartTimer(wait, TryDue(record.run_id, active.token))]
             self._probe("delivery.transient-retries-exhausted")
             if MUTANT_GIVE_UP_AFTER_TRIES in self._mutants:
-                return effects + self._give_up(active, GiveUpReason.PERMANENT_FAILURE, error)
+                return effects + self._give_up(active, GiveUpReason.PERMANENT_FAILURE, error,
+                                               now_ms)
         else:
             self._probe("delivery.unclassified-error")
         # Retryable announce outcome: the registry loop waits its backoff, then tries again; the
@@ -393,7 +453,8 @@ class DeliveryCore(Generic[K]):
             StartTimer(delay, AttemptDue(record.run_id)),
         ]
 
-    def _give_up(self, active: _Active, reason: GiveUpReason, error: str | None) -> list[Effect]:
+    def _give_up(self, active: _Active, reason: GiveUpReason, error: str | None,
+                 now_ms: int) -> list[Effect]:
         record = active.record
         del self._active[record.run_id]
         # A completed ok child keeps its payload for an operator redrive (suspended); anything
@@ -404,7 +465,8 @@ class DeliveryCore(Generic[K]):
         self._probe("delivery.suspended" if status == DeliveryStatus.SUSPENDED
                     else "delivery.failed")
         return [Persist(record.run_id, GaveUp(status, error)),
-                events.DeliveryGaveUp(record.run_id, status, reason, error)]
+                events.DeliveryGaveUp(record.run_id, status, reason, error),
+                *self._cleanup(apply(record, GaveUp(status, error)), now_ms)]
 
 
 IDLE, ACK, TRY_WAIT, ATTEMPT_WAIT = Waiting
@@ -414,7 +476,8 @@ _T = Transition
 # IDLE as a target also means "resolved" (the run leaves memory).
 TABLE: Mapping[tuple[Waiting, type], Transition] = {
     # nothing in flight here
-    (IDLE, RunFinished): _T("_finished", (IDLE, ACK), "send attempt 1, or skip"),
+    (IDLE, RunFinished): _T("_finished", (IDLE, ACK, ATTEMPT_WAIT),
+                            "send attempt 1, skip, or wait for descendants"),
     (IDLE, Restored): _T("_restored", (IDLE, ACK, ATTEMPT_WAIT), "resume from the store"),
     (IDLE, CompletionAck): _T("_stale_ack", (IDLE,), "stale: noted"),
     (IDLE, SendRejected): _T("_stale_rejection", (IDLE,), "stale: noted"),
@@ -441,7 +504,8 @@ TABLE: Mapping[tuple[Waiting, type], Transition] = {
     (ATTEMPT_WAIT, SendRejected): _T("_stale_rejection", (ATTEMPT_WAIT,), "stale: noted"),
     (ATTEMPT_WAIT, AckTimeout): _T("_stale_timer", (ATTEMPT_WAIT,), "stale timer"),
     (ATTEMPT_WAIT, TryDue): _T("_stale_timer", (ATTEMPT_WAIT,), "stale timer"),
-    (ATTEMPT_WAIT, AttemptDue): _T("_attempt_due", (IDLE, ACK), "next attempt, or expire"),
+    (ATTEMPT_WAIT, AttemptDue): _T("_attempt_due", (IDLE, ACK, ATTEMPT_WAIT),
+                                   "next attempt, expire, or wait for descendants"),
 }
 # Missing on purpose: Restored while a delivery is in flight (a restore only happens in a fresh
 # incarnation, which has nothing in flight).

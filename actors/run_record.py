@@ -46,6 +46,9 @@ class RunRecord:
     next_attempt_at_ms: int | None = None
     last_error: str | None = None
     delivered_at_ms: int | None = None
+    # Set once, when the run's cleanup ran after its obligations resolved (traced; a restart
+    # finishes a cleanup the previous incarnation did not reach).
+    cleaned_up_at_ms: int | None = None
 
 
 # -- changes: one field set per transition -----------------------------------------------------
@@ -102,9 +105,17 @@ class GaveUp:
         return CrashPoint.BEFORE_RECORD_FAILED
 
 
-Change = RunEnded | AttemptStarted | RetryScheduled | Delivered | GaveUp
+@attrs.frozen
+class CleanedUp:
+    """The run's obligations resolved and its cleanup ran (once per run)."""
+
+    cleaned_up_at_ms: int
+    crash_point: ClassVar[CrashPoint] = CrashPoint.BEFORE_RECORD_CLEANUP
+
+
+Change = RunEnded | AttemptStarted | RetryScheduled | Delivered | GaveUp | CleanedUp
 CHANGE_TYPES: tuple[type[Change], ...] = (RunEnded, AttemptStarted, RetryScheduled, Delivered,
-                                          GaveUp)
+                                          GaveUp, CleanedUp)
 
 
 def apply(record: RunRecord, change: Change) -> RunRecord:
@@ -121,6 +132,8 @@ def apply(record: RunRecord, change: Change) -> RunRecord:
     if isinstance(change, GaveUp):
         return attrs.evolve(record, delivery_status=change.delivery_status,
                             last_error=change.last_error)
+    if isinstance(change, CleanedUp):
+        return attrs.evolve(record, cleaned_up_at_ms=change.cleaned_up_at_ms)
     return attrs.evolve(record, ended_at_ms=change.ended_at_ms,
                         outcome_status=change.outcome_status, outcome_error=change.outcome_error,
                         result_text=change.result_text, stop_reason=change.stop_reason,

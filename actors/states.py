@@ -56,6 +56,7 @@ class CrashPoint(enum.StrEnum):
     BEFORE_RECORD_DELIVERED = "before-record-delivered"
     BEFORE_RECORD_FAILED = "before-record-failed"
     BEFORE_RECORD_SUSPENDED = "before-record-suspended"
+    BEFORE_RECORD_CLEANUP = "before-record-cleanup"
 
 
 class StepFinish(enum.StrEnum):

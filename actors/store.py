@@ -45,14 +45,20 @@ class RunStore:
         self._db.execute("CREATE TABLE IF NOT EXISTS transcripts "
                          "(session_key TEXT PRIMARY KEY, payload BLOB)")
         # Without it, restoring open deliveries scans every row: a run with n children would
-        # cost O(n^2).
-        self._db.execute("CREATE INDEX IF NOT EXISTS runs_by_delivery "
-                         "ON runs (delivery_status, row_order)")
+        # cost O(n^2). A run stays open (uncleaned) until its obligations resolved and its
+        # cleanup ran, so pending deliveries are a subset.
+        self._db.execute("CREATE INDEX IF NOT EXISTS runs_open "
+                         "ON runs (cleaned_up_at_ms, row_order)")
+        self._db.execute("CREATE INDEX IF NOT EXISTS runs_by_requester "
+                         "ON runs (requester, created_at_ms)")
         # FMT-6: retained transcripts, one record per generation of a session key; run
         # membership lives inside the still-encoded payload. Read rarely, so no index.
         self._db.execute("CREATE TABLE IF NOT EXISTS archives "
                          "(session_key TEXT, generation INTEGER, payload BLOB)")
         self._order = 0
+        # The requester column's distinct values (only membership is asked, never iterated).
+        self._spawning_sessions: set[str] = set(
+            key for (key,) in self._db.execute("SELECT DISTINCT requester FROM runs"))
         # The last archive generation of each session key (the archives table's maximum, kept
         # beside it so retaining a run costs one write; a fresh database has none).
         self._generations: dict[str, int] = {} if path == ":memory:" else dict(self._db.execute(
@@ -70,6 +76,7 @@ class RunStore:
         if not record.required:
             record = attrs.evolve(record, delivery_status=DeliveryStatus.NOT_REQUIRED)
         self._order += 1
+        self._spawning_sessions.add(record.requester)
         values = [getattr(record, name) for name in _FIELDS]
         placeholders = ", ".join("?" for _ in range(len(_FIELDS) + 1))
         self._db.execute(
@@ -130,13 +137,33 @@ class RunStore:
         return _record(row)
 
     def open_deliveries(self) -> Iterator[RunRecord]:
-        """Ended runs whose required delivery is still pending, in registration order."""
+        """Ended runs not yet cleaned up (their delivery pending, or resolved with the cleanup
+        left undone), in registration order."""
         cursor = self._db.execute(
-            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE delivery_status = ? "
-            "AND ended_at_ms IS NOT NULL ORDER BY row_order",
-            [DeliveryStatus.PENDING],
-        )
+            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE cleaned_up_at_ms IS NULL "
+            "AND ended_at_ms IS NOT NULL ORDER BY row_order")
         return (_record(row) for row in cursor.fetchall())
+
+    def pending_descendants(self, record: RunRecord) -> int:
+        """How many runs below the run ``record`` (its children, theirs, ...) are not yet
+        cleaned up (DEL-6). A run's children are the runs its session spawned while it ran: an
+        earlier or later run of the same session key does not count them."""
+        pending = 0
+        frontier = [record]
+        while frontier:
+            parent = frontier.pop()
+            if parent.child_session_key not in self._spawning_sessions:
+                continue  # most runs spawn nothing: no query
+            rows = self._db.execute(
+                f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester = ? "
+                "AND created_at_ms >= ? AND created_at_ms <= ? ORDER BY row_order",
+                [parent.child_session_key, parent.created_at_ms,
+                 parent.ended_at_ms if parent.ended_at_ms is not None else 2**62]).fetchall()
+            for row in rows:
+                child = _record(row)
+                pending += child.cleaned_up_at_ms is None
+                frontier.append(child)
+        return pending
 
     def all_runs(self) -> list[RunRecord]:
         cursor = self._db.execute(f"SELECT {', '.join(_FIELDS)} FROM runs ORDER BY row_order")

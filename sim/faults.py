@@ -56,7 +56,7 @@ FAULT_KINDS: dict[str, str] = {
     FaultKind.CHILD_TIMEOUT: "a child run outlives its timeout and is disposed of",
     FaultKind.TOKEN_LIMIT: "a child step is cut off at its token limit (max-tokens)",
     FaultKind.ATTEMPT_RETRY: "a child's model attempt fails and is retried",
-    FaultKind.NO_REPLY: "a child run finishes with NO_REPLY or an empty reply",
+    FaultKind.NO_REPLY: "a child run finishes with NO_REPLY, an empty reply or ANNOUNCE_SKIP",
     FaultKind.ABORT: "a requester aborts a running child",
 }
 assert list(FAULT_KINDS) == list(FaultKind)

@@ -92,6 +92,9 @@ def _value(value: Any) -> str:
 def _child(child: ChildSpec) -> dict[str, Any]:
     out: dict[str, Any] = {"id": child.id, "requester": child.requester, "task": child.task,
                            "spawn_at": seconds(child.spawn_at_ms), "encoding": child.encoding}
+    if child.parent is not None:  # a nested child names its parent, not the parent's session
+        del out["requester"]
+        out["parent"] = child.parent
     if child.timeout_ms is not None:
         out["timeout"] = seconds(child.timeout_ms)
     if child.error is not None:

@@ -37,13 +37,18 @@ from sim.determinism import seed_trio_scheduler
 from sim.faults import ArmedFault, FaultPlan, TimelineEvent
 from sim.invariants import Violation
 from sim.kernel import ActorPort, Kernel, run_trio
-from sim.scenario import Scenario, WorkloadDef
+from sim.scenario import Scenario, WorkloadDef, nested_requester
 from sim.trace import Trace
 
 # Bounds on one run (a limit on everything): agenda steps and trace records.
 MAX_STEPS = 200_000
 MAX_RECORDS = 1_000_000
 
+# The default world's trees: depth (a top-level child is depth 1) and children per child.
+TREE_DEPTH = 3
+TREE_FAN_OUT = 5
+# What the no-reply fault makes a child answer: silence, nothing, or the skip token (§c1).
+SILENT_REPLIES = ("NO_REPLY", "", " ANNOUNCE_SKIP\n")
 CHILD_ERRORS = ("model provider error: 500 internal error", "tool sandbox exited with status 137",
                 "stream reset: <eof> & no retry", "Error: request timed out\n  at fetch (net.js:1)",
                 "failed: NO_REPLY")
@@ -193,6 +198,10 @@ class _World:
             self._root = root
             for session in self.scenario.sessions:
                 self._start_requester(root, session.key)
+            # A child that spawns children is itself a requester: its session receives their
+            # completions as internal updates (DEL-4).
+            for key in dict.fromkeys(c.requester for c in children if c.parent is not None):
+                self._start_requester(root, key)
             self._start_delivery()
             for child in children:
                 self._schedule_spawn(child)
@@ -294,6 +303,7 @@ class _World:
         for i in range(workload.children):
             with self.chooser.span("child"):  # so a shrinker can drop one child whole
                 child = self._draw_child(workload, f"c{first + i + 1}", i)
+                child = self._draw_tree(child, drawn)
                 child = self._draw_archive_use(child, drawn)
                 drawn.append(child)
                 if self.plan.strikes("abort"):
@@ -313,7 +323,8 @@ class _World:
         some runs' archives are read some time after the run should have ended, often after
         cleanup deleted the live session. On their own stream so other draws keep still."""
         chooser, sub = self.chooser, "workload:archive"
-        reused = bool(earlier) and chooser.chance(sub, 0.15)
+        # A nested child is spawned while its parent runs; it never moves to reuse a key.
+        reused = bool(earlier) and child.parent is None and chooser.chance(sub, 0.15)
         if reused:
             prior = earlier[chooser.choose(sub, len(earlier))]
             child = attrs.evolve(child, session=prior.session or prior.id,
@@ -328,6 +339,31 @@ class _World:
                 self._send_at(end_ms + 1000 * (1 + chooser.choose(sub, 120)), child,
                               CleanupSession(child.id))
         return child
+
+    def _draw_tree(self, child: ChildSpec, earlier: list[ChildSpec]) -> ChildSpec:
+        """DEL-6: some children are spawned by an earlier child while it runs (trees of depth up
+        to TREE_DEPTH, at most TREE_FAN_OUT children each); on their own stream."""
+        chooser, sub = self.chooser, "workload:tree"
+        if not earlier or not chooser.chance(sub, 0.15):
+            return child
+        depth = {c.id: 1 for c in earlier}
+        fan_out: dict[str, int] = {}
+        for c in earlier:
+            if c.parent is not None:
+                depth[c.id] = depth[c.parent] + 1
+                fan_out[c.parent] = fan_out.get(c.parent, 0) + 1
+        runs_of = {c.id: 0 for c in earlier}
+        for c in earlier:
+            runs_of[c.id] += 1
+        # A re-run session has two specs under one id; the parent named must be unambiguous.
+        parents = [c for c in earlier if depth[c.id] < TREE_DEPTH and runs_of[c.id] == 1
+                   and fan_out.get(c.id, 0) < TREE_FAN_OUT and c.run_ms >= 2000]
+        if not parents:
+            return child
+        parent = parents[chooser.choose(sub, len(parents))]
+        spawn_at_ms = parent.spawn_at_ms + 1000 * chooser.choose(sub, parent.run_ms // 1000)
+        return attrs.evolve(child, parent=parent.id, requester=nested_requester(parent),
+                            spawn_at_ms=spawn_at_ms)
 
     def _send_at(self, at_ms: int, child: ChildSpec, message: object) -> None:
         self.kernel.at(at_ms, f"{type(message).__name__} {child.id}", functools.partial(
@@ -354,8 +390,8 @@ class _World:
             tool_calls = 0 if final else 1 + chooser.choose("workload", 2)
             steps.append(StepSpec(step_ms, text=text, reasoning=reasoning, tool_calls=tool_calls))
         if plan.strikes("no-reply"):
-            steps[-1] = attrs.evolve(steps[-1], text=("NO_REPLY", "")[
-                chooser.choose("fault:no-reply", 2)])
+            steps[-1] = attrs.evolve(steps[-1], text=SILENT_REPLIES[
+                chooser.choose("fault:no-reply", len(SILENT_REPLIES))])
         retried = None
         if plan.strikes("attempt-retry"):
             retried = k = chooser.choose("fault:attempt-retry", len(steps))

@@ -269,7 +269,8 @@ class _ReopeningCore(DeliveryCore[str]):
     """Treats every end notice as a first one, even for a run already resolved."""
 
     def _finished(self, active: Any, event: Any, now_ms: int) -> list[Effect]:
-        record = attrs.evolve(event.record, delivery_status=DeliveryStatus.PENDING)
+        record = attrs.evolve(event.record, delivery_status=DeliveryStatus.PENDING,
+                              cleaned_up_at_ms=None)
         if not record.required:
             return super()._finished(active, event, now_ms)
         return super()._finished(active, RunFinished(record), now_ms)
@@ -285,8 +286,9 @@ def test_it_catches_a_core_that_reopens_a_resolved_run() -> None:
 class _ForgetfulCore(DeliveryCore[str]):
     """Gives up without persisting it: the row still says a completion is owed."""
 
-    def _give_up(self, active: Any, reason: Any, error: str | None) -> list[Effect]:
-        return [e for e in super()._give_up(active, reason, error) if not isinstance(e, Persist)]
+    def _give_up(self, active: Any, reason: Any, error: str | None, now_ms: int) -> list[Effect]:
+        return [e for e in super()._give_up(active, reason, error, now_ms)
+                if not isinstance(e, Persist)]
 
 
 def test_it_catches_a_give_up_that_is_not_persisted() -> None:

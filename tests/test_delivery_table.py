@@ -24,6 +24,7 @@ from actors.registry import (
 from actors.run_record import (
     CHANGE_TYPES,
     AttemptStarted,
+    CleanedUp,
     Delivered,
     GaveUp,
     RetryScheduled,
@@ -100,7 +101,7 @@ def test_each_change_writes_exactly_its_columns() -> None:
     record = _ended()
     samples = [RunEnded(5, OutcomeStatus.TIMEOUT, "e", "t", "max-tokens", 1, 2),
                AttemptStarted(3), RetryScheduled(9_000, "gateway timeout"), Delivered(7),
-               GaveUp(DeliveryStatus.SUSPENDED, "chat not found")]
+               GaveUp(DeliveryStatus.SUSPENDED, "chat not found"), CleanedUp(11)]
     assert [type(c) for c in samples] == list(CHANGE_TYPES)
     record_fields = {f.name for f in attrs.fields(RunRecord)}
     for change in samples:

@@ -31,7 +31,7 @@ MARK = "# <-"
 SESSION = '[[sessions]]\nkey = "agent:main:main"\n'
 CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, reply_chars, error, "
                 "expects_completion, usage_recorded, steps, encoding, timeout, "
-                "fork_seed, earlier_epoch, session")
+                "fork_seed, earlier_epoch, session, parent")
 TOP_FIELDS = ("name, description, covers, seed, strategy, mutants, until, sessions, children, "
               "workload, faults, timeline, expect, replay")
 
@@ -268,7 +268,7 @@ CASES: list[tuple[str, str, str]] = [
         point = "before-record-deliverd" # <-
     """), "timeline[0].point: 'before-record-deliverd' is not a crash point (known: "
           "before-persist, before-send, before-record-delivered, before-record-failed, "
-          "before-record-suspended)"),
+          "before-record-suspended, before-record-cleanup)"),
     ("field-that-disarms-a-send-fault", SESSION + textwrap.dedent("""\
         [[children]]
         id = "a"

@@ -43,11 +43,16 @@ def test_a_file_store_survives_reopening(tmp_path: Path) -> None:
     reopened.close()
 
 
-def test_not_required_runs_are_recorded_as_such_and_never_open() -> None:
+def test_not_required_runs_are_recorded_as_such_and_open_only_until_cleaned_up() -> None:
     store = RunStore()
     store.register(_record(required=False))
     store.record_end("run-1", 1, OK, None, "x")
     assert store.get("run-1").delivery_status == "not_required"
+    # Nothing to deliver, but its cleanup is owed: a restarted core cleans it up, once.
+    effects = _core(2).restore(store.open_deliveries(), 5)
+    assert not [e for e in effects if isinstance(e, Send)]
+    _apply(store, effects)
+    assert store.get("run-1").cleaned_up_at_ms == 5
     assert list(store.open_deliveries()) == []
 
 

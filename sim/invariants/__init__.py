@@ -9,13 +9,15 @@ from sim.invariants.archive import INVARIANTS as _ARCHIVE
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.child_log import INVARIANTS as _CHILD_LOG
 from sim.invariants.delivery import INVARIANTS as _DELIVERY
+from sim.invariants.lifecycle import INVARIANTS as _LIFECYCLE
+from sim.invariants.nesting import INVARIANTS as _NESTING
 from sim.invariants.output import INVARIANTS as _OUTPUT
 from sim.invariants.retries import INVARIANTS as _RETRIES
 from sim.invariants.send_errors import INVARIANTS as _SEND_ERRORS
 from sim.trace import Record
 
 ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _OUTPUT + _CHILD_LOG + _ANNOUNCE
-                              + _ARCHIVE)
+                              + _ARCHIVE + _LIFECYCLE + _NESTING)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

@@ -106,7 +106,8 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
             spawns[r.data["run_id"]] = r
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
-        elif kind in ("requester.accept", "delivery.delivered", "delivery.give_up"):
+        elif kind in ("requester.accept", "delivery.delivered", "delivery.give_up",
+                      "delivery.announce_skip"):
             # For liveness, a resolution is either the registry's terminal record or the
             # requester having the result (the safety invariants judge whether they agree).
             # A silent skip resolves nothing: only a run asked as not required may be skipped,

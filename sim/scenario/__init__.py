@@ -11,7 +11,7 @@ from __future__ import annotations
 from actors.messages import ChildSpec
 from sim.choices import MAX_SEED
 from sim.faults import TimelineEvent
-from sim.scenario.loader import filler_text, load, loads
+from sim.scenario.loader import filler_text, load, loads, nested_requester
 from sim.scenario.model import _REQUIREMENT_ID as _REQUIREMENT_ID
 from sim.scenario.model import _TIMELINE_FIELDS as _TIMELINE_FIELDS
 from sim.scenario.model import (
@@ -66,4 +66,5 @@ __all__ = [
     "filler_text",
     "load",
     "loads",
+    "nested_requester",
 ]

@@ -16,6 +16,7 @@ from actors.errors import InputError
 from actors.inputs import Node, decode, toml_document
 from actors.messages import STEP_FINISHES, ChildSpec, StepSpec
 from actors.mutants import MUTANTS
+from actors.session import child_session_key
 from actors.states import StepFinish, values
 from sim.choices import MAX_SEED, STRATEGIES
 from sim.faults import FAULT_KINDS
@@ -121,7 +122,8 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
     for table in tables:
         table.check_keys(("id", "requester", "task", "spawn_at", "run_for", "outcome", "reply",
                           "reply_chars", "error", "expects_completion", "usage_recorded", "steps",
-                          "encoding", "timeout", "fork_seed", "earlier_epoch", "session"))
+                          "encoding", "timeout", "fork_seed", "earlier_epoch", "session",
+                          "parent"))
         child_id = table.text("id")
         if not re.match(r"^[A-Za-z0-9_\-]+$", child_id):
             raise table.fail("id", f"{child_id!r} may only use letters, digits, '-' and '_'")
@@ -130,6 +132,9 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
         requester = table.text("requester", session_keys[0])
         if requester not in session_keys:
             raise table.fail("requester", f"{requester!r} is not one of the [[sessions]]")
+        parent = _parent(table, children)
+        if parent is not None:
+            requester = nested_requester(parent)
         outcome = table.text("outcome", "ok", choices=OUTCOMES)
         run_ms = table.seconds("run_for", 30, maximum=MAX_TIME_S)
         error = table.text("error", None)
@@ -173,8 +178,37 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
             fork_seed=table.text("fork_seed", None),
             earlier_epoch=table.text("earlier_epoch", None),
             session=_session_label(table),
+            parent=None if parent is None else parent.id,
         ))
+        if parent is not None and not (
+                parent.spawn_at_ms <= children[-1].spawn_at_ms
+                < parent.spawn_at_ms + parent.run_ms):
+            raise table.fail("spawn_at", f"a nested child is spawned while its parent "
+                             f"{parent.id!r} runs ({seconds_text(parent.spawn_at_ms)} to "
+                             f"{seconds_text(parent.spawn_at_ms + parent.run_ms)} s)")
     return tuple(children)
+
+
+def nested_requester(parent: ChildSpec) -> str:
+    """A nested child's requester: its parent child's session (DEL-4, DEL-6)."""
+    return child_session_key(parent.requester, parent.session or parent.id)
+
+
+def seconds_text(ms: int) -> str:
+    return f"{ms / 1000:g}"
+
+
+def _parent(table: Node, earlier: list[ChildSpec]) -> ChildSpec | None:
+    parent_id: str | None = table.text("parent", None)
+    if parent_id is None:
+        return None
+    if table.has("requester"):
+        raise table.fail("parent", "give either requester (a top-level session) or parent, "
+                         "not both")
+    parent = next((c for c in earlier if c.id == parent_id), None)
+    if parent is None:
+        raise table.fail("parent", f"{parent_id!r} is not a child defined above this one")
+    return parent
 
 
 def _session_label(table: Node) -> str | None:
