@@ -54,7 +54,7 @@ MUTANT_GIVE_UP_AFTER_TRIES = "give-up-after-tries"
 MUTANT_SILENT_NO_REPLY = "silent-no-reply"
 MUTANT_ANNOUNCE_SKIP_AS_TEXT = "announce-skip-as-text"
 MUTANT_CLEANUP_NOT_RECORDED = "cleanup-not-recorded"
-MUTANT_NESTED_TOP_LEVEL_INSTRUCTION = "nested-top-level-instruction"
+MUTANT_NESTED_TOP_LEVEL_INSTRUCTION = "nested-user-instruction"
 MUTANT_NO_DESCENDANT_GATING = "no-descendant-gating"
 
 # A run with pending descendants re-checks after this long; the wait counts no attempt (§c8, §c11).

@@ -39,7 +39,7 @@ def test_a_tree_delivers_each_level_to_its_parent_after_its_descendants() -> Non
 
 
 def test_nested_instruction_catches_the_top_level_form_for_a_nested_requester() -> None:
-    result = _run("nested-children.toml", mutants=["nested-top-level-instruction"])
+    result = _run("nested-children.toml", mutants=["nested-user-instruction"])
     assert _names(result) == ["nested-instruction"]
     assert "without the internal-update instruction" in result.violations[0].message
 

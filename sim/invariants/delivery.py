@@ -68,7 +68,10 @@ def delivered_means_received(trace: Sequence[Record]) -> list[Violation]:
     received: dict[str, Record] = {}
     violations = []
     for r in trace:
-        if r.kind == "requester.accept":
+        if r.kind == "child.end" and (r.data["result"] or "").strip() == "ANNOUNCE_SKIP":
+            # Reference §c1: an exact ANNOUNCE_SKIP reply is delivered by announcing nothing.
+            received.setdefault(r.data["run_id"], r)
+        elif r.kind == "requester.accept":
             run = asked.get(r.data["run_id"])
             if run is not None and r.actor != run.actor:
                 violations.append(Violation(
