@@ -156,7 +156,7 @@ class RunStore:
                 continue  # most runs spawn nothing: no query
             rows = self._db.execute(
                 f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester = ? "
-                "AND created_at_ms >= ? AND created_at_ms <= ? ORDER BY row_order",
+                "AND created_at_ms >= ? AND created_at_ms < ? ORDER BY row_order",
                 [parent.child_session_key, parent.created_at_ms,
                  parent.ended_at_ms if parent.ended_at_ms is not None else 2**62]).fetchall()
             for row in rows:

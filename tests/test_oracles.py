@@ -55,7 +55,8 @@ def test_a_silent_skip_of_a_required_run_is_neither_resolved_nor_allowed(
 ) -> None:
     monkeypatch.setattr(DeliveryCore, "child_ended", _skip_everything)
     result = _run("transient-then-success.toml")
-    assert _names(result) == ["eventually-resolved", "required-reaches-requester"]
+    # cleanup-once too: the skipped runs are never cleaned up.
+    assert _names(result) == ["cleanup-once", "eventually-resolved", "required-reaches-requester"]
     stuck = next(v for v in result.violations if v.invariant == "eventually-resolved")
     assert "still pending" in stuck.message
 

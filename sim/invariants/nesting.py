@@ -57,10 +57,11 @@ def descendants_first(trace: Sequence[Record]) -> list[Violation]:
 
     def descendants(run_id: str) -> list[str]:
         spawn, end = spawns[run_id], ends.get(run_id)
-        until = end.t_ms if end is not None else trace[-1].t_ms  # still running: all so far
+        until = end.t_ms if end is not None else trace[-1].t_ms + 1  # still running: all so far
         found: list[str] = []
         for child in by_requester.get(spawn.data["child_session_key"], []):
-            if spawn.t_ms <= spawns[child].t_ms <= until:
+            # Spawned while the run ran: at or after its end, the run no longer owns it.
+            if spawn.t_ms <= spawns[child].t_ms < until:
                 found += [child, *descendants(child)]
         return found
 
