@@ -17,3 +17,4 @@ def requester(session_key: str) -> str:
 
 def child(child_id: str) -> str:
     return f"child:{child_id}"
+GATEWAY = "gateway"  # between the delivery actor and requester sessions and channels

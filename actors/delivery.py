@@ -143,7 +143,8 @@ def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect]) -> Non
             store.apply(effect.run_id, effect.change)
         elif isinstance(effect, Send):
             port.crash_point(CrashPoint.BEFORE_SEND)
-            port.send(addresses.requester(effect.requester), effect.completion)
+            # Every completion is an agent call through the gateway (actors/gateway.py).
+            port.send(addresses.GATEWAY, effect.completion)
         elif isinstance(effect, StartTimer):
             port.set_timer(effect.delay_ms, effect.payload)
         else:

@@ -317,6 +317,36 @@ class DeliveryGaveUp(Event):
     error: str | None
 
 
+# -- the gateway -------------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class ChannelChunk(Event):
+    """Chunk ``index`` of ``total`` of a completion reached ``channel``: what its user sees."""
+
+    kind: ClassVar[str] = "gateway.chunk"
+    channel: str
+    session: str
+    run_id: str
+    key: str
+    index: int
+    total: int
+    text: str
+
+
+@attrs.frozen(slots=True)
+class ChunkFailed(Event):
+    """The channel refused or aborted chunk ``index`` of ``total`` (earlier ones were sent)."""
+
+    kind: ClassVar[str] = "gateway.chunk_failed"
+    channel: str
+    run_id: str
+    key: str
+    index: int
+    total: int
+    error: dict[str, JsonValue]
+
+
 E = TypeVar("E", bound=Event)
 
 

@@ -23,6 +23,7 @@ from actors.registry import (
     MUTANT_NO_DESCENDANT_GATING,
     MUTANT_NOT_REQUIRED_DELIVERED,
     MUTANT_PERMANENT_RETRIED,
+    MUTANT_RETRY_PARTIAL_CHUNKS,
     MUTANT_SILENT_NO_REPLY,
 )
 from actors.session import MUTANT_DEDUPE_OFF
@@ -35,6 +36,11 @@ MUTANTS: dict[str, str] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: (
         "a restarted delivery actor re-sends pending completions under a fresh idempotency key, "
         "so a completion that reached its requester before the crash reaches it again (DEL-3)"
+    ),
+    MUTANT_RETRY_PARTIAL_CHUNKS: (
+        "the delivery core retries a send whose error chain shows part of it already reached the "
+        "platform, so a chunked completion that broke after its first chunks is sent again "
+        "(DEL-11)"
     ),
     MUTANT_LAST_ASSISTANT_MESSAGE: (
         "the original seed-000 bug: the result reader takes the last assistant message even when "
@@ -107,6 +113,7 @@ class Breaks:
 
 BREAKS: dict[str, Breaks] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: Breaks("DEL-3", "at-most-once"),
+    MUTANT_RETRY_PARTIAL_CHUNKS: Breaks("DEL-11", "incomplete-not-retried"),
     MUTANT_LAST_ASSISTANT_MESSAGE: Breaks("OUT-1", "output-rule"),
     MUTANT_PERMANENT_RETRIED: Breaks("DEL-10", "permanent-stops-retries"),
     MUTANT_KEY_WITHOUT_RUN_ID: Breaks("DEL-3", "delivered-means-received"),

@@ -37,6 +37,13 @@ PROBES: dict[str, str] = {
                                                 "but never resolved (it sends again)",
     "delivery.restart-before-first-attempt": "a restarted actor finds an ended run it never "
                                              "tried to deliver",
+    # -- the gateway (actors/gateway_core.py, actors/gateway.py) -----------------------------
+    "gateway.chunk-failed-after-sent": "a chunk failed or aborted after earlier chunks reached "
+                                       "the channel (an incomplete send)",
+    "gateway.first-chunk-failed": "a channel refused the first chunk of a send",
+    "gateway.incomplete-repeat-refused": "a repeat of an incomplete chunked send was refused",
+    "gateway.ack-slow-past-timeout": "a session's ack came back after the announce timeout",
+    "gateway.ack-lost": "a session's acknowledgement was lost on its way back",
     # -- the delivery shell (actors/delivery.py): where the process died ---------------------
     "delivery.crash-before-send": "the delivery process died just before handing a send over",
     "delivery.crash-between-send-and-record": "the delivery process died after the ack, before "

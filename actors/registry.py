@@ -56,6 +56,7 @@ MUTANT_ANNOUNCE_SKIP_AS_TEXT = "announce-skip-as-text"
 MUTANT_CLEANUP_NOT_RECORDED = "cleanup-not-recorded"
 MUTANT_NESTED_TOP_LEVEL_INSTRUCTION = "nested-user-instruction"
 MUTANT_NO_DESCENDANT_GATING = "no-descendant-gating"
+MUTANT_RETRY_PARTIAL_CHUNKS = "retry-partial-chunks"
 
 # A run with pending descendants re-checks after this long; the wait counts no attempt (§c8, §c11).
 DESCENDANT_RECHECK_MS = 15_000
@@ -69,10 +70,6 @@ def is_announce_skip(text: str | None) -> bool:
     return text is not None and len(text) < 64 and text.strip() == ANNOUNCE_SKIP
 
 K = TypeVar("K")
-
-
-def _no_probe(name: str) -> None:
-    pass
 
 
 class DeliveryProtocolError(Exception):
@@ -407,8 +404,9 @@ class DeliveryCore(Generic[K]):
         record = active.record
         error_class = retry.classify(chain)
         error = chain.text()
-        if MUTANT_PERMANENT_RETRIED in self._mutants and error_class is retry.ErrorClass.PERMANENT:
-            error_class = retry.ErrorClass.TRANSIENT
+        if {retry.ErrorClass.PERMANENT: MUTANT_PERMANENT_RETRIED, retry.ErrorClass.SENT:
+                MUTANT_RETRY_PARTIAL_CHUNKS}.get(error_class) in self._mutants:
+            error_class = retry.ErrorClass.TRANSIENT  # the bugs: taken for a transient error
         active.failed_tries += 1
         effects: list[Effect] = [events.SendFailed(record.run_id, chain.to_json(),
                                                    error_class.value, active.failed_tries)]

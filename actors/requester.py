@@ -81,7 +81,7 @@ async def run_requester(
                 else:
                     port.probe("requester.duplicate-completion")
                     port.emit(events.CompletionDuplicate(message.run_id, message.key))
-                port.send(addresses.DELIVERY, ack)
+                port.send(addresses.GATEWAY, ack)  # back through the gateway that injected it
             elif isinstance(message, HistoryRead):
                 key = runs[message.child_id][1] if message.child_id in runs else \
                     child_session_key(session_key, message.child_id)

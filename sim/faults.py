@@ -16,7 +16,8 @@ from typing import Any, Protocol
 import attrs
 
 from actors import addresses
-from actors.messages import Completion, CompletionAck, SendRejected
+from actors.gateway_core import SENT, ChunkFate, ChunkVerdict
+from actors.messages import Completion, CompletionAck
 from actors.send_error import PLATFORM_REJECTED, WRITER_CLAIM_REBOUND, SendError
 from sim.choices import Chooser
 
@@ -28,6 +29,9 @@ class FaultKind(enum.StrEnum):
     SEND_OTHER = "send-other"
     SEND_AMBIGUOUS = "send-ambiguous"
     SEND_OUTAGE = "send-outage"
+    CHUNK_FAIL = "chunk-fail"
+    CHUNK_ABORT = "chunk-abort"
+    ACK_SLOW = "ack-slow"
     DUPLICATE = "duplicate"
     DELAY = "delay"
     CRASH = "crash"
@@ -47,6 +51,9 @@ FAULT_KINDS: dict[str, str] = {
     FaultKind.SEND_AMBIGUOUS: "a completion reaches its requester but the acknowledgement is lost",
     FaultKind.SEND_OUTAGE: "the gateway refuses every completion for minutes on end (retries "
                            "back off, reach the cap and may expire)",
+    FaultKind.CHUNK_FAIL: "a channel refuses a later chunk of a chunked completion",
+    FaultKind.CHUNK_ABORT: "a chunked send to a channel is aborted after its first chunk",
+    FaultKind.ACK_SLOW: "a session's acknowledgement comes back after the 120 s announce timeout",
     FaultKind.DUPLICATE: "a message between actors is delivered twice",
     FaultKind.DELAY: "a message between actors is delayed by 1-60 s (now and then by up to 3 "
                      "min)",
@@ -121,6 +128,13 @@ OTHER_ERRORS = (
     SendError("payload failed validation: <text> & more"),
     SendError("request failed: failed, timed out?"),
 )
+# What a channel answers when it refuses one chunk of a longer message.
+CHUNK_ERRORS = (
+    SendError("connect ECONNRESET 149.154.167.220:443"),
+    SendError("Bad Request: message is too long"),
+    SendError("Too Many Requests: retry after 30"),
+    SendError("chat not found"),
+)
 SEND_FAULTS: tuple[tuple[str, tuple[SendError, ...]], ...] = (
     (FaultKind.SEND_PERMANENT, PERMANENT_ERRORS),
     (FaultKind.SEND_PARTIAL, PARTIAL_ERRORS),
@@ -132,6 +146,9 @@ LONG_DELAY_SHARE = 0.125
 # Outage lengths a seed may draw, in minutes (the longest outlast the 30-minute expiry).
 OUTAGE_MINUTES = (2, 5, 12, 25, 45)
 PARKED_CRASH_SPAN_MS = 15 * 60_000
+
+
+_IN_PROCESS = {addresses.DELIVERY, addresses.GATEWAY}
 
 
 class Emitter(Protocol):
@@ -253,23 +270,20 @@ class FaultPlan:
 
     def network(self, src: str, dst: str, message: Any) -> Sequence[tuple[int, str, Any]]:
         """Where and when ``message`` arrives: a list of (delay, destination, message)."""
-        if src == addresses.TIMELINE:
+        if isinstance(message, Completion) and dst == addresses.GATEWAY:
+            assert self.kernel is not None
+            # What the gateway was handed, as an outside observer sees it, stamped when the
+            # delivery actor hands it over (before a crash of that process, if one follows).
+            self.kernel.emit("gateway", "gateway.send", {
+                "run_id": message.run_id, "key": message.key,
+                "requester": addresses.requester(message.requester)})
+        if src == addresses.TIMELINE or {src, dst} == _IN_PROCESS:
+            # The delivery actor calls the gateway in its own process: no network between them
+            # (the gateway's own faults act on its sends and acknowledgements).
             return ((0, dst, message),)
         child = None
         if isinstance(message, Completion | CompletionAck):
             child = self._child_of_run(message.run_id)
-        if isinstance(message, Completion):
-            assert self.kernel is not None
-            # What the gateway was handed, as an outside observer sees it.
-            self.kernel.emit("gateway", "gateway.send", {"run_id": message.run_id,
-                                                         "key": message.key, "requester": dst})
-            rejected = self._rejection(src, message, child)
-            if rejected is not None:
-                return rejected
-        if isinstance(message, CompletionAck):
-            if self._take_armed("send-ambiguous", child=child) or self.strikes("send-ambiguous"):
-                self._note("send-ambiguous", {"run_id": message.run_id, "lost": "ack"})
-                return ()
         delay = 0
         armed = self._take_armed("delay", child=child)
         if armed is not None:
@@ -287,9 +301,29 @@ class FaultPlan:
             deliveries.append((delay + extra, dst, message))
         return deliveries
 
-    def _rejection(self, src: str, message: Completion, child: str | None
-                   ) -> Sequence[tuple[int, str, Any]] | None:
-        """The gateway refuses ``message``: scripted, seeded, or during an outage."""
+    # -- the gateway (actors.gateway_core.GatewayFaults) ---------------------------------------
+
+    def chunk(self, run_id: str, key: str, index: int, total: int) -> ChunkVerdict:
+        """The fate of one chunk the gateway sends (the whole send when ``total`` is 1): the
+        send faults strike the first, the chunk faults a later one (after earlier ones went)."""
+        child = self._child_of_run(run_id)
+        if index == 0:
+            return self._refusal(run_id, key, child)
+        if self._take_armed("chunk-abort", child=child) or self.strikes("chunk-abort"):
+            self._note("chunk-abort", {"run_id": run_id, "chunk": index})
+            return ChunkVerdict(ChunkFate.ABORTED)
+        armed = self._take_armed("chunk-fail", child=child)
+        if armed is not None or self.strikes("chunk-fail"):
+            errors = CHUNK_ERRORS
+            error = (armed.error if armed is not None and armed.error else
+                     errors[self.chooser.choose("fault:chunk-fail", len(errors))])
+            self._note("chunk-fail", {"run_id": run_id, "chunk": index, "error": error.to_json()})
+            return ChunkVerdict(ChunkFate.FAILED, error)
+        return SENT
+
+    def _refusal(self, run_id: str, key: str, child: str | None) -> ChunkVerdict:
+        """The gateway refuses a send at its first chunk: scripted, seeded, or during an outage;
+        now and then its answer arrives twice (the copy lands while the next try waits)."""
         now = self._now()
         error = kind = None
         if self.outage is not None and self.outage[0] <= now < min(self.outage[1], self.heal_ms):
@@ -303,15 +337,26 @@ class FaultPlan:
                 error = (armed.error if armed is not None and armed.error else
                          errors[self.chooser.choose(f"fault:{candidate}", len(errors))])
         if kind is None or error is None:
+            return SENT
+        self._note(kind, {"run_id": run_id, "key": key, "error": error.to_json()})
+        echo = (1000 * self.chooser.choose("fault:duplicate", 5)
+                if self.strikes("duplicate") else None)
+        return ChunkVerdict(ChunkFate.FAILED, error, echo)
+
+    def ack_delay_ms(self, run_id: str) -> int | None:
+        """A session's acknowledgement on its way back: lost, slow (past the announce timeout)
+        or at once."""
+        child = self._child_of_run(run_id)
+        if self._take_armed("send-ambiguous", child=child) or self.strikes("send-ambiguous"):
+            self._note("send-ambiguous", {"run_id": run_id, "lost": "ack"})
             return None
-        self._note(kind, {"run_id": message.run_id, "key": message.key,
-                          "error": error.to_json()})
-        rejection = SendRejected(message.key, message.run_id, error)
-        replies = [(0, src, rejection)]
-        if self.strikes("duplicate"):
-            # The gateway's answer arrives twice; the copy lands while the next try waits.
-            replies.append((1000 * self.chooser.choose("fault:duplicate", 5), src, rejection))
-        return replies
+        armed = self._take_armed("ack-slow", child=child)
+        if armed is not None or self.strikes("ack-slow"):
+            delay = (armed.delay_ms if armed is not None and armed.delay_ms else
+                     1000 * (121 + self.chooser.choose("fault:ack-slow", 60)))
+            self._note("ack-slow", {"run_id": run_id, "delay_ms": delay})
+            return delay
+        return 0
 
     # -- crashes -----------------------------------------------------------------------------
 

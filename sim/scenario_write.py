@@ -17,7 +17,7 @@ from actors.messages import ChildSpec, StepSpec
 from actors.send_error import SendError
 from actors.states import StepFinish
 from sim.faults import TimelineEvent
-from sim.scenario import _TIMELINE_FIELDS, TIMELINE_FAULTS, Scenario
+from sim.scenario import _TIMELINE_FIELDS, TIMELINE_FAULTS, Scenario, SessionDef
 
 
 def seconds(ms: int) -> int | float:
@@ -36,7 +36,7 @@ def dumps(scenario: Scenario) -> str:
         "until": seconds(scenario.until_ms),
     }
     parts = [_table(None, top)]
-    parts += [_table("[[sessions]]", {"key": s.key}) for s in scenario.sessions]
+    parts += [_table("[[sessions]]", _session(s)) for s in scenario.sessions]
     parts += [_table("[[children]]", _child(c)) for c in scenario.children]
     if scenario.workload is not None:
         w = scenario.workload
@@ -161,3 +161,12 @@ def _error_fields(error: SendError | None) -> tuple[str | None, list[dict[str, A
             out["platform_error"] = link.platform_error
         links.append(out)
     return None, links
+
+
+def _session(session: SessionDef) -> dict[str, Any]:
+    out: dict[str, Any] = {"key": session.key}
+    if session.channel is not None:
+        out["channel"] = session.channel
+    if session.chunk_chars is not None:
+        out["chunk_chars"] = session.chunk_chars
+    return out

@@ -42,7 +42,8 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     "world.end": ("reason", "steps"),
     "timeline.arm": ("fault", "child", "point"),
     "timeline.noop": ("fault", "why"),
-    "fault": ("kind", "run_id", "key", "error", "lost", "dst", "message", "delay_ms"),
+    "fault": ("kind", "run_id", "key", "error", "lost", "dst", "message", "delay_ms",
+              "chunk"),
     # What was asked (each spawn request with its options), what the gateway was handed, and the
     # registry's rows when the world stops: the delivery oracles' outside view.
     "world.spawn": ("child", "requester", "actor", "required", "task"),

@@ -17,6 +17,8 @@ import trio.testing
 from actors import addresses
 from actors.agent_loop import Encoding
 from actors.delivery import run_delivery
+from actors.gateway import run_gateway
+from actors.gateway_core import Route
 from actors.messages import (
     AbortChild,
     ChildSpec,
@@ -203,6 +205,7 @@ class _World:
             for key in dict.fromkeys(c.requester for c in children if c.parent is not None):
                 self._start_requester(root, key)
             self._start_delivery()
+            self._start_gateway(root)
             for child in children:
                 self._schedule_spawn(child)
             for event in self.scenario.timeline:
@@ -229,6 +232,14 @@ class _World:
             await run_requester(port, session_key, self.store, self.mutants)
 
         self.kernel.spawn(root, addresses.requester(session_key), body)
+
+    def _start_gateway(self, root: trio.Nursery) -> None:
+        routes = {s.key: Route(s.channel, s.chunk_chars) for s in self.scenario.sessions}
+
+        async def body(port: ActorPort) -> None:
+            await run_gateway(port, routes, self.plan)
+
+        self.kernel.spawn(root, addresses.GATEWAY, body)
 
     def _start_delivery(self) -> None:
         assert self._root is not None

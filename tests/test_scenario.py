@@ -295,7 +295,30 @@ CASES: list[tuple[str, str, str]] = [
         at = 0
         fault = "meteor" # <-
     """), "timeline[0].fault: 'meteor' is not one of: send-transient, send-permanent, "
-          "send-partial, send-other, send-ambiguous, duplicate, delay, crash, abort"),
+          "send-partial, send-other, send-ambiguous, duplicate, delay, crash, abort, chunk-fail, "
+          "chunk-abort, ack-slow"),
+    ("chunk-chars-without-channel", textwrap.dedent("""\
+        [[sessions]]
+        key = "agent:main:main"
+        chunk_chars = 100 # <-
+    """), "sessions[0].chunk_chars: needs a channel"),
+    ("chunk-chars-zero", textwrap.dedent("""\
+        [[sessions]]
+        key = "agent:main:main"
+        channel = "telegram"
+        chunk_chars = 0 # <-
+    """), "sessions[0].chunk_chars: must be at least 1"),
+    ("chunk-chars-huge", textwrap.dedent("""\
+        [[sessions]]
+        key = "agent:main:main"
+        channel = "telegram"
+        chunk_chars = 100001 # <-
+    """), "sessions[0].chunk_chars: must be at most 100,000 (the limit)"),
+    ("bad-channel-name", textwrap.dedent("""\
+        [[sessions]]
+        key = "agent:main:main"
+        channel = "Tele gram" # <-
+    """), "sessions[0].channel: 'Tele gram' is not a channel name like 'telegram'"),
     ("unknown-fault-kind", SESSION + textwrap.dedent("""\
         [[children]]
         id = "a"

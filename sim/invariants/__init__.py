@@ -8,6 +8,7 @@ from sim.invariants.announce import INVARIANTS as _ANNOUNCE
 from sim.invariants.archive import INVARIANTS as _ARCHIVE
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.child_log import INVARIANTS as _CHILD_LOG
+from sim.invariants.chunks import INVARIANTS as _CHUNKS
 from sim.invariants.delivery import INVARIANTS as _DELIVERY
 from sim.invariants.lifecycle import INVARIANTS as _LIFECYCLE
 from sim.invariants.nesting import INVARIANTS as _NESTING
@@ -16,7 +17,7 @@ from sim.invariants.retries import INVARIANTS as _RETRIES
 from sim.invariants.send_errors import INVARIANTS as _SEND_ERRORS
 from sim.trace import Record
 
-ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _OUTPUT + _CHILD_LOG + _ANNOUNCE
+ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _OUTPUT + _CHILD_LOG + _ANNOUNCE
                               + _ARCHIVE + _LIFECYCLE + _NESTING)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 

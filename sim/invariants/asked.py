@@ -78,5 +78,14 @@ def is_rejection(r: Record) -> bool:
     return r.kind == "fault" and "error" in r.data and "run_id" in r.data
 
 
+def rejection_class(r: Record) -> str | None:
+    """How the gateway refused a send, if ``r`` is a refusal: a broken later chunk (a
+    ``chunk-fail`` or ``chunk-abort`` fault) comes after earlier chunks reached the channel, so it
+    is ``sent`` whatever the platform's error said; any other send fault is classed by its chain."""
+    if r.kind == "fault" and r.data.get("kind") in ("chunk-fail", "chunk-abort"):
+        return "sent"
+    return error_class(r.data["error"]) if is_rejection(r) else None
+
+
 def is_delivery_crash(r: Record) -> bool:
     return r.kind == "crash" and r.actor == "delivery"

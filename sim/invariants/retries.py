@@ -24,9 +24,8 @@ import attrs
 from sim.invariants.asked import (
     Asked,
     asked_runs,
-    error_class,
     is_delivery_crash,
-    is_rejection,
+    rejection_class,
 )
 from sim.invariants.base import Invariant, Violation
 from sim.trace import Record
@@ -43,13 +42,17 @@ EXPIRY_MS = 30 * 60_000
 def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
     stopped: dict[str, Record] = {}  # run_id -> the permanent rejection
     recorded: set[str] = set()  # runs whose give-up the registry recorded after it
+    down = False  # the delivery process is dead: a refusal made now never reaches it
     violations = []
     for r in trace:
-        if is_rejection(r) and error_class(r.data["error"]) in ("permanent", "sent"):
+        if r.kind == "delivery.start":
+            down = False
+        if rejection_class(r) in ("permanent", "sent") and not down:
             stopped.setdefault(r.data["run_id"], r)
         elif r.kind == "delivery.give_up" and r.data["run_id"] in stopped:
             recorded.add(r.data["run_id"])
         elif is_delivery_crash(r):
+            down = True
             # A process that died before it recorded the rejection may send once more.
             stopped = {run_id: s for run_id, s in stopped.items() if run_id in recorded}
         elif r.kind == "gateway.send" and r.data["run_id"] in stopped:
@@ -57,7 +60,8 @@ def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
             violations.append(Violation(
                 "permanent-stops-retries", "DEL-10",
                 f"{r.data['run_id']} was rejected permanently at {rejection.t_ms} ms "
-                f"({rejection.data['error']['message']!r}), yet it was sent again at {r.t_ms} ms",
+                f"({rejection.data.get('error', {}).get('message', rejection.data['kind'])!r}), "
+                f"yet it was sent again at {r.t_ms} ms",
                 (rejection.seq, r.seq)))
     return violations
 
@@ -86,6 +90,9 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
     ends: dict[str, int] = {}
     runs: dict[str, _Run] = {}
     hidden: set[str] = set()  # runs a restart came between their end and their first send
+    # Runs part of which reached the platform: every later send is refused (even one a restart
+    # repeats), so giving up is right.
+    sent: set[str] = set()
     violations = []
     for r in trace:
         if r.kind == "child.end":
@@ -95,9 +102,11 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
                 known.crashed = True
             # An attempt may have been counted in the store before the process died unsent.
             hidden.update(run_id for run_id in ends if run_id not in runs)
-        elif is_rejection(r) and r.data["run_id"] in runs:
+        elif rejection_class(r) is not None and r.data["run_id"] in runs:
             rejected = runs[r.data["run_id"]]
-            rejected.outcome, rejected.rejection = error_class(r.data["error"]), r
+            rejected.outcome, rejected.rejection = rejection_class(r) or "", r
+            if rejected.outcome == "sent":
+                sent.add(r.data["run_id"])
         elif r.kind == "gateway.send":
             run_id = r.data["run_id"]
             run = runs.get(run_id)
@@ -114,7 +123,7 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             if run.crashed:
                 run.failures, run.attempt, run.crashed = 0, None, False
             run.last_send, run.outcome, run.rejection = r, "unanswered", None
-        elif r.kind == "delivery.give_up":
+        elif r.kind == "delivery.give_up" and r.data["run_id"] not in sent:
             violations += _early_give_up(r, asked.get(r.data["run_id"]), runs.get(
                 r.data["run_id"]), ends.get(r.data["run_id"]))
     return violations

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.chunks import partial_sends
 from sim.trace import Record
 
 SEND_FAULTS = ("send-transient", "send-permanent", "send-partial", "send-other")
@@ -130,9 +131,12 @@ def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
     if end is None:
         return []
     violations = []
+    partial = partial_sends(trace)  # a chunked send that broke part-way is terminal (DEL-11)
     for run_id, refusals in refused.items():
         child_end = ended.get(run_id)
         if run_id not in required or run_id in received or child_end is None:
+            continue
+        if run_id in partial:
             continue
         if any(klass in ("sent", "permanent") for _, klass in refusals):
             continue

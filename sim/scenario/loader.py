@@ -25,6 +25,7 @@ from sim.scenario.model import (
     DEFAULT_HEAL_S,
     DEFAULT_UNTIL_S,
     MAX_CHILDREN,
+    MAX_CHUNK_CHARS,
     MAX_REPLY_CHARS,
     MAX_SESSIONS,
     MAX_STEPS_PER_CHILD,
@@ -102,13 +103,19 @@ def _sessions(root: Node) -> tuple[SessionDef, ...]:
     if len(tables) > MAX_SESSIONS:
         raise root.fail("sessions", f"must hold at most {MAX_SESSIONS:,} entries (the limit)")
     for table in tables:
-        table.check_keys(("key",))
+        table.check_keys(("key", "channel", "chunk_chars"))
         key = table.text("key")
+        channel = table.text("channel", None)
+        if channel is not None and not re.match(r"^[a-z][a-z0-9-]{0,31}$", channel):
+            raise table.fail("channel", f"{channel!r} is not a channel name like 'telegram'")
+        chunk_chars = table.integer("chunk_chars", None, minimum=1, maximum=MAX_CHUNK_CHARS)
+        if chunk_chars is not None and channel is None:
+            raise table.fail("chunk_chars", "needs a channel")
         if not re.match(r"^agent:[^:\s]+:\S+$", key):
             raise table.fail("key", f"{key!r} is not a session key like 'agent:main:main'")
         if any(s.key == key for s in sessions):
             raise table.fail("key", f"session {key!r} is defined twice")
-        sessions.append(SessionDef(key))
+        sessions.append(SessionDef(key, channel, chunk_chars))
     if not sessions:
         raise root.doc.error((), "sessions", "at least one [[sessions]] is required")
     return tuple(sessions)

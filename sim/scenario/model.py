@@ -21,7 +21,8 @@ DELIVERY_STATES = values(DeliveryStatus)
 TIMELINE_FAULTS: tuple[str, ...] = (
     FaultKind.SEND_TRANSIENT, FaultKind.SEND_PERMANENT, FaultKind.SEND_PARTIAL,
     FaultKind.SEND_OTHER, FaultKind.SEND_AMBIGUOUS, FaultKind.DUPLICATE, FaultKind.DELAY,
-    FaultKind.CRASH, FaultKind.ABORT)
+    FaultKind.CRASH, FaultKind.ABORT, FaultKind.CHUNK_FAIL, FaultKind.CHUNK_ABORT,
+    FaultKind.ACK_SLOW)
 # The fields each scripted fault uses. Another field would silently keep the fault from ever
 # matching (an armed fault with an actor or point matches only a crash), so it is an error.
 _TIMELINE_FIELDS = {
@@ -30,6 +31,9 @@ _TIMELINE_FIELDS = {
     "send-partial": ("child", "count", "error", "chain"),
     "send-other": ("child", "count", "error", "chain"),
     "send-ambiguous": ("child", "count"),
+    "chunk-fail": ("child", "count", "error", "chain"),
+    "chunk-abort": ("child", "count"),
+    "ack-slow": ("child", "count", "delay"),
     "duplicate": ("child", "count"),
     "delay": ("child", "count", "delay"),
     "crash": ("actor", "point", "count", "restart_after"),
@@ -57,12 +61,19 @@ MAX_TIMELINE = 10_000          # [[timeline]] entries
 MAX_STEPS_PER_CHILD = 1_000
 MAX_TOOL_CALLS = 1_000         # per step
 MAX_REPLY_CHARS = 10_000_000   # reply_chars: ten million characters of generated reply
+MAX_CHUNK_CHARS = 100_000     # a channel's longest message
 MAX_COUNT = 1_000_000          # fault counts, history limit/offset, expected receipts
 
 
 @attrs.frozen
 class SessionDef:
+    """A requester session. ``channel``: the external channel its completions are also sent to
+    (a follow-up agent call with ``deliver=true``), ``chunk_chars`` that channel's longest
+    message (longer text is sent in chunks); without a channel, internal injection only."""
+
     key: str
+    channel: str | None = None
+    chunk_chars: int | None = None
 
 
 @attrs.frozen
