@@ -277,8 +277,8 @@ class _Shrinker:
     def shrink(self) -> None:
         passes: tuple[Callable[[], bool], ...] = (
             self.drop_drawn_children, self.drop_scripted_children, self.drop_timeline_entries,
-            self.drop_fault_kinds, self.lower_times, self.delete_blocks, self.zero_blocks,
-            self.lower_choices)
+            self.drop_fault_kinds, self.drop_channels, self.lower_times, self.delete_blocks,
+            self.zero_blocks, self.lower_choices)
         try:
             improved = True
             while improved:
@@ -304,6 +304,17 @@ class _Shrinker:
                 fewer = attrs.evolve(workload, children=workload.children - 1)
                 improved = self._drop(streams, workload=fewer) or improved
             i -= 1
+        return improved
+
+    def drop_channels(self) -> bool:
+        """Reach each session by internal injection only: no chunks to record."""
+        improved = False
+        for i, session in enumerate(self.best.sessions):
+            if session.channel is not None:
+                sessions = list(self.best.sessions)
+                sessions[i] = attrs.evolve(session, channel=None, chunk_chars=None)
+                streams = self.best_outcome.streams
+                improved = self._drop(streams, sessions=tuple(sessions)) or improved
         return improved
 
     def _drop(self, streams: Streams, **changes: Any) -> bool:
