@@ -177,7 +177,7 @@ class DeliveryCore(Generic[K]):
         render: Callable[[RunRecord, K], str],
         requester_kind: Callable[[str], K],
         mutants: frozenset[str] = frozenset(),
-        probe: Callable[[str], None] = _no_probe,
+        probe: Callable[[str], None] = lambda name: None,
         pending_descendants: Callable[[RunRecord], int] = lambda record: 0,
     ) -> None:
         self.incarnation = incarnation

@@ -17,8 +17,8 @@ from sim.invariants.retries import INVARIANTS as _RETRIES
 from sim.invariants.send_errors import INVARIANTS as _SEND_ERRORS
 from sim.trace import Record
 
-ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _OUTPUT + _CHILD_LOG + _ANNOUNCE
-                              + _ARCHIVE + _LIFECYCLE + _NESTING)
+ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _OUTPUT + _CHILD_LOG
+                              + _ANNOUNCE + _ARCHIVE + _LIFECYCLE + _NESTING)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 
