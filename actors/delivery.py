@@ -13,15 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from actors import addresses, announce, events, retry
+from actors.delivery_io import Effect, Persist, Send, StartTimer
 from actors.messages import ChildEnded
-from actors.registry import (
-    MUTANT_NESTED_TOP_LEVEL_INSTRUCTION,
-    DeliveryCore,
-    Effect,
-    Persist,
-    Send,
-    StartTimer,
-)
+from actors.mutants import MUTANT_NESTED_TOP_LEVEL_INSTRUCTION
+from actors.registry import DeliveryCore
 from actors.run_record import RunRecord
 from actors.runtime import Crash, Port
 from actors.states import CrashPoint, OutcomeStatus, Waiting

@@ -11,23 +11,22 @@ from collections.abc import Sequence
 import attrs
 
 from actors.output import ContentBlock, SessionEvent
-from actors.registry import (
-    MUTANT_ANNOUNCE_SKIP_AS_TEXT,
-    MUTANT_BACKOFF_UNCAPPED,
-    MUTANT_CLEANUP_NOT_RECORDED,
-    MUTANT_EXPIRY_FROM_SPAWN,
-    MUTANT_FRESH_KEY_AFTER_RESTART,
-    MUTANT_GIVE_UP_AFTER_TRIES,
-    MUTANT_KEY_WITHOUT_RUN_ID,
-    MUTANT_NESTED_TOP_LEVEL_INSTRUCTION,
-    MUTANT_NO_DESCENDANT_GATING,
-    MUTANT_NOT_REQUIRED_DELIVERED,
-    MUTANT_PERMANENT_RETRIED,
-    MUTANT_RETRY_PARTIAL_CHUNKS,
-    MUTANT_SILENT_NO_REPLY,
-)
 from actors.session import MUTANT_DEDUPE_OFF
 
+# Switches inside the delivery core (actors/registry.py).
+MUTANT_FRESH_KEY_AFTER_RESTART = "fresh-key-after-restart"
+MUTANT_PERMANENT_RETRIED = "permanent-retried"
+MUTANT_KEY_WITHOUT_RUN_ID = "key-without-run-id"
+MUTANT_BACKOFF_UNCAPPED = "backoff-uncapped"
+MUTANT_EXPIRY_FROM_SPAWN = "expiry-from-spawn"
+MUTANT_NOT_REQUIRED_DELIVERED = "not-required-delivered"
+MUTANT_GIVE_UP_AFTER_TRIES = "give-up-after-tries"
+MUTANT_SILENT_NO_REPLY = "silent-no-reply"
+MUTANT_ANNOUNCE_SKIP_AS_TEXT = "announce-skip-as-text"
+MUTANT_CLEANUP_NOT_RECORDED = "cleanup-not-recorded"
+MUTANT_NESTED_TOP_LEVEL_INSTRUCTION = "nested-user-instruction"
+MUTANT_NO_DESCENDANT_GATING = "no-descendant-gating"
+MUTANT_RETRY_PARTIAL_CHUNKS = "retry-partial-chunks"
 MUTANT_LAST_ASSISTANT_MESSAGE = "last-assistant-message"
 MUTANT_FAILED_RESULT_REPLAYED = "failed-result-replayed"
 MUTANT_STOP_REASON_COMPLETED = "stop-reason-completed"

@@ -27,7 +27,19 @@ from typing import Generic, Literal, TypeVar
 
 import attrs
 
-from actors import events, retry
+from actors import events, mutants, retry
+from actors.delivery_io import (
+    AckTimeout,
+    AttemptDue,
+    Effect,
+    Input,
+    Persist,
+    Restored,
+    RunFinished,
+    Send,
+    StartTimer,
+    TryDue,
+)
 from actors.messages import Completion, CompletionAck, SendRejected
 from actors.run_record import (
     AttemptStarted,
@@ -42,21 +54,6 @@ from actors.run_record import (
 )
 from actors.send_error import SendError
 from actors.states import DeliveryStatus, GiveUpReason, OutcomeStatus, Waiting
-
-# Known-bug variants this core can be switched into (SIM-8); see actors/mutants.py.
-MUTANT_FRESH_KEY_AFTER_RESTART = "fresh-key-after-restart"
-MUTANT_PERMANENT_RETRIED = "permanent-retried"
-MUTANT_KEY_WITHOUT_RUN_ID = "key-without-run-id"
-MUTANT_BACKOFF_UNCAPPED = "backoff-uncapped"
-MUTANT_EXPIRY_FROM_SPAWN = "expiry-from-spawn"
-MUTANT_NOT_REQUIRED_DELIVERED = "not-required-delivered"
-MUTANT_GIVE_UP_AFTER_TRIES = "give-up-after-tries"
-MUTANT_SILENT_NO_REPLY = "silent-no-reply"
-MUTANT_ANNOUNCE_SKIP_AS_TEXT = "announce-skip-as-text"
-MUTANT_CLEANUP_NOT_RECORDED = "cleanup-not-recorded"
-MUTANT_NESTED_TOP_LEVEL_INSTRUCTION = "nested-user-instruction"
-MUTANT_NO_DESCENDANT_GATING = "no-descendant-gating"
-MUTANT_RETRY_PARTIAL_CHUNKS = "retry-partial-chunks"
 
 # A run with pending descendants re-checks after this long; the wait counts no attempt (§c8, §c11).
 DESCENDANT_RECHECK_MS = 15_000
@@ -76,75 +73,6 @@ class DeliveryProtocolError(Exception):
     """An input arrived in a state where the table has no transition for it."""
 
 
-# -- inputs ------------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class RunFinished:
-    """A child run ended (the shell read its row from the store)."""
-
-    record: RunRecord
-
-    @property
-    def run_id(self) -> str:
-        return self.record.run_id
-
-
-@attrs.frozen
-class Restored:
-    """A new incarnation found this ended run's delivery still pending in the store."""
-
-    record: RunRecord
-
-    @property
-    def run_id(self) -> str:
-        return self.record.run_id
-
-
-# Timer payloads: they die with the incarnation that set them.
-
-
-@attrs.frozen
-class AckTimeout:
-    run_id: str
-    token: int
-
-
-@attrs.frozen
-class TryDue:
-    run_id: str
-    token: int
-
-
-@attrs.frozen
-class AttemptDue:
-    run_id: str
-
-
-Input = RunFinished | Restored | CompletionAck | SendRejected | AckTimeout | TryDue | AttemptDue
-
-# -- effects -----------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class Persist:
-    run_id: str
-    change: Change
-
-
-@attrs.frozen
-class Send:
-    requester: str
-    completion: Completion
-
-
-@attrs.frozen
-class StartTimer:
-    delay_ms: int
-    payload: AckTimeout | TryDue | AttemptDue
-
-
-Effect = Persist | Send | StartTimer | events.Event
 
 
 @attrs.define
@@ -240,10 +168,10 @@ class DeliveryCore(Generic[K]):
         if record.cleaned_up_at_ms is not None:
             self._probe("delivery.child-ended-after-resolution")
             return []  # resolved and cleaned up already: a resolved run never reopens
-        if MUTANT_NOT_REQUIRED_DELIVERED in self._mutants and not record.required:
+        if mutants.MUTANT_NOT_REQUIRED_DELIVERED in self._mutants and not record.required:
             record = attrs.evolve(record, required=True, delivery_status=DeliveryStatus.PENDING)
-        if MUTANT_SILENT_NO_REPLY in self._mutants and (record.result_text or "").strip() in (
-                "", "NO_REPLY"):
+        silent = (record.result_text or "").strip() in ("", "NO_REPLY")
+        if mutants.MUTANT_SILENT_NO_REPLY in self._mutants and silent:
             return [events.DeliverySkipped(record.run_id, DeliveryStatus.NOT_REQUIRED)]
         if not record.required or record.delivery_status == DeliveryStatus.NOT_REQUIRED:
             self._probe("delivery.not-required-skip")
@@ -262,7 +190,7 @@ class DeliveryCore(Generic[K]):
         assert isinstance(event, Restored)
         record = event.record
         key = self._key(record)
-        if MUTANT_FRESH_KEY_AFTER_RESTART in self._mutants and self.incarnation > 1:
+        if mutants.MUTANT_FRESH_KEY_AFTER_RESTART in self._mutants and self.incarnation > 1:
             key = f"{key}:restart-{self.incarnation}"
         active = self._active[record.run_id] = _Active(record, key)
         due = record.next_attempt_at_ms
@@ -330,19 +258,19 @@ class DeliveryCore(Generic[K]):
     # -- steps shared by handlers --------------------------------------------------------------
 
     def _key(self, record: RunRecord) -> str:
-        if MUTANT_KEY_WITHOUT_RUN_ID in self._mutants:
+        if mutants.MUTANT_KEY_WITHOUT_RUN_ID in self._mutants:
             return f"announce:v1:{record.child_session_key}"
         return completion_key(record.child_session_key, record.run_id)
 
     def _deadline(self, record: RunRecord) -> int:
         assert record.ended_at_ms is not None
-        if MUTANT_EXPIRY_FROM_SPAWN in self._mutants:
+        if mutants.MUTANT_EXPIRY_FROM_SPAWN in self._mutants:
             return retry.expiry_deadline_ms(record.created_at_ms, record.required)
         return retry.expiry_deadline_ms(record.ended_at_ms, record.required)
 
     def _skips(self, record: RunRecord) -> bool:
         return is_announce_skip(record.result_text) and (
-            MUTANT_ANNOUNCE_SKIP_AS_TEXT not in self._mutants)
+            mutants.MUTANT_ANNOUNCE_SKIP_AS_TEXT not in self._mutants)
 
     def _announce_skip(self, record: RunRecord, now_ms: int) -> list[Effect]:
         """ANNOUNCE_SKIP: nothing is sent, the obligation is delivered, cleanup still runs."""
@@ -355,7 +283,7 @@ class DeliveryCore(Generic[K]):
         """Once the obligations resolved: record the cleanup, then trace it. No crash point lies
         between the two effects, so the trace shows each durable cleanup exactly once."""
         cleaned = events.RunCleanedUp(record.run_id, record.delivery_status.value)
-        if MUTANT_CLEANUP_NOT_RECORDED in self._mutants:
+        if mutants.MUTANT_CLEANUP_NOT_RECORDED in self._mutants:
             return [cleaned]
         return [Persist(record.run_id, CleanedUp(now_ms)), cleaned]
 
@@ -369,7 +297,7 @@ class DeliveryCore(Generic[K]):
             self._probe("delivery.expiry")
             return self._give_up(active, GiveUpReason.EXPIRY, record.last_error, now_ms)
         pending = self._pending_descendants(record)
-        if pending and MUTANT_NO_DESCENDANT_GATING not in self._mutants:
+        if pending and mutants.MUTANT_NO_DESCENDANT_GATING not in self._mutants:
             # DEL-6: the run announces once its descendants settled (their results are what it
             # reports); until then it waits without spending an attempt.
             self._probe("delivery.descendants-pending")
@@ -404,8 +332,8 @@ class DeliveryCore(Generic[K]):
         record = active.record
         error_class = retry.classify(chain)
         error = chain.text()
-        if {retry.ErrorClass.PERMANENT: MUTANT_PERMANENT_RETRIED, retry.ErrorClass.SENT:
-                MUTANT_RETRY_PARTIAL_CHUNKS}.get(error_class) in self._mutants:
+        if {retry.ErrorClass.PERMANENT: mutants.MUTANT_PERMANENT_RETRIED, retry.ErrorClass.SENT:
+                mutants.MUTANT_RETRY_PARTIAL_CHUNKS}.get(error_class) in self._mutants:
             error_class = retry.ErrorClass.TRANSIENT  # the bugs: taken for a transient error
         active.failed_tries += 1
         effects: list[Effect] = [events.SendFailed(record.run_id, chain.to_json(),
@@ -427,7 +355,7 @@ class DeliveryCore(Generic[K]):
                 active.waiting = Waiting.TRY_WAIT
                 return [*effects, StartTimer(wait, TryDue(record.run_id, active.token))]
             self._probe("delivery.transient-retries-exhausted")
-            if MUTANT_GIVE_UP_AFTER_TRIES in self._mutants:
+            if mutants.MUTANT_GIVE_UP_AFTER_TRIES in self._mutants:
                 return effects + self._give_up(active, GiveUpReason.PERMANENT_FAILURE, error,
                                                now_ms)
         else:
@@ -436,7 +364,7 @@ class DeliveryCore(Generic[K]):
         # wait never runs past the expiry deadline, where the next attempt gives up on time.
         deadline = self._deadline(record)
         backoff = retry.backoff_ms(record.attempt_count, self._jitter())
-        if MUTANT_BACKOFF_UNCAPPED in self._mutants:
+        if mutants.MUTANT_BACKOFF_UNCAPPED in self._mutants:
             backoff = retry.backoff_ms(1, 0.0) * 2 ** (record.attempt_count - 1)
         if backoff == retry.BACKOFF_MAX_MS:
             self._probe("delivery.backoff-capped")

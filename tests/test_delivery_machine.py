@@ -30,19 +30,10 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from actors.delivery_io import Effect, Input, Persist, Restored, RunFinished, Send, StartTimer
 from actors.messages import Completion, CompletionAck, SendRejected
-from actors.registry import (
-    MUTANT_FRESH_KEY_AFTER_RESTART,
-    DeliveryCore,
-    DeliveryProtocolError,
-    Effect,
-    Input,
-    Persist,
-    Restored,
-    RunFinished,
-    Send,
-    StartTimer,
-)
+from actors.mutants import MUTANT_FRESH_KEY_AFTER_RESTART
+from actors.registry import DeliveryCore, DeliveryProtocolError
 from actors.run_record import RunEnded, RunRecord, apply
 from actors.send_error import SendError
 from actors.states import DeliveryStatus, OutcomeStatus, Waiting

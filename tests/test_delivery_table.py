@@ -8,19 +8,10 @@ import attrs
 import pytest
 
 from actors.delivery import render, requester_kind
+from actors.delivery_io import AckTimeout, AttemptDue, Restored, RunFinished, TryDue
 from actors.events import StaleInput
 from actors.messages import CompletionAck, SendRejected
-from actors.registry import (
-    INPUT_TYPES,
-    TABLE,
-    AckTimeout,
-    AttemptDue,
-    DeliveryCore,
-    DeliveryProtocolError,
-    Restored,
-    RunFinished,
-    TryDue,
-)
+from actors.registry import INPUT_TYPES, TABLE, DeliveryCore, DeliveryProtocolError
 from actors.run_record import (
     CHANGE_TYPES,
     AttemptStarted,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from actors.delivery import render, requester_kind
+from actors.delivery_io import AttemptDue, Effect, Persist, Send, StartTimer
 from actors.messages import CompletionAck
-from actors.registry import AttemptDue, DeliveryCore, Effect, Persist, Send, StartTimer
+from actors.registry import DeliveryCore
 from actors.run_record import AttemptStarted, RetryScheduled, RunRecord, completion_key
 from actors.states import OutcomeStatus
 from actors.store import RunStore

@@ -1,0 +1,83 @@
+"""The delivery core's vocabulary at its edge: the inputs it takes and the effects it returns.
+
+Kept apart from the transition table (``actors/registry.py``) so that the table module holds one
+idea, the state machine; the shell (``actors/delivery.py``) and tests build these values directly.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from actors import events
+from actors.messages import Completion, CompletionAck, SendRejected
+from actors.run_record import Change, RunRecord
+
+# -- inputs ------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class RunFinished:
+    """A child run ended (the shell read its row from the store)."""
+
+    record: RunRecord
+
+    @property
+    def run_id(self) -> str:
+        return self.record.run_id
+
+
+@attrs.frozen
+class Restored:
+    """A new incarnation found this ended run's delivery still pending in the store."""
+
+    record: RunRecord
+
+    @property
+    def run_id(self) -> str:
+        return self.record.run_id
+
+
+# Timer payloads: they die with the incarnation that set them.
+
+
+@attrs.frozen
+class AckTimeout:
+    run_id: str
+    token: int
+
+
+@attrs.frozen
+class TryDue:
+    run_id: str
+    token: int
+
+
+@attrs.frozen
+class AttemptDue:
+    run_id: str
+
+
+Input = RunFinished | Restored | CompletionAck | SendRejected | AckTimeout | TryDue | AttemptDue
+
+# -- effects -----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Persist:
+    run_id: str
+    change: Change
+
+
+@attrs.frozen
+class Send:
+    requester: str
+    completion: Completion
+
+
+@attrs.frozen
+class StartTimer:
+    delay_ms: int
+    payload: AckTimeout | TryDue | AttemptDue
+
+
+Effect = Persist | Send | StartTimer | events.Event
