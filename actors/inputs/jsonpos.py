@@ -7,38 +7,24 @@ line it starts on, so a complaint can say ``file:line: field: what is wrong``.
 
 from __future__ import annotations
 
-import bisect
 import json.decoder
 import re
 from collections.abc import Callable
+
+from actors.inputs.lines import LineIndex
 
 # json.decoder's string scanner (C or Python); the stubs do not declare it.
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _SCALAR = re.compile(r'-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null|NaN|-?Infinity')
 
 
-class JsonPositions:
+class JsonPositions(LineIndex):
     def __init__(self, text: str) -> None:
-        self._text = text
-        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        self._lines: dict[tuple[str, ...], int] = {}
+        super().__init__(text)
         try:
             self._value(self._skip(0), ())
         except (IndexError, ValueError, RecursionError):  # keep what was placed
             pass
-
-    def line(self, *path: str | int) -> int:
-        """Line of the value at ``path``, or of the nearest enclosing one that was placed."""
-        parts = tuple(str(p) for p in path)
-        while parts:
-            found = self._lines.get(parts)
-            if found is not None:
-                return found
-            parts = parts[:-1]
-        return self._lines.get((), 1)
-
-    def _line_of(self, index: int) -> int:
-        return bisect.bisect_right(self._line_starts, index)
 
     def _skip(self, i: int) -> int:
         text = self._text
@@ -48,7 +34,7 @@ class JsonPositions:
 
     def _value(self, i: int, path: tuple[str, ...]) -> int:
         text = self._text
-        self._lines.setdefault(path, self._line_of(i))
+        self._mark(path, i)
         c = text[i]
         if c == "{":
             i = self._skip(i + 1)
@@ -58,7 +44,7 @@ class JsonPositions:
                 key_start = i
                 key, i = _scanstring(text, i + 1)
                 member = (*path, key)
-                self._lines.setdefault(member, self._line_of(key_start))
+                self._mark(member, key_start)
                 i = self._skip(i)
                 i = self._value(self._skip(i + 1), member)  # past ":"
                 i = self._skip(i)

@@ -11,19 +11,18 @@ place falls back to the line of the enclosing table; the document itself is line
 
 from __future__ import annotations
 
-import bisect
 import re
+
+from actors.inputs.lines import LineIndex
 
 _BARE = re.compile(r"[A-Za-z0-9_\-]+")
 _SCALAR_END = re.compile(r"[,\]}\n#]")
 _BASIC_ESCAPE = re.compile(r'\\.|"', re.DOTALL)
 
 
-class Positions:
+class Positions(LineIndex):
     def __init__(self, text: str) -> None:
-        self._text = text
-        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        self._lines: dict[tuple[str, ...], int] = {}
+        super().__init__(text)
         # Arrays of tables seen so far: path -> number of elements.
         self._arrays: dict[tuple[str, ...], int] = {}
         try:
@@ -31,23 +30,7 @@ class Positions:
         except (IndexError, ValueError, RecursionError):  # keep what was placed
             pass
 
-    def line(self, *path: str | int) -> int:
-        """Line of the key at ``path`` (e.g. ``("children", 2, "outcome")``), or its table's."""
-        parts = tuple(str(p) for p in path)
-        while parts:
-            found = self._lines.get(parts)
-            if found is not None:
-                return found
-            parts = parts[:-1]
-        return 1
-
     # -- the scan --------------------------------------------------------------------------------
-
-    def _line_of(self, index: int) -> int:
-        return bisect.bisect_right(self._line_starts, index)
-
-    def _mark(self, path: tuple[str, ...], index: int) -> None:
-        self._lines.setdefault(path, self._line_of(index))
 
     def _scan(self) -> None:
         text = self._text
