@@ -10,11 +10,13 @@ what kind of requester reads it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
-from actors import addresses, announce, events, retry
+import attrs
+
+from actors import addresses, announce, events, retry, routing
 from actors.delivery_io import Effect, Persist, Send, StartTimer
-from actors.messages import ChildEnded
+from actors.messages import ChildEnded, Completion
 from actors.mutants import MUTANT_NESTED_TOP_LEVEL_INSTRUCTION
 from actors.registry import DeliveryCore
 from actors.run_record import RunRecord
@@ -89,7 +91,23 @@ _CRASH_IN_WAIT = {Waiting.ACK: "delivery.crash-in-ack-wait",
                   Waiting.ATTEMPT_WAIT: "delivery.crash-in-backoff"}
 
 
-async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str]) -> None:
+def routed(completion: Completion, routes: Mapping[str, routing.SessionRouting],
+           mutants: frozenset[str], probe: Callable[[str], None]) -> Completion:
+    """The agent call for ``completion``: a top-level requester's gets the channel target its
+    session's routing resolves to (DEL-5; none: ``deliver=false``); a nested requester's is an
+    internal injection (DEL-4)."""
+    if requester_kind(completion.requester) is announce.RequesterKind.NESTED:
+        return completion
+    resolution = routing.resolve(routes.get(completion.requester, routing.SessionRouting()),
+                                 mutants)
+    for name in resolution.probes:
+        probe(name)
+    return attrs.evolve(completion, target=resolution.target)
+
+
+async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
+                       routes: Mapping[str, routing.SessionRouting] | None = None) -> None:
+    routes = routes or {}
     def jitter() -> float:
         return port.choose("jitter", retry.JITTER_STEPS) / (retry.JITTER_STEPS - 1)
 
@@ -100,7 +118,7 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str]) -> 
     core = DeliveryCore(port.incarnation, jitter, probed_render(port.probe), kind,
                         mutants, port.probe, pending_descendants=store.pending_descendants)
     port.emit(events.DeliveryStarted(port.incarnation))
-    _perform(port, store, core.restore(store.open_deliveries(), port.now_ms))
+    _perform(port, store, core.restore(store.open_deliveries(), port.now_ms), routes, mutants)
     while True:
         try:
             message = await port.receive()
@@ -114,12 +132,13 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str]) -> 
             effects = core.child_ended(store.get(message.run_id), port.now_ms)
         else:
             effects = core.handle(message, port.now_ms)
-        _perform(port, store, effects)
+        _perform(port, store, effects, routes, mutants)
 
 
-def _perform(port: Port, store: RunStore, effects: Iterable[Effect]) -> None:
+def _perform(port: Port, store: RunStore, effects: Iterable[Effect],
+             routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str]) -> None:
     try:
-        _perform_each(port, store, effects)
+        _perform_each(port, store, effects, routes, mutants)
     except Crash as crash:
         if crash.point == CrashPoint.BEFORE_SEND:
             port.probe("delivery.crash-before-send")
@@ -128,7 +147,8 @@ def _perform(port: Port, store: RunStore, effects: Iterable[Effect]) -> None:
         raise
 
 
-def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect]) -> None:
+def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],
+                  routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str]) -> None:
     for effect in effects:
         if isinstance(effect, Persist):
             port.crash_point(CrashPoint.BEFORE_PERSIST)
@@ -139,7 +159,7 @@ def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect]) -> Non
         elif isinstance(effect, Send):
             port.crash_point(CrashPoint.BEFORE_SEND)
             # Every completion is an agent call through the gateway (actors/gateway.py).
-            port.send(addresses.GATEWAY, effect.completion)
+            port.send(addresses.GATEWAY, routed(effect.completion, routes, mutants, port.probe))
         elif isinstance(effect, StartTimer):
             port.set_timer(effect.delay_ms, effect.payload)
         else:

@@ -114,6 +114,29 @@ class ArchiveServed(Event):
     result: dict[str, JsonValue] | None
 
 
+@attrs.frozen(slots=True)
+class ActionRefused(Event):
+    """A session-control action was refused: its caller lacks the permission (DEL-17)."""
+
+    kind: ClassVar[str] = "requester.refused"
+    request: int  # the harness's number of the request (0: not numbered)
+    action: str
+    child: str
+    caller: str
+    reason: str
+
+
+@attrs.frozen(slots=True)
+class StatusServed(Event):
+    """What a status read of a child told the requester: its latest run's states."""
+
+    kind: ClassVar[str] = "requester.status"
+    child: str
+    run_id: str | None
+    outcome: str | None
+    delivery: str | None
+
+
 # -- child runs ----------------------------------------------------------------------------------
 
 
@@ -332,6 +355,9 @@ class ChannelChunk(Event):
     index: int
     total: int
     text: str
+    # DEL-5: the chat and thread within the channel the chunk went to.
+    to: str | None = None
+    thread: str | None = None
 
 
 @attrs.frozen(slots=True)

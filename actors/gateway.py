@@ -47,7 +47,7 @@ async def run_gateway(port: Port, routes: dict[str, Route], faults: GatewayFault
                 if isinstance(effect, ToChannel):
                     port.emit(events.ChannelChunk(effect.channel, effect.session, effect.run_id,
                                                   effect.key, effect.index, effect.total,
-                                                  effect.text))
+                                                  effect.text, effect.to, effect.thread))
                 elif isinstance(effect, ChunkFailed):
                     port.emit(events.ChunkFailed(effect.channel, effect.run_id, effect.key,
                                                  effect.index, effect.total,

@@ -35,9 +35,10 @@ ABORTED = "This operation was aborted"
 
 @attrs.frozen
 class Route:
-    """Where a requester session's completions go besides its transcript: an external channel
-    (``deliver=true``) and that channel's longest message, in characters (``None``: no limit).
-    A session without a channel is reached by internal injection only (``deliver=false``)."""
+    """A requester session's own channel and that channel's longest message, in characters
+    (``None``: no limit). Where a completion goes is its own ``target`` (resolved by the delivery
+    actor, actors/routing.py): a completion without one is an internal injection only
+    (``deliver=false``); one whose target is the session's channel is cut at its limit."""
 
     channel: str | None = None
     chunk_chars: int | None = None
@@ -104,6 +105,8 @@ class ToChannel:
     index: int
     total: int
     text: str
+    to: str | None = None
+    thread: str | None = None
 
 
 @attrs.frozen
@@ -150,10 +153,11 @@ class GatewayCore:
     def call(self, completion: Completion) -> Iterator[GatewayEffect]:
         """One agent call from the delivery actor. The effects come one at a time: the shell
         performs each (a chunk reaches its channel) before the next chunk's fate is asked."""
-        route = self.routes.get(completion.requester, Route())
-        if route.channel is None:
+        target = completion.target
+        if target is None or target.channel is None:
             yield from self._one_injection(completion)
             return
+        route = self.routes.get(completion.requester, Route())
         state = self.calls.get(completion.key)
         if state is CallState.SENT:
             # Already on the channel: only the session learns of the repeat (it dedups the key).
@@ -165,7 +169,8 @@ class GatewayCore:
                 "chunked delivery is incomplete; its chunks are not sent twice",
                 sent_before_error=True)))
         else:
-            yield from self._chunked(completion, route.channel, route.chunk_chars)
+            yield from self._chunked(completion, target.channel,
+                                     route.chunk_chars if route.channel == target.channel else None)
 
     def _one_injection(self, completion: Completion) -> Iterator[GatewayEffect]:
         verdict = self.faults.chunk(completion.run_id, completion.key, 0, 1)
@@ -196,8 +201,10 @@ class GatewayCore:
                 yield Reply(SendRejected(completion.key, completion.run_id, error),
                             verdict.echo_ms)
                 return
+            assert completion.target is not None
             yield ToChannel(channel, completion.requester, completion.run_id, completion.key,
-                            index, len(chunks), text)
+                            index, len(chunks), text, completion.target.to,
+                            completion.target.thread)
         self.calls[completion.key] = CallState.SENT
         yield Inject(completion)
 

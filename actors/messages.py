@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import attrs
 
+from actors.permissions import OWNER, Caller
+from actors.routing import Target
 from actors.send_error import SendError
 from actors.states import StepFinish, values
 
@@ -52,6 +54,8 @@ class ChildSpec:
     # DEL-6: the id of the child whose run spawns this one (a nested child); its requester is
     # then that child's session. None: spawned by a top-level session.
     parent: str | None = None
+    # DEL-17: who asks for the spawn; None: the requester session's owner.
+    caller: Caller | None = None
 
     @property
     def run_ms(self) -> int:
@@ -67,6 +71,9 @@ class HistoryRead:
     limit: int | None = None
     offset: int = 0
     include_tools: bool = False
+    # DEL-17: who asks (checked against the session's owners) and the harness's request number.
+    caller: Caller = OWNER
+    request: int = 0
 
 
 @attrs.frozen
@@ -74,6 +81,9 @@ class CleanupSession:
     """Cleanup deletes the child's live session; its runs' archives stay retained (FMT-6)."""
 
     child_id: str
+    # DEL-17: who asks (checked against the session's owners) and the harness's request number.
+    caller: Caller = OWNER
+    request: int = 0
 
 
 @attrs.frozen
@@ -84,16 +94,35 @@ class RunHistoryRead:
     limit: int | None = None
     offset: int = 0
     include_tools: bool = False
+    # DEL-17: who asks (checked against the session's owners) and the harness's request number.
+    caller: Caller = OWNER
+    request: int = 0
+
+
+@attrs.frozen
+class StatusRead:
+    """The requester asks for a child run's status (session control, DEL-17)."""
+
+    child_id: str
+    # DEL-17: who asks (checked against the session's owners) and the harness's request number.
+    caller: Caller = OWNER
+    request: int = 0
 
 
 @attrs.frozen
 class Spawn:
     child: ChildSpec
+    # DEL-17: who asks (checked against the session's owners) and the harness's request number.
+    caller: Caller = OWNER
+    request: int = 0
 
 
 @attrs.frozen
 class AbortChild:
     child_id: str
+    # DEL-17: who asks (checked against the session's owners) and the harness's request number.
+    caller: Caller = OWNER
+    request: int = 0
 
 
 @attrs.frozen
@@ -111,6 +140,9 @@ class Completion:
     requester: str
     status: str
     text: str  # what the requester's model reads: the rendered announce message
+    # DEL-4, DEL-5: the channel target of a follow-up agent call with deliver=true; None: an
+    # internal injection only (deliver=false: webchat, a nested requester, no route).
+    target: Target | None = None
 
 
 @attrs.frozen

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 import attrs
 
 from actors.output import ContentBlock, SessionEvent
+from actors.permissions import MUTANT_SPAWNER_PERMISSION
+from actors.routing import MUTANT_OVERRIDE_KEEPS_THREAD, MUTANT_STORED_ROUTE_BEATS_ORIGIN
 from actors.session import MUTANT_DEDUPE_OFF
 
 # Switches inside the delivery core (actors/registry.py).
@@ -99,6 +101,19 @@ MUTANTS: dict[str, str] = {
         "a child that spawned children announces as soon as it ends, while its descendants are "
         "still pending (reference §c8, DEL-6)"
     ),
+    MUTANT_OVERRIDE_KEEPS_THREAD: (
+        "a binding or hook override that picks another chat keeps the old route's thread, so the "
+        "completion lands in a thread of the wrong chat (DEL-5)"
+    ),
+    MUTANT_STORED_ROUTE_BEATS_ORIGIN: (
+        "the session's stored route (lastChannel/lastTo/lastThreadId) wins over the requester "
+        "turn's captured origin, so a completion goes to a stale chat or thread (DEL-5)"
+    ),
+    MUTANT_SPAWNER_PERMISSION: (
+        "a session-control action in a turn started by a completion report is checked against "
+        "the person who spawned that child instead of the current caller, so the report carries "
+        "the original person's permission (DEL-17)"
+    ),
 }
 
 
@@ -128,6 +143,9 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_CLEANUP_NOT_RECORDED: Breaks("DEL-16", "cleanup-once"),
     MUTANT_NESTED_TOP_LEVEL_INSTRUCTION: Breaks("DEL-4", "nested-instruction"),
     MUTANT_NO_DESCENDANT_GATING: Breaks("DEL-6", "descendants-first"),
+    MUTANT_OVERRIDE_KEEPS_THREAD: Breaks("DEL-5", "route-as-configured"),
+    MUTANT_STORED_ROUTE_BEATS_ORIGIN: Breaks("DEL-5", "route-as-configured"),
+    MUTANT_SPAWNER_PERMISSION: Breaks("DEL-17", "control-permission"),
 }
 
 

@@ -77,6 +77,24 @@ PROBES: dict[str, str] = {
     # -- the requester session (actors/requester.py) ----------------------------------------
     "requester.session-rerun": "a child session is spawned again (a new run id)",
     "requester.duplicate-completion": "a completion arrived whose key the session had recorded",
+    "requester.refused-person": "a person without the session's permission tried a session-"
+                                "control action; it was refused (DEL-17)",
+    "requester.refused-report": "a turn started by a completion report tried a session-control "
+                                "action; the report carries no permission, so it was refused",
+    # -- route resolution (actors/routing.py, called by actors/delivery.py) -----------------
+    "route.bound": "a bound conversation/thread picked the completion's target",
+    "route.hook": "the subagent_delivery_target hook picked the completion's target",
+    "route.hook-ignored": "the hook returned only an internal channel (webchat) or no chat: "
+                          "the origin stays",
+    "route.stored-fallback": "no origin was captured: the stored route is the fallback",
+    "route.origin-filled-from-stored": "a compatible stored route filled the origin's missing "
+                                       "chat or thread",
+    "route.webchat-ignores-stored": "a webchat origin did not inherit the session's earlier "
+                                    "external target",
+    "route.thread-not-inherited": "an override picked another chat: the old thread was dropped",
+    "route.thread-inherited": "an override in the same chat kept the old thread",
+    "route.internal": "a top-level completion had no channel and chat: internal injection only "
+                      "(deliver=false)",
 }
 
 

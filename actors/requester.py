@@ -7,6 +7,8 @@ cancelling that child's scope.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import trio
 
 from actors import addresses, events
@@ -20,17 +22,26 @@ from actors.messages import (
     HistoryRead,
     RunHistoryRead,
     Spawn,
+    StatusRead,
 )
+from actors.permissions import DEFAULT_OWNER, Caller, refusal
 from actors.run_record import RunRecord
 from actors.runtime import Port
 from actors.session import SessionCore, child_session_key
 from actors.store import RunStore
 
+# Session-control messages and the action each one is (DEL-17).
+CONTROL_ACTIONS: dict[type, str] = {Spawn: "spawn", AbortChild: "abort", HistoryRead: "history",
+                             StatusRead: "status", CleanupSession: "cleanup",
+                             RunHistoryRead: "archive-read"}
+
 
 async def run_requester(
-    port: Port, session_key: str, store: RunStore, mutants: frozenset[str] = frozenset()
+    port: Port, session_key: str, store: RunStore, mutants: frozenset[str] = frozenset(),
+    owners: Sequence[str] = (DEFAULT_OWNER,),
 ) -> None:
     core = SessionCore(session_key, mutants=mutants)
+    spawners: dict[str, Caller] = {}  # child id -> who asked for its spawn
     scopes: dict[str, trio.CancelScope] = {}
     # Each child's latest run and session key (a key may be reused by a later child).
     runs: dict[str, tuple[str, str]] = {}
@@ -38,6 +49,17 @@ async def run_requester(
     async with trio.open_nursery() as children:
         while True:
             message = await port.receive()
+            action = CONTROL_ACTIONS.get(type(message))
+            if action is not None:
+                # Checked against the current caller, never the person behind a report (DEL-17).
+                child_id = message.child.id if isinstance(message, Spawn) else message.child_id
+                reason = refusal(message.caller, action, owners, spawners, mutants)
+                if reason is not None:
+                    port.probe("requester.refused-report" if message.caller.person is None
+                               else "requester.refused-person")
+                    port.emit(events.ActionRefused(message.request, action, child_id,
+                                                   str(message.caller), reason))
+                    continue
             if isinstance(message, Spawn):
                 spec = message.child
                 run_id = store.next_run_id()
@@ -55,6 +77,7 @@ async def run_requester(
                 if record.child_session_key in spawned:
                     port.probe("requester.session-rerun")
                 spawned[record.child_session_key] = run_id
+                spawners[spec.id] = message.caller
                 store.register(record)
                 runs[spec.id] = (run_id, record.child_session_key)
                 port.emit(events.Spawned(run_id, spec.id, record.child_session_key,
@@ -105,6 +128,13 @@ async def run_requester(
                 port.emit(events.ArchiveServed(
                     message.child_id, run_id, key, read.status, read.reason, read.retryable,
                     None if read.history is None else read.history.to_json()))
+            elif isinstance(message, StatusRead):
+                latest = store.get(runs[message.child_id][0]) if message.child_id in runs else None
+                port.emit(events.StatusServed(
+                    message.child_id, None if latest is None else latest.run_id,
+                    None if latest is None or latest.outcome_status is None
+                    else str(latest.outcome_status),
+                    None if latest is None else str(latest.delivery_status)))
             elif isinstance(message, (CleanupSession, RunHistoryRead)):
                 port.emit(events.RequestIgnored(message.child_id, "the child was never spawned"))
             else:

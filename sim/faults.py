@@ -18,6 +18,7 @@ import attrs
 from actors import addresses
 from actors.gateway_core import SENT, ChunkFate, ChunkVerdict
 from actors.messages import Completion, CompletionAck
+from actors.permissions import Caller
 from actors.send_error import PLATFORM_REJECTED, WRITER_CLAIM_REBOUND, SendError
 from sim.choices import Chooser
 
@@ -41,6 +42,7 @@ class FaultKind(enum.StrEnum):
     ATTEMPT_RETRY = "attempt-retry"
     NO_REPLY = "no-reply"
     ABORT = "abort"
+    UNAUTHORISED = "unauthorised"
 
 
 FAULT_KINDS: dict[str, str] = {
@@ -65,6 +67,8 @@ FAULT_KINDS: dict[str, str] = {
     FaultKind.ATTEMPT_RETRY: "a child's model attempt fails and is retried",
     FaultKind.NO_REPLY: "a child run finishes with NO_REPLY, an empty reply or ANNOUNCE_SKIP",
     FaultKind.ABORT: "a requester aborts a running child",
+    FaultKind.UNAUTHORISED: "someone without the session's permission (another person, or a turn "
+                            "started by a completion report) tries a session-control action",
 }
 assert list(FAULT_KINDS) == list(FaultKind)
 # Rates a seed may give an enabled kind (per opportunity).
@@ -176,6 +180,7 @@ class TimelineEvent:
     limit: int | None = None  # history-read: sessions_history parameters
     offset: int = 0
     include_tools: bool = False
+    caller: Caller | None = None  # world events: who asks (DEL-17); None: the session's owner
 
 
 @attrs.define

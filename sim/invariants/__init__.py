@@ -13,12 +13,15 @@ from sim.invariants.delivery import INVARIANTS as _DELIVERY
 from sim.invariants.lifecycle import INVARIANTS as _LIFECYCLE
 from sim.invariants.nesting import INVARIANTS as _NESTING
 from sim.invariants.output import INVARIANTS as _OUTPUT
+from sim.invariants.permissions import INVARIANTS as _PERMISSIONS
 from sim.invariants.retries import INVARIANTS as _RETRIES
+from sim.invariants.routes import INVARIANTS as _ROUTES
 from sim.invariants.send_errors import INVARIANTS as _SEND_ERRORS
 from sim.trace import Record
 
 ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _OUTPUT + _CHILD_LOG
-                              + _ANNOUNCE + _ARCHIVE + _LIFECYCLE + _NESTING)
+                              + _ANNOUNCE + _ARCHIVE + _LIFECYCLE + _NESTING + _ROUTES
+                              + _PERMISSIONS)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

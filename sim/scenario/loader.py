@@ -25,18 +25,16 @@ from sim.scenario.model import (
     DEFAULT_HEAL_S,
     DEFAULT_UNTIL_S,
     MAX_CHILDREN,
-    MAX_CHUNK_CHARS,
     MAX_REPLY_CHARS,
-    MAX_SESSIONS,
     MAX_STEPS_PER_CHILD,
     MAX_TIME_S,
     MAX_TOOL_CALLS,
     OUTCOMES,
     FaultsDef,
     Scenario,
-    SessionDef,
     WorkloadDef,
 )
+from sim.scenario.sessions import caller, sessions
 from sim.scenario.timeline import expectations, replay_choices, timeline
 
 _TOP_FIELDS = ("name", "description", "covers", "seed", "strategy", "mutants", "until",
@@ -69,10 +67,12 @@ def loads(text: str, path: str = "<scenario>") -> Scenario:
     seed = root.integer("seed", 1, maximum=MAX_SEED)
     until_ms = root.seconds("until", DEFAULT_UNTIL_S, minimum=1, maximum=MAX_TIME_S)
 
-    sessions = _sessions(root)
-    session_keys = [s.key for s in sessions]
+    session_defs = sessions(root)
+    session_keys = [s.key for s in session_defs]
     children = _children(root, session_keys)
     child_ids = [c.id for c in children]
+    children = tuple(attrs.evolve(c, caller=caller(table, child_ids))
+                     for c, table in zip(children, root.nodes("children"), strict=True))
     workload = _workload(root, session_keys, len(children))
     if not children and workload is None:
         raise doc.error((), "children", "the world has no children (add [[children]] or "
@@ -86,7 +86,7 @@ def loads(text: str, path: str = "<scenario>") -> Scenario:
         strategy=root.text("strategy", "random", choices=STRATEGIES),
         mutants=mutants,
         until_ms=until_ms,
-        sessions=sessions,
+        sessions=session_defs,
         children=children,
         workload=workload,
         faults=_faults(root),
@@ -95,30 +95,6 @@ def loads(text: str, path: str = "<scenario>") -> Scenario:
         replay=replay_choices(root),
         source=text,
     )
-
-
-def _sessions(root: Node) -> tuple[SessionDef, ...]:
-    sessions: list[SessionDef] = []
-    tables = root.nodes("sessions")
-    if len(tables) > MAX_SESSIONS:
-        raise root.fail("sessions", f"must hold at most {MAX_SESSIONS:,} entries (the limit)")
-    for table in tables:
-        table.check_keys(("key", "channel", "chunk_chars"))
-        key = table.text("key")
-        channel = table.text("channel", None)
-        if channel is not None and not re.match(r"^[a-z][a-z0-9-]{0,31}$", channel):
-            raise table.fail("channel", f"{channel!r} is not a channel name like 'telegram'")
-        chunk_chars = table.integer("chunk_chars", None, minimum=1, maximum=MAX_CHUNK_CHARS)
-        if chunk_chars is not None and channel is None:
-            raise table.fail("chunk_chars", "needs a channel")
-        if not re.match(r"^agent:[^:\s]+:\S+$", key):
-            raise table.fail("key", f"{key!r} is not a session key like 'agent:main:main'")
-        if any(s.key == key for s in sessions):
-            raise table.fail("key", f"session {key!r} is defined twice")
-        sessions.append(SessionDef(key, channel, chunk_chars))
-    if not sessions:
-        raise root.doc.error((), "sessions", "at least one [[sessions]] is required")
-    return tuple(sessions)
 
 
 def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
@@ -130,7 +106,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
         table.check_keys(("id", "requester", "task", "spawn_at", "run_for", "outcome", "reply",
                           "reply_chars", "error", "expects_completion", "usage_recorded", "steps",
                           "encoding", "timeout", "fork_seed", "earlier_epoch", "session",
-                          "parent"))
+                          "parent", "caller"))
         child_id = table.text("id")
         if not re.match(r"^[A-Za-z0-9_\-]+$", child_id):
             raise table.fail("id", f"{child_id!r} may only use letters, digits, '-' and '_'")
@@ -247,7 +223,7 @@ def _workload(root: Node, session_keys: list[str], scripted: int) -> WorkloadDef
     table = root.node("workload", None)
     if table is None:
         return None
-    table.check_keys(("children", "requester", "spawn_within", "run_max"))
+    table.check_keys(("children", "requester", "spawn_within", "run_max", "draw_routes"))
     requester = table.text("requester", session_keys[0])
     if requester not in session_keys:
         raise table.fail("requester", f"{requester!r} is not one of the [[sessions]]")
@@ -257,6 +233,7 @@ def _workload(root: Node, session_keys: list[str], scripted: int) -> WorkloadDef
         requester=requester,
         spawn_within_ms=table.seconds("spawn_within", 60, maximum=MAX_TIME_S),
         run_max_ms=table.seconds("run_max", 600, minimum=1, maximum=MAX_TIME_S),
+        draw_routes=table.boolean("draw_routes", False),
     )
 
 

@@ -12,6 +12,8 @@ import re
 import attrs
 
 from actors.messages import ChildSpec
+from actors.permissions import DEFAULT_OWNER
+from actors.routing import SessionRouting, Target
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, values
 from sim.faults import FaultKind, TimelineEvent
 
@@ -37,13 +39,14 @@ _TIMELINE_FIELDS = {
     "duplicate": ("child", "count"),
     "delay": ("child", "count", "delay"),
     "crash": ("actor", "point", "count", "restart_after"),
-    "abort": ("child",),
-    "history-read": ("child", "limit", "offset", "include_tools"),
-    "cleanup": ("child",),
-    "archive-read": ("child", "limit", "offset", "include_tools"),
+    "abort": ("child", "caller"),
+    "history-read": ("child", "limit", "offset", "include_tools", "caller"),
+    "cleanup": ("child", "caller"),
+    "archive-read": ("child", "limit", "offset", "include_tools", "caller"),
+    "status": ("child", "caller"),
 }
 # Timeline entries that are things the world does rather than faults (`event = ...`).
-TIMELINE_EVENTS = ("abort", "history-read", "cleanup", "archive-read")
+TIMELINE_EVENTS = ("abort", "history-read", "cleanup", "archive-read", "status")
 # Where the delivery actor can crash (actors/delivery.py names them).
 CRASH_POINTS = values(CrashPoint)
 DEFAULT_UNTIL_S = 6 * 3600
@@ -67,13 +70,26 @@ MAX_COUNT = 1_000_000          # fault counts, history limit/offset, expected re
 
 @attrs.frozen
 class SessionDef:
-    """A requester session. ``channel``: the external channel its completions are also sent to
-    (a follow-up agent call with ``deliver=true``), ``chunk_chars`` that channel's longest
-    message (longer text is sent in chunks); without a channel, internal injection only."""
+    """A top-level requester session. ``channel``, ``to``, ``thread``: the requester turn's
+    captured origin (``webchat``: internal, ``deliver=false``; no channel: no origin);
+    ``chunk_chars`` that channel's longest message (longer text is sent in chunks). ``route``
+    (the stored route), ``binding`` and ``hook`` are the other routing facts (DEL-5,
+    actors/routing.py); ``owners`` the persons with session-control permission (DEL-17)."""
 
     key: str
     channel: str | None = None
     chunk_chars: int | None = None
+    to: str | None = None
+    thread: str | None = None
+    route: Target | None = None
+    binding: Target | None = None
+    hook: Target | None = None
+    owners: tuple[str, ...] = (DEFAULT_OWNER,)
+
+    @property
+    def routing(self) -> SessionRouting:
+        origin = None if self.channel is None else Target(self.channel, self.to, self.thread)
+        return SessionRouting(origin, self.route, self.binding, self.hook)
 
 
 @attrs.frozen
@@ -84,6 +100,8 @@ class WorkloadDef:
     requester: str
     spawn_within_ms: int = 60_000
     run_max_ms: int = 10 * 60_000
+    # DEL-5: the seed draws the requester session's routing facts (sim/world_routes.py).
+    draw_routes: bool = False
 
 
 @attrs.frozen

@@ -23,6 +23,7 @@ from sim.scenario.model import (
     ChildExpectation,
     Expectation,
 )
+from sim.scenario.sessions import caller
 
 
 def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
@@ -32,7 +33,8 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
         raise root.fail("timeline", f"must hold at most {MAX_TIMELINE:,} entries (the limit)")
     for table in tables:
         table.check_keys(("at", "fault", "event", "child", "actor", "point", "count", "error",
-                          "chain", "delay", "restart_after", "limit", "offset", "include_tools"))
+                          "chain", "delay", "restart_after", "limit", "offset", "include_tools",
+                          "caller"))
         if table.has("event"):
             if table.has("fault"):
                 raise table.fail("event", "a timeline entry is either a fault or an event")
@@ -55,7 +57,8 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             actor = addresses.DELIVERY
         if fault in TIMELINE_EVENTS and child is None:
             what = {"abort": "an abort names the child to abort",
-                    "cleanup": "a cleanup names the child whose session it deletes"}.get(
+                    "cleanup": "a cleanup names the child whose session it deletes",
+                    "status": "a status read names the child it asks about"}.get(
                 fault, "a history read names the child whose transcript it reads")
             raise table.fail("child", what)
         point = table.text("point", None)
@@ -75,6 +78,7 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             limit=table.integer("limit", None, maximum=MAX_COUNT),
             offset=table.integer("offset", 0, maximum=MAX_COUNT),
             include_tools=table.boolean("include_tools", False),
+            caller=caller(table, child_ids),
         ))
     return tuple(events)
 
