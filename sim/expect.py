@@ -17,6 +17,10 @@ def failures(result: RunResult) -> list[str]:
         if violation.invariant not in scenario.expect.violations:
             problems.append(f"{violation.invariant} ({violation.requirement}): "
                             f"{violation.message}")
+    refusals = sum(1 for r in result.trace if r.kind == "requester.refused")
+    if scenario.expect.refusals is not None and refusals != scenario.expect.refusals:
+        problems.append(f"{scenario.path}: {refusals} session-control action(s) refused, "
+                        f"expected {scenario.expect.refusals}")
     runs = {run.child_id: run for run in result.runs}
     for want in scenario.expect.children:
         where = f"{scenario.path}:{want.line}" if want.line else scenario.path
@@ -35,6 +39,14 @@ def failures(result: RunResult) -> list[str]:
         if want.status is not None and run.outcome_status != want.status:
             problems.append(f"{where}: child {want.child}: status {run.outcome_status}, "
                             f"expected {want.status}")
+        if want.sent_to is not None:
+            sent = sorted({" ".join(p for p in (r.data["channel"], r.data["to"], r.data["thread"])
+                                    if p is not None)
+                           for r in result.trace
+                           if r.kind == "gateway.chunk" and r.data["run_id"] == run.run_id})
+            if sent != ([] if want.sent_to == "none" else [want.sent_to]):
+                problems.append(f"{where}: child {want.child}: sent to "
+                                f"{', '.join(sent) or 'none'}, expected {want.sent_to}")
         if want.text is not None and not any(want.text in str(r.data["text"]) for r in accepted):
             problems.append(f"{where}: child {want.child}: no completion its requester received "
                             f"contains {want.text!r}")

@@ -31,7 +31,7 @@ MARK = "# <-"
 SESSION = '[[sessions]]\nkey = "agent:main:main"\n'
 CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, reply_chars, error, "
                 "expects_completion, usage_recorded, steps, encoding, timeout, "
-                "fork_seed, earlier_epoch, session, parent")
+                "fork_seed, earlier_epoch, session, parent, caller")
 TOP_FIELDS = ("name, description, covers, seed, strategy, mutants, until, sessions, children, "
               "workload, faults, timeline, expect, replay")
 
@@ -301,7 +301,7 @@ CASES: list[tuple[str, str, str]] = [
         [[sessions]]
         key = "agent:main:main"
         chunk_chars = 100 # <-
-    """), "sessions[0].chunk_chars: needs a channel"),
+    """), "sessions[0].chunk_chars: needs an external channel"),
     ("chunk-chars-zero", textwrap.dedent("""\
         [[sessions]]
         key = "agent:main:main"

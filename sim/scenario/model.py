@@ -119,12 +119,15 @@ class ChildExpectation:
     status: str | None
     text: str | None
     line: int | None
+    # DEL-5: "channel chat [thread]" every chunk of its completion went to, or "none" (no channel).
+    sent_to: str | None = None
 
 
 @attrs.frozen
 class Expectation:
     violations: tuple[str, ...] = ()
     children: tuple[ChildExpectation, ...] = ()
+    refusals: int | None = None  # DEL-17: session-control actions the sessions refused
 
 
 @attrs.frozen

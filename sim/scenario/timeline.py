@@ -111,7 +111,7 @@ def expectations(root: Node, child_ids: list[str]) -> Expectation:
     table = root.node("expect", None)
     if table is None:
         return Expectation()
-    table.check_keys(("violations", "children"))
+    table.check_keys(("violations", "children", "refusals"))
     from sim.invariants import BY_NAME  # the names scenarios may expect
 
     violations = table.strings("violations", ())
@@ -121,7 +121,7 @@ def expectations(root: Node, child_ids: list[str]) -> Expectation:
                                   f"(known: {', '.join(BY_NAME)})")
     found = []
     for child_table in table.nodes("children"):
-        child_table.check_keys(("child", "delivery", "received", "status", "text"))
+        child_table.check_keys(("child", "delivery", "received", "status", "text", "sent_to"))
         child = child_table.text("child")
         if child not in child_ids:
             raise child_table.fail("child", f"{child!r} is not one of the [[children]]")
@@ -132,8 +132,18 @@ def expectations(root: Node, child_ids: list[str]) -> Expectation:
             status=child_table.text("status", None, choices=(*OUTCOMES, "unknown")),
             text=child_table.text("text", None),
             line=child_table.line,
+            sent_to=_sent_to(child_table),
         ))
-    return Expectation(violations, tuple(found))
+    return Expectation(violations, tuple(found), table.integer("refusals", None,
+                                                               maximum=MAX_COUNT))
+
+
+def _sent_to(table: Node) -> str | None:
+    sent_to: str | None = table.text("sent_to", None)
+    if sent_to is not None and sent_to != "none" and not 2 <= len(sent_to.split(" ")) <= 3:
+        raise table.fail("sent_to", f"{sent_to!r} is not 'channel chat', 'channel chat thread' "
+                         "or 'none'")
+    return sent_to
 
 
 # Far above any run's choice count (a run is bounded by its agenda steps), far below a memory risk.
