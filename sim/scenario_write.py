@@ -14,6 +14,8 @@ from typing import Any
 import tomli_w
 
 from actors.messages import ChildSpec, StepSpec
+from actors.permissions import DEFAULT_OWNER
+from actors.routing import WEBCHAT
 from actors.send_error import SendError
 from actors.states import StepFinish
 from sim.faults import TimelineEvent
@@ -42,7 +44,8 @@ def dumps(scenario: Scenario) -> str:
         w = scenario.workload
         parts.append(_table("[workload]", {
             "children": w.children, "requester": w.requester,
-            "spawn_within": seconds(w.spawn_within_ms), "run_max": seconds(w.run_max_ms)}))
+            "spawn_within": seconds(w.spawn_within_ms), "run_max": seconds(w.run_max_ms),
+            **({"draw_routes": True} if w.draw_routes else {})}))
     f = scenario.faults
     parts.append(_table("[faults]", {"kinds": list(f.kinds), "swarm": f.swarm,
                                      "heal_at": seconds(f.heal_at_ms)}))
@@ -106,6 +109,8 @@ def _child(child: ChildSpec) -> dict[str, Any]:
     for key in ("fork_seed", "earlier_epoch", "session"):
         if getattr(child, key) is not None:
             out[key] = getattr(child, key)
+    if child.caller is not None:
+        out["caller"] = str(child.caller)
     out["steps"] = [_step(s) for s in child.steps]
     return out
 
@@ -136,6 +141,7 @@ def _event(event: TimelineEvent) -> dict[str, Any]:
                           else seconds(event.restart_after_ms)),
         "limit": event.limit, "offset": event.offset or None,
         "include_tools": event.include_tools or None,
+        "caller": None if event.caller is None else str(event.caller),
     }
     for key in fields:
         if values[key] is not None:
@@ -167,6 +173,16 @@ def _session(session: SessionDef) -> dict[str, Any]:
     out: dict[str, Any] = {"key": session.key}
     if session.channel is not None:
         out["channel"] = session.channel
+    if session.channel not in (None, WEBCHAT):
+        out["to"] = session.to or ""  # "": the origin names only its channel
+        if session.thread is not None:
+            out["thread"] = session.thread
     if session.chunk_chars is not None:
         out["chunk_chars"] = session.chunk_chars
+    for key, target in (("route", session.route), ("binding", session.binding),
+                        ("hook", session.hook)):
+        if target is not None:
+            out[key] = {k: v for k, v in target.to_json().items() if v is not None}
+    if session.owners != (DEFAULT_OWNER,):
+        out["owners"] = list(session.owners)
     return out

@@ -307,12 +307,18 @@ class _Shrinker:
         return improved
 
     def drop_channels(self) -> bool:
-        """Reach each session by internal injection only: no chunks to record."""
+        """Reach each session by internal injection only: no chunks to record (and no routing
+        facts drawn for the workload's requester)."""
         improved = False
+        workload = self.best.workload
+        if workload is not None and workload.draw_routes:
+            improved = self._drop(self.best_outcome.streams,
+                                  workload=attrs.evolve(workload, draw_routes=False))
         for i, session in enumerate(self.best.sessions):
-            if session.channel is not None:
+            if (session.channel, session.route, session.binding, session.hook) != (None,) * 4:
                 sessions = list(self.best.sessions)
-                sessions[i] = attrs.evolve(session, channel=None, chunk_chars=None)
+                sessions[i] = attrs.evolve(session, channel=None, chunk_chars=None, to=None,
+                                           thread=None, route=None, binding=None, hook=None)
                 streams = self.best_outcome.streams
                 improved = self._drop(streams, sessions=tuple(sessions)) or improved
         return improved

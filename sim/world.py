@@ -25,13 +25,11 @@ from actors.messages import (
     CleanupSession,
     HistoryRead,
     RunHistoryRead,
-    Spawn,
     StatusRead,
     StepSpec,
 )
-from actors.permissions import DEFAULT_OWNER, Caller
-from actors.requester import CONTROL_ACTIONS, run_requester
-from actors.routing import Target
+from actors.permissions import Caller
+from actors.requester import run_requester
 from actors.run_record import RunRecord
 from actors.runtime import Crash, Port
 from actors.states import StepFinish
@@ -44,9 +42,7 @@ from sim.invariants import Violation
 from sim.kernel import ActorPort, Kernel, run_trio
 from sim.scenario import Scenario, SessionDef, WorkloadDef, nested_requester
 from sim.trace import Trace
-
-# A session-control message the harness sends (DEL-17).
-Control = Spawn | AbortChild | HistoryRead | StatusRead | CleanupSession | RunHistoryRead
+from sim.world_control import Control, ControlDesk
 
 # Bounds on one run (a limit on everything): agenda steps and trace records.
 MAX_STEPS = 200_000
@@ -183,7 +179,7 @@ class _World:
         # The top-level sessions as this run configures them (routing drawn by the seed when the
         # workload asks for it), and the number of the harness's last session-control request.
         self.sessions: dict[str, SessionDef] = {s.key: s for s in scenario.sessions}
-        self._requests = 0
+        self.desk = ControlDesk(self.kernel, self.sessions)
 
     def _child_of_run(self, run_id: str) -> str | None:
         # Asked for every message the fault plan sees; a run's child never changes, so remember.
@@ -213,17 +209,17 @@ class _World:
         async with trio.open_nursery() as root:
             self._root = root
             for session in self.sessions.values():
-                self._record_session(session.key, session)
+                self.desk.record_session(session.key)
                 self._start_requester(root, session.key)
             # A child that spawns children is itself a requester: its session receives their
             # completions as internal updates (DEL-4).
             for key in dict.fromkeys(c.requester for c in children if c.parent is not None):
-                self._record_session(key, None)
+                self.desk.record_session(key)
                 self._start_requester(root, key)
             self._start_delivery()
             self._start_gateway(root)
             for child in children:
-                self._schedule_spawn(child)
+                self.desk.spawn(child)
             for event in self.scenario.timeline:
                 self._schedule_fault(event)
             for t_ms in self.plan.parked_crash_times():
@@ -243,26 +239,8 @@ class _World:
     def _crash_parked(self) -> None:
         self.kernel.crash_parked(addresses.DELIVERY)  # a no-op while it is down or busy
 
-    def _record_session(self, key: str, session: SessionDef | None) -> None:
-        """The session's configuration as the oracles read it: routing facts and owners (a
-        nested requester, ``session`` None, has none and is controlled by its owner run)."""
-        def target(t: Target | None) -> dict[str, str | None] | None:
-            return None if t is None else t.to_json()
-
-        data: dict[str, object] = {"key": key, "nested": session is None,
-                                   "owners": list(self._owners(key))}
-        if session is not None:
-            routing = session.routing
-            data.update(origin=target(routing.origin), route=target(routing.stored),
-                        binding=target(routing.binding), hook=target(routing.hook))
-        self.kernel.emit(addresses.HARNESS, "world.session", data)
-
-    def _owners(self, session_key: str) -> tuple[str, ...]:
-        session = self.sessions.get(session_key)
-        return (DEFAULT_OWNER,) if session is None else session.owners
-
     def _start_requester(self, root: trio.Nursery, session_key: str) -> None:
-        owners = self._owners(session_key)
+        owners = self.desk.owners(session_key)
 
         async def body(port: ActorPort) -> None:
             await run_requester(port, session_key, self.store, self.mutants, owners)
@@ -291,41 +269,6 @@ class _World:
         delay = self.plan.restart_delay_ms()
         self.kernel.at(self.kernel.now_ms + delay, "restart delivery", self._start_delivery)
 
-    def _schedule_spawn(self, child: ChildSpec) -> None:
-        requester = addresses.requester(child.requester)
-        caller = child.caller or Caller(self._owners(child.requester)[0])
-        self._requests += 1
-        number = self._requests
-
-        def request() -> None:
-            # What was asked, as the oracles must read it (never the model's own spawn record).
-            self.kernel.emit(addresses.HARNESS, "world.spawn", {
-                "child": child.id, "requester": child.requester, "actor": requester,
-                "required": child.expects_completion, "task": child.task,
-                "caller": str(caller), "request": number})
-            self.kernel.send(addresses.TIMELINE, requester, Spawn(child, caller, number))
-
-        self.kernel.at(child.spawn_at_ms, f"spawn {child.id}", request)
-
-    def _control(self, at_ms: int, label: str, session_key: str, message: Control,
-                 caller: Caller | None = None) -> None:
-        """A session-control action (DEL-17) sent to ``session_key`` at ``at_ms``: numbered,
-        with its caller (by default the session's owner), and recorded as asked
-        (``world.action``) when it is sent."""
-        caller = caller or Caller(self._owners(session_key)[0])
-        self._requests += 1
-        message = attrs.evolve(message, caller=caller, request=self._requests)
-        child = message.child.id if isinstance(message, Spawn) else message.child_id
-        record = {"request": self._requests, "session": session_key,
-                  "actor": addresses.requester(session_key),
-                  "action": CONTROL_ACTIONS[type(message)], "child": child, "caller": str(caller)}
-
-        def send() -> None:
-            self.kernel.emit(addresses.HARNESS, "world.action", record)
-            self.kernel.send(addresses.TIMELINE, addresses.requester(session_key), message)
-
-        self.kernel.at(at_ms, label, send)
-
     def _schedule_fault(self, event: TimelineEvent) -> None:
         kernel = self.kernel
         child = event.child
@@ -342,7 +285,7 @@ class _World:
                 read = RunHistoryRead(child, event.limit, event.offset, event.include_tools)
             elif event.fault == "status":
                 read = StatusRead(child)
-            self._control(event.at_ms, f"{event.fault} {event.child}", requester, read,
+            self.desk.control(event.at_ms, f"{event.fault} {event.child}", requester, read,
                           event.caller)
             return
         if event.fault == "crash" and event.point is None:
@@ -366,7 +309,7 @@ class _World:
     def _schedule_abort(self, at_ms: int, requester: str, child_id: str,
                         caller: Caller | None = None) -> None:
         """The requester aborts its child at ``at_ms`` (it owns the child's scope)."""
-        self._control(at_ms, f"abort {child_id}", requester, AbortChild(child_id), caller)
+        self.desk.control(at_ms, f"abort {child_id}", requester, AbortChild(child_id), caller)
 
     # -- seeded workload ---------------------------------------------------------------------
 
@@ -384,7 +327,7 @@ class _World:
                     self._schedule_abort(at, child.requester, child.id)
                 if self.plan.strikes("unauthorised"):
                     at, attempt = world_permissions.draw_attempt(self.chooser, child)
-                    self._control(at, f"unauthorised {child.id}", child.requester, attempt,
+                    self.desk.control(at, f"unauthorised {child.id}", child.requester, attempt,
                                   attempt.caller)
                 if self.chooser.chance("workload:rerun", RERUN_SHARE):
                     # The same child session runs again once its first run is surely over.
@@ -442,7 +385,7 @@ class _World:
                             spawn_at_ms=spawn_at_ms)
 
     def _send_at(self, at_ms: int, child: ChildSpec, message: Control) -> None:
-        self._control(at_ms, f"{type(message).__name__} {child.id}", child.requester, message)
+        self.desk.control(at_ms, f"{type(message).__name__} {child.id}", child.requester, message)
 
     def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildSpec:
         """One child's behaviour from the workload stream, bent by the seeded child faults."""
