@@ -28,7 +28,7 @@ import attrs
 
 # Known-bug switches (registered in actors/mutants.py).
 MUTANT_OVERRIDE_KEEPS_THREAD = "override-keeps-thread"
-MUTANT_STORED_ROUTE_BEATS_ORIGIN = "stored-route-beats-origin"
+MUTANT_STORED_ROUTE_BEATS_ORIGIN = "stored-route-first"
 # The internal channel of OpenClaw's own UI: its "target" is the session itself.
 WEBCHAT = "webchat"
 

@@ -46,11 +46,15 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
               "chunk"),
     # What was asked (each spawn request with its options), what the gateway was handed, and the
     # registry's rows when the world stops: the delivery oracles' outside view.
-    "world.spawn": ("child", "requester", "actor", "required", "task"),
+    "world.spawn": ("child", "requester", "actor", "required", "task", "caller", "request"),
     "gateway.send": ("run_id", "key", "requester"),
     "world.rows": ("rows",),
     "crash": ("point", "incarnation"),
     "drop": ("src", "dst", "message"),
+    # Each session's configuration (routing facts, owners) and each session-control request as
+    # the harness sent it (DEL-5, DEL-17; sim/world_control.py).
+    "world.session": ("key", "nested", "owners", "origin", "route", "binding", "hook"),
+    "world.action": ("request", "session", "actor", "action", "child", "caller"),
 }
 
 

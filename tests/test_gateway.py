@@ -27,6 +27,7 @@ from actors.gateway_core import (
     split_chunks,
 )
 from actors.messages import Completion, SendRejected
+from actors.routing import Target
 from actors.send_error import ErrorClass, SendError, classify
 from sim import scenario, world
 from tests.conftest import SCENARIOS
@@ -62,7 +63,8 @@ class Script:
 
 
 def _completion(text: str = "x" * 25, key: str = "k1") -> Completion:
-    return Completion(key, "run-1", "agent:main:subagent:c1", "agent:main:main", "ok", text)
+    return Completion(key, "run-1", "agent:main:subagent:c1", "agent:main:main", "ok", text,
+                      Target("telegram", "chat-1"))
 
 
 def _core(script: Script, chunk_chars: int | None = 10) -> GatewayCore:
@@ -111,10 +113,12 @@ def test_a_first_chunk_failing_sends_nothing_and_stays_retryable() -> None:
     assert [type(e) for e in _all(core.call(_completion()))][-1] is Inject
 
 
-def test_a_session_without_a_channel_is_one_injection() -> None:
+def test_a_completion_without_a_channel_target_is_one_injection() -> None:
+    """deliver=false (webchat, a nested requester, no route): the session only, whole."""
     script = Script()
-    core = GatewayCore({}, script)
-    assert [type(e) for e in _all(core.call(_completion("y" * 1000)))] == [Inject]
+    core = _core(script)
+    completion = attrs.evolve(_completion("y" * 1000), target=None)
+    assert [type(e) for e in _all(core.call(completion))] == [Inject]
     assert script.asked == [("run-1", 0, 1)]
 
 
@@ -178,3 +182,16 @@ def test_incomplete_not_delivered_catches_a_partial_send_reported_as_sent(
     result = _run("chunked-partial-send.toml")
     assert "incomplete-not-delivered" in _names(result)
     assert "chunks-join-to-text" in _names(result)
+
+
+def test_chunks_go_to_the_target_chat_and_thread_cut_only_on_the_sessions_channel() -> None:
+    """DEL-5: the gateway sends to the completion's resolved target; the chunk limit is the
+    session's own channel's, so an override to another channel sends the text whole."""
+    core = _core(Script())
+    there = attrs.evolve(_completion(), target=Target("telegram", "chat-3", "t1"))
+    chunks = [e for e in _all(core.call(there)) if isinstance(e, ToChannel)]
+    assert len(chunks) == 3
+    assert {(c.channel, c.to, c.thread) for c in chunks} == {("telegram", "chat-3", "t1")}
+    elsewhere = attrs.evolve(_completion(key="k2"), target=Target("discord", "chan-5"))
+    assert [(e.channel, e.to, e.thread) for e in _all(core.call(elsewhere))
+            if isinstance(e, ToChannel)] == [("discord", "chan-5", None)]

@@ -385,7 +385,7 @@ CASES: list[tuple[str, str, str]] = [
         child = "a"
         point = "before-send" # <-
     """), "timeline[0].point: does not apply to a 'archive-read' event (it takes: at, event, "
-          "child, limit, offset, include_tools)"),
+          "child, limit, offset, include_tools, caller)"),
     ("negative-spawn-time", SESSION + textwrap.dedent("""\
         [[children]]
         id = "a"

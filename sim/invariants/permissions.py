@@ -47,8 +47,10 @@ def control_permission(trace: Sequence[Record]) -> list[Violation]:
     violations: list[Violation] = []
     for number, request in asked.items():
         data = request.data
-        session = data.get("session", data.get("requester"))
-        action = data.get("action", "spawn")
+        if request.kind == "world.spawn":
+            session, action = data["requester"], "spawn"
+        else:
+            session, action = data["session"], data["action"]
         allowed = _allowed(data["caller"], owners.get(session, DEFAULT_OWNERS))
         at = refused.get(number)
         if allowed and at is not None:
