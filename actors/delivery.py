@@ -5,7 +5,8 @@ die (a crash point named after the effect). What survives is what the store hold
 incarnation restores from it.
 
 The shell also decides what the core cannot: how a completion reads (the announce formatter) and
-what kind of requester reads it.
+what kind of requester reads it, and where a top-level requester's completion goes (its channel
+target, resolved by actors/routing.py as the completion is handed to the gateway).
 """
 
 from __future__ import annotations
@@ -108,6 +109,7 @@ def routed(completion: Completion, routes: Mapping[str, routing.SessionRouting],
 async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
                        routes: Mapping[str, routing.SessionRouting] | None = None) -> None:
     routes = routes or {}
+
     def jitter() -> float:
         return port.choose("jitter", retry.JITTER_STEPS) / (retry.JITTER_STEPS - 1)
 
