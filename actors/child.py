@@ -315,6 +315,9 @@ async def run_child(
             text = text_of(output)
     else:
         status, error = OutcomeStatus.OK, None  # completed, max-tokens (stop reason kept), refusal
+    if spec.answer_lost and status == OutcomeStatus.OK and text and text.strip() != "NO_REPLY":
+        port.probe("child.answer-lost")
+        text = None  # the capture missed it; the transcript below still holds it (DEL-2)
     if timed_out:
         port.probe("child.timeout")
     _probe_result(port, session.events, output, status, text, stop_reason)
@@ -386,10 +389,18 @@ def _usage(events: list[JsonObject]) -> tuple[int, int] | None:
 def transcript_messages(task: str, events: list[JsonObject]) -> list[JsonObject]:
     """The child session's transcript as ``sessions_history`` reads it: the task, then each
     committed assistant message and tool result, with their usage still attached."""
-    messages: list[JsonObject] = [{"role": "user", "content": [{"type": "text", "text": task}]}]
-    for event in events:
+    # The task opens the run's own turn: after a fork's seeded context or an earlier epoch, so
+    # that a reader walking back to the last user message never takes an inherited answer.
+    opening: JsonObject = {"role": "user", "content": [{"type": "text", "text": task}]}
+    inherited = [i for i, event in enumerate(events)
+                 if event["type"] in ("session/end-seed", "agent/inbox/spliced")]
+    opens_at = inherited[-1] if inherited else -1  # after the last inherited turn
+    messages: list[JsonObject] = [] if inherited else [opening]
+    for i, event in enumerate(events):
         data = event["data"]
-        if event["type"] == "assistant/message":
+        if i == opens_at:
+            messages.append(opening)
+        elif event["type"] == "assistant/message":
             message: JsonObject = {"role": "assistant", "content": data["message"]["content"]}
             if "usage" in data:
                 message["usage"] = data["usage"]

@@ -12,15 +12,38 @@ target, resolved by actors/routing.py as the completion is handed to the gateway
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import attrs
 
 from actors import addresses, announce, events, retry, routing
 from actors.delivery_io import Effect, Persist, Send, StartTimer
-from actors.messages import ChildEnded, Completion
-from actors.mutants import MUTANT_NESTED_TOP_LEVEL_INSTRUCTION
+from actors.messages import (
+    ChildEnded,
+    Completion,
+    CompletionAck,
+    RecoveredAnswer,
+    SendRejected,
+)
+from actors.mutants import (
+    MUTANT_NESTED_TOP_LEVEL_INSTRUCTION,
+    MUTANT_NO_ANSWER_RECOVERY,
+    MUTANT_PAYLOAD_DROPPED_EARLY,
+    MUTANT_RECOVERY_UNBOUNDED,
+)
+from actors.recovery import (
+    RecoveryCore,
+    RecoveryDue,
+    RecoveryEffect,
+    RecoveryTimeout,
+    RecoveryTimer,
+    RecoveryWrite,
+    final_answer,
+    is_recovery_key,
+    needs_recovery,
+)
 from actors.registry import DeliveryCore
-from actors.run_record import RunRecord
+from actors.run_record import Delivered, GaveUp, RunRecord
 from actors.runtime import Crash, Port
 from actors.states import CrashPoint, OutcomeStatus, Waiting
 from actors.store import RunStore
@@ -106,8 +129,80 @@ def routed(completion: Completion, routes: Mapping[str, routing.SessionRouting],
     return attrs.evolve(completion, target=resolution.target)
 
 
+class _Recovery:
+    """Lost-answer recovery beside the delivery core (DEL-2, actors/recovery.py): which ended
+    runs are silent, and the recovery core that runs once their (no output) is delivered."""
+
+    def __init__(self, port: Port, store: RunStore, mutants: frozenset[str],
+                 kind: Callable[[str], announce.RequesterKind]) -> None:
+        self.port, self.store = port, store
+        self.off = MUTANT_NO_ANSWER_RECOVERY in mutants
+        self.drop_payload = MUTANT_PAYLOAD_DROPPED_EARLY in mutants  # a DEL-16 bug, not DEL-2's
+        self.silent: dict[str, RunRecord] = {}
+        self.due: list[RunRecord] = []  # recorded delivered: their recovery starts
+        self.core = RecoveryCore(
+            lambda key, run_id: final_answer(store.run_transcript(key, run_id) or []),
+            store.get, lambda record: render(record, kind(record.requester)), port.probe,
+            unbounded=MUTANT_RECOVERY_UNBOUNDED in mutants)
+
+    def note(self, records: Iterable[RunRecord]) -> None:
+        for record in records:
+            if not self.off and record.ended_at_ms is not None and needs_recovery(record):
+                self.silent[record.run_id] = record
+
+    def delivering(self, run_id: str) -> None:
+        """The run is about to be recorded delivered: its recovery becomes durable first."""
+        record = self.silent.pop(run_id, None)
+        if record is not None:
+            self.store.open_recovery(run_id)
+            self.due.append(record)
+
+    def resume(self) -> list[RecoveryEffect]:
+        effects: list[RecoveryEffect] = []
+        for run_id, attempts in self.store.open_recoveries():
+            effects += self.core.start(self.store.get(run_id), attempts)
+        return effects
+
+    def started(self) -> list[RecoveryEffect]:
+        effects: list[RecoveryEffect] = []
+        while self.due:
+            effects += self.core.start(self.due.pop(0))
+        return effects
+
+    def perform(self, effects: Iterable[RecoveryEffect]) -> None:
+        port = self.port
+        for effect in effects:
+            if isinstance(effect, RecoveryWrite):
+                port.crash_point(CrashPoint.BEFORE_PERSIST)
+                self.store.save_recovery(effect.run_id, effect.attempts, effect.outcome)
+            elif isinstance(effect, RecoveredAnswer):
+                port.crash_point(CrashPoint.BEFORE_SEND)
+                port.send(addresses.GATEWAY, effect)
+            elif isinstance(effect, RecoveryTimer):
+                port.set_timer(effect.delay_ms, effect.payload)
+            else:
+                port.emit(effect)
+
+    def handle(self, message: object) -> bool:
+        """Take ``message`` if it is the recovery's (its timers, its hand-off's answers)."""
+        if isinstance(message, RecoveryDue):
+            self.perform(self.core.due(message))
+        elif isinstance(message, RecoveryTimeout):
+            self.perform(self.core.failed(message))
+        elif isinstance(message, CompletionAck) and is_recovery_key(message.key):
+            self.perform(self.core.acked(message))
+        elif isinstance(message, SendRejected) and is_recovery_key(message.key):
+            self.perform(self.core.failed(message))
+        else:
+            return False
+        return True
+
+
 async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
-                       routes: Mapping[str, routing.SessionRouting] | None = None) -> None:
+                       routes: Mapping[str, routing.SessionRouting] | None = None,
+                       expose: Callable[[Callable[[], dict[str, Any]]], None] | None = None
+                       ) -> None:
+    """``expose`` hands the harness a way to dump this incarnation's memory (DEL-16)."""
     routes = routes or {}
 
     def jitter() -> float:
@@ -119,8 +214,15 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
             return announce.RequesterKind.TOP_LEVEL_COMPLETION
     core = DeliveryCore(port.incarnation, jitter, probed_render(port.probe), kind,
                         mutants, port.probe, pending_descendants=store.pending_descendants)
+    recovery = _Recovery(port, store, mutants, kind)
+    core.remember(store.summaries())
+    if expose is not None:
+        expose(core.memory)
     port.emit(events.DeliveryStarted(port.incarnation))
-    _perform(port, store, core.restore(store.open_deliveries(), port.now_ms), routes, mutants)
+    records = list(store.open_deliveries())
+    recovery.note(records)
+    _perform(port, store, core.restore(records, port.now_ms), routes, mutants, recovery)
+    recovery.perform(recovery.resume())
     while True:
         try:
             message = await port.receive()
@@ -130,17 +232,23 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
                 if waiting in _CRASH_IN_WAIT:
                     port.probe(_CRASH_IN_WAIT[waiting])
             raise
+        if recovery.handle(message):
+            continue
         if isinstance(message, ChildEnded):
-            effects = core.child_ended(store.get(message.run_id), port.now_ms)
+            record = store.get(message.run_id)
+            recovery.note((record,))
+            effects = core.child_ended(record, port.now_ms)
         else:
             effects = core.handle(message, port.now_ms)
-        _perform(port, store, effects, routes, mutants)
+        _perform(port, store, effects, routes, mutants, recovery)
 
 
 def _perform(port: Port, store: RunStore, effects: Iterable[Effect],
-             routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str]) -> None:
+             routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str],
+             recovery: _Recovery) -> None:
     try:
-        _perform_each(port, store, effects, routes, mutants)
+        _perform_each(port, store, effects, routes, mutants, recovery)
+        recovery.perform(recovery.started())
     except Crash as crash:
         if crash.point == CrashPoint.BEFORE_SEND:
             port.probe("delivery.crash-before-send")
@@ -150,14 +258,21 @@ def _perform(port: Port, store: RunStore, effects: Iterable[Effect],
 
 
 def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],
-                  routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str]) -> None:
+                  routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str],
+                  recovery: _Recovery) -> None:
     for effect in effects:
         if isinstance(effect, Persist):
             port.crash_point(CrashPoint.BEFORE_PERSIST)
             # Name the point after what is about to become durable, for scripted crashes.
             if effect.change.crash_point is not None:
                 port.crash_point(effect.change.crash_point)
+            if isinstance(effect.change, Delivered):
+                recovery.delivering(effect.run_id)  # DEL-2: (no output) delivered
             store.apply(effect.run_id, effect.change)
+            if isinstance(effect.change, GaveUp):
+                recovery.silent.pop(effect.run_id, None)  # never delivered: nothing to recover
+                if recovery.drop_payload:
+                    store.forget_result(effect.run_id)
         elif isinstance(effect, Send):
             port.crash_point(CrashPoint.BEFORE_SEND)
             # Every completion is an agent call through the gateway (actors/gateway.py).

@@ -73,6 +73,34 @@ class CompletionDuplicate(Event):
 
 
 @attrs.frozen(slots=True)
+class RecoveredAccepted(Event):
+    """Lost-answer recovery's answer entered the requester's transcript (DEL-2)."""
+
+    kind: ClassVar[str] = "requester.recovered"
+    run_id: str
+    key: str
+    text: str
+
+
+@attrs.frozen(slots=True)
+class MirrorRecorded(Event):
+    """The session's transcript recorded the tagged mirror of a direct delivery (DEL-8)."""
+
+    kind: ClassVar[str] = "requester.mirror"
+    run_id: str
+    key: str
+    chars: int
+
+
+@attrs.frozen(slots=True)
+class SessionCompacted(Event):
+    """The requester session compacted its transcript (DEL-7): ``folded`` entries became one."""
+
+    kind: ClassVar[str] = "requester.compacted"
+    folded: int
+
+
+@attrs.frozen(slots=True)
 class HistoryServed(Event):
     kind: ClassVar[str] = "requester.history"
     child: str
@@ -340,6 +368,38 @@ class DeliveryGaveUp(Event):
     error: str | None
 
 
+@attrs.frozen(slots=True)
+class DeliveryBlocked(Event):
+    """The blocked-completion warning (DEL-9): the run, its child session, and the concrete
+    error its delivery is blocked on (kept across retries)."""
+
+    kind: ClassVar[str] = "delivery.warning"
+    run_id: str
+    child_session_key: str
+    error: str
+
+
+@attrs.frozen(slots=True)
+class RecoveryAttempt(Event):
+    """Lost-answer recovery read the run's transcript (DEL-2); ``found``: an answer was there."""
+
+    kind: ClassVar[str] = "recovery.attempt"
+    run_id: str
+    attempt: int
+    found: bool
+
+
+@attrs.frozen(slots=True)
+class RecoveryEnded(Event):
+    """Lost-answer recovery ended: ``recovered`` (the requester has the answer) or
+    ``exhausted`` (its attempt bound was reached)."""
+
+    kind: ClassVar[str] = "recovery.end"
+    run_id: str
+    outcome: str
+    attempts: int
+
+
 # -- the gateway -------------------------------------------------------------------------------
 
 
@@ -371,6 +431,47 @@ class ChunkFailed(Event):
     index: int
     total: int
     error: dict[str, JsonValue]
+
+
+@attrs.frozen(slots=True)
+class CallbackFailed(Event):
+    """The session confirmed the hand-off, then the receive callback failed (DEL-9)."""
+
+    kind: ClassVar[str] = "gateway.callback_failed"
+    run_id: str
+    key: str
+    error: str
+
+
+@attrs.frozen(slots=True)
+class Injected(Event):
+    """The gateway handed an input to a requester session (its lane holds it until confirmed)."""
+
+    kind: ClassVar[str] = "gateway.inject"
+    session: str
+    run_id: str
+    key: str
+
+
+@attrs.frozen(slots=True)
+class MirrorQueued(Event):
+    """A direct delivery was confirmed: its mirror waits in the session's lane (DEL-8)."""
+
+    kind: ClassVar[str] = "gateway.mirror_queued"
+    session: str
+    run_id: str
+    key: str
+
+
+@attrs.frozen(slots=True)
+class MirrorFailed(Event):
+    """Appending a mirror failed; the delivery it mirrors stays delivered (DEL-8)."""
+
+    kind: ClassVar[str] = "gateway.mirror_failed"
+    session: str
+    run_id: str
+    key: str
+    error: str
 
 
 E = TypeVar("E", bound=Event)

@@ -19,9 +19,19 @@ from actors.gateway_core import (
     Route,
     ToChannel,
 )
-from actors.messages import Completion, CompletionAck, SendRejected
+from actors.messages import (
+    Completion,
+    CompletionAck,
+    RecoveredAnswer,
+    SendRejected,
+    TranscriptMirror,
+)
+from actors.mirror import LaneTimeout, Mirror, SessionLanes
+from actors.mutants import MUTANT_MIRROR_BLOCKS_SEND
+from actors.recovery import is_recovery_key
 from actors.retry import ANNOUNCE_TIMEOUT_MS
 from actors.runtime import Port
+from actors.send_error import SendError
 
 
 @attrs.frozen
@@ -38,8 +48,27 @@ class _AckDue:
     ack: CompletionAck
 
 
-async def run_gateway(port: Port, routes: dict[str, Route], faults: GatewayFaults) -> None:
+def _append_mirrors(port: Port, faults: GatewayFaults, due: list[Mirror]) -> None:
+    """Hand each due mirror to its session, best effort (DEL-8)."""
+    for mirror in due:
+        if mirror.waited:
+            port.probe("gateway.mirror-after-queued-work")
+        if mirror.held_ack is not None:
+            port.send(addresses.DELIVERY, mirror.held_ack)  # the bug: the send waited
+        error = faults.mirror_error(mirror.run_id)
+        if error is not None:
+            port.probe("gateway.mirror-failed")
+            port.emit(events.MirrorFailed(mirror.session, mirror.run_id, mirror.key, error))
+        else:
+            port.send(addresses.requester(mirror.session),
+                      TranscriptMirror(mirror.key, mirror.run_id, mirror.text))
+
+
+async def run_gateway(port: Port, routes: dict[str, Route], faults: GatewayFaults,
+                      mutants: frozenset[str] = frozenset()) -> None:
     core = GatewayCore(routes, faults, probe=port.probe)
+    lanes = SessionLanes()
+    texts: dict[str, str] = {}  # what each direct delivery's channel received, by key
     while True:
         message = await port.receive()
         if isinstance(message, Completion):
@@ -53,14 +82,51 @@ async def run_gateway(port: Port, routes: dict[str, Route], faults: GatewayFault
                                                  effect.index, effect.total,
                                                  effect.error.to_json()))
                 elif isinstance(effect, Inject):
-                    port.send(addresses.requester(effect.completion.requester),
-                              effect.completion)
+                    completion = effect.completion
+                    owner = completion.requester
+                    lanes.input_sent(owner, completion.key)
+                    if completion.target is not None and completion.target.channel is not None:
+                        texts[completion.key] = completion.text  # a direct delivery (DEL-8)
+                    port.emit(events.Injected(owner, completion.run_id, completion.key))
+                    port.set_timer(ANNOUNCE_TIMEOUT_MS, LaneTimeout(owner, completion.key))
+                    port.send(addresses.requester(owner), completion)
                 else:
                     assert isinstance(effect, Reply)
                     port.send(addresses.DELIVERY, effect.message)
                     if effect.echo_ms is not None:
                         port.set_timer(effect.echo_ms, _Echo(effect.message))
+        elif isinstance(message, RecoveredAnswer):
+            # Lost-answer recovery's hand-off: an internal injection (DEL-2).
+            refusal = faults.recovery_error(message.run_id)
+            if refusal is None:
+                port.send(addresses.requester(message.requester), message)
+            else:
+                port.send(addresses.DELIVERY, SendRejected(message.key, message.run_id,
+                                                           SendError(refusal)))
+        elif isinstance(message, CompletionAck) and is_recovery_key(message.key):
+            port.send(addresses.DELIVERY, message)
+        elif isinstance(message, LaneTimeout):
+            _append_mirrors(port, faults, lanes.input_expired(message.session, message.key))
         elif isinstance(message, CompletionAck):
+            session = lanes.session_of(message.key)
+            due = [] if session is None else lanes.input_done(session, message.key)
+            text = texts.pop(message.key, None)
+            failure = faults.callback_error(message.run_id)
+            if failure is not None:
+                # The hand-off is confirmed; only the bookkeeping after it failed (DEL-9).
+                port.probe("gateway.callback-failed")
+                port.emit(events.CallbackFailed(message.run_id, message.key, failure))
+                message = attrs.evolve(message, callback_error=failure)
+            if text is not None and session is not None and message.accepted:
+                # A direct delivery was confirmed: its mirror queues behind the session's open
+                # work, and the send completes without waiting for it (DEL-8).
+                port.emit(events.MirrorQueued(session, message.run_id, message.key))
+                hold = MUTANT_MIRROR_BLOCKS_SEND in mutants
+                due += lanes.mirror(session, message.run_id, message.key, text,
+                                    held_ack=message if hold else None)
+                if hold:  # the bug: the answer goes out with the mirror, whenever that is
+                    _append_mirrors(port, faults, due)
+                    continue
             delay = faults.ack_delay_ms(message.run_id)
             if delay == 0:
                 port.send(addresses.DELIVERY, message)
@@ -70,6 +136,7 @@ async def run_gateway(port: Port, routes: dict[str, Route], faults: GatewayFault
                 if delay > ANNOUNCE_TIMEOUT_MS:
                     port.probe("gateway.ack-slow-past-timeout")
                 port.set_timer(delay, _AckDue(message))
+            _append_mirrors(port, faults, due)
         elif isinstance(message, _AckDue):
             port.send(addresses.DELIVERY, message.ack)
         elif isinstance(message, _Echo):

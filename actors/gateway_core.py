@@ -71,6 +71,18 @@ class GatewayFaults(Protocol):
         """How long the session's acknowledgement takes back to the delivery actor (0: at
         once; past the 120 s announce timeout: a slow ack); ``None``: it is lost."""
 
+    def callback_error(self, run_id: str) -> str | None:
+        """The error the receive callback fails with after the session confirmed the hand-off
+        of ``run_id``'s completion (DEL-9); ``None``: it succeeds."""
+
+    def mirror_error(self, run_id: str) -> str | None:
+        """The error appending the transcript mirror of ``run_id``'s direct delivery fails
+        with (DEL-8); ``None``: it is recorded."""
+
+    def recovery_error(self, run_id: str) -> str | None:
+        """The error lost-answer recovery's hand-off of ``run_id``'s answer is refused with
+        (DEL-2); ``None``: it reaches the requester session."""
+
 
 def split_chunks(text: str, chunk_chars: int | None) -> tuple[str, ...]:
     """The channel messages ``text`` is sent as: at most ``chunk_chars`` characters each,

@@ -56,6 +56,9 @@ class ChildSpec:
     parent: str | None = None
     # DEL-17: who asks for the spawn; None: the requester session's owner.
     caller: Caller | None = None
+    # DEL-2: the answer reaches the child's transcript but the producer's captured reply is lost
+    # (the registry records no result); lost-answer recovery finds it in the transcript.
+    answer_lost: bool = False
 
     @property
     def run_ms(self) -> int:
@@ -84,6 +87,12 @@ class CleanupSession:
     # DEL-17: who asks (checked against the session's owners) and the harness's request number.
     caller: Caller = OWNER
     request: int = 0
+
+
+@attrs.frozen
+class Compact:
+    """The requester session compacts its transcript (DEL-7): earlier entries fold into a
+    summary; each completion input keeps its own turn identity (its key) through it."""
 
 
 @attrs.frozen
@@ -146,10 +155,35 @@ class Completion:
 
 
 @attrs.frozen
+class RecoveredAnswer:
+    """Lost-answer recovery (DEL-2) hands a silent run's answer, found in its transcript, to the
+    requester session (an internal injection under the run's ``:recovered`` key)."""
+
+    key: str
+    run_id: str
+    child_session_key: str
+    requester: str
+    status: str
+    text: str  # the announce block with the recovered answer
+
+
+@attrs.frozen
+class TranscriptMirror:
+    """The tagged transcript mirror of a direct delivery: what the channel received (DEL-8)."""
+
+    key: str
+    run_id: str
+    text: str
+
+
+@attrs.frozen
 class CompletionAck:
     key: str
     run_id: str
     accepted: bool  # False: the requester had already recorded this key (source-delivery fact)
+    # The receive callback failed after the session confirmed the hand-off (DEL-9): the
+    # completion is still delivered; this is only its bookkeeping error.
+    callback_error: str | None = None
 
 
 @attrs.frozen

@@ -13,7 +13,7 @@ import attrs
 from actors.output import ContentBlock, SessionEvent
 from actors.permissions import MUTANT_SPAWNER_PERMISSION
 from actors.routing import MUTANT_OVERRIDE_KEEPS_THREAD, MUTANT_STORED_ROUTE_BEATS_ORIGIN
-from actors.session import MUTANT_DEDUPE_OFF
+from actors.session import MUTANT_COMPACTION_FORGETS_TURNS, MUTANT_DEDUPE_OFF
 
 # Switches inside the delivery core (actors/registry.py).
 MUTANT_FRESH_KEY_AFTER_RESTART = "fresh-key-after-restart"
@@ -32,6 +32,14 @@ MUTANT_RETRY_PARTIAL_CHUNKS = "retry-partial-chunks"
 MUTANT_LAST_ASSISTANT_MESSAGE = "last-assistant-message"
 MUTANT_FAILED_RESULT_REPLAYED = "failed-result-replayed"
 MUTANT_STOP_REASON_COMPLETED = "stop-reason-completed"
+MUTANT_CLOSED_TURN_RESCHEDULED = "closed-turn-rescheduled"
+MUTANT_CALLBACK_FAILURE_UNDELIVERS = "callback-undelivers"
+MUTANT_WARNING_LOSES_ERROR = "warning-loses-error"
+MUTANT_NO_ANSWER_RECOVERY = "no-answer-recovery"
+MUTANT_RECOVERY_UNBOUNDED = "recovery-unbounded"
+MUTANT_PAYLOAD_DROPPED_EARLY = "payload-dropped-early"
+MUTANT_FULL_TEXT_IN_MEMORY = "full-text-in-memory"
+MUTANT_MIRROR_BLOCKS_SEND = "mirror-blocks-send"
 
 MUTANTS: dict[str, str] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: (
@@ -114,6 +122,42 @@ MUTANTS: dict[str, str] = {
         "the person who spawned that child instead of the current caller, so the report carries "
         "the original person's permission (DEL-17)"
     ),
+    MUTANT_CLOSED_TURN_RESCHEDULED: (
+        "a closed-turn transcript rejection is taken for an unclassified error, so the completion "
+        "is rescheduled with backoff instead of failing permanently (DEL-7)"
+    ),
+    MUTANT_CALLBACK_FAILURE_UNDELIVERS: (
+        "a receive-callback failure after a confirmed hand-off makes the registry record the "
+        "completion undelivered (given up) although the requester has it (DEL-9)"
+    ),
+    MUTANT_WARNING_LOSES_ERROR: (
+        "the blocked-completion warning carries only the last try's error, so an unanswered try "
+        "replaces the concrete delivery error with a bare 'gateway timeout' (DEL-9)"
+    ),
+    MUTANT_NO_ANSWER_RECOVERY: (
+        "a required run that answered NO_REPLY or nothing is announced as (no output) but "
+        "lost-answer recovery never starts (DEL-2)"
+    ),
+    MUTANT_RECOVERY_UNBOUNDED: (
+        "lost-answer recovery ignores its attempt bound and keeps re-reading a silent run "
+        "(DEL-2)"
+    ),
+    MUTANT_PAYLOAD_DROPPED_EARLY: (
+        "giving up drops the run's result text from the store, so suspended work loses the "
+        "payload a redrive needs before its obligations resolved (DEL-16)"
+    ),
+    MUTANT_FULL_TEXT_IN_MEMORY: (
+        "the registry keeps every resolved run's full task and result text in memory instead of "
+        "a short preview and lifecycle metadata (DEL-16)"
+    ),
+    MUTANT_MIRROR_BLOCKS_SEND: (
+        "a direct delivery's send waits for its transcript mirror, which waits behind the work "
+        "queued on the requester session, so the delivery actor learns of it late (DEL-8)"
+    ),
+    MUTANT_COMPACTION_FORGETS_TURNS: (
+        "compacting a requester session's transcript drops the turn identity of the completion "
+        "inputs it folds, so a resend of one reaches the requester's model again (DEL-7)"
+    ),
 }
 
 
@@ -146,6 +190,15 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_OVERRIDE_KEEPS_THREAD: Breaks("DEL-5", "route-as-configured"),
     MUTANT_STORED_ROUTE_BEATS_ORIGIN: Breaks("DEL-5", "route-as-configured"),
     MUTANT_SPAWNER_PERMISSION: Breaks("DEL-17", "control-permission"),
+    MUTANT_CLOSED_TURN_RESCHEDULED: Breaks("DEL-7", "closed-turn-final"),
+    MUTANT_CALLBACK_FAILURE_UNDELIVERS: Breaks("DEL-9", "handoff-stays-delivered"),
+    MUTANT_WARNING_LOSES_ERROR: Breaks("DEL-9", "blocked-warning"),
+    MUTANT_NO_ANSWER_RECOVERY: Breaks("DEL-2", "lost-answer-recovery"),
+    MUTANT_RECOVERY_UNBOUNDED: Breaks("DEL-2", "lost-answer-recovery"),
+    MUTANT_PAYLOAD_DROPPED_EARLY: Breaks("DEL-16", "payload-retained"),
+    MUTANT_FULL_TEXT_IN_MEMORY: Breaks("DEL-16", "memory-preview"),
+    MUTANT_MIRROR_BLOCKS_SEND: Breaks("DEL-8", "mirror-not-blocking"),
+    MUTANT_COMPACTION_FORGETS_TURNS: Breaks("DEL-7", "turn-identity"),
 }
 
 

@@ -95,6 +95,26 @@ PROBES: dict[str, str] = {
     "route.thread-inherited": "an override in the same chat kept the old thread",
     "route.internal": "a top-level completion had no channel and chat: internal injection only "
                       "(deliver=false)",
+    # -- closed turns, callbacks, warnings, lost answers, retention (docs/recovery.md) -------
+    "delivery.closed-turn-rejected": "transcript persistence refused a completion of a closed "
+                                     "turn (a permanent failure, DEL-7)",
+    "gateway.callback-failed": "the receive callback failed after a confirmed hand-off",
+    "delivery.callback-failed-after-handoff": "a confirmed hand-off whose receive callback "
+                                              "failed is recorded delivered (DEL-9)",
+    "delivery.warning-kept-error": "a blocked-completion warning kept an earlier concrete error "
+                                   "over an unanswered try (DEL-9)",
+    "child.answer-lost": "a child's captured reply was lost; its transcript holds the answer",
+    "gateway.mirror-after-queued-work": "a transcript mirror waited behind work queued on its "
+                                        "requester session (DEL-8)",
+    "gateway.mirror-failed": "a transcript mirror failed; its delivery stays delivered (DEL-8)",
+    "requester.resend-after-compaction": "a completion input resent after the session compacted "
+                                         "was still known by its turn identity (DEL-7)",
+    "delivery.recovery-attempted": "lost-answer recovery read a silent run's transcript (DEL-2)",
+    "delivery.answer-recovered": "lost-answer recovery found the answer and handed it over",
+    "delivery.recovery-send-failed": "a recovered answer's hand-off failed; recovery tries again",
+    "delivery.recovery-bound-reached": "lost-answer recovery stopped at its attempt bound (DEL-2)",
+    "delivery.payload-reloaded": "lost-answer recovery loaded a resolved run's full record "
+                                  "from SQLite to hand its answer over (DEL-16)",
 }
 
 

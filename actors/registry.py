@@ -1,11 +1,9 @@
 """The delivery state machine: a pure core (no IO, no clock, no randomness), written as a table.
 
-The shell (``actors/delivery.py``) feeds it inputs with the current virtual time (a run that
-ended, a run restored from the store after a restart, an acknowledgement, a rejection, a timer)
-and performs the effects it returns, in order: persist a change, send a completion, start a
-timer, emit a trace event. The core keeps only what a real process keeps in memory (the tries in
-flight and their timers); everything that must survive a crash goes through :class:`Persist`,
-and a new incarnation rebuilds the rest from the store's rows.
+The shell (``actors/delivery.py``) feeds it inputs with the current virtual time and performs
+the effects it returns, in order (persist a change, send, start a timer, emit a trace event). The
+core keeps only what a real process keeps in memory; everything that must survive a crash goes
+through :class:`Persist`, and a new incarnation rebuilds the rest from the store's rows.
 
 :data:`TABLE` is the specification: for each in-flight state of a run (:class:`Waiting`) and each
 input type, the handler that runs and the states it may leave the run in. An input with no entry
@@ -13,11 +11,9 @@ is illegal in that state and raises :class:`DeliveryProtocolError` before anythi
 acknowledgements and timers are expected (a crash, a lost message, a late answer): they have
 explicit entries that only note them.
 
-Retry policy, from reference/openclaw-delivery.md §b and §c11: an announce attempt makes up to
-four transport tries (5 s, 10 s, 20 s apart) on transient errors; a retryable attempt waits the
-registry backoff before the next attempt; a permanent error or the 30-minute completion expiry
-gives up, as ``suspended`` when the child completed ok (its payload is kept for a redrive),
-``failed`` otherwise.
+Retry policy (reference §b, §c11): up to four transport tries (5, 10, 20 s apart) per attempt on
+transient errors, the registry backoff between attempts; a permanent error or the 30-minute
+expiry gives up: ``suspended`` for an ok child (payload kept for a redrive), else ``failed``.
 """
 
 from __future__ import annotations
@@ -28,6 +24,7 @@ from typing import Generic, Literal, TypeVar
 import attrs
 
 from actors import events, mutants, retry
+from actors.blocked import blocked_error
 from actors.delivery_io import (
     AckTimeout,
     AttemptDue,
@@ -41,6 +38,7 @@ from actors.delivery_io import (
     TryDue,
 )
 from actors.messages import Completion, CompletionAck, SendRejected
+from actors.retention import RunSummary, memory_dump, summarize
 from actors.run_record import (
     AttemptStarted,
     Change,
@@ -52,7 +50,7 @@ from actors.run_record import (
     apply,
     completion_key,
 )
-from actors.send_error import SendError
+from actors.send_error import SendError, closed_turn
 from actors.states import DeliveryStatus, GiveUpReason, OutcomeStatus, Waiting
 
 # A run with pending descendants re-checks after this long; the wait counts no attempt (§c8, §c11).
@@ -73,8 +71,6 @@ class DeliveryProtocolError(Exception):
     """An input arrived in a state where the table has no transition for it."""
 
 
-
-
 @attrs.define
 class _Active:
     """In-memory state of a run whose delivery is in flight in this incarnation."""
@@ -85,6 +81,8 @@ class _Active:
     failed_tries: int = 0
     token: int = 0  # identifies the current transport try; stale timers carry an older one
     waiting: Waiting = Waiting.IDLE
+    # The latest error a send was refused with (DEL-9): an unanswered try does not replace it.
+    concrete_error: str | None = None
 
 
 @attrs.frozen
@@ -116,6 +114,8 @@ class DeliveryCore(Generic[K]):
         self._mutants = mutants
         self._probe = probe  # names a rare condition where it happens (actors/probes.py)
         self._active: dict[str, _Active] = {}
+        # DEL-16: a resolved run keeps only a preview and lifecycle metadata (actors/retention).
+        self._resolved: dict[str, RunSummary | RunRecord] = {}
 
     # -- the one entry point -----------------------------------------------------------------
 
@@ -155,6 +155,14 @@ class DeliveryCore(Generic[K]):
         """What each in-flight run waits for (the shell names it when its process dies)."""
         return [active.waiting for active in self._active.values()]
 
+    def remember(self, summaries: Iterable[RunSummary]) -> None:
+        """What a new incarnation loads of the runs resolved before it (from the store)."""
+        self._resolved.update((summary.run_id, summary) for summary in summaries)
+
+    def memory(self) -> dict[str, dict[str, object]]:
+        """What the registry holds in memory, run by run, as an observer would dump it."""
+        return memory_dump(self._resolved, [a.record for a in self._active.values()])
+
     def snapshot(self) -> dict[str, tuple[object, ...]]:
         """What the core holds in memory, for tests that check an input changed nothing."""
         return {run_id: (a.record, a.key, a.text, a.failed_tries, a.token, a.waiting)
@@ -192,7 +200,8 @@ class DeliveryCore(Generic[K]):
         key = self._key(record)
         if mutants.MUTANT_FRESH_KEY_AFTER_RESTART in self._mutants and self.incarnation > 1:
             key = f"{key}:restart-{self.incarnation}"
-        active = self._active[record.run_id] = _Active(record, key)
+        active = self._active[record.run_id] = _Active(record, key,
+                                                       concrete_error=record.last_error)
         due = record.next_attempt_at_ms
         if record.attempt_count == 0:
             self._probe("delivery.restart-before-first-attempt")
@@ -212,6 +221,11 @@ class DeliveryCore(Generic[K]):
             self._probe("delivery.duplicate-ack")
         if active.waiting != Waiting.ACK:
             self._probe("delivery.late-ack")  # a late ack still proves the hand-off
+        if event.callback_error is not None:  # DEL-9: the hand-off was confirmed all the same
+            self._probe("delivery.callback-failed-after-handoff")
+            if mutants.MUTANT_CALLBACK_FAILURE_UNDELIVERS in self._mutants:
+                return self._give_up(active, GiveUpReason.PERMANENT_FAILURE,
+                                     event.callback_error, now_ms)
         del self._active[event.run_id]
         return [Persist(event.run_id, Delivered(now_ms)),
                 events.DeliveryRecorded(event.run_id, event.key, not event.accepted),
@@ -240,7 +254,7 @@ class DeliveryCore(Generic[K]):
             return []  # a timer of an earlier try
         # An unanswered send counts as OpenClaw's "gateway timeout" (transient).
         self._probe("delivery.ack-timeout")
-        return self._try_failed(active, SendError("gateway timeout"), now_ms)
+        return self._try_failed(active, SendError("gateway timeout"), now_ms, answered=False)
 
     def _try_due(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, TryDue) and active is not None
@@ -283,6 +297,9 @@ class DeliveryCore(Generic[K]):
         """Once the obligations resolved: record the cleanup, then trace it. No crash point lies
         between the two effects, so the trace shows each durable cleanup exactly once."""
         cleaned = events.RunCleanedUp(record.run_id, record.delivery_status.value)
+        resolved = attrs.evolve(record, cleaned_up_at_ms=now_ms)
+        self._resolved[record.run_id] = (resolved if mutants.MUTANT_FULL_TEXT_IN_MEMORY in
+                                         self._mutants else summarize(resolved))
         if mutants.MUTANT_CLEANUP_NOT_RECORDED in self._mutants:
             return [cleaned]
         return [Persist(record.run_id, CleanedUp(now_ms)), cleaned]
@@ -328,13 +345,21 @@ class DeliveryCore(Generic[K]):
             StartTimer(retry.ANNOUNCE_TIMEOUT_MS, AckTimeout(record.run_id, active.token)),
         ]
 
-    def _try_failed(self, active: _Active, chain: SendError, now_ms: int) -> list[Effect]:
+    def _try_failed(self, active: _Active, chain: SendError, now_ms: int,
+                    answered: bool = True) -> list[Effect]:
         record = active.record
         error_class = retry.classify(chain)
         error = chain.text()
+        warned = active.concrete_error = blocked_error(
+            active.concrete_error, error, answered, self._probe,
+            mutants.MUTANT_WARNING_LOSES_ERROR in self._mutants)
         if {retry.ErrorClass.PERMANENT: mutants.MUTANT_PERMANENT_RETRIED, retry.ErrorClass.SENT:
                 mutants.MUTANT_RETRY_PARTIAL_CHUNKS}.get(error_class) in self._mutants:
             error_class = retry.ErrorClass.TRANSIENT  # the bugs: taken for a transient error
+        if closed_turn(chain):  # DEL-7: a permanent failure, never rescheduled
+            self._probe("delivery.closed-turn-rejected")
+            if mutants.MUTANT_CLOSED_TURN_RESCHEDULED in self._mutants:
+                error_class = retry.ErrorClass.OTHER
         active.failed_tries += 1
         effects: list[Effect] = [events.SendFailed(record.run_id, chain.to_json(),
                                                    error_class.value, active.failed_tries)]
@@ -374,8 +399,9 @@ class DeliveryCore(Generic[K]):
         active.waiting = Waiting.ATTEMPT_WAIT
         return [
             *effects,
-            self._persist(active, RetryScheduled(now_ms + delay, error)),
+            self._persist(active, RetryScheduled(now_ms + delay, warned)),
             events.DeliveryRetry(record.run_id, record.attempt_count, now_ms + delay),
+            events.DeliveryBlocked(record.run_id, record.child_session_key, warned),
             StartTimer(delay, AttemptDue(record.run_id)),
         ]
 

@@ -18,11 +18,14 @@ from actors.messages import (
     AbortChild,
     ChildSpec,
     CleanupSession,
+    Compact,
     Completion,
     HistoryRead,
+    RecoveredAnswer,
     RunHistoryRead,
     Spawn,
     StatusRead,
+    TranscriptMirror,
 )
 from actors.permissions import DEFAULT_OWNER, Caller, refusal
 from actors.run_record import RunRecord
@@ -103,8 +106,28 @@ async def run_requester(
                                                         message.status, message.text))
                 else:
                     port.probe("requester.duplicate-completion")
+                    if core.compacted_since(message.key):
+                        port.probe("requester.resend-after-compaction")
                     port.emit(events.CompletionDuplicate(message.run_id, message.key))
                 port.send(addresses.GATEWAY, ack)  # back through the gateway that injected it
+            elif isinstance(message, RecoveredAnswer):
+                # Lost-answer recovery's answer (DEL-2): recorded once per key, like any input.
+                ack = core.receive_completion(message, port.now_ms)
+                if ack.accepted:
+                    port.emit(events.RecoveredAccepted(message.run_id, message.key,
+                                                       message.text))
+                else:
+                    port.emit(events.CompletionDuplicate(message.run_id, message.key))
+                port.send(addresses.GATEWAY, ack)
+            elif isinstance(message, TranscriptMirror):
+                # A tagged mirror of what the channel received (DEL-8): history only; it never
+                # stands for the keyed input itself.
+                if core.record_mirror(message, port.now_ms):
+                    port.emit(events.MirrorRecorded(message.run_id, message.key,
+                                                    len(message.text)))
+            elif isinstance(message, Compact):
+                folded = core.compact(port.now_ms)
+                port.emit(events.SessionCompacted(folded))
             elif isinstance(message, HistoryRead):
                 key = runs[message.child_id][1] if message.child_id in runs else \
                     child_session_key(session_key, message.child_id)

@@ -130,6 +130,11 @@ def _transient(link: SendError) -> bool:
             or _TRANSIENT_CASED.search(link.message) is not None)
 
 
+def closed_turn(error: SendError) -> bool:
+    """Transcript persistence refused the input because its turn has closed (DEL-7)."""
+    return any(_CLOSED_TURN.search(link.message) is not None for link in error.chain())
+
+
 def classify(error: SendError) -> ErrorClass:
     """The delivery class of a failed send, in §c16's order over every link of the chain:
     send evidence, then a permanent cause, then the writer-claim rebound (transient), then the

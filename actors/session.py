@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import attrs
 
-from actors.messages import Completion, CompletionAck
+from actors.messages import Completion, CompletionAck, RecoveredAnswer, TranscriptMirror
 
 # Known-bug variant (SIM-8, listed in actors/mutants.py): the session records every completion.
 MUTANT_DEDUPE_OFF = "dedupe-off"
+# ... and compaction drops the turn identities of the inputs it folds (DEL-7).
+MUTANT_COMPACTION_FORGETS_TURNS = "compaction-drops-turns"
 
 
 @attrs.define
@@ -22,6 +24,7 @@ class TranscriptEntry:
     status: str
     text: str
     at_ms: int
+    mirror: bool = False  # a tagged transcript mirror of a direct delivery (DEL-8)
 
 
 @attrs.define
@@ -30,8 +33,11 @@ class SessionCore:
     transcript: list[TranscriptEntry] = attrs.field(factory=list)
     _recorded_keys: dict[str, int] = attrs.field(factory=dict)  # key -> transcript index
     mutants: frozenset[str] = frozenset()
+    _mirrored: set[str] = attrs.field(factory=set)  # keys whose mirror is recorded (DEL-8)
+    _compacted: set[str] = attrs.field(factory=set)  # keys folded by a compaction (DEL-7)
 
-    def receive_completion(self, completion: Completion, now_ms: int) -> CompletionAck:
+    def receive_completion(self, completion: Completion | RecoveredAnswer,
+                           now_ms: int) -> CompletionAck:
         assert completion.requester == self.session_key
         if completion.key in self._recorded_keys and MUTANT_DEDUPE_OFF not in self.mutants:
             return CompletionAck(completion.key, completion.run_id, accepted=False)
@@ -41,6 +47,37 @@ class SessionCore:
                             completion.text, now_ms)
         )
         return CompletionAck(completion.key, completion.run_id, accepted=True)
+
+    def compact(self, now_ms: int) -> int:
+        """Fold the transcript into one summary entry (context compaction). The keyed inputs
+        keep their turn identity: the recorded keys survive, so a resend of an input from before
+        the compaction is still known (DEL-7). Returns how many entries were folded."""
+        folded = len(self.transcript)
+        if folded == 0:
+            return 0
+        self.transcript = [TranscriptEntry("", "compaction", "summary",
+                                           f"[{folded} earlier entries compacted]", now_ms)]
+        if MUTANT_COMPACTION_FORGETS_TURNS in self.mutants:
+            self._recorded_keys.clear()
+        else:
+            self._compacted.update(self._recorded_keys)
+            self._recorded_keys = dict.fromkeys(self._recorded_keys, 0)  # now in the summary
+        return folded
+
+    def compacted_since(self, key: str) -> bool:
+        """Was ``key``'s input folded by a compaction (and still known by its identity)?"""
+        return key in self._compacted
+
+    def record_mirror(self, mirror: TranscriptMirror, now_ms: int) -> bool:
+        """Append a tagged mirror once per key (a repeat is dropped): it records history
+        without recording (or closing) the keyed input, so it never makes the session take a
+        later input for a duplicate."""
+        if mirror.key in self._mirrored:
+            return False
+        self._mirrored.add(mirror.key)
+        self.transcript.append(TranscriptEntry(mirror.run_id, mirror.key, "mirror", mirror.text,
+                                               now_ms, mirror=True))
+        return True
 
 
 def child_session_key(requester_key: str, child_id: str) -> str:

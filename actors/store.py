@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from actors.history import ArchiveRecord
+from actors.retention import ELLIPSIS, PREVIEW_CHARS, RunSummary
 from actors.run_record import CHANGE_TYPES, Change, RunEnded, RunRecord, columns
 from actors.states import DeliveryStatus, OutcomeStatus
 
@@ -55,6 +56,9 @@ class RunStore:
         # membership lives inside the still-encoded payload. Read rarely, so no index.
         self._db.execute("CREATE TABLE IF NOT EXISTS archives "
                          "(session_key TEXT, generation INTEGER, payload BLOB)")
+        # Lost-answer recovery (DEL-2, actors/recovery.py): its durable attempt count and outcome.
+        self._db.execute("CREATE TABLE IF NOT EXISTS recoveries "
+                         "(run_id TEXT PRIMARY KEY, attempts INTEGER, outcome TEXT)")
         self._order = 0
         # The requester column's distinct values (only membership is asked, never iterated).
         self._spawning_sessions: set[str] = set(
@@ -164,6 +168,54 @@ class RunStore:
                 pending += child.cleaned_up_at_ms is None
                 frontier.append(child)
         return pending
+
+    def open_recovery(self, run_id: str) -> None:
+        """A lost-answer recovery is due for ``run_id`` (written before the run is recorded
+        delivered, so a restart finds it)."""
+        self._db.execute("INSERT OR IGNORE INTO recoveries (run_id, attempts) VALUES (?, 0)",
+                         [run_id])
+
+    def save_recovery(self, run_id: str, attempts: int, outcome: str | None) -> None:
+        self._db.execute("UPDATE recoveries SET attempts = ?, outcome = ? WHERE run_id = ?",
+                         [attempts, outcome, run_id])
+
+    def open_recoveries(self) -> list[tuple[str, int]]:
+        """(run_id, attempts made) of every recovery not yet ended, oldest first."""
+        return [(run_id, attempts) for run_id, attempts in self._db.execute(
+            "SELECT run_id, attempts FROM recoveries WHERE outcome IS NULL ORDER BY rowid")]
+
+    def run_transcript(self, session_key: str, run_id: str) -> list[Any] | None:
+        """The retained transcript of ``run_id`` (its archive under ``session_key``), or None."""
+        for record in self.archives(session_key):
+            decoded = json.loads(record.payload.decode("utf-8"))
+            if isinstance(decoded, dict) and decoded.get("runId") == run_id:
+                messages = decoded.get("messages")
+                return messages if isinstance(messages, list) else []
+        return None
+
+    def summaries(self) -> list[RunSummary]:
+        """Every cleaned-up run as the in-memory registry keeps it (DEL-16): its lifecycle
+        columns and a task preview; the full task and result text stay here."""
+        cut = PREVIEW_CHARS - 1
+        cursor = self._db.execute(
+            "SELECT run_id, child_session_key, requester, CASE WHEN length(task) <= ? THEN task "
+            "ELSE substr(task, 1, ?) || ? END, required, outcome_status, delivery_status, "
+            "created_at_ms, ended_at_ms, delivered_at_ms, cleaned_up_at_ms FROM runs "
+            "WHERE cleaned_up_at_ms IS NOT NULL ORDER BY row_order",
+            [PREVIEW_CHARS, cut, ELLIPSIS])
+        return [RunSummary(run_id, key, requester, task, bool(required), outcome, delivery,
+                           created, ended, delivered, cleaned)
+                for (run_id, key, requester, task, required, outcome, delivery, created, ended,
+                     delivered, cleaned) in cursor.fetchall()]
+
+    def payload_sizes(self) -> dict[str, tuple[int, int | None]]:
+        """run_id -> (task characters, result characters or None): what the store retains."""
+        return {run_id: (task, result) for run_id, task, result in self._db.execute(
+            "SELECT run_id, length(task), length(result_text) FROM runs")}
+
+    def forget_result(self, run_id: str) -> None:
+        """The known bug (mutant payload-dropped-early): a give-up drops the run's result."""
+        self._db.execute("UPDATE runs SET result_text = NULL WHERE run_id = ?", [run_id])
 
     def all_runs(self) -> list[RunRecord]:
         cursor = self._db.execute(f"SELECT {', '.join(_FIELDS)} FROM runs ORDER BY row_order")

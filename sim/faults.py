@@ -43,6 +43,11 @@ class FaultKind(enum.StrEnum):
     NO_REPLY = "no-reply"
     ABORT = "abort"
     UNAUTHORISED = "unauthorised"
+    CALLBACK_FAIL = "callback-fail"
+    ANSWER_LOST = "answer-lost"
+    RECOVERY_FAIL = "recovery-fail"
+    MIRROR_FAIL = "mirror-fail"
+    COMPACTION = "compaction"
 
 
 FAULT_KINDS: dict[str, str] = {
@@ -69,6 +74,13 @@ FAULT_KINDS: dict[str, str] = {
     FaultKind.ABORT: "a requester aborts a running child",
     FaultKind.UNAUTHORISED: "someone without the session's permission (another person, or a turn "
                             "started by a completion report) tries a session-control action",
+    FaultKind.CALLBACK_FAIL: "the receive callback fails after a session confirmed a hand-off",
+    FaultKind.ANSWER_LOST: "a child's final answer reaches its transcript but the captured "
+                           "reply is lost (lost-answer recovery finds it)",
+    FaultKind.RECOVERY_FAIL: "the gateway refuses lost-answer recovery's hand-off of an answer",
+    FaultKind.MIRROR_FAIL: "appending a direct delivery's transcript mirror fails",
+    FaultKind.COMPACTION: "a requester session compacts its transcript while completions are "
+                          "in flight",
 }
 assert list(FAULT_KINDS) == list(FaultKind)
 # Rates a seed may give an enabled kind (per opportunity).
@@ -144,6 +156,12 @@ SEND_FAULTS: tuple[tuple[str, tuple[SendError, ...]], ...] = (
     (FaultKind.SEND_PARTIAL, PARTIAL_ERRORS),
     (FaultKind.SEND_OTHER, OTHER_ERRORS),
     (FaultKind.SEND_TRANSIENT, TRANSIENT_ERRORS),
+)
+# What a receive callback fails with after a confirmed hand-off (DEL-9).
+CALLBACK_ERRORS = (
+    "delivery receipt callback failed: task store is locked",
+    "onDelivered hook threw: TypeError: cannot read properties of undefined",
+    "gateway timeout while reporting the delivery result",
 )
 # A long delay (past the 120 s announce timeout when both legs are slow) strikes this often.
 LONG_DELAY_SHARE = 0.125
@@ -362,6 +380,38 @@ class FaultPlan:
             self._note("ack-slow", {"run_id": run_id, "delay_ms": delay})
             return delay
         return 0
+
+    def callback_error(self, run_id: str) -> str | None:
+        """The receive callback after a confirmed hand-off: it fails now and then (DEL-9)."""
+        child = self._child_of_run(run_id)
+        armed = self._take_armed("callback-fail", child=child)
+        if armed is None and not self.strikes("callback-fail"):
+            return None
+        error = (armed.error.text() if armed is not None and armed.error else CALLBACK_ERRORS[
+            self.chooser.choose("fault:callback-fail", len(CALLBACK_ERRORS))])
+        self._note("callback-fail", {"run_id": run_id, "callback_error": error})
+        return error
+
+    def mirror_error(self, run_id: str) -> str | None:
+        """A direct delivery's transcript mirror: its append fails now and then (DEL-8)."""
+        child = self._child_of_run(run_id)
+        if self._take_armed("mirror-fail", child=child) is None and not self.strikes(
+                "mirror-fail"):
+            return None
+        error = "transcript mirror append failed: session writer busy"
+        self._note("mirror-fail", {"run_id": run_id})
+        return error
+
+    def recovery_error(self, run_id: str) -> str | None:
+        """Lost-answer recovery's hand-off: refused now and then (DEL-2)."""
+        child = self._child_of_run(run_id)
+        if self._take_armed("recovery-fail", child=child) is None and not self.strikes(
+                "recovery-fail"):
+            return None
+        error = TRANSIENT_ERRORS[self.chooser.choose("fault:recovery-fail",
+                                                     len(TRANSIENT_ERRORS))].text()
+        self._note("recovery-fail", {"run_id": run_id, "recovery_error": error})
+        return error
 
     # -- crashes -----------------------------------------------------------------------------
 

@@ -106,6 +106,8 @@ def _child(child: ChildSpec) -> dict[str, Any]:
         out["expects_completion"] = False
     if not child.usage_recorded:
         out["usage_recorded"] = False
+    if child.answer_lost:
+        out["answer_lost"] = True
     for key in ("fork_seed", "earlier_epoch", "session"):
         if getattr(child, key) is not None:
             out[key] = getattr(child, key)

@@ -43,12 +43,14 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     "timeline.arm": ("fault", "child", "point"),
     "timeline.noop": ("fault", "why"),
     "fault": ("kind", "run_id", "key", "error", "lost", "dst", "message", "delay_ms",
-              "chunk"),
+              "chunk", "callback_error", "recovery_error"),
     # What was asked (each spawn request with its options), what the gateway was handed, and the
     # registry's rows when the world stops: the delivery oracles' outside view.
-    "world.spawn": ("child", "requester", "actor", "required", "task", "caller", "request"),
+    "world.spawn": ("child", "requester", "actor", "required", "task", "caller", "request",
+                    "answer_lost"),
     "gateway.send": ("run_id", "key", "requester"),
     "world.rows": ("rows",),
+    "world.memory": ("runs",),
     "crash": ("point", "incarnation"),
     "drop": ("src", "dst", "message"),
     # Each session's configuration (routing facts, owners) and each session-control request as

@@ -8,7 +8,8 @@ lives beside the actors, like a database file, and survives a delivery-actor cra
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 import trio
@@ -23,6 +24,7 @@ from actors.messages import (
     AbortChild,
     ChildSpec,
     CleanupSession,
+    Compact,
     HistoryRead,
     RunHistoryRead,
     StatusRead,
@@ -180,6 +182,7 @@ class _World:
         # workload asks for it), and the number of the harness's last session-control request.
         self.sessions: dict[str, SessionDef] = {s.key: s for s in scenario.sessions}
         self.desk = ControlDesk(self.kernel, self.sessions)
+        self._memory: Callable[[], dict[str, Any]] | None = None  # the registry's, DEL-16
 
     def _child_of_run(self, run_id: str) -> str | None:
         # Asked for every message the fault plan sees; a run's child never changes, so remember.
@@ -227,10 +230,17 @@ class _World:
             kernel.at(self.scenario.faults.heal_at_ms, "heal",
                       lambda: kernel.emit(addresses.HARNESS, "world.heal", {}))
             self.end_reason = await kernel.run(self.scenario.until_ms, MAX_STEPS)
-            # The registry's rows as an operator would read them when the world stops.
+            # The registry's rows as an operator would read them when the world stops (with
+            # how much task and result text each keeps, DEL-16), and what the registry process
+            # holds in memory, dumped as an observer would (DEL-16).
+            sizes = self.store.payload_sizes()
             kernel.emit(addresses.HARNESS, "world.rows", {"rows": [
-                {"run_id": r.run_id, "delivery_status": str(r.delivery_status)}
+                {"run_id": r.run_id, "delivery_status": str(r.delivery_status),
+                 "cleaned_up": r.cleaned_up_at_ms is not None, "task_chars": sizes[r.run_id][0],
+                 "result_chars": sizes[r.run_id][1]}
                 for r in self.store.all_runs()]})
+            if self._memory is not None:
+                kernel.emit(addresses.HARNESS, "world.memory", {"runs": self._memory()})
             kernel.emit(addresses.HARNESS, "world.end", {"reason": self.end_reason,
                                                  "steps": kernel.steps})
             kernel.closed = True
@@ -251,7 +261,7 @@ class _World:
         routes = {s.key: Route(s.channel, s.chunk_chars) for s in self.scenario.sessions}
 
         async def body(port: ActorPort) -> None:
-            await run_gateway(port, routes, self.plan)
+            await run_gateway(port, routes, self.plan, self.mutants)
 
         self.kernel.spawn(root, addresses.GATEWAY, body)
 
@@ -259,8 +269,11 @@ class _World:
         assert self._root is not None
         routes = {key: session.routing for key, session in self.sessions.items()}
 
+        def expose(memory: Callable[[], dict[str, Any]]) -> None:
+            self._memory = memory
+
         async def body(port: Port) -> None:
-            await run_delivery(port, self.store, self.mutants, routes)
+            await run_delivery(port, self.store, self.mutants, routes, expose)
 
         self.kernel.spawn(self._root, addresses.DELIVERY, body,
                           on_crash=self._on_delivery_crash)
@@ -272,7 +285,8 @@ class _World:
     def _schedule_fault(self, event: TimelineEvent) -> None:
         kernel = self.kernel
         child = event.child
-        if event.fault in ("history-read", "abort", "cleanup", "archive-read", "status"):
+        if event.fault in ("history-read", "abort", "cleanup", "archive-read", "status",
+                           "compact"):
             assert child is not None  # the loader requires it
             requester = next(c.requester for c in self.scenario.children if c.id == child)
             if event.fault == "abort":
@@ -285,6 +299,10 @@ class _World:
                 read = RunHistoryRead(child, event.limit, event.offset, event.include_tools)
             elif event.fault == "status":
                 read = StatusRead(child)
+            elif event.fault == "compact":  # not session control: the session's own context
+                kernel.at(event.at_ms, f"compact {event.child}", functools.partial(
+                    kernel.send, addresses.TIMELINE, addresses.requester(requester), Compact()))
+                return
             self.desk.control(event.at_ms, f"{event.fault} {event.child}", requester, read,
                           event.caller)
             return
@@ -329,6 +347,12 @@ class _World:
                     at, attempt = world_permissions.draw_attempt(self.chooser, child)
                     self.desk.control(at, f"unauthorised {child.id}", child.requester, attempt,
                                   attempt.caller)
+                if self.plan.strikes("compaction"):  # DEL-7: while its result is in flight
+                    at = child.spawn_at_ms + child.run_ms + 1000 * self.chooser.choose(
+                        "fault:compaction", 300)
+                    self.kernel.at(at, f"compact {child.id}", functools.partial(
+                        self.kernel.send, addresses.TIMELINE,
+                        addresses.requester(child.requester), Compact()))
                 if self.chooser.chance("workload:rerun", RERUN_SHARE):
                     # The same child session runs again once its first run is surely over.
                     rerun = self._draw_child(workload, child.id, i)
@@ -428,6 +452,7 @@ class _World:
             if retried is not None and chooser.chance("fault:child-timeout", 0.5):
                 # Aimed: the attempt fails, then the timeout comes before its retry streams.
                 timeout_ms = (retried + 1) * step_ms + 1
+        answer_lost = plan.strikes("answer-lost")  # DEL-2: lost-answer recovery finds it
         encoding = (Encoding.V1 if chooser.chance("workload", 0.25) else Encoding.V2).value
         expects_completion = not chooser.chance("workload", 0.1)
         usage_recorded = not chooser.chance("workload", 0.1)
@@ -439,7 +464,7 @@ class _World:
                          if chooser.chance("workload:fork", 0.15) else None)
         return ChildSpec(child_id, workload.requester, f"task {i + 1} of the batch", spawn_at_ms,
                          tuple(steps), encoding, timeout_ms, error, expects_completion,
-                         usage_recorded, fork_seed, earlier_epoch)
+                         usage_recorded, fork_seed, earlier_epoch, answer_lost=answer_lost)
 
 
 

@@ -31,7 +31,7 @@ MARK = "# <-"
 SESSION = '[[sessions]]\nkey = "agent:main:main"\n'
 CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, reply_chars, error, "
                 "expects_completion, usage_recorded, steps, encoding, timeout, "
-                "fork_seed, earlier_epoch, session, parent, caller")
+                "fork_seed, earlier_epoch, session, parent, caller, answer_lost")
 TOP_FIELDS = ("name, description, covers, seed, strategy, mutants, until, sessions, children, "
               "workload, faults, timeline, expect, replay")
 
@@ -296,7 +296,7 @@ CASES: list[tuple[str, str, str]] = [
         fault = "meteor" # <-
     """), "timeline[0].fault: 'meteor' is not one of: send-transient, send-permanent, "
           "send-partial, send-other, send-ambiguous, duplicate, delay, crash, abort, chunk-fail, "
-          "chunk-abort, ack-slow"),
+          "chunk-abort, ack-slow, callback-fail, recovery-fail, mirror-fail"),
     ("chunk-chars-without-channel", textwrap.dedent("""\
         [[sessions]]
         key = "agent:main:main"

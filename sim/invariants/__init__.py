@@ -10,10 +10,14 @@ from sim.invariants.base import Invariant, Violation
 from sim.invariants.child_log import INVARIANTS as _CHILD_LOG
 from sim.invariants.chunks import INVARIANTS as _CHUNKS
 from sim.invariants.delivery import INVARIANTS as _DELIVERY
+from sim.invariants.handoffs import INVARIANTS as _HANDOFFS
 from sim.invariants.lifecycle import INVARIANTS as _LIFECYCLE
+from sim.invariants.mirrors import INVARIANTS as _MIRRORS
 from sim.invariants.nesting import INVARIANTS as _NESTING
 from sim.invariants.output import INVARIANTS as _OUTPUT
 from sim.invariants.permissions import INVARIANTS as _PERMISSIONS
+from sim.invariants.recovery import INVARIANTS as _RECOVERY
+from sim.invariants.retention import INVARIANTS as _RETENTION
 from sim.invariants.retries import INVARIANTS as _RETRIES
 from sim.invariants.routes import INVARIANTS as _ROUTES
 from sim.invariants.send_errors import INVARIANTS as _SEND_ERRORS
@@ -21,7 +25,7 @@ from sim.trace import Record
 
 ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _OUTPUT + _CHILD_LOG
                               + _ANNOUNCE + _ARCHIVE + _LIFECYCLE + _NESTING + _ROUTES
-                              + _PERMISSIONS)
+                              + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

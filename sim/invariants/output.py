@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from sim.invariants.announce import DATA_CLOSE, DATA_OPEN
+from sim.invariants.asked import asked_runs
 from sim.invariants.base import Invariant, Violation
 from sim.trace import Record
 
@@ -103,14 +104,23 @@ def text_of(output: list[dict[str, Any]]) -> str:
     return "".join(block.get("text") or "" for block in output if block.get("type") == "text")
 
 
+def answers_lost(trace: Sequence[Record]) -> set[str]:
+    """The runs asked with the answer-lost fault (the capture of their reply is lost)."""
+    return {run_id for run_id, asked in asked_runs(trace).items()
+            if asked.request.data.get("answer_lost")}
+
+
 def output_rule(trace: Sequence[Record]) -> list[Violation]:
     violations = []
+    lost = answers_lost(trace)
     for run_id, run in child_runs(trace).items():
         end = run.end
         if end is None or end.data["status"] not in ("ok", "timeout"):
             continue  # a failed run reports no text (DEL-14)
         result = end.data["result"] or ""
         expected, source = expected_text(run)
+        if run_id in lost and end.data["status"] == "ok" and end.data["result"] is None:
+            continue  # the scripted fault: the capture lost the answer (DEL-2 recovers it)
         proof = (*(r.seq for r in run.records
                    if r.kind in ("child.message", "child.attempt", "child.delta")), end.seq)
         if result != expected:

@@ -74,6 +74,11 @@ def chain_class(chain: Mapping[str, Any]) -> str:
     return "other"
 
 
+def is_closed_turn(chain: Mapping[str, Any]) -> bool:
+    """Transcript persistence refused the input of a closed turn, in OpenClaw's words (DEL-7)."""
+    return any(_CLOSED_TURN.search(str(link["message"])) for link in _links(chain))
+
+
 def _refusals(trace: Sequence[Record]) -> Iterator[tuple[Record, str]]:
     for r in trace:
         if r.kind == "fault" and r.data["kind"] in SEND_FAULTS:

@@ -106,7 +106,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
         table.check_keys(("id", "requester", "task", "spawn_at", "run_for", "outcome", "reply",
                           "reply_chars", "error", "expects_completion", "usage_recorded", "steps",
                           "encoding", "timeout", "fork_seed", "earlier_epoch", "session",
-                          "parent", "caller"))
+                          "parent", "caller", "answer_lost"))
         child_id = table.text("id")
         if not re.match(r"^[A-Za-z0-9_\-]+$", child_id):
             raise table.fail("id", f"{child_id!r} may only use letters, digits, '-' and '_'")
@@ -162,6 +162,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
             earlier_epoch=table.text("earlier_epoch", None),
             session=_session_label(table),
             parent=None if parent is None else parent.id,
+            answer_lost=table.boolean("answer_lost", False),
         ))
         if parent is not None and not (
                 parent.spawn_at_ms <= children[-1].spawn_at_ms

@@ -24,7 +24,8 @@ TIMELINE_FAULTS: tuple[str, ...] = (
     FaultKind.SEND_TRANSIENT, FaultKind.SEND_PERMANENT, FaultKind.SEND_PARTIAL,
     FaultKind.SEND_OTHER, FaultKind.SEND_AMBIGUOUS, FaultKind.DUPLICATE, FaultKind.DELAY,
     FaultKind.CRASH, FaultKind.ABORT, FaultKind.CHUNK_FAIL, FaultKind.CHUNK_ABORT,
-    FaultKind.ACK_SLOW)
+    FaultKind.ACK_SLOW, FaultKind.CALLBACK_FAIL, FaultKind.RECOVERY_FAIL,
+    FaultKind.MIRROR_FAIL)
 # The fields each scripted fault uses. Another field would silently keep the fault from ever
 # matching (an armed fault with an actor or point matches only a crash), so it is an error.
 _TIMELINE_FIELDS = {
@@ -36,6 +37,9 @@ _TIMELINE_FIELDS = {
     "chunk-fail": ("child", "count", "error", "chain"),
     "chunk-abort": ("child", "count"),
     "ack-slow": ("child", "count", "delay"),
+    "callback-fail": ("child", "count", "error"),
+    "recovery-fail": ("child", "count"),
+    "mirror-fail": ("child", "count"),
     "duplicate": ("child", "count"),
     "delay": ("child", "count", "delay"),
     "crash": ("actor", "point", "count", "restart_after"),
@@ -44,9 +48,10 @@ _TIMELINE_FIELDS = {
     "cleanup": ("child", "caller"),
     "archive-read": ("child", "limit", "offset", "include_tools", "caller"),
     "status": ("child", "caller"),
+    "compact": ("child",),
 }
 # Timeline entries that are things the world does rather than faults (`event = ...`).
-TIMELINE_EVENTS = ("abort", "history-read", "cleanup", "archive-read", "status")
+TIMELINE_EVENTS = ("abort", "history-read", "cleanup", "archive-read", "status", "compact")
 # Where the delivery actor can crash (actors/delivery.py names them).
 CRASH_POINTS = values(CrashPoint)
 DEFAULT_UNTIL_S = 6 * 3600

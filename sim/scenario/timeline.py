@@ -58,7 +58,8 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
         if fault in TIMELINE_EVENTS and child is None:
             what = {"abort": "an abort names the child to abort",
                     "cleanup": "a cleanup names the child whose session it deletes",
-                    "status": "a status read names the child it asks about"}.get(
+                    "status": "a status read names the child it asks about",
+                    "compact": "a compaction names a child whose requester session compacts"}.get(
                 fault, "a history read names the child whose transcript it reads")
             raise table.fail("child", what)
         point = table.text("point", None)
