@@ -24,7 +24,6 @@ from actors.messages import (
     AbortChild,
     ChildSpec,
     CleanupSession,
-    Compact,
     HistoryRead,
     RunHistoryRead,
     StatusRead,
@@ -36,7 +35,7 @@ from actors.run_record import RunRecord
 from actors.runtime import Crash, Port
 from actors.states import StepFinish
 from actors.store import RunStore
-from sim import invariants, replies, world_permissions, world_routes
+from sim import invariants, replies, world_observe, world_permissions, world_routes
 from sim.choices import Chooser, Schedule, Span
 from sim.determinism import seed_trio_scheduler
 from sim.faults import ArmedFault, FaultPlan, TimelineEvent
@@ -230,17 +229,7 @@ class _World:
             kernel.at(self.scenario.faults.heal_at_ms, "heal",
                       lambda: kernel.emit(addresses.HARNESS, "world.heal", {}))
             self.end_reason = await kernel.run(self.scenario.until_ms, MAX_STEPS)
-            # The registry's rows as an operator would read them when the world stops (with
-            # how much task and result text each keeps, DEL-16), and what the registry process
-            # holds in memory, dumped as an observer would (DEL-16).
-            sizes = self.store.payload_sizes()
-            kernel.emit(addresses.HARNESS, "world.rows", {"rows": [
-                {"run_id": r.run_id, "delivery_status": str(r.delivery_status),
-                 "cleaned_up": r.cleaned_up_at_ms is not None, "task_chars": sizes[r.run_id][0],
-                 "result_chars": sizes[r.run_id][1]}
-                for r in self.store.all_runs()]})
-            if self._memory is not None:
-                kernel.emit(addresses.HARNESS, "world.memory", {"runs": self._memory()})
+            world_observe.emit_final_state(kernel, self.store, self._memory)
             kernel.emit(addresses.HARNESS, "world.end", {"reason": self.end_reason,
                                                  "steps": kernel.steps})
             kernel.closed = True
@@ -299,9 +288,8 @@ class _World:
                 read = RunHistoryRead(child, event.limit, event.offset, event.include_tools)
             elif event.fault == "status":
                 read = StatusRead(child)
-            elif event.fault == "compact":  # not session control: the session's own context
-                kernel.at(event.at_ms, f"compact {event.child}", functools.partial(
-                    kernel.send, addresses.TIMELINE, addresses.requester(requester), Compact()))
+            elif event.fault == "compact":
+                world_observe.compact_at(kernel, event.at_ms, requester, child)
                 return
             self.desk.control(event.at_ms, f"{event.fault} {event.child}", requester, read,
                           event.caller)
@@ -348,11 +336,9 @@ class _World:
                     self.desk.control(at, f"unauthorised {child.id}", child.requester, attempt,
                                   attempt.caller)
                 if self.plan.strikes("compaction"):  # DEL-7: while its result is in flight
-                    at = child.spawn_at_ms + child.run_ms + 1000 * self.chooser.choose(
-                        "fault:compaction", 300)
-                    self.kernel.at(at, f"compact {child.id}", functools.partial(
-                        self.kernel.send, addresses.TIMELINE,
-                        addresses.requester(child.requester), Compact()))
+                    world_observe.compact_at(self.kernel, child.spawn_at_ms + child.run_ms + 1000
+                                             * self.chooser.choose("fault:compaction", 300),
+                                             child.requester, child.id)
                 if self.chooser.chance("workload:rerun", RERUN_SHARE):
                     # The same child session runs again once its first run is surely over.
                     rerun = self._draw_child(workload, child.id, i)
