@@ -68,8 +68,8 @@ def closed_turn_final(trace: Sequence[Record]) -> list[Violation]:
 def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
     """A hand-off the session confirmed stays delivered although its receive callback failed:
     the registry's next record of the run is ``delivered``, never a failed try or a give-up
-    (DEL-9). A lost or slow acknowledgement, or a crash of the delivery process, hides the
-    confirmation from the registry; then nothing is judged."""
+    (DEL-9). A lost or slow acknowledgement, a crash of the delivery process, or an answer
+    dropped because that process was down hides the confirmation; then nothing is judged."""
     confirmed: dict[str, Record] = {}
     violations: list[Violation] = []
     for r in trace:
@@ -78,8 +78,9 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
             confirmed[r.data["run_id"]] = r
         elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow"):
             confirmed.pop(r.data.get("run_id", ""), None)
-        elif is_delivery_crash(r):
-            confirmed.clear()
+        elif is_delivery_crash(r) or kind == "delivery.start" or (
+                kind == "drop" and r.data.get("dst") == "delivery"):
+            confirmed.clear()  # the confirmation died with the process or never reached it
         elif kind in ("delivery.delivered", "delivery.stale"):
             confirmed.pop(r.data["run_id"], None)
         elif kind in ("delivery.give_up", "delivery.send_failed", "delivery.retry") and (
