@@ -3,12 +3,13 @@
 In a simulation the store is the disk: one connection (``:memory:`` by default) lives with the
 world, outside any actor, so it survives a delivery-actor crash exactly as a database file
 survives a process restart, while everything the actor held in memory is lost. Each write commits
-at once.
+at once. In-memory databases are recycled within a process (emptied, never shared by two runs).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from typing import Any
@@ -36,40 +37,77 @@ def _column(field: attrs.Attribute[Any]) -> str:
     return f"{field.name} {sql}" + (" PRIMARY KEY" if field.name == "run_id" else "")
 
 
+# The schema, one statement each; a new table goes here (every table is emptied on reuse).
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS runs ("
+    + ", ".join(_column(f) for f in attrs.fields(RunRecord)) + ", row_order INTEGER)",
+    # A live session's transcript: its latest run's record, encoded once and shared with
+    # that run's archive (FMT-6). The primary key keeps saving and reading one lookup.
+    "CREATE TABLE IF NOT EXISTS transcripts (session_key TEXT PRIMARY KEY, payload BLOB)",
+    # Without it, restoring open deliveries scans every row: a run with n children would
+    # cost O(n^2). A run stays open (uncleaned) until its obligations resolved and its
+    # cleanup ran, so pending deliveries are a subset.
+    "CREATE INDEX IF NOT EXISTS runs_open ON runs (cleaned_up_at_ms, row_order)",
+    "CREATE INDEX IF NOT EXISTS runs_by_requester ON runs (requester, created_at_ms)",
+    # FMT-6: retained transcripts, one record per generation of a session key; run
+    # membership lives inside the still-encoded payload. Read rarely, so no index.
+    "CREATE TABLE IF NOT EXISTS archives (session_key TEXT, generation INTEGER, payload BLOB)",
+    # Lost-answer recovery (DEL-2, actors/recovery.py): its durable attempt count and outcome.
+    "CREATE TABLE IF NOT EXISTS recoveries "
+    "(run_id TEXT PRIMARY KEY, attempts INTEGER, outcome TEXT)",
+)
+
+# In-memory databases are recycled within a process: a seed sweep opens one per run, and a new
+# connection costs its set-up plus compiling the schema and every statement again (sqlite3
+# keeps prepared statements per connection). A closed store's database is emptied, table by
+# table as sqlite_master lists them, and the next store takes it; nothing of a run survives
+# into the next one. A forked worker starts with none (a connection must not cross a fork).
+_SPARE: list[sqlite3.Connection] = []
+_SPARE_MAX = 4
+_CLOSED = sqlite3.connect(":memory:")
+_CLOSED.close()  # what a closed store holds: any use raises, as a closed connection does
+os.register_at_fork(after_in_child=_SPARE.clear)
+
+
+def _open(path: str) -> sqlite3.Connection:
+    if path == ":memory:" and _SPARE:
+        return _SPARE.pop()
+    db = sqlite3.connect(path, isolation_level=None)
+    for statement in SCHEMA:
+        db.execute(statement)
+    return db
+
+
+def _recycle(db: sqlite3.Connection) -> bool:
+    """Empty an in-memory database and keep it for the next store (False: it was not kept)."""
+    if db.in_transaction or len(_SPARE) >= _SPARE_MAX:
+        return False
+    tables = [name for (name,) in db.execute(  # sqlite_sequence too: AUTOINCREMENT restarts
+        "SELECT name FROM sqlite_master WHERE type = 'table' "
+        "AND (name NOT LIKE 'sqlite_%' OR name = 'sqlite_sequence')")]
+    for name in tables:
+        db.execute(f'DELETE FROM "{name}"')
+    _SPARE.append(db)
+    return True
+
+
 class RunStore:
     def __init__(self, path: str = ":memory:") -> None:
-        self._db = sqlite3.connect(path, isolation_level=None)
-        columns = ", ".join(_column(f) for f in attrs.fields(RunRecord))
-        self._db.execute(f"CREATE TABLE IF NOT EXISTS runs ({columns}, row_order INTEGER)")
-        # A live session's transcript: its latest run's record, encoded once and shared with
-        # that run's archive (FMT-6). The primary key keeps saving and reading one lookup.
-        self._db.execute("CREATE TABLE IF NOT EXISTS transcripts "
-                         "(session_key TEXT PRIMARY KEY, payload BLOB)")
-        # Without it, restoring open deliveries scans every row: a run with n children would
-        # cost O(n^2). A run stays open (uncleaned) until its obligations resolved and its
-        # cleanup ran, so pending deliveries are a subset.
-        self._db.execute("CREATE INDEX IF NOT EXISTS runs_open "
-                         "ON runs (cleaned_up_at_ms, row_order)")
-        self._db.execute("CREATE INDEX IF NOT EXISTS runs_by_requester "
-                         "ON runs (requester, created_at_ms)")
-        # FMT-6: retained transcripts, one record per generation of a session key; run
-        # membership lives inside the still-encoded payload. Read rarely, so no index.
-        self._db.execute("CREATE TABLE IF NOT EXISTS archives "
-                         "(session_key TEXT, generation INTEGER, payload BLOB)")
-        # Lost-answer recovery (DEL-2, actors/recovery.py): its durable attempt count and outcome.
-        self._db.execute("CREATE TABLE IF NOT EXISTS recoveries "
-                         "(run_id TEXT PRIMARY KEY, attempts INTEGER, outcome TEXT)")
+        self._db = _open(path)
+        self._in_memory = path == ":memory:"
         self._order = 0
         # The requester column's distinct values (only membership is asked, never iterated).
-        self._spawning_sessions: set[str] = set(
+        self._spawning_sessions: set[str] = set() if self._in_memory else set(
             key for (key,) in self._db.execute("SELECT DISTINCT requester FROM runs"))
         # The last archive generation of each session key (the archives table's maximum, kept
         # beside it so retaining a run costs one write; a fresh database has none).
-        self._generations: dict[str, int] = {} if path == ":memory:" else dict(self._db.execute(
+        self._generations: dict[str, int] = {} if self._in_memory else dict(self._db.execute(
             "SELECT session_key, MAX(generation) FROM archives GROUP BY session_key").fetchall())
 
     def close(self) -> None:
-        self._db.close()
+        db, self._db = self._db, _CLOSED
+        if not (self._in_memory and _recycle(db)):
+            db.close()
 
     def next_run_id(self) -> str:
         """Run ids come from a counter (never from a clock or a random source)."""
