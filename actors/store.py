@@ -50,8 +50,10 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS runs_open ON runs (cleaned_up_at_ms, row_order)",
     "CREATE INDEX IF NOT EXISTS runs_by_requester ON runs (requester, created_at_ms)",
     # FMT-6: retained transcripts, one record per generation of a session key; run
-    # membership lives inside the still-encoded payload. Read rarely, so no index.
+    # membership lives inside the still-encoded payload. Read rarely, but without the index
+    # each read scans every archive: a run with n children read O(n) times cost O(n^2).
     "CREATE TABLE IF NOT EXISTS archives (session_key TEXT, generation INTEGER, payload BLOB)",
+    "CREATE INDEX IF NOT EXISTS archives_by_key ON archives (session_key, generation)",
     # Lost-answer recovery (DEL-2, actors/recovery.py): its durable attempt count and outcome.
     "CREATE TABLE IF NOT EXISTS recoveries "
     "(run_id TEXT PRIMARY KEY, attempts INTEGER, outcome TEXT)",

@@ -65,11 +65,11 @@ class Trace:
 
     def __init__(self, limit: int = 1_000_000) -> None:
         self._records: list[Record] = []
-        self._limit = limit
+        self.limit = limit
 
     def append(self, t_ms: int, actor: str, kind: str, data: Mapping[str, Any]) -> Record:
-        if len(self._records) >= self._limit:
-            raise OverflowError(f"trace exceeded {self._limit} records")
+        if len(self._records) >= self.limit:
+            raise OverflowError(f"trace exceeded {self.limit} records")
         record = Record(len(self._records), t_ms, actor, kind, data)
         self._records.append(record)
         return record

@@ -44,14 +44,14 @@ from sim.kernel import ActorPort, Kernel, run_trio
 from sim.scenario import Scenario, SessionDef, WorkloadDef, nested_requester
 from sim.trace import Trace
 from sim.world_control import Control, ControlDesk
+from sim.world_trees import TreeBook, spread
 
-# Bounds on one run (a limit on everything): agenda steps and trace records.
+# Bounds on one run (a limit on everything): agenda steps and trace records, raised for a world
+# of more than a few thousand children to this many per child (sim/bench_scale.py).
 MAX_STEPS = 200_000
 MAX_RECORDS = 1_000_000
+PER_CHILD = 100
 
-# The default world's trees: depth (a top-level child is depth 1) and children per child.
-TREE_DEPTH = 3
-TREE_FAN_OUT = 5
 # What the no-reply fault makes a child answer: silence, nothing, or the skip token (§c1).
 SILENT_REPLIES = ("NO_REPLY", "", " ANNOUNCE_SKIP\n")
 CHILD_ERRORS = ("model provider error: 500 internal error", "tool sandbox exited with status 137",
@@ -208,6 +208,7 @@ class _World:
                 self.chooser, self.sessions[workload.requester])
         if workload is not None:
             children += self._draw_children(workload, len(children))
+        kernel.trace.limit = max(MAX_RECORDS, PER_CHILD * len(children))
         async with trio.open_nursery() as root:
             self._root = root
             for session in self.sessions.values():
@@ -215,7 +216,9 @@ class _World:
                 self._start_requester(root, session.key)
             # A child that spawns children is itself a requester: its session receives their
             # completions as internal updates (DEL-4).
-            for key in dict.fromkeys(c.requester for c in children if c.parent is not None):
+            # So is each top-level session a big workload spreads its children over.
+            for key in dict.fromkeys(c.requester for c in children
+                                     if c.requester not in self.sessions):
                 self.desk.record_session(key)
                 self._start_requester(root, key)
             self._start_delivery()
@@ -228,7 +231,8 @@ class _World:
                 kernel.at(t_ms, "crash delivery while it waits", self._crash_parked)
             kernel.at(self.scenario.faults.heal_at_ms, "heal",
                       lambda: kernel.emit(addresses.HARNESS, "world.heal", {}))
-            self.end_reason = await kernel.run(self.scenario.until_ms, MAX_STEPS)
+            self.end_reason = await kernel.run(self.scenario.until_ms,
+                                               max(MAX_STEPS, PER_CHILD * len(children)))
             world_observe.emit_final_state(kernel, self.store, self._memory)
             kernel.emit(addresses.HARNESS, "world.end", {"reason": self.end_reason,
                                                  "steps": kernel.steps})
@@ -321,12 +325,15 @@ class _World:
 
     def _draw_children(self, workload: WorkloadDef, first: int) -> list[ChildSpec]:
         drawn: list[ChildSpec] = []
+        trees = TreeBook(workload.tree_depth, workload.tree_fan_out)
         for i in range(workload.children):
             with self.chooser.span("child"):  # so a shrinker can drop one child whole
-                child = self._draw_child(workload, f"c{first + i + 1}", i)
-                child = self._draw_tree(child, drawn)
+                child = spread(self.chooser, workload,
+                               self._draw_child(workload, f"c{first + i + 1}", i))
+                child = self._draw_tree(child, trees, workload.tree_share)
                 child = self._draw_archive_use(child, drawn)
                 drawn.append(child)
+                trees.add(child)
                 if self.plan.strikes("abort"):
                     at = child.spawn_at_ms + 1000 * self.chooser.choose(
                         "fault:abort", child.run_ms // 1000 + 1)
@@ -342,9 +349,12 @@ class _World:
                 if self.chooser.chance("workload:rerun", RERUN_SHARE):
                     # The same child session runs again once its first run is surely over.
                     rerun = self._draw_child(workload, child.id, i)
+                    if child.parent is None:  # the same session runs again
+                        rerun = attrs.evolve(rerun, requester=child.requester)
                     drawn.append(attrs.evolve(rerun, spawn_at_ms=child.spawn_at_ms
                                               + 2 * child.run_ms + 1000 * (
                                                   1 + self.chooser.choose("workload:rerun", 60))))
+                    trees.add(drawn[-1])
         return drawn
 
     def _draw_archive_use(self, child: ChildSpec, earlier: list[ChildSpec]) -> ChildSpec:
@@ -369,27 +379,15 @@ class _World:
                               CleanupSession(child.id))
         return child
 
-    def _draw_tree(self, child: ChildSpec, earlier: list[ChildSpec]) -> ChildSpec:
-        """DEL-6: some children are spawned by an earlier child while it runs (trees of depth up
-        to TREE_DEPTH, at most TREE_FAN_OUT children each); on their own stream."""
+    def _draw_tree(self, child: ChildSpec, trees: TreeBook, share: float) -> ChildSpec:
+        """DEL-6: some children are spawned by an earlier child while it runs (trees of the
+        workload's depth and fan-out, sim/world_trees.py); on their own stream."""
         chooser, sub = self.chooser, "workload:tree"
-        if not earlier or not chooser.chance(sub, 0.15):
+        if not len(trees) or not chooser.chance(sub, share):
             return child
-        depth = {c.id: 1 for c in earlier}
-        fan_out: dict[str, int] = {}
-        for c in earlier:
-            if c.parent is not None:
-                depth[c.id] = depth[c.parent] + 1
-                fan_out[c.parent] = fan_out.get(c.parent, 0) + 1
-        runs_of = {c.id: 0 for c in earlier}
-        for c in earlier:
-            runs_of[c.id] += 1
-        # A re-run session has two specs under one id; the parent named must be unambiguous.
-        parents = [c for c in earlier if depth[c.id] < TREE_DEPTH and runs_of[c.id] == 1
-                   and fan_out.get(c.id, 0) < TREE_FAN_OUT and c.run_ms >= 2000]
-        if not parents:
+        if not trees.open_parents:
             return child
-        parent = parents[chooser.choose(sub, len(parents))]
+        parent = trees.parent(chooser.choose(sub, trees.open_parents))
         spawn_at_ms = parent.spawn_at_ms + 1000 * chooser.choose(sub, parent.run_ms // 1000)
         return attrs.evolve(child, parent=parent.id, requester=nested_requester(parent),
                             spawn_at_ms=spawn_at_ms)

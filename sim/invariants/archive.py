@@ -42,7 +42,9 @@ def _strings(content: Any) -> Iterator[str]:
 
 def archive_reads(trace: Sequence[Record]) -> list[Violation]:
     runs: dict[str, _Run] = {}
-    archived: list[Record] = []
+    # Each key's archived generations, in order: a read looks at its own key's only (a scan of
+    # every archive per read made a run with n children cost O(n^2)).
+    archived: dict[str, list[Record]] = {}
     cleaned: dict[str, Record] = {}
     violations = []
     for r in trace:
@@ -58,19 +60,19 @@ def archive_reads(trace: Sequence[Record]) -> list[Violation]:
                 run.texts.add(r.data["text"])
         elif kind == "child.end":
             runs[r.data["run_id"]].archived = r
-            archived.append(r)
+            archived.setdefault(r.data["archive"]["session_key"], []).append(r)
         elif kind == "session.cleanup":
             cleaned[r.data["session_key"]] = r
         elif kind == "requester.archive":
-            violations += _check_read(r, runs, archived, cleaned.get(r.data["session_key"]))
+            key = r.data["session_key"]
+            violations += _check_read(r, runs, archived.get(key, []), cleaned.get(key))
     return violations
 
 
-def _check_read(read: Record, runs: dict[str, _Run], archived: list[Record],
+def _check_read(read: Record, runs: dict[str, _Run], generations: list[Record],
                 cleanup: Record | None) -> list[Violation]:
     key, run_id = read.data["session_key"], read.data["run_id"]
     run = runs[run_id]
-    generations = [a for a in archived if a.data["archive"]["session_key"] == key]
     oversized = [a for a in generations if a.data["archive"]["bytes"] > ARCHIVE_RECORD_LIMIT]
     after = " after cleanup deleted the live session" if cleanup is not None else ""
     reused = len({a.data["run_id"] for a in generations} | {run_id}) > 1

@@ -29,6 +29,8 @@ from sim.scenario.model import (
     MAX_STEPS_PER_CHILD,
     MAX_TIME_S,
     MAX_TOOL_CALLS,
+    MAX_TREE_DEPTH,
+    MAX_TREE_FAN_OUT,
     OUTCOMES,
     FaultsDef,
     Scenario,
@@ -224,7 +226,8 @@ def _workload(root: Node, session_keys: list[str], scripted: int) -> WorkloadDef
     table = root.node("workload", None)
     if table is None:
         return None
-    table.check_keys(("children", "requester", "spawn_within", "run_max", "draw_routes"))
+    table.check_keys(("children", "requester", "spawn_within", "run_max", "draw_routes",
+                      "sessions", "tree_share", "tree_depth", "tree_fan_out"))
     requester = table.text("requester", session_keys[0])
     if requester not in session_keys:
         raise table.fail("requester", f"{requester!r} is not one of the [[sessions]]")
@@ -235,6 +238,10 @@ def _workload(root: Node, session_keys: list[str], scripted: int) -> WorkloadDef
         spawn_within_ms=table.seconds("spawn_within", 60, maximum=MAX_TIME_S),
         run_max_ms=table.seconds("run_max", 600, minimum=1, maximum=MAX_TIME_S),
         draw_routes=table.boolean("draw_routes", False),
+        sessions=table.integer("sessions", 1, minimum=1, maximum=MAX_SESSIONS),
+        tree_share=float(table.number("tree_share", 0.15, minimum=0.0, maximum=1.0)),
+        tree_depth=table.integer("tree_depth", 3, minimum=1, maximum=MAX_TREE_DEPTH),
+        tree_fan_out=table.integer("tree_fan_out", 5, minimum=1, maximum=MAX_TREE_FAN_OUT),
     )
 
 

@@ -65,6 +65,8 @@ _REQUIREMENT_ID = re.compile(r"^(OUT|DEL|YLD|PRV|FMT|SIM)-\d+[a-z]?$")
 MAX_TIME_S = 30 * 24 * 3600
 MAX_CHILDREN = 10_000          # [[children]] plus [workload] children, per scenario
 MAX_SESSIONS = 1_000
+MAX_TREE_DEPTH = 5            # maxSpawnDepth's range (reference §c15)
+MAX_TREE_FAN_OUT = 20         # maxChildrenPerAgent's range (reference §c15)
 MAX_TIMELINE = 10_000          # [[timeline]] entries
 MAX_STEPS_PER_CHILD = 1_000
 MAX_TOOL_CALLS = 1_000         # per step
@@ -107,6 +109,13 @@ class WorkloadDef:
     run_max_ms: int = 10 * 60_000
     # DEL-5: the seed draws the requester session's routing facts (sim/world_routes.py).
     draw_routes: bool = False
+    # The shape of big workloads (sim/world_trees.py): top-level requester sessions the
+    # children are spread over, and the trees drawn children grow (the share spawned by an
+    # earlier child, the depth counting a top-level child as 1, children per child).
+    sessions: int = 1
+    tree_share: float = 0.15
+    tree_depth: int = 3
+    tree_fan_out: int = 5
 
 
 @attrs.frozen

@@ -1,0 +1,80 @@
+"""The drawn workload's trees (DEL-6), kept as the children are drawn so each draw is O(log n).
+
+A drawn child may be spawned by an earlier child while that one runs. The parent is drawn among
+the earlier children that may still take one, in the order they were drawn: not deeper than the
+tree depth allows, with fewer children than the fan-out allows, run once only (a re-run session
+has two specs under one id, so the parent named must be unambiguous), and running long enough
+(two seconds) to spawn during its run. Recomputing that list for every child made drawing n
+children cost O(n^2) (a 16,000-child world spent most of its set-up there); this book keeps it
+as children are drawn, with the same members in the same order, so the draws are unchanged.
+"""
+
+from __future__ import annotations
+
+import attrs
+from sortedcontainers import SortedList
+
+from actors.messages import ChildSpec
+from sim.choices import Chooser
+from sim.scenario import WorkloadDef
+
+# A parent must run this long to spawn a child during its run.
+MIN_PARENT_RUN_MS = 2000
+
+
+class TreeBook:
+    """Depths, fan-outs and the open parents of the children drawn so far."""
+
+    def __init__(self, depth: int, fan_out: int) -> None:
+        self.max_depth = depth
+        self.max_fan_out = fan_out
+        self._drawn: list[ChildSpec] = []
+        self._depth: dict[str, int] = {}
+        self._fan_out: dict[str, int] = {}
+        self._position: dict[str, int] = {}  # a child's first spec, by its place in the draw
+        # Positions of the drawn specs that may still take a child, in draw order.
+        self._open: SortedList = SortedList()
+
+    def __len__(self) -> int:
+        return len(self._drawn)
+
+    @property
+    def open_parents(self) -> int:
+        return len(self._open)
+
+    def parent(self, index: int) -> ChildSpec:
+        """The ``index``-th open parent, in draw order."""
+        return self._drawn[self._open[index]]
+
+    def add(self, child: ChildSpec) -> None:
+        """Note a drawn child (its spec as spawned)."""
+        position = len(self._drawn)
+        self._drawn.append(child)
+        if child.id in self._position:
+            # A second spec of one session (a re-run): neither may be a parent any more.
+            self._open.discard(self._position[child.id])
+            return
+        self._position[child.id] = position
+        depth = 1
+        if child.parent is not None:
+            depth = self._depth[child.parent] + 1
+            fan_out = self._fan_out[child.parent] = self._fan_out.get(child.parent, 0) + 1
+            if fan_out >= self.max_fan_out:
+                self._open.discard(self._position[child.parent])
+        self._depth[child.id] = depth
+        if depth < self.max_depth and child.run_ms >= MIN_PARENT_RUN_MS:
+            self._open.add(position)
+
+
+def spread(chooser: Chooser, workload: WorkloadDef, child: ChildSpec) -> ChildSpec:
+    """A big workload's child goes to one of its top-level requester sessions: the workload's
+    requester or ``<agent>:load-<k>`` (drawn on its own stream; one session draws nothing)."""
+    if workload.sessions <= 1:
+        return child
+    k = chooser.choose("workload:sessions", workload.sessions)
+    return attrs.evolve(child, requester=load_session(workload.requester, k))
+
+
+def load_session(requester: str, k: int) -> str:
+    """The ``k``-th top-level session of a workload (0 is its own requester)."""
+    return requester if k == 0 else f"{requester.rsplit(':', 1)[0]}:load-{k}"
