@@ -44,7 +44,8 @@ class TreeBook:
 
     def parent(self, index: int) -> ChildSpec:
         """The ``index``-th open parent, in draw order."""
-        return self._drawn[self._open[index]]
+        position: int = self._open[index]
+        return self._drawn[position]
 
     def add(self, child: ChildSpec) -> None:
         """Note a drawn child (its spec as spawned)."""
