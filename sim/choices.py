@@ -201,6 +201,9 @@ class Chooser:
         self._subsystems: list[str] = []
         self._subsystem_index: dict[str, int] = {}
         self._record: list[tuple[int, int, int]] = []
+        # Equal choices share one tuple: a run of 100,000 children records millions of them,
+        # mostly repeats (a run's memory, not its meaning).
+        self._choice_tuples: dict[tuple[int, int, int], tuple[int, int, int]] = {}
         self._replay = replay
         # A branch keeps only this many recorded choices; None keeps them all.
         self._replay_steps = replay_steps
@@ -288,7 +291,8 @@ class Chooser:
                 )
             if not 0 <= index < n:
                 raise ScheduleDiverged(step, f"recorded index {index} is not below {n}")
-        self._record.append((self._sub(subsystem), n, index))
+        choice = (self._sub(subsystem), n, index)
+        self._record.append(self._choice_tuples.setdefault(choice, choice))
         self._taken[subsystem] = taken + 1
         return index
 
