@@ -12,7 +12,8 @@ rounds, because these machines are noisy and their speed drifts:
   same rounds. Target: >= 400.
 - ``parallel_efficiency``: speed-up of a ``--jobs N`` sweep over a ``--jobs 1`` sweep of the same
   seeds, divided by N (N: the cores this process may use). Target: near 1.
-- ``scale``: one default-world run per size, each in a fresh process (sim/bench_scale.py).
+- ``scale``: one default-world run per size, each in a fresh process (sim/bench_scale.py), in
+  the big-tree shape; growth per doubling is of CPU time.
 - ``formatter``: the 160,000-character multi-result formatter on inputs that make it do its
   work: all results whole, heads truncated to share the cap, and thousands of children folded
   into a summary line, with time per child as the count doubles.
@@ -129,7 +130,8 @@ def scale(sizes: Sequence[int]) -> list[dict[str, Any]]:
         row = json.loads(out.splitlines()[-1])
         if rows:
             previous = rows[-1]
-            row["time_growth"] = round(row["seconds"] / previous["seconds"], 2)
+            # CPU time: the process's own work, whatever else the machine is doing.
+            row["time_growth"] = round(row["cpu_seconds"] / previous["cpu_seconds"], 2)
             if previous["run_mib"] > 0:
                 row["memory_growth"] = round(row["run_mib"] / previous["run_mib"], 2)
         rows.append(row)

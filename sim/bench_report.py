@@ -33,12 +33,13 @@ def print_figures(figures: dict[str, Any]) -> None:
     table.add_row("world kernel steps/s", _f(figures["world_steps_per_second"], "{:,.0f}"), "")
     console.print(table)
     scale = Table(title="scale: one default-world run per size, fresh process each")
-    for column in ("children", "seconds", "x per doubling", "peak MiB", "run MiB",
+    for column in ("children", "seconds", "CPU s", "x per doubling", "peak MiB", "run MiB",
                    "x per doubling", "records"):
         scale.add_column(column, justify="right")
     for row in figures["scale"]:
         scale.add_row(str(row["children"]), f"{row['seconds']:.2f}",
-                      str(row.get("time_growth", "")), f"{row['peak_mib']:.0f}",
+                      f"{row['cpu_seconds']:.2f}", str(row.get("time_growth", "")),
+                      f"{row['peak_mib']:.0f}",
                       f"{row['run_mib']:.0f}", str(row.get("memory_growth", "")),
                       str(row["records"]))
     console.print(scale)
