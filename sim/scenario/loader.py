@@ -26,6 +26,7 @@ from sim.scenario.model import (
     DEFAULT_UNTIL_S,
     MAX_CHILDREN,
     MAX_REPLY_CHARS,
+    MAX_SESSIONS,
     MAX_STEPS_PER_CHILD,
     MAX_TIME_S,
     MAX_TOOL_CALLS,
