@@ -333,6 +333,15 @@ async def run_child(
                               {"session_key": child_key, "generation": archive.generation,
                                "bytes": len(archive.payload)}))
     port.send(addresses.DELIVERY, ChildEnded(run_id))
+    if spec.correction_after_ms is not None and status is OutcomeStatus.OK and text is not None \
+            and text.strip() not in ("", "NO_REPLY", "ANNOUNCE_SKIP"):
+        # DEL-12: the producer corrects its answer later: a newer receipt of the same run.
+        await port.sleep(spec.correction_after_ms)
+        port.probe("child.corrected")
+        corrected = f"{text}\n\nCorrection: {spec.correction}"
+        store.record_correction(run_id, port.now_ms, corrected)
+        port.emit(events.ChildCorrected(run_id, port.now_ms, corrected))
+        port.send(addresses.DELIVERY, ChildEnded(run_id))
 
 
 def _answered_turn(loop: AgentLoop, text: str) -> list[JsonObject]:

@@ -212,8 +212,13 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
     if MUTANT_NESTED_TOP_LEVEL_INSTRUCTION in mutants:
         def kind(session_key: str) -> announce.RequesterKind:
             return announce.RequesterKind.TOP_LEVEL_COMPLETION
+    def checkpoint(record: RunRecord, any_run: bool) -> tuple[str, int] | None:
+        return store.checkpoint(record.requester, record.child_session_key,
+                                None if any_run else record.run_id)
+
     core = DeliveryCore(port.incarnation, jitter, probed_render(port.probe), kind,
-                        mutants, port.probe, pending_descendants=store.pending_descendants)
+                        mutants, port.probe, pending_descendants=store.pending_descendants,
+                        checkpoint=checkpoint)
     recovery = _Recovery(port, store, mutants, kind)
     core.remember(store.summaries())
     if expose is not None:
@@ -250,11 +255,19 @@ def _perform(port: Port, store: RunStore, effects: Iterable[Effect],
         _perform_each(port, store, effects, routes, mutants, recovery)
         recovery.perform(recovery.started())
     except Crash as crash:
-        if crash.point == CrashPoint.BEFORE_SEND:
-            port.probe("delivery.crash-before-send")
-        elif crash.point == CrashPoint.BEFORE_RECORD_DELIVERED:
-            port.probe("delivery.crash-between-send-and-record")
+        if crash.point in _CRASH_PROBES:
+            port.probe(_CRASH_PROBES[crash.point])
         raise
+
+
+# Where the process died on its way through the effects, for the rare points.
+_CRASH_PROBES: dict[str, str] = {
+    CrashPoint.BEFORE_SEND: "delivery.crash-before-send",
+    CrashPoint.BEFORE_RECORD_DELIVERED: "delivery.crash-between-send-and-record",
+    CrashPoint.BEFORE_CLAIM_ATTEMPTED: "delivery.crash-before-claim-attempted",
+    CrashPoint.BEFORE_SAVE_EVIDENCE: "delivery.crash-before-save-evidence",
+    CrashPoint.BEFORE_CLEAR_CLAIM: "delivery.crash-between-evidence-and-claim",
+}
 
 
 def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],

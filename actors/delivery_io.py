@@ -55,6 +55,7 @@ class TryDue:
 @attrs.frozen
 class AttemptDue:
     run_id: str
+    generation: int = 1  # the delivery generation that set it (an older one's is stale)
 
 
 Input = RunFinished | Restored | CompletionAck | SendRejected | AckTimeout | TryDue | AttemptDue

@@ -63,6 +63,11 @@ class CompletionAccepted(Event):
     key: str
     status: str
     text: str
+    # The receipt (DEL-12): its producer end time and delivery generation, and the transcript
+    # entry it supersedes ({run_id, key, ended_at} of that reply), if any.
+    ended_at: int
+    generation: int
+    replaces: dict[str, JsonValue] | None
 
 
 @attrs.frozen(slots=True)
@@ -70,6 +75,8 @@ class CompletionDuplicate(Event):
     kind: ClassVar[str] = "requester.duplicate"
     run_id: str
     key: str
+    ended_at: int
+    why: str  # duplicate (key and end time taken), equal-end or older (DEL-12)
 
 
 @attrs.frozen(slots=True)
@@ -284,6 +291,26 @@ class DeliverySkipped(Event):
     kind: ClassVar[str] = "delivery.skip"
     run_id: str
     reason: DeliveryStatus
+
+
+@attrs.frozen(slots=True)
+class DeliveryReopened(Event):
+    """A newer receipt of a run (a correction) opens its next delivery generation (DEL-12)."""
+
+    kind: ClassVar[str] = "delivery.reopen"
+    run_id: str
+    generation: int
+    ended_at: int | None
+
+
+@attrs.frozen(slots=True)
+class ChildCorrected(Event):
+    """The producer corrected its result after the end: a newer receipt (DEL-12)."""
+
+    kind: ClassVar[str] = "child.correction"
+    run_id: str
+    ended_at: int
+    result: str | None
 
 
 @attrs.frozen(slots=True)

@@ -29,6 +29,9 @@ class StepSpec:
 STEP_FINISHES = values(StepFinish)
 
 
+DEFAULT_CORRECTION = "the figures above are now verified."
+
+
 @attrs.frozen
 class ChildSpec:
     """One child run, from the scenario (or the seeded workload) to the actor that runs it:
@@ -59,6 +62,10 @@ class ChildSpec:
     # DEL-2: the answer reaches the child's transcript but the producer's captured reply is lost
     # (the registry records no result); lost-answer recovery finds it in the transcript.
     answer_lost: bool = False
+    # DEL-12: the producer corrects its result this long after its end (a newer receipt), with
+    # this text after its answer; None: no correction.
+    correction_after_ms: int | None = None
+    correction: str = DEFAULT_CORRECTION
 
     @property
     def run_ms(self) -> int:
@@ -152,6 +159,9 @@ class Completion:
     # DEL-4, DEL-5: the channel target of a follow-up agent call with deliver=true; None: an
     # internal injection only (deliver=false: webchat, a nested requester, no route).
     target: Target | None = None
+    # The receipt (DEL-12): the producer's end time of this result and its delivery generation.
+    ended_at_ms: int = 0
+    generation: int = 1
 
 
 @attrs.frozen
@@ -165,6 +175,9 @@ class RecoveredAnswer:
     requester: str
     status: str
     text: str  # the announce block with the recovered answer
+    # Its receipt (DEL-12): the run's end time; the ``:recovered`` key is a reply of its own.
+    ended_at_ms: int = 0
+    generation: int = 1
 
 
 @attrs.frozen

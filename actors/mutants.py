@@ -13,7 +13,11 @@ import attrs
 from actors.output import ContentBlock, SessionEvent
 from actors.permissions import MUTANT_SPAWNER_PERMISSION
 from actors.routing import MUTANT_OVERRIDE_KEEPS_THREAD, MUTANT_STORED_ROUTE_BEATS_ORIGIN
-from actors.session import MUTANT_COMPACTION_FORGETS_TURNS, MUTANT_DEDUPE_OFF
+from actors.session import (
+    MUTANT_COMPACTION_FORGETS_TURNS,
+    MUTANT_DEDUPE_OFF,
+    MUTANT_RECEIPT_BY_ARRIVAL,
+)
 
 # Switches inside the delivery core (actors/registry.py).
 MUTANT_FRESH_KEY_AFTER_RESTART = "fresh-key-after-restart"
@@ -40,6 +44,9 @@ MUTANT_RECOVERY_UNBOUNDED = "recovery-unbounded"
 MUTANT_PAYLOAD_DROPPED_EARLY = "payload-dropped-early"
 MUTANT_FULL_TEXT_IN_MEMORY = "full-text-in-memory"
 MUTANT_MIRROR_BLOCKS_SEND = "mirror-blocks-send"
+# Receipts and recovery claims (actors/claims.py, actors/registry_receipts.py).
+MUTANT_CLAIM_CLEARED_FIRST = "claim-cleared-first"
+MUTANT_OTHER_RUN_PROOF = "other-run-proof"
 
 MUTANTS: dict[str, str] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: (
@@ -62,8 +69,8 @@ MUTANTS: dict[str, str] = {
     ),
     MUTANT_KEY_WITHOUT_RUN_ID: (
         "the idempotency key leaves out the run id, so a re-run of the same child session is "
-        "taken for a duplicate of the earlier run and its result never reaches the requester, "
-        "though the registry records it delivered (DEL-3, DEL-15)"
+        "taken for a newer receipt of the earlier run and replaces that run's answer in the "
+        "requester's transcript (DEL-15, DEL-3)"
     ),
     MUTANT_BACKOFF_UNCAPPED: (
         "the registry backoff keeps doubling past its 300 s cap (DEL-10)"
@@ -158,6 +165,21 @@ MUTANTS: dict[str, str] = {
         "compacting a requester session's transcript drops the turn identity of the completion "
         "inputs it folds, so a resend of one reaches the requester's model again (DEL-7)"
     ),
+    MUTANT_RECEIPT_BY_ARRIVAL: (
+        "the requester session lets the receipt that arrived last own a run's reply, whatever "
+        "its producer end time, so an older receipt delayed past a correction replaces it "
+        "(DEL-12)"
+    ),
+    MUTANT_CLAIM_CLEARED_FIRST: (
+        "on a confirmed hand-off the delivery actor clears the recovery claim before it saves "
+        "the delivery evidence, so a crash between the two leaves neither and the restart "
+        "sends a delivered completion again (DEL-13)"
+    ),
+    MUTANT_OTHER_RUN_PROOF: (
+        "a restart's checkpoint reconciliation takes the requester's checkpoint of another run "
+        "of the same child session as proof, so a run whose result never arrived is recorded "
+        "delivered (DEL-13, DEL-15)"
+    ),
 }
 
 
@@ -174,7 +196,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_RETRY_PARTIAL_CHUNKS: Breaks("DEL-11", "retry-timing"),
     MUTANT_LAST_ASSISTANT_MESSAGE: Breaks("OUT-1", "output-rule"),
     MUTANT_PERMANENT_RETRIED: Breaks("DEL-10", "permanent-stops-retries"),
-    MUTANT_KEY_WITHOUT_RUN_ID: Breaks("DEL-3", "delivered-means-received"),
+    MUTANT_KEY_WITHOUT_RUN_ID: Breaks("DEL-15", "rerun-keeps-answer"),
     MUTANT_BACKOFF_UNCAPPED: Breaks("DEL-10", "retry-timing"),
     MUTANT_EXPIRY_FROM_SPAWN: Breaks("DEL-10", "retry-timing"),
     MUTANT_NOT_REQUIRED_DELIVERED: Breaks("DEL-1", "not-required-skipped"),
@@ -199,6 +221,9 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_FULL_TEXT_IN_MEMORY: Breaks("DEL-16", "memory-preview"),
     MUTANT_MIRROR_BLOCKS_SEND: Breaks("DEL-8", "mirror-not-blocking"),
     MUTANT_COMPACTION_FORGETS_TURNS: Breaks("DEL-7", "turn-identity"),
+    MUTANT_RECEIPT_BY_ARRIVAL: Breaks("DEL-12", "newest-receipt-owns"),
+    MUTANT_CLAIM_CLEARED_FIRST: Breaks("DEL-13", "evidence-before-claim"),
+    MUTANT_OTHER_RUN_PROOF: Breaks("DEL-13", "evidence-is-own"),
 }
 
 

@@ -115,6 +115,36 @@ PROBES: dict[str, str] = {
     "delivery.recovery-bound-reached": "lost-answer recovery stopped at its attempt bound (DEL-2)",
     "delivery.payload-reloaded": "lost-answer recovery loaded a resolved run's full record "
                                   "from SQLite to hand its answer over (DEL-16)",
+    # -- receipts, recovery claims and checkpoint reconciliation (DEL-12, DEL-13, DEL-15) ----
+    "requester.receipt-superseded": "a receipt with a newer end time replaced a run's reply",
+    "requester.receipt-out-of-order": "an older receipt arrived after a newer one (dropped)",
+    "child.corrected": "a child corrected its result after its end (a newer receipt)",
+    "delivery.corrected-before-send": "a correction arrived before its run's first send",
+    "delivery.reopened-in-flight": "a correction arrived while an older receipt was in flight "
+                                   "(the next delivery generation starts)",
+    "delivery.reopened-after-delivery": "a correction arrived after its run was delivered",
+    "delivery.restart-finds-newer-receipt": "a restarted actor finds a delivered run with a "
+                                            "newer, undelivered receipt",
+    "delivery.restart-reopens-for-newer-receipt": "a restarted actor finds an attempted claim "
+                                                  "on an older receipt, not at the requester, "
+                                                  "and a newer one: it opens the next "
+                                                  "generation",
+    "delivery.older-generation-ack": "an ack of an older delivery generation arrived",
+    "delivery.restart-evidence-saved": "a restarted actor finds evidence saved but the claim "
+                                       "open: it clears the claim, sends nothing",
+    "delivery.restart-checkpoint-found": "a restarted actor finds the requester's checkpoint of "
+                                         "an attempted receipt: delivered, not sent again",
+    "delivery.restart-claim-consumed": "a restarted actor finds a consumed claim (a restart "
+                                       "died reconciling it)",
+    "delivery.restart-checkpoint-missing": "a restarted actor finds an attempted claim and no "
+                                           "checkpoint: it replays the claim's key",
+    "delivery.claim-abandoned": "delivery gave up with its recovery claim still active",
+    "delivery.crash-before-claim-attempted": "the delivery process died before marking a claim "
+                                             "attempted (nothing handed over yet)",
+    "delivery.crash-before-save-evidence": "the delivery process died after a confirmed "
+                                           "hand-off, before saving its evidence",
+    "delivery.crash-between-evidence-and-claim": "the delivery process died after saving "
+                                                 "evidence, before clearing the claim",
 }
 
 

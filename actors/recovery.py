@@ -166,7 +166,8 @@ class RecoveryCore:
         status = str(record.outcome_status or OutcomeStatus.UNKNOWN)
         return [*effects,
                 RecoveredAnswer(key, record.run_id, record.child_session_key, record.requester,
-                                status, self._render(record)),
+                                status, self._render(record),
+                                ended_at_ms=record.receipt_at_ms or 0),
                 RecoveryTimer(retry.ANNOUNCE_TIMEOUT_MS, RecoveryTimeout(record.run_id,
                                                                          run.attempt))]
 

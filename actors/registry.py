@@ -38,20 +38,30 @@ from actors.delivery_io import (
     TryDue,
 )
 from actors.messages import Completion, CompletionAck, SendRejected
+from actors.registry_receipts import Active, ReceiptSteps
 from actors.retention import RunSummary, memory_dump, summarize
 from actors.run_record import (
     AttemptStarted,
     Change,
+    ClaimMoved,
     CleanedUp,
-    Delivered,
     GaveUp,
     RetryScheduled,
     RunRecord,
     apply,
     completion_key,
+    generation_key,
 )
 from actors.send_error import SendError, closed_turn
-from actors.states import DeliveryStatus, GiveUpReason, OutcomeStatus, Waiting
+from actors.states import (
+    ACTIVE_CLAIMS,
+    ClaimPhase,
+    DeliveryStatus,
+    EvidenceKind,
+    GiveUpReason,
+    OutcomeStatus,
+    Waiting,
+)
 
 # A run with pending descendants re-checks after this long; the wait counts no attempt (§c8, §c11).
 DESCENDANT_RECHECK_MS = 15_000
@@ -71,18 +81,6 @@ class DeliveryProtocolError(Exception):
     """An input arrived in a state where the table has no transition for it."""
 
 
-@attrs.define
-class _Active:
-    """In-memory state of a run whose delivery is in flight in this incarnation."""
-
-    record: RunRecord
-    key: str
-    text: str | None = None  # the rendered announce block, made once per run
-    failed_tries: int = 0
-    token: int = 0  # identifies the current transport try; stale timers carry an older one
-    waiting: Waiting = Waiting.IDLE
-    # The latest error a send was refused with (DEL-9): an unanswered try does not replace it.
-    concrete_error: str | None = None
 
 
 @attrs.frozen
@@ -92,7 +90,7 @@ class Transition:
     doc: str
 
 
-class DeliveryCore(Generic[K]):
+class DeliveryCore(ReceiptSteps, Generic[K]):
     """``render(record, kind)`` makes the text a requester of ``requester_kind(session_key)``
     reads; both come from outside, so the core never formats anything itself."""
 
@@ -105,16 +103,20 @@ class DeliveryCore(Generic[K]):
         mutants: frozenset[str] = frozenset(),
         probe: Callable[[str], None] = lambda name: None,
         pending_descendants: Callable[[RunRecord], int] = lambda record: 0,
+        checkpoint: Callable[[RunRecord, bool], tuple[str, int] | None] = lambda r, any_run: None,
     ) -> None:
         self.incarnation = incarnation
+        # The requester's checkpoint of a run's receipt (key, end time): of that run, or (the
+        # bug) of any run of its child session (DEL-13).
+        self._checkpoint = checkpoint
         self._pending_descendants = pending_descendants
         self._jitter = jitter
         self._render = render
         self._requester_kind = requester_kind
         self._mutants = mutants
         self._probe = probe  # names a rare condition where it happens (actors/probes.py)
-        self._active: dict[str, _Active] = {}
-        # DEL-16: a resolved run keeps only a preview and lifecycle metadata (actors/retention).
+        self._active: dict[str, Active] = {}
+        self._tries = 0
         self._resolved: dict[str, RunSummary | RunRecord] = {}
 
     # -- the one entry point -----------------------------------------------------------------
@@ -143,6 +145,9 @@ class DeliveryCore(Generic[K]):
                 continue
             if record.delivery_status == DeliveryStatus.PENDING:
                 effects += self.handle(Restored(record), now_ms)
+            elif self._newer_receipt(record):
+                self._probe("delivery.restart-finds-newer-receipt")
+                effects += self.handle(RunFinished(record), now_ms)
             elif record.cleaned_up_at_ms is None:
                 self._probe("delivery.cleanup-after-restart")
                 effects += self._cleanup(record, now_ms)
@@ -170,12 +175,14 @@ class DeliveryCore(Generic[K]):
 
     # -- handlers ----------------------------------------------------------------------------
 
-    def _finished(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+    def _finished(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, RunFinished)
         record = event.record
+        if self._newer_receipt(record):
+            return self._reopen(None, record, now_ms)
         if record.cleaned_up_at_ms is not None:
             self._probe("delivery.child-ended-after-resolution")
-            return []  # resolved and cleaned up already: a resolved run never reopens
+            return []  # resolved and cleaned up already: only a newer receipt reopens it
         if mutants.MUTANT_NOT_REQUIRED_DELIVERED in self._mutants and not record.required:
             record = attrs.evolve(record, required=True, delivery_status=DeliveryStatus.PENDING)
         silent = (record.result_text or "").strip() in ("", "NO_REPLY")
@@ -187,38 +194,16 @@ class DeliveryCore(Generic[K]):
                     *self._cleanup(record, now_ms)]
         if record.delivery_status != DeliveryStatus.PENDING:
             return self._cleanup(record, now_ms)  # resolved before a crash; cleanup left
-        active = self._active[record.run_id] = _Active(record, self._key(record))
+        active = self._active[record.run_id] = Active(record, self._key(record))
         return self._start_attempt(active, now_ms)
 
-    def _duplicate_end(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
-        self._probe("delivery.child-ended-twice")
-        return []  # restore already picked the run up; the notification is a duplicate
-
-    def _restored(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
-        assert isinstance(event, Restored)
-        record = event.record
-        key = self._key(record)
-        if mutants.MUTANT_FRESH_KEY_AFTER_RESTART in self._mutants and self.incarnation > 1:
-            key = f"{key}:restart-{self.incarnation}"
-        active = self._active[record.run_id] = _Active(record, key,
-                                                       concrete_error=record.last_error)
-        due = record.next_attempt_at_ms
-        if record.attempt_count == 0:
-            self._probe("delivery.restart-before-first-attempt")
-        elif due is None:
-            self._probe("delivery.restart-between-send-and-record")
-        elif due <= now_ms:
-            self._probe("delivery.restart-after-backoff-due")
-        if due is not None and due > now_ms:
-            self._probe("delivery.restart-during-backoff")
-            active.waiting = Waiting.ATTEMPT_WAIT
-            return [StartTimer(due - now_ms, AttemptDue(record.run_id))]
-        return self._start_attempt(active, now_ms)
-
-    def _acked(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+    def _acked(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, CompletionAck) and active is not None
         if not event.accepted:
             self._probe("delivery.duplicate-ack")
+        if event.key != active.key:
+            self._probe("delivery.older-generation-ack")  # proves only an older receipt
+            return [events.StaleInput(event.run_id, "ack")]
         if active.waiting != Waiting.ACK:
             self._probe("delivery.late-ack")  # a late ack still proves the hand-off
         if event.callback_error is not None:  # DEL-9: the hand-off was confirmed all the same
@@ -227,28 +212,29 @@ class DeliveryCore(Generic[K]):
                 return self._give_up(active, GiveUpReason.PERMANENT_FAILURE,
                                      event.callback_error, now_ms)
         del self._active[event.run_id]
-        return [Persist(event.run_id, Delivered(now_ms)),
-                events.DeliveryRecorded(event.run_id, event.key, not event.accepted),
-                *self._cleanup(apply(active.record, Delivered(now_ms)), now_ms)]
+        record = active.record
+        return self._resolve(record, EvidenceKind.REPLY_SENT, event.key, record.receipt_at_ms,
+                             now_ms, events.DeliveryRecorded(event.run_id, event.key,
+                                                             not event.accepted))
 
-    def _stale_ack(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+    def _stale_ack(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, CompletionAck)
         if not event.accepted:
             self._probe("delivery.duplicate-ack")
         self._probe("delivery.stale-ack")
         return [events.StaleInput(event.run_id, "ack")]
 
-    def _rejected(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+    def _rejected(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, SendRejected) and active is not None
         if event.key != active.key:
             return self._stale_rejection(active, event, now_ms)
         return self._try_failed(active, event.error, now_ms)
 
-    def _stale_rejection(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+    def _stale_rejection(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
         self._probe("delivery.stale-rejection")
         return [events.StaleInput(event.run_id, "rejection")]
 
-    def _ack_timed_out(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+    def _ack_timed_out(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, AckTimeout) and active is not None
         if active.token != event.token:
             return []  # a timer of an earlier try
@@ -256,31 +242,35 @@ class DeliveryCore(Generic[K]):
         self._probe("delivery.ack-timeout")
         return self._try_failed(active, SendError("gateway timeout"), now_ms, answered=False)
 
-    def _try_due(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+    def _try_due(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, TryDue) and active is not None
         if active.token != event.token:
             return []
         return self._send_try(active, now_ms)
 
-    def _attempt_due(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
-        assert active is not None
+    def _attempt_due(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
+        assert isinstance(event, AttemptDue) and active is not None
+        if event.generation != active.record.generation:
+            return []  # the wait of an older delivery generation (DEL-12)
         return self._start_attempt(active, now_ms)
 
-    def _stale_timer(self, active: _Active | None, event: Input, now_ms: int) -> list[Effect]:
+    def _stale_timer(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
         return []  # a timer whose wait is over (or whose run is resolved)
 
     # -- steps shared by handlers --------------------------------------------------------------
 
     def _key(self, record: RunRecord) -> str:
         if mutants.MUTANT_KEY_WITHOUT_RUN_ID in self._mutants:
-            return f"announce:v1:{record.child_session_key}"
-        return completion_key(record.child_session_key, record.run_id)
+            return generation_key(f"announce:v1:{record.child_session_key}", record.generation)
+        return generation_key(completion_key(record.child_session_key, record.run_id),
+                              record.generation)
 
     def _deadline(self, record: RunRecord) -> int:
-        assert record.ended_at_ms is not None
+        ended = record.receipt_at_ms  # a correction's window starts at its own end time
+        assert ended is not None
         if mutants.MUTANT_EXPIRY_FROM_SPAWN in self._mutants:
             return retry.expiry_deadline_ms(record.created_at_ms, record.required)
-        return retry.expiry_deadline_ms(record.ended_at_ms, record.required)
+        return retry.expiry_deadline_ms(ended, record.required)
 
     def _skips(self, record: RunRecord) -> bool:
         return is_announce_skip(record.result_text) and (
@@ -290,12 +280,14 @@ class DeliveryCore(Generic[K]):
         """ANNOUNCE_SKIP: nothing is sent, the obligation is delivered, cleanup still runs."""
         self._probe("delivery.announce-skip")
         self._active.pop(record.run_id, None)
-        return [Persist(record.run_id, Delivered(now_ms)), events.AnnounceSkipped(record.run_id),
-                *self._cleanup(apply(record, Delivered(now_ms)), now_ms)]
+        return self._resolve(record, EvidenceKind.SEND_SUPPRESSED, None, record.receipt_at_ms,
+                             now_ms, events.AnnounceSkipped(record.run_id))
 
     def _cleanup(self, record: RunRecord, now_ms: int) -> list[Effect]:
         """Once the obligations resolved: record the cleanup, then trace it. No crash point lies
         between the two effects, so the trace shows each durable cleanup exactly once."""
+        if record.cleaned_up_at_ms is not None:
+            return []  # a reopened generation (DEL-12): the run's cleanup ran once already
         cleaned = events.RunCleanedUp(record.run_id, record.delivery_status.value)
         resolved = attrs.evolve(record, cleaned_up_at_ms=now_ms)
         self._resolved[record.run_id] = (resolved if mutants.MUTANT_FULL_TEXT_IN_MEMORY in
@@ -304,11 +296,11 @@ class DeliveryCore(Generic[K]):
             return [cleaned]
         return [Persist(record.run_id, CleanedUp(now_ms)), cleaned]
 
-    def _persist(self, active: _Active, change: Change) -> Persist:
+    def _persist(self, active: Active, change: Change) -> Persist:
         active.record = apply(active.record, change)
         return Persist(active.record.run_id, change)
 
-    def _start_attempt(self, active: _Active, now_ms: int) -> list[Effect]:
+    def _start_attempt(self, active: Active, now_ms: int) -> list[Effect]:
         record = active.record
         if now_ms >= self._deadline(record):
             self._probe("delivery.expiry")
@@ -320,16 +312,22 @@ class DeliveryCore(Generic[K]):
             self._probe("delivery.descendants-pending")
             active.waiting = Waiting.ATTEMPT_WAIT
             return [events.DeliveryDeferred(record.run_id, pending, now_ms + DESCENDANT_RECHECK_MS),
-                    StartTimer(DESCENDANT_RECHECK_MS, AttemptDue(record.run_id))]
+                    StartTimer(DESCENDANT_RECHECK_MS, AttemptDue(record.run_id, record.generation))]
         if self._skips(record):  # after the descendants settled, as any announcement
             return self._announce_skip(record, now_ms)
         active.failed_tries = 0
-        persist = self._persist(active, AttemptStarted(record.attempt_count + 1))
-        return [persist, *self._send_try(active, now_ms)]
+        effects: list[Effect] = [self._persist(active, AttemptStarted(record.attempt_count + 1))]
+        if record.claim_phase not in ACTIVE_CLAIMS:
+            effects.append(self._persist(active, ClaimMoved(ClaimPhase.RESERVED, active.key,
+                                                            record.receipt_at_ms)))
+        return effects + self._send_try(active, now_ms)
 
-    def _send_try(self, active: _Active, now_ms: int) -> list[Effect]:
+    def _send_try(self, active: Active, now_ms: int) -> list[Effect]:
         record = active.record
-        active.token += 1
+        # Unique in this incarnation, across runs and generations: a timer set for an earlier
+        # try (or an earlier generation of the run) never matches a later one.
+        self._tries += 1
+        active.token = self._tries
         active.waiting = Waiting.ACK
         if active.text is None:
             active.text = self._render(record, self._requester_kind(record.requester))
@@ -337,15 +335,21 @@ class DeliveryCore(Generic[K]):
                                 child_session_key=record.child_session_key,
                                 requester=record.requester,
                                 status=record.outcome_status or OutcomeStatus.UNKNOWN,
-                                text=active.text)
+                                text=active.text, ended_at_ms=record.receipt_at_ms or 0,
+                                generation=record.generation)
+        claim: list[Effect] = []
+        if record.claim_phase is ClaimPhase.RESERVED:  # from now on the requester may have it
+            claim.append(self._persist(active, ClaimMoved(ClaimPhase.ATTEMPTED, active.key,
+                                                          record.receipt_at_ms)))
         return [
+            *claim,
             events.AttemptSent(record.run_id, active.key, record.attempt_count,
                                active.failed_tries + 1),
             Send(record.requester, completion),
             StartTimer(retry.ANNOUNCE_TIMEOUT_MS, AckTimeout(record.run_id, active.token)),
         ]
 
-    def _try_failed(self, active: _Active, chain: SendError, now_ms: int,
+    def _try_failed(self, active: Active, chain: SendError, now_ms: int,
                     answered: bool = True) -> list[Effect]:
         record = active.record
         error_class = retry.classify(chain)
@@ -402,10 +406,10 @@ class DeliveryCore(Generic[K]):
             self._persist(active, RetryScheduled(now_ms + delay, warned)),
             events.DeliveryRetry(record.run_id, record.attempt_count, now_ms + delay),
             events.DeliveryBlocked(record.run_id, record.child_session_key, warned),
-            StartTimer(delay, AttemptDue(record.run_id)),
+            StartTimer(delay, AttemptDue(record.run_id, record.generation)),
         ]
 
-    def _give_up(self, active: _Active, reason: GiveUpReason, error: str | None,
+    def _give_up(self, active: Active, reason: GiveUpReason, error: str | None,
                  now_ms: int) -> list[Effect]:
         record = active.record
         del self._active[record.run_id]
@@ -416,7 +420,13 @@ class DeliveryCore(Generic[K]):
             else DeliveryStatus.FAILED)
         self._probe("delivery.suspended" if status == DeliveryStatus.SUSPENDED
                     else "delivery.failed")
-        return [Persist(record.run_id, GaveUp(status, error)),
+        abandon: list[Effect] = []
+        if record.claim_phase in ACTIVE_CLAIMS:
+            self._probe("delivery.claim-abandoned")
+            cleared = ClaimMoved(ClaimPhase.ABANDONED, record.claim_key, record.claim_ended_at_ms)
+            record = apply(record, cleared)
+            abandon.append(Persist(record.run_id, cleared))
+        return [*abandon, Persist(record.run_id, GaveUp(status, error)),
                 events.DeliveryGaveUp(record.run_id, status, reason, error),
                 *self._cleanup(apply(record, GaveUp(status, error)), now_ms)]
 
@@ -437,22 +447,23 @@ TABLE: Mapping[tuple[Waiting, type], Transition] = {
     (IDLE, TryDue): _T("_stale_timer", (IDLE,), "stale timer"),
     (IDLE, AttemptDue): _T("_stale_timer", (IDLE,), "stale timer"),
     # a try is in flight
-    (ACK, RunFinished): _T("_duplicate_end", (ACK,), "duplicate end"),
-    (ACK, CompletionAck): _T("_acked", (IDLE,), "record delivered"),
+    (ACK, RunFinished): _T("_duplicate_end", _ANY, "duplicate end, or a correction"),
+    (ACK, CompletionAck): _T("_acked", (IDLE, ACK), "record delivered"),
     (ACK, SendRejected): _T("_rejected", _ANY, "next try, back off, or give up"),
     (ACK, AckTimeout): _T("_ack_timed_out", _ANY, "next try, back off, or give up"),
     (ACK, TryDue): _T("_stale_timer", (ACK,), "stale timer"),
     (ACK, AttemptDue): _T("_stale_timer", (ACK,), "stale timer"),
     # waiting between transport tries
-    (TRY_WAIT, RunFinished): _T("_duplicate_end", (TRY_WAIT,), "duplicate end"),
-    (TRY_WAIT, CompletionAck): _T("_acked", (IDLE,), "late ack: record delivered"),
+    (TRY_WAIT, RunFinished): _T("_duplicate_end", _ANY, "duplicate end, or a correction"),
+    (TRY_WAIT, CompletionAck): _T("_acked", (IDLE, TRY_WAIT), "late ack: record delivered"),
     (TRY_WAIT, SendRejected): _T("_stale_rejection", (TRY_WAIT,), "stale: noted"),
     (TRY_WAIT, AckTimeout): _T("_stale_timer", (TRY_WAIT,), "stale timer"),
     (TRY_WAIT, TryDue): _T("_try_due", (TRY_WAIT, ACK), "send the next try"),
     (TRY_WAIT, AttemptDue): _T("_stale_timer", (TRY_WAIT,), "stale timer"),
     # waiting out the registry backoff between attempts
-    (ATTEMPT_WAIT, RunFinished): _T("_duplicate_end", (ATTEMPT_WAIT,), "duplicate end"),
-    (ATTEMPT_WAIT, CompletionAck): _T("_acked", (IDLE,), "late ack: record delivered"),
+    (ATTEMPT_WAIT, RunFinished): _T("_duplicate_end", _ANY, "duplicate end, or a correction"),
+    (ATTEMPT_WAIT, CompletionAck): _T("_acked", (IDLE, ATTEMPT_WAIT),
+                                      "late ack: record delivered"),
     (ATTEMPT_WAIT, SendRejected): _T("_stale_rejection", (ATTEMPT_WAIT,), "stale: noted"),
     (ATTEMPT_WAIT, AckTimeout): _T("_stale_timer", (ATTEMPT_WAIT,), "stale timer"),
     (ATTEMPT_WAIT, TryDue): _T("_stale_timer", (ATTEMPT_WAIT,), "stale timer"),

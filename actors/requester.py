@@ -30,13 +30,17 @@ from actors.messages import (
 from actors.permissions import DEFAULT_OWNER, Caller, refusal
 from actors.run_record import RunRecord
 from actors.runtime import Port
-from actors.session import SessionCore, child_session_key
+from actors.session import Receipt, SessionCore, child_session_key
 from actors.store import RunStore
 
 # Session-control messages and the action each one is (DEL-17).
 CONTROL_ACTIONS: dict[type, str] = {Spawn: "spawn", AbortChild: "abort", HistoryRead: "history",
                              StatusRead: "status", CleanupSession: "cleanup",
                              RunHistoryRead: "archive-read"}
+# A receipt the session did not take, by why (DEL-3, DEL-12).
+_LATE_RECEIPT_PROBES = {Receipt.DUPLICATE: "requester.duplicate-completion",
+                        Receipt.EQUAL_END: "requester.duplicate-completion",
+                        Receipt.OLDER: "requester.receipt-out-of-order"}
 
 
 async def run_requester(
@@ -100,24 +104,37 @@ async def run_requester(
                 if target is not None:
                     target.cancel()
             elif isinstance(message, Completion):
-                ack = core.receive_completion(message, port.now_ms)
+                ack, verdict = core.receive_completion(message, port.now_ms)
                 if ack.accepted:
-                    port.emit(events.CompletionAccepted(message.run_id, message.key,
-                                                        message.status, message.text))
+                    entry = core.transcript[-1]
+                    replaced = entry.replaces
+                    if replaced is not None:
+                        port.probe("requester.receipt-superseded")
+                    # The transcript is durable: its checkpoint of this receipt (DEL-13).
+                    store.record_checkpoint(session_key, message.child_session_key,
+                                            message.run_id, message.key, message.ended_at_ms)
+                    port.emit(events.CompletionAccepted(
+                        message.run_id, message.key, message.status, message.text,
+                        message.ended_at_ms, message.generation,
+                        None if replaced is None else {
+                            "run_id": replaced.run_id, "key": replaced.key,
+                            "ended_at": replaced.ended_at_ms}))
                 else:
-                    port.probe("requester.duplicate-completion")
+                    port.probe(_LATE_RECEIPT_PROBES[verdict])
                     if core.compacted_since(message.key):
                         port.probe("requester.resend-after-compaction")
-                    port.emit(events.CompletionDuplicate(message.run_id, message.key))
+                    port.emit(events.CompletionDuplicate(message.run_id, message.key,
+                                                         message.ended_at_ms, verdict.value))
                 port.send(addresses.GATEWAY, ack)  # back through the gateway that injected it
             elif isinstance(message, RecoveredAnswer):
                 # Lost-answer recovery's answer (DEL-2): recorded once per key, like any input.
-                ack = core.receive_completion(message, port.now_ms)
+                ack, verdict = core.receive_completion(message, port.now_ms)
                 if ack.accepted:
                     port.emit(events.RecoveredAccepted(message.run_id, message.key,
                                                        message.text))
                 else:
-                    port.emit(events.CompletionDuplicate(message.run_id, message.key))
+                    port.emit(events.CompletionDuplicate(message.run_id, message.key,
+                                                         message.ended_at_ms, verdict.value))
                 port.send(addresses.GATEWAY, ack)
             elif isinstance(message, TranscriptMirror):
                 # A tagged mirror of what the channel received (DEL-8): history only; it never

@@ -12,7 +12,7 @@ from typing import ClassVar, Literal
 
 import attrs
 
-from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus
+from actors.states import ClaimPhase, CrashPoint, DeliveryStatus, EvidenceKind, OutcomeStatus
 
 
 def completion_key(child_session_key: str, run_id: str) -> str:
@@ -49,6 +49,29 @@ class RunRecord:
     # Set once, when the run's cleanup ran after its obligations resolved (traced; a restart
     # finishes a cleanup the previous incarnation did not reach).
     cleaned_up_at_ms: int | None = None
+    # -- receipts, recovery claims and delivery evidence (DEL-12, DEL-13; actors/claims.py) --
+    # The delivery generation: a correction from the producer reopens a delivered run as the
+    # next one (its own idempotency key, see :func:`generation_key`).
+    generation: int = 1
+    # The producer's end time of its latest receipt (a correction's is later than the end).
+    receipt_ended_at_ms: int | None = None
+    claim_phase: ClaimPhase | None = None
+    claim_key: str | None = None  # the attempt key the claim replays after a restart
+    claim_ended_at_ms: int | None = None  # the producer end time of the receipt it carries
+    evidence_kind: EvidenceKind | None = None
+    evidence_key: str | None = None  # the key of the receipt the evidence proves
+    evidence_ended_at_ms: int | None = None  # that receipt's producer end time
+
+    @property
+    def receipt_at_ms(self) -> int | None:
+        """The producer end time the current receipt carries."""
+        return self.ended_at_ms if self.receipt_ended_at_ms is None else self.receipt_ended_at_ms
+
+
+def generation_key(key: str, generation: int) -> str:
+    """The idempotency key of a delivery generation: the per-child key for the first, with
+    ``:g<n>`` after it for a reopened one (a new hand-off the gateway sends again)."""
+    return key if generation == 1 else f"{key}:g{generation}"
 
 
 # -- changes: one field set per transition -----------------------------------------------------
@@ -113,9 +136,70 @@ class CleanedUp:
     crash_point: ClassVar[CrashPoint] = CrashPoint.BEFORE_RECORD_CLEANUP
 
 
-Change = RunEnded | AttemptStarted | RetryScheduled | Delivered | GaveUp | CleanedUp
+@attrs.frozen
+class Corrected:
+    """The producer corrects its result after the end: a newer receipt (DEL-12)."""
+
+    receipt_ended_at_ms: int
+    result_text: str | None
+    crash_point: ClassVar[None] = None
+
+
+_CLAIM_CRASH_POINTS = {
+    ClaimPhase.RESERVED: CrashPoint.BEFORE_CLAIM_RESERVED,
+    ClaimPhase.ATTEMPTED: CrashPoint.BEFORE_CLAIM_ATTEMPTED,
+    ClaimPhase.CONSUMED: CrashPoint.BEFORE_CLAIM_CONSUMED,
+    ClaimPhase.ACCEPTED: CrashPoint.BEFORE_CLEAR_CLAIM,
+    ClaimPhase.ABANDONED: CrashPoint.BEFORE_CLAIM_ABANDONED,
+}
+
+
+@attrs.frozen
+class ClaimMoved:
+    """The generation's recovery claim moves to ``claim_phase`` (accepted or abandoned: it is
+    cleared), replaying ``claim_key``."""
+
+    claim_phase: ClaimPhase
+    claim_key: str | None
+    claim_ended_at_ms: int | None
+
+    @property
+    def crash_point(self) -> CrashPoint:
+        return _CLAIM_CRASH_POINTS[self.claim_phase]
+
+
+@attrs.frozen
+class EvidenceSaved:
+    """Confirmed delivery evidence of one receipt, saved before its claim is cleared (DEL-13)."""
+
+    evidence_kind: EvidenceKind
+    evidence_key: str | None
+    evidence_ended_at_ms: int | None
+    crash_point: ClassVar[CrashPoint] = CrashPoint.BEFORE_SAVE_EVIDENCE
+
+
+@attrs.frozen
+class Reopened:
+    """A newer receipt of a delivered run: the next delivery generation starts afresh (its
+    evidence so far proves only the older receipt, so it stays; the run's cleanup, done once,
+    stays done)."""
+
+    generation: int
+    delivery_status: Literal[DeliveryStatus.PENDING] = DeliveryStatus.PENDING
+    attempt_count: int = 0
+    next_attempt_at_ms: None = None
+    delivered_at_ms: None = None
+    claim_phase: None = None
+    claim_key: None = None
+    claim_ended_at_ms: None = None
+    crash_point: ClassVar[CrashPoint] = CrashPoint.BEFORE_REOPEN
+
+
+Change = (RunEnded | AttemptStarted | RetryScheduled | Delivered | GaveUp | CleanedUp | Corrected
+          | ClaimMoved | EvidenceSaved | Reopened)
 CHANGE_TYPES: tuple[type[Change], ...] = (RunEnded, AttemptStarted, RetryScheduled, Delivered,
-                                          GaveUp, CleanedUp)
+                                          GaveUp, CleanedUp, Corrected, ClaimMoved,
+                                          EvidenceSaved, Reopened)
 
 
 def apply(record: RunRecord, change: Change) -> RunRecord:
@@ -134,6 +218,24 @@ def apply(record: RunRecord, change: Change) -> RunRecord:
                             last_error=change.last_error)
     if isinstance(change, CleanedUp):
         return attrs.evolve(record, cleaned_up_at_ms=change.cleaned_up_at_ms)
+    if isinstance(change, Corrected):
+        return attrs.evolve(record, receipt_ended_at_ms=change.receipt_ended_at_ms,
+                            result_text=change.result_text)
+    if isinstance(change, ClaimMoved):
+        return attrs.evolve(record, claim_phase=change.claim_phase, claim_key=change.claim_key,
+                            claim_ended_at_ms=change.claim_ended_at_ms)
+    if isinstance(change, EvidenceSaved):
+        return attrs.evolve(record, evidence_kind=change.evidence_kind,
+                            evidence_key=change.evidence_key,
+                            evidence_ended_at_ms=change.evidence_ended_at_ms)
+    if isinstance(change, Reopened):
+        return attrs.evolve(record, generation=change.generation,
+                            delivery_status=change.delivery_status,
+                            attempt_count=change.attempt_count,
+                            next_attempt_at_ms=change.next_attempt_at_ms,
+                            delivered_at_ms=change.delivered_at_ms,
+                            claim_phase=change.claim_phase, claim_key=change.claim_key,
+                            claim_ended_at_ms=change.claim_ended_at_ms)
     return attrs.evolve(record, ended_at_ms=change.ended_at_ms,
                         outcome_status=change.outcome_status, outcome_error=change.outcome_error,
                         result_text=change.result_text, stop_reason=change.stop_reason,

@@ -57,6 +57,40 @@ class CrashPoint(enum.StrEnum):
     BEFORE_RECORD_FAILED = "before-record-failed"
     BEFORE_RECORD_SUSPENDED = "before-record-suspended"
     BEFORE_RECORD_CLEANUP = "before-record-cleanup"
+    # Recovery claims and delivery evidence (DEL-13, actors/claims.py).
+    BEFORE_CLAIM_RESERVED = "before-claim-reserved"
+    BEFORE_CLAIM_ATTEMPTED = "before-claim-attempted"
+    BEFORE_CLAIM_CONSUMED = "before-claim-consumed"
+    BEFORE_SAVE_EVIDENCE = "before-save-evidence"
+    BEFORE_CLEAR_CLAIM = "before-clear-claim"
+    BEFORE_CLAIM_ABANDONED = "before-claim-abandoned"
+    BEFORE_REOPEN = "before-reopen"
+
+
+class ClaimPhase(enum.StrEnum):
+    """A delivery generation's recovery claim (reference §a ``restartRecovery``), apart from its
+    delivery status. Active: reserved (an attempt is about to start), attempted (a send was
+    handed to the gateway: the requester may have it), consumed (a restart found the requester's
+    checkpoint for it). Cleared: accepted (delivery evidence saved first), abandoned (given up)."""
+
+    RESERVED = "reserved"
+    ATTEMPTED = "attempted"
+    CONSUMED = "consumed"
+    ACCEPTED = "accepted"
+    ABANDONED = "abandoned"
+
+
+ACTIVE_CLAIMS = (ClaimPhase.RESERVED, ClaimPhase.ATTEMPTED, ClaimPhase.CONSUMED)
+
+
+class EvidenceKind(enum.StrEnum):
+    """What proves a delivery generation done (DEL-13): kept distinct in the store."""
+
+    REPLY_SENT = "reply-sent"  # the requester acknowledged the hand-off to this process
+    SEND_SUPPRESSED = "send-suppressed"  # nothing sent on purpose (ANNOUNCE_SKIP, §c1)
+    # A restart found the requester's own checkpoint of this run's receipt: it processed it,
+    # though no acknowledgement reached this registry.
+    SILENT_CHECKPOINT = "silent-checkpoint"
 
 
 class StepFinish(enum.StrEnum):

@@ -18,8 +18,8 @@ import attrs
 
 from actors.history import ArchiveRecord
 from actors.retention import ELLIPSIS, PREVIEW_CHARS, RunSummary
-from actors.run_record import CHANGE_TYPES, Change, RunEnded, RunRecord, columns
-from actors.states import DeliveryStatus, OutcomeStatus
+from actors.run_record import CHANGE_TYPES, Change, Corrected, RunEnded, RunRecord, columns
+from actors.states import ClaimPhase, DeliveryStatus, EvidenceKind, OutcomeStatus
 
 _FIELDS = tuple(f.name for f in attrs.fields(RunRecord))
 # Per change type: its columns and the UPDATE that writes them.
@@ -57,6 +57,11 @@ SCHEMA = (
     # Lost-answer recovery (DEL-2, actors/recovery.py): its durable attempt count and outcome.
     "CREATE TABLE IF NOT EXISTS recoveries "
     "(run_id TEXT PRIMARY KEY, attempts INTEGER, outcome TEXT)",
+    # A requester session's checkpoints: each completion receipt its transcript took, by run
+    # (its source-delivery facts; DEL-13 reconciliation reads them after a restart).
+    "CREATE TABLE IF NOT EXISTS checkpoints (session_key TEXT, child_session_key TEXT, "
+    "run_id TEXT, key TEXT, ended_at_ms INTEGER)",
+    "CREATE INDEX IF NOT EXISTS checkpoints_by_run ON checkpoints (session_key, run_id)",
 )
 
 # In-memory databases are recycled within a process: a seed sweep opens one per run, and a new
@@ -142,6 +147,32 @@ class RunStore:
         self.apply(run_id, RunEnded(ended_at_ms, status, error, text, stop_reason, input_tokens,
                                     output_tokens))
 
+    def record_correction(self, run_id: str, at_ms: int, text: str | None) -> None:
+        """The producer corrects its result: a newer receipt of the same run (DEL-12)."""
+        self.apply(run_id, Corrected(at_ms, text))
+
+    def record_checkpoint(self, session_key: str, child_session_key: str, run_id: str,
+                          key: str, ended_at_ms: int) -> None:
+        """A requester session's transcript took this receipt (a durable source-delivery fact)."""
+        self._db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?, ?)",
+                         [session_key, child_session_key, run_id, key, ended_at_ms])
+
+    def checkpoint(self, session_key: str, child_session_key: str, run_id: str | None
+                   ) -> tuple[str, int] | None:
+        """The newest receipt of ``run_id`` that ``session_key``'s transcript took, as (key,
+        producer end time); ``run_id`` None: of any run of that child session (a bug's lookup,
+        see actors.mutants)."""
+        if run_id is None:
+            row = self._db.execute(
+                "SELECT key, ended_at_ms FROM checkpoints WHERE session_key = ? AND "
+                "child_session_key = ? ORDER BY ended_at_ms DESC LIMIT 1",
+                [session_key, child_session_key]).fetchone()
+        else:
+            row = self._db.execute(
+                "SELECT key, ended_at_ms FROM checkpoints WHERE session_key = ? AND run_id = ? "
+                "ORDER BY ended_at_ms DESC LIMIT 1", [session_key, run_id]).fetchone()
+        return None if row is None else (str(row[0]), int(row[1]))
+
     def save_transcript(self, session_key: str, run_id: str,
                         messages: list[dict[str, Any]]) -> ArchiveRecord:
         """A finished run's transcript: it becomes its session's live transcript (replacing
@@ -182,10 +213,14 @@ class RunStore:
 
     def open_deliveries(self) -> Iterator[RunRecord]:
         """Ended runs not yet cleaned up (their delivery pending, or resolved with the cleanup
-        left undone), in registration order."""
+        left undone), and reopened or to-be-reopened generations, in registration order."""
+        # DEL-12: a reopened generation is pending again after its run's cleanup ran, and a
+        # delivered run may hold a newer receipt no generation carries yet.
         cursor = self._db.execute(
-            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE cleaned_up_at_ms IS NULL "
-            "AND ended_at_ms IS NOT NULL ORDER BY row_order")
+            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE ended_at_ms IS NOT NULL AND "
+            "(cleaned_up_at_ms IS NULL OR (generation > 1 AND delivery_status = 'pending') "
+            "OR (delivery_status = 'delivered' "
+            "AND receipt_ended_at_ms > COALESCE(evidence_ended_at_ms, 0))) ORDER BY row_order")
         return (_record(row) for row in cursor.fetchall())
 
     def pending_descendants(self, record: RunRecord) -> int:
@@ -268,4 +303,8 @@ def _record(row: tuple[Any, ...]) -> RunRecord:
     values["delivery_status"] = DeliveryStatus(values["delivery_status"])
     if values["outcome_status"] is not None:
         values["outcome_status"] = OutcomeStatus(values["outcome_status"])
+    if values["claim_phase"] is not None:
+        values["claim_phase"] = ClaimPhase(values["claim_phase"])
+    if values["evidence_kind"] is not None:
+        values["evidence_kind"] = EvidenceKind(values["evidence_kind"])
     return RunRecord(**values)

@@ -333,14 +333,15 @@ class FaultPlan:
         if index == 0:
             return self._refusal(run_id, key, child)
         if self._take_armed("chunk-abort", child=child) or self.strikes("chunk-abort"):
-            self._note("chunk-abort", {"run_id": run_id, "chunk": index})
+            self._note("chunk-abort", {"run_id": run_id, "key": key, "chunk": index})
             return ChunkVerdict(ChunkFate.ABORTED)
         armed = self._take_armed("chunk-fail", child=child)
         if armed is not None or self.strikes("chunk-fail"):
             errors = CHUNK_ERRORS
             error = (armed.error if armed is not None and armed.error else
                      errors[self.chooser.choose("fault:chunk-fail", len(errors))])
-            self._note("chunk-fail", {"run_id": run_id, "chunk": index, "error": error.to_json()})
+            self._note("chunk-fail", {"run_id": run_id, "key": key, "chunk": index,
+                                      "error": error.to_json()})
             return ChunkVerdict(ChunkFate.FAILED, error)
         return SENT
 

@@ -113,6 +113,9 @@ def _child(child: ChildSpec) -> dict[str, Any]:
             out[key] = getattr(child, key)
     if child.caller is not None:
         out["caller"] = str(child.caller)
+    if child.correction_after_ms is not None:  # DEL-12: a later receipt of the same run
+        out["correction_after"] = seconds(child.correction_after_ms)
+        out["correction"] = child.correction
     out["steps"] = [_step(s) for s in child.steps]
     return out
 

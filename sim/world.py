@@ -35,7 +35,7 @@ from actors.run_record import RunRecord
 from actors.runtime import Crash, Port
 from actors.states import StepFinish
 from actors.store import RunStore
-from sim import invariants, replies, world_observe, world_permissions, world_routes
+from sim import invariants, replies, world_observe, world_permissions, world_receipts, world_routes
 from sim.choices import Chooser, Schedule, Span
 from sim.determinism import seed_trio_scheduler
 from sim.faults import ArmedFault, FaultPlan, TimelineEvent
@@ -332,6 +332,7 @@ class _World:
                                self._draw_child(workload, f"c{first + i + 1}", i))
                 child = self._draw_tree(child, trees, workload.tree_share)
                 child = self._draw_archive_use(child, drawn)
+                child = world_receipts.draw_correction(self.chooser, self.plan, child)
                 drawn.append(child)
                 trees.add(child)
                 if self.plan.strikes("abort"):
@@ -352,7 +353,8 @@ class _World:
                     if child.parent is None:  # the same session runs again
                         rerun = attrs.evolve(rerun, requester=child.requester)
                     drawn.append(attrs.evolve(rerun, spawn_at_ms=child.spawn_at_ms
-                                              + 2 * child.run_ms + 1000 * (
+                                              + 2 * child.run_ms
+                                              + (child.correction_after_ms or 0) + 1000 * (
                                                   1 + self.chooser.choose("workload:rerun", 60))))
                     trees.add(drawn[-1])
         return drawn

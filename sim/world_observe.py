@@ -11,19 +11,20 @@ from typing import Any
 from actors import addresses
 from actors.messages import Compact
 from actors.store import RunStore
+from sim import world_receipts
 from sim.kernel import Kernel
 
 
 def emit_final_state(kernel: Kernel, store: RunStore,
                      memory: Callable[[], dict[str, Any]] | None) -> None:
     """The registry's rows as an operator would read them when the world stops (with how much
-    task and result text each keeps), and what the registry process holds in memory, dumped as
-    an observer would."""
+    task and result text each keeps, and its claim and evidence columns), and what the registry
+    process holds in memory, dumped as an observer would."""
     sizes = store.payload_sizes()
     kernel.emit(addresses.HARNESS, "world.rows", {"rows": [
         {"run_id": r.run_id, "delivery_status": str(r.delivery_status),
          "cleaned_up": r.cleaned_up_at_ms is not None, "task_chars": sizes[r.run_id][0],
-         "result_chars": sizes[r.run_id][1]}
+         "result_chars": sizes[r.run_id][1], **world_receipts.row_columns(r)}
         for r in store.all_runs()]})
     if memory is not None:
         kernel.emit(addresses.HARNESS, "world.memory", {"runs": memory()})

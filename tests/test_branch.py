@@ -49,8 +49,8 @@ def test_branching_keeps_the_first_choices_and_the_futures_differ(
 
 
 def test_explore_from_a_moment_reports_futures_that_replay(tmp_path: Path) -> None:
-    path, _ = record(tmp_path, 11, "--mutant", "fresh-key-after-restart",
-                     "--faults", "crash,send-ambiguous")
+    # A restart after the claim was cleared but before the evidence was saved sends again.
+    path, _ = record(tmp_path, 11, "--mutant", "claim-cleared-first", "--faults", "crash")
     result = invoke("explore", "--from", str(path), "--at", str(STEP), "--seeds", "12",
                     "--jobs", "1", "--json")
     assert result.exit_code in (0, 1), result.output
@@ -139,15 +139,15 @@ def test_explore_json_counts_violating_seeds_per_invariant_and_digests_runs() ->
 
 
 def test_a_future_shrinks_and_saves_like_any_failure(tmp_path: Path) -> None:
-    path, _ = record(tmp_path, 11, "--mutant", "fresh-key-after-restart",
-                     "--faults", "crash,send-ambiguous")
+    # A restart after the claim was cleared but before the evidence was saved sends again.
+    path, _ = record(tmp_path, 11, "--mutant", "claim-cleared-first", "--faults", "crash")
     folder = tmp_path / "saved"
     result = invoke("explore", "--from", str(path), "--at", str(STEP), "--seeds", "4",
                     "--jobs", "1", "--save-failures", str(folder), "--max-runs", "100", "--json")
     assert result.exit_code == 1, result.output
     doc = json.loads(result.stdout)
     first = doc["saved"][0]
-    assert Path(first["path"]).name == (f"fresh-key-after-restart-at-{STEP}-seed-"
+    assert Path(first["path"]).name == (f"claim-cleared-first-at-{STEP}-seed-"
                                         f"{first['seed']}-{first['invariant']}.toml")
     saved = scenario.load(first["path"])
     assert f"as a future of {path} from step {STEP}" in saved.description

@@ -15,9 +15,13 @@ from actors.registry import INPUT_TYPES, TABLE, DeliveryCore, DeliveryProtocolEr
 from actors.run_record import (
     CHANGE_TYPES,
     AttemptStarted,
+    ClaimMoved,
     CleanedUp,
+    Corrected,
     Delivered,
+    EvidenceSaved,
     GaveUp,
+    Reopened,
     RetryScheduled,
     RunEnded,
     RunRecord,
@@ -25,7 +29,7 @@ from actors.run_record import (
     columns,
 )
 from actors.send_error import SendError
-from actors.states import DeliveryStatus, OutcomeStatus, Waiting
+from actors.states import ClaimPhase, DeliveryStatus, EvidenceKind, OutcomeStatus, Waiting
 from sim import diagram
 
 
@@ -92,7 +96,10 @@ def test_each_change_writes_exactly_its_columns() -> None:
     record = _ended()
     samples = [RunEnded(5, OutcomeStatus.TIMEOUT, "e", "t", "max-tokens", 1, 2),
                AttemptStarted(3), RetryScheduled(9_000, "gateway timeout"), Delivered(7),
-               GaveUp(DeliveryStatus.SUSPENDED, "chat not found"), CleanedUp(11)]
+               GaveUp(DeliveryStatus.SUSPENDED, "chat not found"), CleanedUp(11),
+               Corrected(13, "corrected"),
+               ClaimMoved(ClaimPhase.ATTEMPTED, "announce:v1:k:run-1", 5),
+               EvidenceSaved(EvidenceKind.REPLY_SENT, "announce:v1:k:run-1", 5), Reopened(2)]
     assert [type(c) for c in samples] == list(CHANGE_TYPES)
     record_fields = {f.name for f in attrs.fields(RunRecord)}
     for change in samples:

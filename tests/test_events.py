@@ -123,12 +123,12 @@ def test_every_record_is_of_a_registered_kind_with_its_fields(
 def test_the_field_log_catches_a_field_the_model_no_longer_emits(
     traces: list[tuple[str, tuple[Record, ...]]],
 ) -> None:
-    # The old at-most-once oracle keyed on ``generation``, a field the model no longer emits.
+    # An oracle keying on ``attempt``, a field the model does not emit on an acceptance.
     reads: set[tuple[str, str]] = set()
     _, records = traces[0]
     for r in records:
         data = _Logged(r.kind, r.data, reads)
         if r.kind == "requester.accept":
-            data.get("generation")
-    assert ("requester.accept", "generation") in reads
-    assert "generation" not in EMITTED["requester.accept"]
+            data.get("attempt")
+    assert ("requester.accept", "attempt") in reads
+    assert "attempt" not in EMITTED["requester.accept"]

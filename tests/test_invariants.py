@@ -19,7 +19,7 @@ import actors.delivery
 from actors.messages import Completion, CompletionAck
 from actors.registry import DeliveryCore
 from actors.run_record import RunRecord
-from actors.session import SessionCore
+from actors.session import Receipt, SessionCore
 from actors.states import DeliveryStatus
 from sim import invariants, scenario, world
 from sim.invariants.delivery import LIVENESS_BOUND_MS
@@ -54,7 +54,7 @@ def test_the_scenario_suite_is_clean_without_breakage() -> None:
 
 
 def test_at_most_once_catches_a_fresh_key_after_restart() -> None:
-    result = _run("crash-between-send-and-record.toml", mutants=["fresh-key-after-restart"])
+    result = _run("restart-replays-claim-key.toml", mutants=["fresh-key-after-restart"])
     assert _names(result) == ["at-most-once"]
     violation = result.violations[0]
     assert "reached requester:agent:main:main twice" in violation.message
@@ -80,8 +80,9 @@ def test_not_required_skipped_catches_delivering_fire_and_forget_runs(
 def test_delivered_means_received_catches_an_ack_without_a_transcript_entry(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def forgetful(self: SessionCore, completion: Completion, now_ms: int) -> CompletionAck:
-        return CompletionAck(completion.key, completion.run_id, accepted=False)
+    def forgetful(self: SessionCore, completion: Completion, now_ms: int
+                  ) -> tuple[CompletionAck, Receipt]:
+        return CompletionAck(completion.key, completion.run_id, accepted=False), Receipt.DUPLICATE
 
     monkeypatch.setattr(SessionCore, "receive_completion", forgetful)
     result = _run("transient-then-success.toml")
@@ -275,7 +276,7 @@ def test_at_most_once_counts_each_extra_delivery() -> None:
     from sim.invariants.delivery import at_most_once
     from sim.trace import Record
 
-    accept = {"run_id": "run-1"}
+    accept = {"run_id": "run-1", "ended_at": 0}
     trace = [Record(seq, 1000 * seq, "requester:agent:main:main", "requester.accept", accept)
              for seq in range(4)]
     messages = [v.message for v in at_most_once(trace)]

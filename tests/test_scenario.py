@@ -31,7 +31,8 @@ MARK = "# <-"
 SESSION = '[[sessions]]\nkey = "agent:main:main"\n'
 CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, reply_chars, error, "
                 "expects_completion, usage_recorded, steps, encoding, timeout, "
-                "fork_seed, earlier_epoch, session, parent, caller, answer_lost")
+                "fork_seed, earlier_epoch, session, parent, caller, answer_lost, correction_after, "
+                "correction")
 TOP_FIELDS = ("name, description, covers, seed, strategy, mutants, until, sessions, children, "
               "workload, faults, timeline, expect, replay")
 
@@ -268,7 +269,9 @@ CASES: list[tuple[str, str, str]] = [
         point = "before-record-deliverd" # <-
     """), "timeline[0].point: 'before-record-deliverd' is not a crash point (known: "
           "before-persist, before-send, before-record-delivered, before-record-failed, "
-          "before-record-suspended, before-record-cleanup)"),
+          "before-record-suspended, before-record-cleanup, before-claim-reserved, "
+          "before-claim-attempted, before-claim-consumed, before-save-evidence, "
+          "before-clear-claim, before-claim-abandoned, before-reopen)"),
     ("field-that-disarms-a-send-fault", SESSION + textwrap.dedent("""\
         [[children]]
         id = "a"

@@ -29,7 +29,7 @@ from tests.conftest import ROOT, SCENARIOS
 # A failing seed of the default world for each built-in mutant, with a long trace (so a tenfold
 # shrink is possible: the smallest failing runs are 15-17 records).
 FAILING = {"last-assistant-message": (251, "output-rule"),
-           "fresh-key-after-restart": (90, "at-most-once")}
+           "claim-cleared-first": (4, "evidence-before-claim")}
 LONG = 200  # trace records
 BUDGET = 300
 
@@ -78,8 +78,8 @@ def test_spans_name_each_drawn_childs_choices(default_world: scenario.Scenario) 
 
 def test_a_runs_own_choices_as_guides_give_the_same_trace(
         default_world: scenario.Scenario) -> None:
-    first = world.run(default_world, seed=12, mutants=["fresh-key-after-restart"])
-    guided = attrs.evolve(default_world, mutants=("fresh-key-after-restart",),
+    first = world.run(default_world, seed=12, mutants=["claim-cleared-first"])
+    guided = attrs.evolve(default_world, mutants=("claim-cleared-first",),
                           replay=streams_of(first.schedule))
     again = world.run(guided)
     assert again.trace.records[1:] == first.trace.records[1:]  # world.start names the scenario
@@ -120,24 +120,24 @@ def test_a_mutant_failure_shrinks_tenfold_and_the_saved_scenario_reproduces(
 
 def test_the_cli_saves_a_shrunk_scenario_and_says_how_to_reproduce(
         default_world: scenario.Scenario, tmp_path: Path) -> None:
-    seed, _ = long_failure(default_world, "fresh-key-after-restart")
+    seed, _ = long_failure(default_world, "claim-cleared-first")
     path = tmp_path / "regression.toml"
-    result = invoke("shrink", "--seed", str(seed), "--mutant", "fresh-key-after-restart",
+    result = invoke("shrink", "--seed", str(seed), "--mutant", "claim-cleared-first",
                     "--max-runs", str(BUDGET), "--save", str(path), "--json")
     assert result.exit_code == 1
     doc = json.loads(result.stdout)
-    assert doc["invariant"] == "at-most-once"
+    assert doc["invariant"] == "evidence-before-claim"
     assert doc["saved"] == str(path)
     assert doc["records"] * 10 <= doc["original_records"]
     assert doc["repro"] == f"handoff replay --scenario {path} --format text"
     # The shrinker drops the requester's channel (no chunks to record), so the fresh key's
     # second delivery is seen by the session alone.
-    assert scenario.load(path).expect.violations == ("at-most-once",)
+    assert scenario.load(path).expect.violations == ("evidence-before-claim",)
 
 
 def test_shrinking_is_deterministic(default_world: scenario.Scenario) -> None:
-    seed, _ = long_failure(default_world, "fresh-key-after-restart")
-    args = ["shrink", "--seed", str(seed), "--mutant", "fresh-key-after-restart",
+    seed, _ = long_failure(default_world, "claim-cleared-first")
+    args = ["shrink", "--seed", str(seed), "--mutant", "claim-cleared-first",
             "--max-runs", "150"]
     first = invoke(*args)
     second = invoke(*args)
@@ -154,7 +154,7 @@ def test_shrinking_is_deterministic(default_world: scenario.Scenario) -> None:
 
 def test_a_candidate_that_crashes_the_model_is_reported(
         default_world: scenario.Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
-    seed, invariant = long_failure(default_world, "fresh-key-after-restart")
+    seed, invariant = long_failure(default_world, "claim-cleared-first")
     real_run = world.run
 
     def fragile_run(sc: scenario.Scenario, **kwargs: Any) -> world.RunResult:
@@ -163,7 +163,7 @@ def test_a_candidate_that_crashes_the_model_is_reported(
         return real_run(sc, **kwargs)
 
     monkeypatch.setattr(world, "run", fragile_run)
-    shrunk = shrink(default_world, seed=seed, mutants=["fresh-key-after-restart"],
+    shrunk = shrink(default_world, seed=seed, mutants=["claim-cleared-first"],
                     max_runs=BUDGET)
     assert shrunk.invariant == invariant
     assert shrunk.crashes >= 1
@@ -171,8 +171,8 @@ def test_a_candidate_that_crashes_the_model_is_reported(
 
 
 def test_the_budget_bounds_the_work(default_world: scenario.Scenario) -> None:
-    seed, invariant = long_failure(default_world, "fresh-key-after-restart")
-    small = shrink(default_world, seed=seed, mutants=["fresh-key-after-restart"], max_runs=5)
+    seed, invariant = long_failure(default_world, "claim-cleared-first")
+    small = shrink(default_world, seed=seed, mutants=["claim-cleared-first"], max_runs=5)
     assert small.runs == 5
     assert small.invariant == invariant
     assert small.records <= small.original_records
@@ -256,10 +256,10 @@ def test_a_seed_without_the_violation_has_nothing_to_shrink(
         default_world: scenario.Scenario) -> None:
     with pytest.raises(NothingToShrink, match="seed 1 does not violate any invariant"):
         shrink(default_world, seed=1, max_runs=10)
-    seed, invariant = long_failure(default_world, "fresh-key-after-restart")
+    seed, invariant = long_failure(default_world, "claim-cleared-first")
     with pytest.raises(NothingToShrink, match=rf"seed {seed} does not violate output-rule "
                                               rf"\(it violates {invariant}"):
-        shrink(default_world, seed=seed, mutants=["fresh-key-after-restart"],
+        shrink(default_world, seed=seed, mutants=["claim-cleared-first"],
                invariant="output-rule", max_runs=10)
 
 
@@ -282,22 +282,22 @@ def test_shrink_cli_bad_input_and_nothing_to_shrink() -> None:
 
 def test_explore_saves_each_failure_shrunk(tmp_path: Path) -> None:
     # A scripted world (no seeded draws): every seed fails the same way.
-    source = SCENARIOS / "mutant-fresh-key-after-restart.toml"
+    source = SCENARIOS / "mutant-claim-cleared-first.toml"
     folder = tmp_path / "saved"
     result = invoke("explore", "--scenario", str(source), "--seeds", "2", "--jobs", "2",
                     "--save-failures", str(folder), "--max-runs", "100", "--json")
     assert result.exit_code == 1, result.output
     doc = json.loads(result.stdout)
     pairs = list(dict.fromkeys((v["seed"], v["invariant"]) for v in doc["violations"]))
-    assert pairs == [(1, "at-most-once"), (2, "at-most-once")]
+    assert pairs == [(1, "evidence-before-claim"), (2, "evidence-before-claim")]
     assert [(s["seed"], s["invariant"]) for s in doc["saved"]] == pairs
     for entry in doc["saved"]:
         path = Path(entry["path"])
-        assert path.name == f"seed-{entry['seed']}-at-most-once.toml"
+        assert path.name == f"seed-{entry['seed']}-evidence-before-claim.toml"
         loaded = scenario.load(path)
         assert [e.fault for e in loaded.timeline] == ["crash"]  # what makes it fail stays
-        assert loaded.mutants == ("fresh-key-after-restart",)
-        assert "at-most-once" in [v.invariant for v in world.run(loaded).violations]
+        assert loaded.mutants == ("claim-cleared-first",)
+        assert "evidence-before-claim" in [v.invariant for v in world.run(loaded).violations]
     ran = invoke("run", str(folder))
     assert ran.exit_code == 0, ran.output
     assert "2 passed, 0 failed" in ran.stdout
@@ -307,12 +307,12 @@ def test_faults_narrowed_on_the_command_line_are_saved(
         default_world: scenario.Scenario) -> None:
     kinds = ("crash", "delay", "duplicate")
     seed = next(s for s in range(1, 200)
-                if world.run(default_world, seed=s, mutants=["fresh-key-after-restart"],
+                if world.run(default_world, seed=s, mutants=["claim-cleared-first"],
                              fault_kinds=kinds).violations)
-    shrunk = shrink(default_world, seed=seed, mutants=["fresh-key-after-restart"],
+    shrunk = shrink(default_world, seed=seed, mutants=["claim-cleared-first"],
                     fault_kinds=kinds, max_runs=1)  # only the run of the seed's own choices
     assert shrunk.scenario.faults.kinds == kinds
-    assert "at-most-once" in [v.invariant for v in world.run(shrunk.scenario).violations]
+    assert "evidence-before-claim" in [v.invariant for v in world.run(shrunk.scenario).violations]
 
 
 def test_max_runs_needs_save_failures() -> None:

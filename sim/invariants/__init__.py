@@ -16,6 +16,7 @@ from sim.invariants.mirrors import INVARIANTS as _MIRRORS
 from sim.invariants.nesting import INVARIANTS as _NESTING
 from sim.invariants.output import INVARIANTS as _OUTPUT
 from sim.invariants.permissions import INVARIANTS as _PERMISSIONS
+from sim.invariants.receipts import INVARIANTS as _RECEIPTS
 from sim.invariants.recovery import INVARIANTS as _RECOVERY
 from sim.invariants.retention import INVARIANTS as _RETENTION
 from sim.invariants.retries import INVARIANTS as _RETRIES
@@ -25,7 +26,8 @@ from sim.trace import Record
 
 ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _OUTPUT + _CHILD_LOG
                               + _ANNOUNCE + _ARCHIVE + _LIFECYCLE + _NESTING + _ROUTES
-                              + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS)
+                              + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS
+                              + _RECEIPTS)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.receipts import produced
 from sim.trace import Record
 
 CAP = 160_000
@@ -84,6 +85,7 @@ def _context(trace: Sequence[Record]) -> tuple[dict[str, Record], dict[str, Reco
 
 def announce_block(trace: Sequence[Record]) -> list[Violation]:
     spawns, ends = _context(trace)
+    made = produced(trace)  # a receipt's result: the end's, or a later correction's (DEL-12)
     violations: list[Violation] = []
     for r in trace:
         if r.kind != "requester.accept" or r.data["run_id"] not in ends:
@@ -104,7 +106,7 @@ def announce_block(trace: Sequence[Record]) -> list[Violation]:
         if f"status: {label}" not in lines:
             fail("FMT-1", f"the status line is not 'status: {label}' (runtime status "
                           f"{end.data['status']})")
-        result = end.data["result"]
+        result = made.get((run_id, r.data["ended_at"]), end).data["result"]
         opens = text.count("<prompt-data>")
         if not _visible(result):
             if opens:

@@ -20,12 +20,12 @@ CHUNK_FAULTS = ("chunk-fail", "chunk-abort")
 
 def chunk_sent_once(trace: Sequence[Record]) -> list[Violation]:
     """No chunk of a run's completion reaches its channel twice."""
-    seen: dict[tuple[str, str, int], Record] = {}
+    seen: dict[tuple[str, str, int], Record] = {}  # by the call's key: a correction is another
     violations = []
     for r in trace:
         if r.kind != "gateway.chunk":
             continue
-        at = (r.data["channel"], r.data["run_id"], r.data["index"])
+        at = (r.data["channel"], r.data["key"], r.data["index"])
         first = seen.get(at)
         if first is None:
             seen[at] = r
@@ -39,16 +39,17 @@ def chunk_sent_once(trace: Sequence[Record]) -> list[Violation]:
 
 
 def partial_sends(trace: Sequence[Record]) -> dict[str, Record]:
-    """Each run whose chunked send broke after earlier chunks reached the channel: the fault."""
+    """Each completion (by its call's key: a run's correction is another call, DEL-12) whose
+    chunked send broke after earlier chunks reached the channel: the fault."""
     received: dict[str, set[int]] = {}
     partial: dict[str, Record] = {}
     for r in trace:
         if r.kind == "gateway.chunk":
-            received.setdefault(r.data["run_id"], set()).add(r.data["index"])
+            received.setdefault(r.data["key"], set()).add(r.data["index"])
         elif r.kind == "fault" and r.data["kind"] in CHUNK_FAULTS:
-            run_id, index = r.data["run_id"], r.data["chunk"]
-            if index > 0 and set(range(index)) <= received.get(run_id, set()):
-                partial.setdefault(run_id, r)
+            key, index = r.data["key"], r.data["chunk"]
+            if index > 0 and set(range(index)) <= received.get(key, set()):
+                partial.setdefault(key, r)
     return partial
 
 
@@ -62,10 +63,10 @@ def incomplete_not_retried(trace: Sequence[Record]) -> list[Violation]:
     for r in trace:
         if r.kind == "delivery.start":
             open_.clear()
-        elif r.kind == "fault" and partial.get(r.data.get("run_id", "")) is r:
-            open_[r.data["run_id"]] = r
-        elif r.kind == "gateway.send" and r.data["run_id"] in open_:
-            fault = open_.pop(r.data["run_id"])
+        elif r.kind == "fault" and partial.get(r.data.get("key", "")) is r:
+            open_[r.data["key"]] = r
+        elif r.kind == "gateway.send" and r.data["key"] in open_:
+            fault = open_.pop(r.data["key"])
             violations.append(Violation(
                 "incomplete-not-retried", "DEL-11",
                 f"{r.data['run_id']}'s chunked send broke at chunk {fault.data['chunk'] + 1} "
@@ -82,7 +83,7 @@ def incomplete_not_delivered(trace: Sequence[Record]) -> list[Violation]:
     for r in trace:
         if r.kind not in ("delivery.delivered", "requester.accept"):
             continue
-        fault = partial.get(r.data["run_id"])
+        fault = partial.get(r.data["key"])
         if fault is None:
             continue
         what = "recorded as delivered" if r.kind == "delivery.delivered" else \
@@ -101,10 +102,10 @@ def chunks_join_to_text(trace: Sequence[Record]) -> list[Violation]:
     violations = []
     for r in trace:
         if r.kind == "gateway.chunk":
-            chunks.setdefault((r.data["session"], r.data["run_id"]), {})[r.data["index"]] = r
+            chunks.setdefault((r.data["session"], r.data["key"]), {})[r.data["index"]] = r
         elif r.kind == "requester.accept":
             session = r.actor.removeprefix("requester:")
-            got = chunks.get((session, r.data["run_id"]))
+            got = chunks.get((session, r.data["key"]))
             if got is None:
                 continue
             total = next(iter(got.values())).data["total"]

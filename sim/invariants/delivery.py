@@ -22,12 +22,13 @@ LIVENESS_BOUND_MS = 40 * 60_000
 
 def at_most_once(trace: Sequence[Record]) -> list[Violation]:
     """One violation per extra delivery, each saying how many times the run had then arrived."""
-    seen: dict[tuple[str, str], list[Record]] = {}
+    seen: dict[tuple[str, str, int], list[Record]] = {}
     violations = []
     for r in trace:
         if r.kind != "requester.accept":
             continue
-        key = (r.actor, r.data["run_id"])
+        # Per receipt: a correction (a newer end time) may supersede the reply (DEL-12).
+        key = (r.actor, r.data["run_id"], r.data["ended_at"])
         deliveries = seen.setdefault(key, [])
         deliveries.append(r)
         if len(deliveries) == 1:
@@ -116,6 +117,11 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
             # A silent skip resolves nothing: only a run asked as not required may be skipped,
             # and such a run carries no obligation here.
             resolved.setdefault(r.data["run_id"], r)
+        elif kind == "delivery.reopen":
+            # A newer receipt reopened it (DEL-12): that generation must resolve too, in time
+            # counted from the reopening.
+            resolved.pop(r.data["run_id"], None)
+            ends[r.data["run_id"]] = r
         elif kind == "world.heal":
             heal_ms = r.t_ms
         elif kind == "world.end":

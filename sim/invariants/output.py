@@ -274,14 +274,21 @@ def result_intact(trace: Sequence[Record]) -> list[Violation]:
     child's own end record. A result cut at the announce cap must be a head of the result (the
     announce-block invariant checks the truncation marker itself).
     """
-    results: dict[str, Record] = {}
+    # Each receipt by (run, producer end time): the end, then any correction (DEL-12).
+    results: dict[tuple[str, int], Record] = {}
+    ended: set[str] = set()
     violations = []
     for r in trace:
         if r.kind == "child.end":
-            results[r.data["run_id"]] = r
+            results[(r.data["run_id"], r.t_ms)] = r
+            ended.add(r.data["run_id"])
+        elif r.kind == "child.correction":
+            results[(r.data["run_id"], r.data["ended_at"])] = r
         elif r.kind == "requester.accept":
-            end = results.get(r.data["run_id"])
+            end = results.get((r.data["run_id"], r.data["ended_at"]))
             if end is None:
+                if r.data["run_id"] in ended:
+                    continue  # a receipt it never produced: newest-receipt-owns reports it
                 violations.append(Violation(
                     "result-intact", "DEL-15",
                     f"{r.actor} received a result for {r.data['run_id']} before that run ended",

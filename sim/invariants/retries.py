@@ -88,31 +88,45 @@ def _backoff_bounds(attempt: int | None) -> tuple[int, int]:
 def retry_timing(trace: Sequence[Record]) -> list[Violation]:
     asked = asked_runs(trace)
     ends: dict[str, int] = {}
-    runs: dict[str, _Run] = {}
+    # Each delivery generation's sends, by run and key (a correction's generation has its own
+    # key, DEL-12), and each run's latest key.
+    runs: dict[tuple[str, str], _Run] = {}
+    latest: dict[str, str] = {}
     hidden: set[str] = set()  # runs a restart came between their end and their first send
-    # Runs part of which reached the platform: every later send is refused (even one a restart
+    unsent: set[str] = set()  # runs ended (or reopened for a correction) and not sent since
+    # Keys part of which reached the platform: every later send is refused (even one a restart
     # repeats), so giving up is right.
-    sent: set[str] = set()
+    sent: set[tuple[str, str]] = set()
     violations = []
     for r in trace:
         if r.kind == "child.end":
             ends[r.data["run_id"]] = r.t_ms
+            unsent.add(r.data["run_id"])
+        elif r.kind == "delivery.reopen":
+            unsent.add(r.data["run_id"])  # a new generation: its attempts count from one
+        elif r.kind == "child.correction":
+            ends[r.data["run_id"]] = r.data["ended_at"]  # its window starts at its own end
         elif is_delivery_crash(r):
             for known in runs.values():
                 known.crashed = True
             # An attempt may have been counted in the store before the process died unsent.
-            hidden.update(run_id for run_id in ends if run_id not in runs)
-        elif rejection_class(r) is not None and r.data["run_id"] in runs:
-            rejected = runs[r.data["run_id"]]
-            rejected.outcome, rejected.rejection = rejection_class(r) or "", r
-            if rejected.outcome == "sent":
-                sent.add(r.data["run_id"])
+            hidden.update(unsent)
+        elif rejection_class(r) is not None and r.data["run_id"] in latest:
+            at = (r.data["run_id"], r.data.get("key") or latest[r.data["run_id"]])
+            rejected = runs.get(at)
+            if rejected is not None:
+                rejected.outcome, rejected.rejection = rejection_class(r) or "", r
+                if rejected.outcome == "sent":
+                    sent.add(at)
         elif r.kind == "gateway.send":
-            run_id = r.data["run_id"]
-            run = runs.get(run_id)
+            run_id, key = r.data["run_id"], r.data["key"]
+            run = runs.get((run_id, key))
+            latest[run_id] = key
+            unsent.discard(run_id)
             if run is None:
-                runs[run_id] = _Run(r, ends.get(run_id),
-                                    attempt=None if run_id in hidden else 1)
+                runs[(run_id, key)] = _Run(r, ends.get(run_id),
+                                           attempt=None if run_id in hidden else 1)
+                hidden.discard(run_id)
                 continue
             problem = None if run.crashed else _gap_problem(run, r.t_ms - run.last_send.t_ms)
             if problem is not None:
@@ -123,9 +137,11 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             if run.crashed:
                 run.failures, run.attempt, run.crashed = 0, None, False
             run.last_send, run.outcome, run.rejection = r, "unanswered", None
-        elif r.kind == "delivery.give_up" and r.data["run_id"] not in sent:
-            violations += _early_give_up(r, asked.get(r.data["run_id"]), runs.get(
-                r.data["run_id"]), ends.get(r.data["run_id"]))
+        elif r.kind == "delivery.give_up":
+            at = (r.data["run_id"], latest.get(r.data["run_id"], ""))
+            if at not in sent:
+                violations += _early_give_up(r, asked.get(r.data["run_id"]), runs.get(at),
+                                             ends.get(r.data["run_id"]))
     return violations
 
 

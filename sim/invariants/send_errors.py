@@ -136,7 +136,8 @@ def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
     if end is None:
         return []
     violations = []
-    partial = partial_sends(trace)  # a chunked send that broke part-way is terminal (DEL-11)
+    # A chunked send that broke part-way is terminal (DEL-11).
+    partial = {fault.data["run_id"] for fault in partial_sends(trace).values()}
     for run_id, refusals in refused.items():
         child_end = ended.get(run_id)
         if run_id not in required or run_id in received or child_end is None:

@@ -14,7 +14,7 @@ import attrs
 from actors.agent_loop import Encoding
 from actors.errors import InputError
 from actors.inputs import Node, decode, toml_document
-from actors.messages import STEP_FINISHES, ChildSpec, StepSpec
+from actors.messages import DEFAULT_CORRECTION, STEP_FINISHES, ChildSpec, StepSpec
 from actors.mutants import MUTANTS
 from actors.session import child_session_key
 from actors.states import StepFinish, values
@@ -109,7 +109,8 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
         table.check_keys(("id", "requester", "task", "spawn_at", "run_for", "outcome", "reply",
                           "reply_chars", "error", "expects_completion", "usage_recorded", "steps",
                           "encoding", "timeout", "fork_seed", "earlier_epoch", "session",
-                          "parent", "caller", "answer_lost"))
+                          "parent", "caller", "answer_lost", "correction_after",
+                          "correction"))
         child_id = table.text("id")
         if not re.match(r"^[A-Za-z0-9_\-]+$", child_id):
             raise table.fail("id", f"{child_id!r} may only use letters, digits, '-' and '_'")
@@ -166,6 +167,9 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
             session=_session_label(table),
             parent=None if parent is None else parent.id,
             answer_lost=table.boolean("answer_lost", False),
+            correction_after_ms=table.seconds("correction_after", None, minimum=0.001,
+                                              maximum=MAX_TIME_S),
+            correction=table.text("correction", DEFAULT_CORRECTION),
         ))
         if parent is not None and not (
                 parent.spawn_at_ms <= children[-1].spawn_at_ms

@@ -1,0 +1,42 @@
+"""The default world's draws and records for receipts and recovery claims (DEL-12, DEL-13).
+
+Some children correct their answer a while after their end (a newer receipt of the same run),
+on their own stream so other draws keep still: soon enough that the first receipt is often still
+on its way (a delayed or retried send), sometimes after it was delivered. When the seed turns
+network delays on, half of those children's first completion is held on its way to the requester
+past the correction, so the older receipt arrives after the newer one (out of order).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from actors.messages import ChildSpec
+from actors.run_record import RunRecord
+from sim.choices import Chooser
+from sim.faults import ArmedFault, FaultKind, FaultPlan, TimelineEvent
+
+CORRECTION_SHARE = 0.15
+CORRECTION_WITHIN_S = 90
+REORDER_SHARE = 0.5
+
+
+def draw_correction(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> ChildSpec:
+    if not chooser.chance("workload:correction", CORRECTION_SHARE):
+        return child
+    after_s = 1 + chooser.choose("workload:correction", CORRECTION_WITHIN_S)
+    if FaultKind.DELAY in plan.rates and chooser.chance("fault:delay:receipt", REORDER_SHARE):
+        # The child's first completion message on the network (its first receipt, on its way
+        # from the gateway to the requester) is held until after the correction was sent.
+        held_ms = 1000 * (after_s + 1 + chooser.choose("fault:delay:receipt", 30))
+        plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.DELAY, child=child.id,
+                                                   delay_ms=held_ms), 1))
+    return attrs.evolve(child, correction_after_ms=1000 * after_s)
+
+
+def row_columns(record: RunRecord) -> dict[str, str | int | None]:
+    """A row's recovery claim and saved evidence, as an operator reads them (DEL-13)."""
+    return {"generation": record.generation,
+            "claim": None if record.claim_phase is None else str(record.claim_phase),
+            "evidence": None if record.evidence_kind is None else str(record.evidence_kind),
+            "evidence_key": record.evidence_key}
