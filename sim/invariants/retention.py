@@ -72,7 +72,8 @@ def payload_retained(trace: Sequence[Record]) -> list[Violation]:
     if rows is None:
         return []
     asked = asked_runs(trace)
-    ends = {r.data["run_id"]: r for r in trace if r.kind == "child.end"}
+    # The producer's newest receipt of each run: its end, or a later correction (DEL-12).
+    ends = {r.data["run_id"]: r for r in trace if r.kind in ("child.end", "child.correction")}
     violations: list[Violation] = []
     for row in rows.data["rows"]:
         run_id = row["run_id"]
@@ -86,7 +87,7 @@ def payload_retained(trace: Sequence[Record]) -> list[Violation]:
             want = None if result is None else len(result)
             if row.get("result_chars") != want:
                 problems.append(f"{row.get('result_chars')} characters of its result "
-                                f"({want} written by the child)")
+                                f"({want} in the child's newest receipt)")
         if problems:
             violations.append(Violation(
                 "payload-retained", "DEL-16",
