@@ -38,8 +38,9 @@ from actors.delivery_io import (
     TryDue,
 )
 from actors.messages import Completion, CompletionAck, SendRejected
+from actors.mutants import MUTANT_FULL_TEXT_IN_MEMORY
 from actors.registry_receipts import Active, ReceiptSteps
-from actors.retention import RunSummary, memory_dump, summarize
+from actors.retention import ResolvedRuns, RunSummary
 from actors.run_record import (
     AttemptStarted,
     Change,
@@ -81,8 +82,6 @@ class DeliveryProtocolError(Exception):
     """An input arrived in a state where the table has no transition for it."""
 
 
-
-
 @attrs.frozen
 class Transition:
     handler: str  # the name of the DeliveryCore method that runs (so a subclass can override)
@@ -117,7 +116,7 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
         self._probe = probe  # names a rare condition where it happens (actors/probes.py)
         self._active: dict[str, Active] = {}
         self._tries = 0
-        self._resolved: dict[str, RunSummary | RunRecord] = {}
+        self._resolved = ResolvedRuns(MUTANT_FULL_TEXT_IN_MEMORY in mutants)
 
     # -- the one entry point -----------------------------------------------------------------
 
@@ -136,23 +135,6 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
         assert self.state(event.run_id) in transition.targets, (state, event)
         return effects
 
-    def restore(self, records: Iterable[RunRecord], now_ms: int) -> list[Effect]:
-        """Pick up every ended run whose required delivery is still pending, and finish the
-        cleanup of every resolved run the previous incarnation did not reach (after a restart)."""
-        effects: list[Effect] = []
-        for record in records:
-            if record.ended_at_ms is None:
-                continue
-            if record.delivery_status == DeliveryStatus.PENDING:
-                effects += self.handle(Restored(record), now_ms)
-            elif self._newer_receipt(record):
-                self._probe("delivery.restart-finds-newer-receipt")
-                effects += self.handle(RunFinished(record), now_ms)
-            elif record.cleaned_up_at_ms is None:
-                self._probe("delivery.cleanup-after-restart")
-                effects += self._cleanup(record, now_ms)
-        return effects
-
     def child_ended(self, record: RunRecord, now_ms: int) -> list[Effect]:
         return self.handle(RunFinished(record), now_ms)
 
@@ -162,11 +144,11 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
 
     def remember(self, summaries: Iterable[RunSummary]) -> None:
         """What a new incarnation loads of the runs resolved before it (from the store)."""
-        self._resolved.update((summary.run_id, summary) for summary in summaries)
+        self._resolved.load(summaries)
 
     def memory(self) -> dict[str, dict[str, object]]:
         """What the registry holds in memory, run by run, as an observer would dump it."""
-        return memory_dump(self._resolved, [a.record for a in self._active.values()])
+        return self._resolved.dump(a.record for a in self._active.values())
 
     def snapshot(self) -> dict[str, tuple[object, ...]]:
         """What the core holds in memory, for tests that check an input changed nothing."""
@@ -287,11 +269,12 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
         """Once the obligations resolved: record the cleanup, then trace it. No crash point lies
         between the two effects, so the trace shows each durable cleanup exactly once."""
         if record.cleaned_up_at_ms is not None:
-            return []  # a reopened generation (DEL-12): the run's cleanup ran once already
+            # A reopened generation (DEL-12) resolved: the run's cleanup ran once already;
+            # memory keeps the newer generation's summary.
+            self._resolved.keep(record)
+            return []
         cleaned = events.RunCleanedUp(record.run_id, record.delivery_status.value)
-        resolved = attrs.evolve(record, cleaned_up_at_ms=now_ms)
-        self._resolved[record.run_id] = (resolved if mutants.MUTANT_FULL_TEXT_IN_MEMORY in
-                                         self._mutants else summarize(resolved))
+        self._resolved.keep(attrs.evolve(record, cleaned_up_at_ms=now_ms))
         if mutants.MUTANT_CLEANUP_NOT_RECORDED in self._mutants:
             return [cleaned]
         return [Persist(record.run_id, CleanedUp(now_ms)), cleaned]

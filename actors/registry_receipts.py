@@ -8,7 +8,7 @@ reconciliation (``actors/claims.py`` decides; these steps turn the decision into
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import attrs
 
@@ -49,6 +49,26 @@ class ReceiptSteps:
 
     def _cleanup(self, record: RunRecord, now_ms: int) -> list[Effect]:
         raise NotImplementedError
+
+    def handle(self, event: Input, now_ms: int) -> list[Effect]:
+        raise NotImplementedError
+
+    def restore(self, records: Iterable[RunRecord], now_ms: int) -> list[Effect]:
+        """Pick up every ended run whose required delivery is still pending, and finish the
+        cleanup of every resolved run the previous incarnation did not reach (after a restart)."""
+        effects: list[Effect] = []
+        for record in records:
+            if record.ended_at_ms is None:
+                continue
+            if record.delivery_status == DeliveryStatus.PENDING:
+                effects += self.handle(Restored(record), now_ms)
+            elif self._newer_receipt(record):
+                self._probe("delivery.restart-finds-newer-receipt")
+                effects += self.handle(RunFinished(record), now_ms)
+            elif record.cleaned_up_at_ms is None:
+                self._probe("delivery.cleanup-after-restart")
+                effects += self._cleanup(record, now_ms)
+        return effects
 
     def _restored(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, Restored)

@@ -25,7 +25,7 @@ ELLIPSIS = "…"
 # The fields a resolved run keeps in memory (and nothing else: no task, no result text).
 SUMMARY_FIELDS = ("run_id", "child_session_key", "requester", "task_preview", "required",
                   "outcome_status", "delivery_status", "created_at_ms", "ended_at_ms",
-                  "delivered_at_ms", "cleaned_up_at_ms")
+                  "delivered_at_ms", "cleaned_up_at_ms", "generation", "receipt_ended_at_ms")
 
 
 def preview(task: str) -> str:
@@ -50,6 +50,10 @@ class RunSummary:
     ended_at_ms: int | None
     delivered_at_ms: int | None
     cleaned_up_at_ms: int | None
+    # Receipts (DEL-12): the delivery generation it resolved in and the producer end time of
+    # the receipt that generation carried (a later correction is compared with it).
+    generation: int = 1
+    receipt_ended_at_ms: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"held": "summary", **attrs.asdict(self)}
@@ -60,7 +64,8 @@ def summarize(record: RunRecord) -> RunSummary:
         record.run_id, record.child_session_key, record.requester, preview(record.task),
         record.required, None if record.outcome_status is None else str(record.outcome_status),
         str(record.delivery_status), record.created_at_ms, record.ended_at_ms,
-        record.delivered_at_ms, record.cleaned_up_at_ms)
+        record.delivered_at_ms, record.cleaned_up_at_ms, record.generation,
+        record.receipt_at_ms)
 
 
 def held_in_full(record: RunRecord) -> dict[str, Any]:
@@ -80,3 +85,21 @@ def memory_dump(resolved: Mapping[str, RunSummary | RunRecord],
             for run_id, entry in resolved.items()}
     held.update((record.run_id, held_in_full(record)) for record in in_flight)
     return held
+
+
+class ResolvedRuns:
+    """The registry's memory of its resolved runs: a summary each, or (the bug, ``full_text``)
+    the whole record."""
+
+    def __init__(self, full_text: bool = False) -> None:
+        self._runs: dict[str, RunSummary | RunRecord] = {}
+        self._full_text = full_text
+
+    def load(self, summaries: Iterable[RunSummary]) -> None:
+        self._runs.update((summary.run_id, summary) for summary in summaries)
+
+    def keep(self, record: RunRecord) -> None:
+        self._runs[record.run_id] = record if self._full_text else summarize(record)
+
+    def dump(self, in_flight: Iterable[RunRecord]) -> dict[str, dict[str, Any]]:
+        return memory_dump(self._runs, in_flight)

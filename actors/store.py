@@ -275,13 +275,14 @@ class RunStore:
         cursor = self._db.execute(
             "SELECT run_id, child_session_key, requester, CASE WHEN length(task) <= ? THEN task "
             "ELSE substr(task, 1, ?) || ? END, required, outcome_status, delivery_status, "
-            "created_at_ms, ended_at_ms, delivered_at_ms, cleaned_up_at_ms FROM runs "
+            "created_at_ms, ended_at_ms, delivered_at_ms, cleaned_up_at_ms, generation, "
+            "COALESCE(receipt_ended_at_ms, ended_at_ms) FROM runs "
             "WHERE cleaned_up_at_ms IS NOT NULL ORDER BY row_order",
             [PREVIEW_CHARS, cut, ELLIPSIS])
         return [RunSummary(run_id, key, requester, task, bool(required), outcome, delivery,
-                           created, ended, delivered, cleaned)
+                           created, ended, delivered, cleaned, generation, receipt)
                 for (run_id, key, requester, task, required, outcome, delivery, created, ended,
-                     delivered, cleaned) in cursor.fetchall()]
+                     delivered, cleaned, generation, receipt) in cursor.fetchall()]
 
     def payload_sizes(self) -> dict[str, tuple[int, int | None]]:
         """run_id -> (task characters, result characters or None): what the store retains."""

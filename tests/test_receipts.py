@@ -61,7 +61,7 @@ def test_a_correction_supersedes_and_an_equal_end_time_keeps_the_first() -> None
     assert session.receive_completion(equal, 0)[1] is Receipt.EQUAL_END
     ack, verdict = session.receive_completion(_completion(60_000, 3), 0)
     assert verdict is Receipt.SUPERSEDED and ack.accepted
-    assert session.transcript[-1].replaces == 0
+    assert session.transcript[-1].replaces is session.transcript[0]
 
 
 def test_the_arrival_order_bug_lets_an_older_receipt_win() -> None:

@@ -19,7 +19,8 @@ from sim.trace import Record
 PREVIEW_CHARS = 256
 LIFECYCLE = frozenset(("held", "run_id", "child_session_key", "requester", "task_preview",
                        "required", "outcome_status", "delivery_status", "created_at_ms",
-                       "ended_at_ms", "delivered_at_ms", "cleaned_up_at_ms"))
+                       "ended_at_ms", "delivered_at_ms", "cleaned_up_at_ms", "generation",
+                       "receipt_ended_at_ms"))
 
 
 def _last(trace: Sequence[Record], kind: str) -> Record | None:
@@ -37,7 +38,9 @@ def memory_preview(trace: Sequence[Record]) -> list[Violation]:
     if memory is None or rows is None:
         return []
     asked = asked_runs(trace)
-    cleaned = {row["run_id"] for row in rows.data["rows"] if row.get("cleaned_up")}
+    # A cleaned-up run reopened for a newer receipt (DEL-12) is pending again: obligations open.
+    cleaned = {row["run_id"] for row in rows.data["rows"]
+               if row.get("cleaned_up") and row.get("delivery_status") != "pending"}
     violations: list[Violation] = []
 
     def fail(what: str) -> None:
