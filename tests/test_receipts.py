@@ -64,6 +64,19 @@ def test_a_correction_supersedes_and_an_equal_end_time_keeps_the_first() -> None
     assert session.transcript[-1].replaces is session.transcript[0]
 
 
+def test_receipts_survive_a_compaction() -> None:
+    # DEL-7 and DEL-12 together: a compaction folds the reply, yet a resend of its receipt is
+    # still known and a correction still supersedes the (folded) reply it replaces.
+    session = SessionCore("agent:main:main")
+    session.receive_completion(_completion(30_000), 0)
+    folded = session.transcript[0]
+    assert session.compact(1) == 1
+    assert session.receive_completion(_completion(30_000), 2)[1] is Receipt.DUPLICATE
+    assert session.compacted_since(KEY)
+    _, verdict = session.receive_completion(_completion(60_000, 2), 3)
+    assert verdict is Receipt.SUPERSEDED and session.transcript[-1].replaces is folded
+
+
 def test_the_arrival_order_bug_lets_an_older_receipt_win() -> None:
     session = SessionCore("agent:main:main", mutants=frozenset({MUTANT_RECEIPT_BY_ARRIVAL}))
     session.receive_completion(_completion(50_000, 2), 0)
