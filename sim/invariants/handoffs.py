@@ -38,14 +38,16 @@ def chain_text(chain: Mapping[str, Any]) -> str:
 
 def closed_turn_final(trace: Sequence[Record]) -> list[Violation]:
     """A completion refused because its keyed input belongs to a closed turn is recorded as a
-    permanent failure carrying that error, and never rescheduled (DEL-7)."""
+    permanent failure carrying that error, and never rescheduled (DEL-7). A refusal that never
+    reached the live delivery process (dropped, or answered while it was down) is not judged."""
     refused: dict[str, Record] = {}
     violations: list[Violation] = []
     for r in trace:
         if is_rejection(r) and is_closed_turn(r.data["error"]) and (
                 chain_class(r.data["error"]) == "permanent"):
             refused[r.data["run_id"]] = r
-        elif is_delivery_crash(r):
+        elif is_delivery_crash(r) or r.kind == "delivery.start" or (
+                r.kind == "drop" and r.data.get("dst") == "delivery"):
             refused.clear()  # a process that died before recording it may send once more
         elif r.kind in ("delivery.retry", "delivery.give_up") and r.data["run_id"] in refused:
             rejection = refused.pop(r.data["run_id"])
