@@ -94,6 +94,7 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
     latest: dict[str, str] = {}
     hidden: set[str] = set()  # runs a restart came between their end and their first send
     unsent: set[str] = set()  # runs ended (or reopened for a correction) and not sent since
+    reopened: set[str] = set()  # runs whose next new key is a new generation's
     # Keys part of which reached the platform: every later send is refused (even one a restart
     # repeats), so giving up is right.
     sent: set[tuple[str, str]] = set()
@@ -104,6 +105,7 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             unsent.add(r.data["run_id"])
         elif r.kind == "delivery.reopen":
             unsent.add(r.data["run_id"])  # a new generation: its attempts count from one
+            reopened.add(r.data["run_id"])
         elif r.kind == "child.correction":
             ends[r.data["run_id"]] = r.data["ended_at"]  # its window starts at its own end
         elif is_delivery_crash(r):
@@ -121,12 +123,15 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
         elif r.kind == "gateway.send":
             run_id, key = r.data["run_id"], r.data["key"]
             run = runs.get((run_id, key))
+            # A new key of a run sent before under another key, not for a new generation: the
+            # observer cannot tell which attempt it is.
+            unknown = run_id in hidden or (run_id in latest and run_id not in reopened)
             latest[run_id] = key
             unsent.discard(run_id)
             if run is None:
-                runs[(run_id, key)] = _Run(r, ends.get(run_id),
-                                           attempt=None if run_id in hidden else 1)
+                runs[(run_id, key)] = _Run(r, ends.get(run_id), attempt=None if unknown else 1)
                 hidden.discard(run_id)
+                reopened.discard(run_id)
                 continue
             problem = None if run.crashed else _gap_problem(run, r.t_ms - run.last_send.t_ms)
             if problem is not None:
