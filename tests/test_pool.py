@@ -66,7 +66,7 @@ def test_dask_cluster_matches_a_serial_sweep(default_world: Scenario) -> None:
     seeds = list(range(1, 81))
     serial = explore.sweep(spec, seeds, jobs=1)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         remote = explore.sweep(spec, seeds, dask=cluster.scheduler_address)
         via_cli = CliRunner().invoke(main, ["explore", "--seeds", "60", "--mutant",
                                             "fresh-key-after-restart", "--json",
