@@ -23,6 +23,7 @@ import trio
 from actors import addresses, events
 from actors.agent_loop import AgentLoop, Encoding, StepOutcome
 from actors.consumers import InProcessReader, consumer_views
+from actors.lane import Lane, LaneGrant
 from actors.logs import SessionHeader, child_owned, last_epoch
 from actors.messages import ChildEnded, ChildSpec, StepSpec
 from actors.mutants import (
@@ -32,6 +33,7 @@ from actors.mutants import (
     last_assistant_message,
 )
 from actors.output import ContentBlock, JsonObject, final_output, text_of
+from actors.run_record import RunStarted
 from actors.runtime import Port
 from actors.states import OutcomeStatus, StepFinish
 from actors.store import RunStore
@@ -171,7 +173,8 @@ def _tool_text(data: JsonObject) -> str:
 
 async def run_child(
     port: Port, spec: ChildSpec, run_id: str, child_key: str, store: RunStore,
-    scope: trio.CancelScope, mutants: frozenset[str] = frozenset(),
+    scope: trio.CancelScope, mutants: frozenset[str] = frozenset(), lane: Lane | None = None,
+    queued: bool = False,
 ) -> None:
     port.emit(events.ChildStarted(run_id, spec.id, spec.encoding))
     session = _Session(port, run_id)
@@ -216,6 +219,12 @@ async def run_child(
         feed_until(port.now_ms)
 
     with scope:
+        if queued:
+            # Waiting for a slot of the maxConcurrent lane (its timeout starts with the run).
+            await port.receive()
+            started = port.now_ms
+            store.apply(run_id, RunStarted(started))
+            port.emit(events.LaneStarted(run_id))
         session.append(loop.begin_turn())
         for n, step in enumerate(spec.steps, start=1):
             session.append(loop.begin_step())
@@ -268,6 +277,8 @@ async def run_child(
         port.probe("child.aborted")
         feed_until(port.now_ms)
         _probe_cut(port, state, "child.cancelled-mid-stream")
+        if not loop.in_turn:
+            session.append(loop.begin_turn())  # aborted while it waited for the lane
         session.append(loop.cancel("parent"))
         port.emit(events.ChildAborted(run_id))
 
@@ -333,6 +344,10 @@ async def run_child(
                               {"session_key": child_key, "generation": archive.generation,
                                "bytes": len(archive.payload)}))
     port.send(addresses.DELIVERY, ChildEnded(run_id))
+    if lane is not None:  # the run ended: its lane slot frees (a later correction holds none)
+        successor = lane.leave(run_id)
+        if successor is not None:
+            port.send(successor, LaneGrant())
     if spec.correction_after_ms is not None and status is OutcomeStatus.OK and text is not None \
             and text.strip() not in ("", "NO_REPLY", "ANNOUNCE_SKIP"):
         # DEL-12: the producer corrects its answer later: a newer receipt of the same run.

@@ -11,12 +11,14 @@ target, resolved by actors/routing.py as the completion is handed to the gateway
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from actors import addresses, announce, events, retry, routing
+from actors import addresses, announce, events, findings, retry, routing
+from actors.child import KILLED_ERROR
 from actors.delivery_io import Effect, Persist, Send, StartTimer
 from actors.messages import (
     ChildEnded,
@@ -30,6 +32,7 @@ from actors.mutants import (
     MUTANT_NO_ANSWER_RECOVERY,
     MUTANT_PAYLOAD_DROPPED_EARLY,
     MUTANT_RECOVERY_UNBOUNDED,
+    MUTANT_STALE_FINDINGS,
 )
 from actors.recovery import (
     RecoveryCore,
@@ -65,12 +68,12 @@ def requester_kind(session_key: str) -> announce.RequesterKind:
     return announce.RequesterKind.TOP_LEVEL_COMPLETION
 
 
-def render(record: RunRecord, kind: announce.RequesterKind) -> str:
-    """What the requester's model reads for this completion: the announce context block."""
+def child_result(record: RunRecord) -> announce.ChildResult:
+    """A run as the announce formatter takes it."""
     usage = None
     if record.input_tokens is not None or record.output_tokens is not None:
         usage = announce.Usage(record.input_tokens, record.output_tokens)
-    child = announce.ChildResult(
+    return announce.ChildResult(
         session_key=record.child_session_key,
         session_id=record.child_session_id,
         task=record.task,
@@ -80,20 +83,41 @@ def render(record: RunRecord, kind: announce.RequesterKind) -> str:
         created_at=record.created_at_ms,
         ended_at=record.ended_at_ms,
         started_at=record.started_at_ms,
+        disposition="killed" if record.outcome_error == KILLED_ERROR else "exited",
         usage=usage,
         transcript_path=(transcript_path(record.child_session_id)
                          if record.child_session_id else None),
     )
+
+
+def with_findings(own: str | None, rows: Sequence[RunRecord]) -> str | None:
+    """The run's result followed by its direct children's findings (DEL-6, reference §c8).
+    The seed: the child's own final answer goes to its parent, the findings help; the
+    reference: findings replace a placeholder, so a run with no visible answer of its own
+    carries the findings alone. Both are data in the one result block."""
+    if not rows:
+        return own
+    section = announce.format_results([child_result(row) for row in rows]).payload
+    if own is None or own.strip() in ("", "NO_REPLY"):
+        return section
+    return f"{own}\n\n{section}"
+
+
+def render(record: RunRecord, kind: announce.RequesterKind,
+           rows: Sequence[RunRecord] = ()) -> str:
+    """What the requester's model reads for this completion: the announce context block."""
+    child = attrs.evolve(child_result(record), text=with_findings(record.result_text, rows))
     return announce.format_announce([child], kind).payload
 
 
-def probed_render(probe: Callable[[str], None]
+def probed_render(probe: Callable[[str], None],
+                  findings_of: Callable[[RunRecord], Sequence[RunRecord]] = lambda r: ()
                   ) -> Callable[[RunRecord, announce.RequesterKind], str]:
     """``render``, naming the rare renderings (a cut at the cap, no output, escaping, forged
     framing) as code probes. The child's text is escaped inside its block, so the block's own
     opening and a marker after its closing are the formatter's, never the child's."""
     def render_probed(record: RunRecord, kind: announce.RequesterKind) -> str:
-        payload = render(record, kind)
+        payload = render(record, kind, findings_of(record))
         text = record.result_text or ""
         if announce.DATA_OPEN not in payload:
             probe("announce.no-output")
@@ -107,6 +131,24 @@ def probed_render(probe: Callable[[str], None]
         return payload
 
     return render_probed
+
+
+def fallback_route(store: RunStore, record: RunRecord) -> str | None:
+    """The session a run's completion goes to (DEL-4, reference §c2): its requester; when that
+    is a nested session that was deleted and whose run is over, that session's own requester,
+    one level up, as OpenClaw's flow does. None: that one is gone too (or unknown), so no
+    fallback exists and the completion stays retryable."""
+    requester = record.requester
+    if ":subagent:" not in requester or not store.session_deleted(requester):
+        return requester
+    owner = store.latest_run(requester)
+    if owner is None:
+        return None
+    if owner.ended_at_ms is None:
+        return requester  # its run is still active: the session is still the parent
+    if ":subagent:" in owner.requester and store.session_deleted(owner.requester):
+        return None
+    return owner.requester
 
 
 # What an in-flight run was waiting for when its process died there.
@@ -216,9 +258,25 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
         return store.checkpoint(record.requester, record.child_session_key,
                                 None if any_run else record.run_id)
 
-    core = DeliveryCore(port.incarnation, jitter, probed_render(port.probe), kind,
+    def findings_of(record: RunRecord) -> Sequence[RunRecord]:
+        children = store.direct_children(record.run_id)
+        if not children and MUTANT_STALE_FINDINGS not in mutants:
+            return ()
+        chosen = findings.select(record.run_id, children, store.latest_run, mutants,
+                                 lambda: store.spawned_by_session(record.child_session_key))
+        if chosen.rows:
+            port.probe("delivery.findings")
+        if chosen.stale:
+            port.probe("delivery.findings-stale-row")
+        if chosen.superseded:
+            port.probe("delivery.findings-older-row")
+        if any(row.outcome_status != OutcomeStatus.OK for row in chosen.rows):
+            port.probe("delivery.findings-failed-child")
+        return chosen.rows
+
+    core = DeliveryCore(port.incarnation, jitter, probed_render(port.probe, findings_of), kind,
                         mutants, port.probe, pending_descendants=store.pending_descendants,
-                        checkpoint=checkpoint)
+                        checkpoint=checkpoint, route=functools.partial(fallback_route, store))
     recovery = _Recovery(port, store, mutants, kind)
     core.remember(store.summaries())
     if expose is not None:
@@ -242,6 +300,8 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
         if isinstance(message, ChildEnded):
             record = store.get(message.run_id)
             recovery.note((record,))
+            if store.direct_children(record.run_id) and not store.pending_descendants(record):
+                port.probe("delivery.children-ended-first")  # its descendants settled first
             effects = core.child_ended(record, port.now_ms)
         else:
             effects = core.handle(message, port.now_ms)

@@ -499,6 +499,64 @@ class MirrorFailed(Event):
     run_id: str
     key: str
     error: str
+# -- nesting (docs/nesting.md) -------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class SpawnRefused(Event):
+    """A session's spawn was refused (reference §c15): nothing was registered, nothing runs."""
+
+    kind: ClassVar[str] = "spawn.refused"
+    child: str
+    requester: str
+    reason: str
+
+
+@attrs.frozen(slots=True)
+class SessionRefused(Event):
+    """A deleted session refused a completion that was on its way when it was deleted."""
+
+    kind: ClassVar[str] = "requester.gone"
+    run_id: str
+    key: str
+    error: dict[str, JsonValue]
+
+
+@attrs.frozen(slots=True)
+class RequesterFallback(Event):
+    """The run's requester session is gone: its completion goes to ``target`` instead (DEL-4);
+    ``target`` None means no fallback exists and the completion stays retryable."""
+
+    kind: ClassVar[str] = "delivery.fallback"
+    run_id: str
+    requester: str
+    target: str | None
+
+
+@attrs.frozen(slots=True)
+class AbortCascaded(Event):
+    """An aborted run's session cancels its own not-yet-ended children."""
+
+    kind: ClassVar[str] = "abort.cascade"
+    session: str
+    children: list[str]
+
+
+@attrs.frozen(slots=True)
+class LaneQueued(Event):
+    """A child run waits for a free slot of the global maxConcurrent lane."""
+
+    kind: ClassVar[str] = "lane.queued"
+    run_id: str
+    running: int
+
+
+@attrs.frozen(slots=True)
+class LaneStarted(Event):
+    """A queued child run got a lane slot and starts now."""
+
+    kind: ClassVar[str] = "lane.started"
+    run_id: str
 
 
 E = TypeVar("E", bound=Event)

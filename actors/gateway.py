@@ -137,6 +137,14 @@ async def run_gateway(port: Port, routes: dict[str, Route], faults: GatewayFault
                     port.probe("gateway.ack-slow-past-timeout")
                 port.set_timer(delay, _AckDue(message))
             _append_mirrors(port, faults, due)
+        elif isinstance(message, SendRejected):
+            # A deleted session refused the injection (DEL-4): it answered, so the input no
+            # longer holds the session's mirror lane; the delivery actor retries or falls back.
+            texts.pop(message.key, None)
+            session = lanes.session_of(message.key)
+            if session is not None:
+                _append_mirrors(port, faults, lanes.input_done(session, message.key))
+            port.send(addresses.DELIVERY, message)
         elif isinstance(message, _AckDue):
             port.send(addresses.DELIVERY, message.ack)
         elif isinstance(message, _Echo):

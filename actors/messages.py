@@ -142,6 +142,14 @@ class AbortChild:
 
 
 @attrs.frozen
+class AbortRun:
+    """An aborted run's session cancels the children that run spawned and that have not ended
+    (sent by the session that aborted it; docs/nesting.md)."""
+
+    run_id: str
+
+
+@attrs.frozen
 class ChildEnded:
     run_id: str
 

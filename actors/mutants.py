@@ -47,6 +47,10 @@ MUTANT_MIRROR_BLOCKS_SEND = "mirror-blocks-send"
 # Receipts and recovery claims (actors/claims.py, actors/registry_receipts.py).
 MUTANT_CLAIM_CLEARED_FIRST = "claim-cleared-first"
 MUTANT_OTHER_RUN_PROOF = "other-run-proof"
+# Nesting (docs/nesting.md).
+MUTANT_STALE_FINDINGS = "stale-findings"
+MUTANT_CHILD_LIMIT_OFF_BY_ONE = "child-limit-off-by-one"
+MUTANT_FALLBACK_DROPPED = "fallback-dropped"
 
 MUTANTS: dict[str, str] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: (
@@ -180,6 +184,20 @@ MUTANTS: dict[str, str] = {
         "of the same child session as proof, so a run whose result never arrived is recorded "
         "delivered (DEL-13, DEL-15)"
     ),
+    MUTANT_STALE_FINDINGS: (
+        "a run's findings take every row its session's children ever had: a stale row of an "
+        "earlier run, or an older row of the same child session, leaks into the announcement "
+        "(reference §c8, DEL-6)"
+    ),
+    MUTANT_CHILD_LIMIT_OFF_BY_ONE: (
+        "maxChildrenPerAgent lets a session have one more active child than the limit "
+        "(reference §c15, DEL-6)"
+    ),
+    MUTANT_FALLBACK_DROPPED: (
+        "a completion whose nested requester session is gone is recorded delivered without "
+        "being sent anywhere, instead of falling back to that requester's requester "
+        "(reference §c2, DEL-4)"
+    ),
 }
 
 
@@ -224,6 +242,9 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_RECEIPT_BY_ARRIVAL: Breaks("DEL-12", "newest-receipt-owns"),
     MUTANT_CLAIM_CLEARED_FIRST: Breaks("DEL-13", "evidence-before-claim"),
     MUTANT_OTHER_RUN_PROOF: Breaks("DEL-13", "evidence-is-own"),
+    MUTANT_STALE_FINDINGS: Breaks("DEL-6", "findings-scoped"),
+    MUTANT_CHILD_LIMIT_OFF_BY_ONE: Breaks("DEL-6", "spawn-limits"),
+    MUTANT_FALLBACK_DROPPED: Breaks("DEL-4", "requester-fallback"),
 }
 
 

@@ -145,6 +145,33 @@ PROBES: dict[str, str] = {
                                            "hand-off, before saving its evidence",
     "delivery.crash-between-evidence-and-claim": "the delivery process died after saving "
                                                  "evidence, before clearing the claim",
+    # -- nesting (docs/nesting.md) ------------------------------------------------------------
+    "requester.spawn-refused-depth": "a session at maxSpawnDepth tried to spawn (refused)",
+    "requester.spawn-refused-children": "a session at maxChildrenPerAgent active children "
+                                        "tried to spawn (refused)",
+    "requester.spawn-refused-not-running": "a nested session whose run is not running tried "
+                                           "to spawn (refused)",
+    "requester.spawn-refused-session-busy": "a child session was spawned again while its "
+                                            "earlier run was still active (refused)",
+    "requester.lane-queued": "a spawned run waits for a slot of the maxConcurrent lane",
+    "requester.abort-cascaded": "an aborted run's unfinished child was cancelled with it",
+    "requester.session-gone": "a completion reached a nested session deleted while it was on "
+                              "its way (refused; the next attempt falls back)",
+    "delivery.findings": "a run's announcement carries its direct children's findings",
+    "delivery.findings-stale-row": "a child row whose session now belongs to another run was "
+                                   "left out of the findings",
+    "delivery.findings-older-row": "an older row of a child session was superseded by its "
+                                   "latest row in the findings",
+    "delivery.findings-failed-child": "the findings carry a child that failed, timed out or "
+                                      "was cancelled",
+    "delivery.children-ended-first": "a run that spawned children ended after all its "
+                                     "descendants had settled",
+    "delivery.restart-during-deferral": "a restarted actor finds a run still waiting for its "
+                                        "descendants",
+    "delivery.requester-fallback": "a completion's nested requester session is gone: it goes "
+                                   "to that session's own requester",
+    "delivery.requester-unavailable": "a completion's nested requester is gone and no "
+                                      "fallback exists: it stays retryable",
 }
 
 

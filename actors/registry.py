@@ -14,6 +14,7 @@ explicit entries that only note them.
 Retry policy (reference §b, §c11): up to four transport tries (5, 10, 20 s apart) per attempt on
 transient errors, the registry backoff between attempts; a permanent error or the 30-minute
 expiry gives up: ``suspended`` for an ok child (payload kept for a redrive), else ``failed``.
+Nesting (deferral, fallback): docs/nesting.md.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Generic, Literal, TypeVar
 import attrs
 
 from actors import events, mutants, retry
+from actors.announce.labels import is_announce_skip
 from actors.blocked import blocked_error
 from actors.delivery_io import (
     AckTimeout,
@@ -39,13 +41,14 @@ from actors.delivery_io import (
 )
 from actors.messages import Completion, CompletionAck, SendRejected
 from actors.mutants import MUTANT_FULL_TEXT_IN_MEMORY
-from actors.registry_receipts import Active, ReceiptSteps
+from actors.registry_receipts import REQUESTER_UNAVAILABLE, Active, ReceiptSteps
 from actors.retention import ResolvedRuns, RunSummary
 from actors.run_record import (
     AttemptStarted,
     Change,
     ClaimMoved,
     CleanedUp,
+    Delivered,
     GaveUp,
     RetryScheduled,
     RunRecord,
@@ -66,14 +69,6 @@ from actors.states import (
 
 # A run with pending descendants re-checks after this long; the wait counts no attempt (§c8, §c11).
 DESCENDANT_RECHECK_MS = 15_000
-
-# A reply that is exactly this (whitespace trimmed) asks for no announcement (reference §c1).
-ANNOUNCE_SKIP = "ANNOUNCE_SKIP"
-
-
-def is_announce_skip(text: str | None) -> bool:
-    # Only short texts can be the token; the guard keeps strip() off megabyte answers.
-    return text is not None and len(text) < 64 and text.strip() == ANNOUNCE_SKIP
 
 K = TypeVar("K")
 
@@ -103,11 +98,13 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
         probe: Callable[[str], None] = lambda name: None,
         pending_descendants: Callable[[RunRecord], int] = lambda record: 0,
         checkpoint: Callable[[RunRecord, bool], tuple[str, int] | None] = lambda r, any_run: None,
+        route: Callable[[RunRecord], str | None] = lambda record: record.requester,
     ) -> None:
         self.incarnation = incarnation
         # The requester's checkpoint of a run's receipt (key, end time): of that run, or (the
         # bug) of any run of its child session (DEL-13).
         self._checkpoint = checkpoint
+        self._route = route
         self._pending_descendants = pending_descendants
         self._jitter = jitter
         self._render = render
@@ -298,8 +295,29 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
                     StartTimer(DESCENDANT_RECHECK_MS, AttemptDue(record.run_id, record.generation))]
         if self._skips(record):  # after the descendants settled, as any announcement
             return self._announce_skip(record, now_ms)
+        target = self._route(record)
+        effects: list[Effect] = []
+        if target != record.requester:
+            # DEL-4: the nested requester's session is gone (reference §c2).
+            self._probe("delivery.requester-fallback" if target is not None
+                        else "delivery.requester-unavailable")
+            effects.append(events.RequesterFallback(record.run_id, record.requester, target))
+            if mutants.MUTANT_FALLBACK_DROPPED in self._mutants:
+                del self._active[record.run_id]
+                return [*effects, Persist(record.run_id, Delivered(now_ms)),
+                        events.DeliveryRecorded(record.run_id, active.key, False),
+                        *self._cleanup(apply(record, Delivered(now_ms)), now_ms)]
+        if target != active.target:
+            active.target, active.text = target, None  # rendered for the new reader
         active.failed_tries = 0
-        effects: list[Effect] = [self._persist(active, AttemptStarted(record.attempt_count + 1))]
+        effects.append(self._persist(active, AttemptStarted(record.attempt_count + 1)))
+        if target is None:
+            # No fallback: a retryable outcome; the completion waits and nothing is lost.
+            # The warning keeps the concrete refusal it is still blocked on (DEL-9); with none,
+            # no send was refused, so there is nothing to warn with.
+            concrete = active.concrete_error
+            return effects + self._retry_later(active, concrete or REQUESTER_UNAVAILABLE,
+                                               now_ms, warn=concrete is not None)
         if record.claim_phase not in ACTIVE_CLAIMS:
             effects.append(self._persist(active, ClaimMoved(ClaimPhase.RESERVED, active.key,
                                                             record.receipt_at_ms)))
@@ -312,11 +330,12 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
         self._tries += 1
         active.token = self._tries
         active.waiting = Waiting.ACK
+        target = active.target or record.requester
         if active.text is None:
-            active.text = self._render(record, self._requester_kind(record.requester))
+            active.text = self._render(record, self._requester_kind(target))
         completion = Completion(key=active.key, run_id=record.run_id,
                                 child_session_key=record.child_session_key,
-                                requester=record.requester,
+                                requester=target,
                                 status=record.outcome_status or OutcomeStatus.UNKNOWN,
                                 text=active.text, ended_at_ms=record.receipt_at_ms or 0,
                                 generation=record.generation)
@@ -328,7 +347,7 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
             *claim,
             events.AttemptSent(record.run_id, active.key, record.attempt_count,
                                active.failed_tries + 1),
-            Send(record.requester, completion),
+            Send(target, completion),
             StartTimer(retry.ANNOUNCE_TIMEOUT_MS, AckTimeout(record.run_id, active.token)),
         ]
 
@@ -372,8 +391,14 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
                                                now_ms)
         else:
             self._probe("delivery.unclassified-error")
-        # Retryable announce outcome: the registry loop waits its backoff, then tries again; the
-        # wait never runs past the expiry deadline, where the next attempt gives up on time.
+        return effects + self._retry_later(active, warned, now_ms)
+
+    def _retry_later(self, active: Active, error: str, now_ms: int,
+                     warn: bool = True) -> list[Effect]:
+        """Retryable announce outcome: the registry loop waits its backoff, then tries again;
+        the wait never runs past the expiry deadline, where the next attempt gives up on time.
+        ``error`` is persisted and, with ``warn``, is the blocked-completion warning's (DEL-9)."""
+        record = active.record
         deadline = self._deadline(record)
         backoff = retry.backoff_ms(record.attempt_count, self._jitter())
         if mutants.MUTANT_BACKOFF_UNCAPPED in self._mutants:
@@ -385,10 +410,10 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
             self._probe("delivery.backoff-clamped-to-expiry")
         active.waiting = Waiting.ATTEMPT_WAIT
         return [
-            *effects,
-            self._persist(active, RetryScheduled(now_ms + delay, warned)),
+            self._persist(active, RetryScheduled(now_ms + delay, error)),
             events.DeliveryRetry(record.run_id, record.attempt_count, now_ms + delay),
-            events.DeliveryBlocked(record.run_id, record.child_session_key, warned),
+            *([events.DeliveryBlocked(record.run_id, record.child_session_key, error)]
+              if warn else []),
             StartTimer(delay, AttemptDue(record.run_id, record.generation)),
         ]
 

@@ -24,12 +24,17 @@ class Active:
 
     record: RunRecord
     key: str
-    text: str | None = None  # the rendered announce block, made once per run
+    text: str | None = None  # the rendered announce block, made once per run and target
+    target: str | None = None  # the session this attempt sends to (a fallback, DEL-4)
     failed_tries: int = 0
     token: int = 0  # identifies the current transport try; stale timers carry another
     waiting: Waiting = Waiting.IDLE
     # The latest error a send was refused with (DEL-9): an unanswered try does not replace it.
     concrete_error: str | None = None
+
+
+# The error a completion waits on when its nested requester is gone with no fallback (DEL-4).
+REQUESTER_UNAVAILABLE = "requester session unavailable"
 
 
 class ReceiptSteps:
@@ -40,6 +45,7 @@ class ReceiptSteps:
     _mutants: frozenset[str]
     _probe: Callable[[str], None]
     _checkpoint: Callable[[RunRecord, bool], tuple[str, int] | None]
+    _pending_descendants: Callable[[RunRecord], int]
 
     def _key(self, record: RunRecord) -> str:
         raise NotImplementedError
@@ -81,8 +87,9 @@ class ReceiptSteps:
             else self._key(record)
         if mutants.MUTANT_FRESH_KEY_AFTER_RESTART in self._mutants and self.incarnation > 1:
             key = f"{key}:restart-{self.incarnation}"
-        active = self._active[record.run_id] = Active(record, key,
-                                                      concrete_error=record.last_error)
+        # A "requester unavailable" wait was no refusal of a send (DEL-9, DEL-4).
+        concrete = None if record.last_error == REQUESTER_UNAVAILABLE else record.last_error
+        active = self._active[record.run_id] = Active(record, key, concrete_error=concrete)
         due = record.next_attempt_at_ms
         if record.attempt_count == 0:
             self._probe("delivery.restart-before-first-attempt")
@@ -90,6 +97,8 @@ class ReceiptSteps:
             self._probe("delivery.restart-between-send-and-record")
         elif due <= now_ms:
             self._probe("delivery.restart-after-backoff-due")
+        if self._pending_descendants(record):
+            self._probe("delivery.restart-during-deferral")
         if due is not None and due > now_ms:
             self._probe("delivery.restart-during-backoff")
             active.waiting = Waiting.ATTEMPT_WAIT

@@ -14,8 +14,10 @@ import trio
 from actors import addresses, events
 from actors.child import run_child
 from actors.history import ArchiveStore, Reader, read_run_history, sessions_history
+from actors.lane import Lane
 from actors.messages import (
     AbortChild,
+    AbortRun,
     ChildSpec,
     CleanupSession,
     Compact,
@@ -23,6 +25,7 @@ from actors.messages import (
     HistoryRead,
     RecoveredAnswer,
     RunHistoryRead,
+    SendRejected,
     Spawn,
     StatusRead,
     TranscriptMirror,
@@ -30,7 +33,10 @@ from actors.messages import (
 from actors.permissions import DEFAULT_OWNER, Caller, refusal
 from actors.run_record import RunRecord
 from actors.runtime import Port
+from actors.send_error import SendError
 from actors.session import Receipt, SessionCore, child_session_key
+from actors.spawn_limits import NO_LIMITS, SpawnLimits
+from actors.spawn_limits import refusal as spawn_refusal
 from actors.store import RunStore
 
 # Session-control messages and the action each one is (DEL-17).
@@ -46,6 +52,7 @@ _LATE_RECEIPT_PROBES = {Receipt.DUPLICATE: "requester.duplicate-completion",
 async def run_requester(
     port: Port, session_key: str, store: RunStore, mutants: frozenset[str] = frozenset(),
     owners: Sequence[str] = (DEFAULT_OWNER,),
+    limits: SpawnLimits = NO_LIMITS, lane: Lane | None = None,
 ) -> None:
     core = SessionCore(session_key, mutants=mutants)
     spawners: dict[str, Caller] = {}  # child id -> who asked for its spawn
@@ -69,17 +76,45 @@ async def run_requester(
                     continue
             if isinstance(message, Spawn):
                 spec = message.child
+                # A nested session spawns from its run in progress (the run it belongs to).
+                nested = ":subagent:" in session_key
+                own_run = store.latest_run(session_key) if nested else None
+                running = not nested or (own_run is not None and own_run.ended_at_ms is None
+                                         and own_run.started_at_ms is not None)
+                refused = spawn_refusal(limits, session_key, running,
+                                  store.active_children(session_key), mutants)
+                key = child_session_key(session_key, spec.session or spec.id)
+                probe = ("requester.spawn-refused-not-running" if not running else
+                         "requester.spawn-refused-depth" if refused and "depth" in refused else
+                         "requester.spawn-refused-children")
+                if refused is None and key in spawned:
+                    # One run at a time per child session (a later spawn is a re-run).
+                    prior = store.latest_run(key)
+                    if prior is not None and prior.ended_at_ms is None:
+                        refused = "the child session already has an active run"
+                        probe = "requester.spawn-refused-session-busy"
+                if refused is not None:
+                    port.probe(probe)
+                    port.emit(events.SpawnRefused(spec.id, session_key, refused))
+                    continue
                 run_id = store.next_run_id()
+                actor = addresses.child(spec.id)
+                if spec.id in runs and store.get(runs[spec.id][0]).ended_at_ms is None:
+                    # The same child id runs again under another session key while its earlier
+                    # run still runs (it waited for the lane): a distinct actor.
+                    actor = addresses.child(f"{spec.id}@{run_id}")
+                granted = lane is None or lane.enter(run_id, actor)
                 record = RunRecord(
                     run_id=run_id,
                     child_id=spec.id,
-                    child_session_key=child_session_key(session_key, spec.session or spec.id),
+                    child_session_key=key,
                     requester=session_key,
                     task=spec.task,
                     required=spec.expects_completion,
                     created_at_ms=port.now_ms,
                     child_session_id=f"sess-{run_id}",
-                    started_at_ms=port.now_ms,
+                    started_at_ms=port.now_ms if granted else None,
+                    requester_run_id=None if own_run is None else own_run.run_id,
                 )
                 if record.child_session_key in spawned:
                     port.probe("requester.session-rerun")
@@ -90,19 +125,44 @@ async def run_requester(
                 port.emit(events.Spawned(run_id, spec.id, record.child_session_key,
                                          record.child_session_id, session_key, record.required,
                                          spec.task))
+                if not granted:
+                    assert lane is not None
+                    port.probe("requester.lane-queued")
+                    port.emit(events.LaneQueued(run_id, len(lane.running)))
                 scope = scopes[spec.id] = trio.CancelScope()
 
                 async def body(child_port: Port, spec: ChildSpec = spec, run_id: str = run_id,
                                key: str = record.child_session_key,
-                               scope: trio.CancelScope = scope) -> None:
-                    await run_child(child_port, spec, run_id, key, store, scope, mutants)
+                               scope: trio.CancelScope = scope, queued: bool = not granted
+                               ) -> None:
+                    await run_child(child_port, spec, run_id, key, store, scope, mutants, lane,
+                                    queued)
 
-                port.spawn(children, addresses.child(spec.id), body)
+                port.spawn(children, actor, body)
             elif isinstance(message, AbortChild):
                 target = scopes.get(message.child_id)
                 port.emit(events.AbortRequested(message.child_id, target is not None))
                 if target is not None:
+                    ended = store.get(runs[message.child_id][0]).ended_at_ms is not None
                     target.cancel()
+                    if not ended:
+                        _cascade(port, store, runs[message.child_id])
+            elif isinstance(message, AbortRun):
+                # The run that spawned them was aborted: its unfinished children go with it.
+                cancelled = [c.child_id for c in store.direct_children(message.run_id)
+                             if c.ended_at_ms is None and c.child_id in scopes]
+                port.emit(events.AbortCascaded(session_key, cancelled))
+                for child_id in cancelled:
+                    port.probe("requester.abort-cascaded")
+                    scopes[child_id].cancel()
+                    _cascade(port, store, runs[child_id])
+            elif isinstance(message, Completion) and store.session_deleted(session_key):
+                # The session was deleted while the completion was on its way (DEL-4): refused,
+                # so the next attempt falls back to this session's own requester.
+                port.probe("requester.session-gone")
+                gone = SendError(f"session not found: {session_key}")
+                port.emit(events.SessionRefused(message.run_id, message.key, gone.to_json()))
+                port.send(addresses.GATEWAY, SendRejected(message.key, message.run_id, gone))
             elif isinstance(message, Completion):
                 ack, verdict = core.receive_completion(message, port.now_ms)
                 if ack.accepted:
@@ -179,3 +239,11 @@ async def run_requester(
                 port.emit(events.RequestIgnored(message.child_id, "the child was never spawned"))
             else:
                 raise TypeError(f"requester cannot handle {type(message).__name__}")
+
+
+def _cascade(port: Port, store: RunStore, run: tuple[str, str]) -> None:
+    """Tell the aborted run's own session to cancel the children that run spawned (only a run
+    that spawned has a session actor taking requests)."""
+    run_id, key = run
+    if store.direct_children(run_id):
+        port.send(addresses.requester(key), AbortRun(run_id))

@@ -49,6 +49,9 @@ class RunRecord:
     # Set once, when the run's cleanup ran after its obligations resolved (traced; a restart
     # finishes a cleanup the previous incarnation did not reach).
     cleaned_up_at_ms: int | None = None
+    # DEL-6: the run of the requester session that spawned this one (None: a top-level
+    # requester). A run's findings are its direct children's rows, scoped by this column.
+    requester_run_id: str | None = None
     # -- receipts, recovery claims and delivery evidence (DEL-12, DEL-13; actors/claims.py) --
     # The delivery generation: a correction from the producer reopens a delivered run as the
     # next one (its own idempotency key, see :func:`generation_key`).
@@ -90,6 +93,14 @@ class RunEnded:
     stop_reason: str | None
     input_tokens: int | None
     output_tokens: int | None
+    crash_point: ClassVar[None] = None
+
+
+@attrs.frozen
+class RunStarted:
+    """A run that waited for a slot of the maxConcurrent lane starts (actors/lane.py)."""
+
+    started_at_ms: int
     crash_point: ClassVar[None] = None
 
 
@@ -196,10 +207,10 @@ class Reopened:
 
 
 Change = (RunEnded | AttemptStarted | RetryScheduled | Delivered | GaveUp | CleanedUp | Corrected
-          | ClaimMoved | EvidenceSaved | Reopened)
+          | ClaimMoved | EvidenceSaved | Reopened | RunStarted)
 CHANGE_TYPES: tuple[type[Change], ...] = (RunEnded, AttemptStarted, RetryScheduled, Delivered,
                                           GaveUp, CleanedUp, Corrected, ClaimMoved,
-                                          EvidenceSaved, Reopened)
+                                          EvidenceSaved, Reopened, RunStarted)
 
 
 def apply(record: RunRecord, change: Change) -> RunRecord:
@@ -236,6 +247,8 @@ def apply(record: RunRecord, change: Change) -> RunRecord:
                             delivered_at_ms=change.delivered_at_ms,
                             claim_phase=change.claim_phase, claim_key=change.claim_key,
                             claim_ended_at_ms=change.claim_ended_at_ms)
+    if isinstance(change, RunStarted):
+        return attrs.evolve(record, started_at_ms=change.started_at_ms)
     return attrs.evolve(record, ended_at_ms=change.ended_at_ms,
                         outcome_status=change.outcome_status, outcome_error=change.outcome_error,
                         result_text=change.result_text, stop_reason=change.stop_reason,

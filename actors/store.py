@@ -49,6 +49,12 @@ SCHEMA = (
     # cleanup ran, so pending deliveries are a subset.
     "CREATE INDEX IF NOT EXISTS runs_open ON runs (cleaned_up_at_ms, row_order)",
     "CREATE INDEX IF NOT EXISTS runs_by_requester ON runs (requester, created_at_ms)",
+    # Nesting (docs/nesting.md): a run's direct children, and a session's runs.
+    "CREATE INDEX IF NOT EXISTS runs_by_requester_run ON runs (requester_run_id, row_order)",
+    "CREATE INDEX IF NOT EXISTS runs_by_session ON runs (child_session_key, row_order)",
+    # Nested requester sessions deleted (DEL-4): their completions fall back upwards.
+    "CREATE TABLE IF NOT EXISTS deleted_sessions "
+    "(session_key TEXT PRIMARY KEY, deleted_at_ms INTEGER)",
     # FMT-6: retained transcripts, one record per generation of a session key; run
     # membership lives inside the still-encoded payload. Read rarely, but without the index
     # each read scans every archive: a run with n children read O(n) times cost O(n^2).
@@ -103,9 +109,10 @@ class RunStore:
         self._db = _open(path)
         self._in_memory = path == ":memory:"
         self._order = 0
-        # The requester column's distinct values (only membership is asked, never iterated).
-        self._spawning_sessions: set[str] = set() if self._in_memory else set(
-            key for (key,) in self._db.execute("SELECT DISTINCT requester FROM runs"))
+        # The runs that spawned children (only membership is asked, never iterated).
+        self._spawning_runs: set[str] = set() if self._in_memory else set(
+            key for (key,) in self._db.execute(
+                "SELECT DISTINCT requester_run_id FROM runs WHERE requester_run_id IS NOT NULL"))
         # The last archive generation of each session key (the archives table's maximum, kept
         # beside it so retaining a run costs one write; a fresh database has none).
         self._generations: dict[str, int] = {} if self._in_memory else dict(self._db.execute(
@@ -125,8 +132,12 @@ class RunStore:
         if not record.required:
             record = attrs.evolve(record, delivery_status=DeliveryStatus.NOT_REQUIRED)
         self._order += 1
-        self._spawning_sessions.add(record.requester)
+        if record.requester_run_id is not None:
+            self._spawning_runs.add(record.requester_run_id)
         values = [getattr(record, name) for name in _FIELDS]
+        if ":subagent:" in record.child_session_key:  # spawning a session again re-creates it
+            self._db.execute("DELETE FROM deleted_sessions WHERE session_key = ?",
+                             [record.child_session_key])
         placeholders = ", ".join("?" for _ in range(len(_FIELDS) + 1))
         self._db.execute(
             f"INSERT INTO runs ({', '.join(_FIELDS)}, row_order) VALUES ({placeholders})",
@@ -225,21 +236,13 @@ class RunStore:
 
     def pending_descendants(self, record: RunRecord) -> int:
         """How many runs below the run ``record`` (its children, theirs, ...) are not yet
-        cleaned up (DEL-6). A run's children are the runs its session spawned while it ran: an
-        earlier or later run of the same session key does not count them."""
+        cleaned up (DEL-6). A run's children are the runs spawned by it (``requester_run_id``):
+        an earlier or later run of the same session key does not count them."""
         pending = 0
         frontier = [record]
         while frontier:
             parent = frontier.pop()
-            if parent.child_session_key not in self._spawning_sessions:
-                continue  # most runs spawn nothing: no query
-            rows = self._db.execute(
-                f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester = ? "
-                "AND created_at_ms >= ? AND created_at_ms < ? ORDER BY row_order",
-                [parent.child_session_key, parent.created_at_ms,
-                 parent.ended_at_ms if parent.ended_at_ms is not None else 2**62]).fetchall()
-            for row in rows:
-                child = _record(row)
+            for child in self.direct_children(parent.run_id):
                 pending += child.cleaned_up_at_ms is None
                 frontier.append(child)
         return pending
@@ -292,6 +295,48 @@ class RunStore:
     def forget_result(self, run_id: str) -> None:
         """The known bug (mutant payload-dropped-early): a give-up drops the run's result."""
         self._db.execute("UPDATE runs SET result_text = NULL WHERE run_id = ?", [run_id])
+    def direct_children(self, run_id: str) -> list[RunRecord]:
+        """The runs the run ``run_id`` spawned, in registration order."""
+        if run_id not in self._spawning_runs:
+            return []  # most runs spawn nothing: no query
+        rows = self._db.execute(
+            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester_run_id = ? "
+            "ORDER BY row_order", [run_id]).fetchall()
+        return [_record(row) for row in rows]
+
+    def spawned_by_session(self, session_key: str) -> list[RunRecord]:
+        """Every run the session ``session_key`` ever spawned, in registration order."""
+        rows = self._db.execute(
+            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester = ? ORDER BY row_order",
+            [session_key]).fetchall()
+        return [_record(row) for row in rows]
+
+    def latest_run(self, session_key: str) -> RunRecord | None:
+        """The latest run registered for the child session ``session_key`` (None: none)."""
+        row = self._db.execute(
+            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE child_session_key = ? "
+            "ORDER BY row_order DESC LIMIT 1", [session_key]).fetchone()
+        return None if row is None else _record(row)
+
+    def active_children(self, session_key: str) -> int:
+        """How many runs the session ``session_key`` spawned have not ended (queued or
+        running): what ``maxChildrenPerAgent`` counts (reference §c15)."""
+        (count,) = self._db.execute(
+            "SELECT COUNT(*) FROM runs WHERE requester = ? AND ended_at_ms IS NULL",
+            [session_key]).fetchone()
+        return int(count)
+
+    def delete_requester_session(self, session_key: str, now_ms: int) -> None:
+        """A nested requester's session is deleted (DEL-4): its entry and live transcript are
+        gone. Its runs' rows stay (the model has no orphan sweeper, reference §c12), so its
+        parent's findings and its children's fallback can still read them."""
+        self._db.execute("INSERT OR IGNORE INTO deleted_sessions VALUES (?, ?)",
+                         [session_key, now_ms])
+        self._db.execute("DELETE FROM transcripts WHERE session_key = ?", [session_key])
+
+    def session_deleted(self, session_key: str) -> bool:
+        return self._db.execute("SELECT 1 FROM deleted_sessions WHERE session_key = ?",
+                                [session_key]).fetchone() is not None
 
     def all_runs(self) -> list[RunRecord]:
         cursor = self._db.execute(f"SELECT {', '.join(_FIELDS)} FROM runs ORDER BY row_order")

@@ -25,6 +25,13 @@ def failures(result: RunResult) -> list[str]:
     for want in scenario.expect.children:
         where = f"{scenario.path}:{want.line}" if want.line else scenario.path
         run = runs.get(want.child)
+        if want.refused:
+            if run is not None:
+                problems.append(f"{where}: child {want.child} was spawned, expected a refusal")
+            elif not any(r.kind == "spawn.refused" and r.data["child"] == want.child
+                         for r in result.trace):
+                problems.append(f"{where}: child {want.child} was never refused")
+            continue
         if run is None:
             problems.append(f"{where}: child {want.child} was never spawned")
             continue
@@ -47,6 +54,10 @@ def failures(result: RunResult) -> list[str]:
             if sent != ([] if want.sent_to == "none" else [want.sent_to]):
                 problems.append(f"{where}: child {want.child}: sent to "
                                 f"{', '.join(sent) or 'none'}, expected {want.sent_to}")
+        readers = {r.actor.removeprefix("requester:") for r in accepted}
+        if want.reader is not None and readers - {want.reader}:
+            problems.append(f"{where}: child {want.child}: read by {', '.join(sorted(readers))}"
+                            f", expected {want.reader}")
         if want.text is not None and not any(want.text in str(r.data["text"]) for r in accepted):
             problems.append(f"{where}: child {want.child}: no completion its requester received "
                             f"contains {want.text!r}")

@@ -17,7 +17,8 @@ import attrs
 
 from actors import addresses
 from actors.gateway_core import SENT, ChunkFate, ChunkVerdict
-from actors.messages import Completion, CompletionAck
+from actors.lane import LaneGrant
+from actors.messages import AbortRun, Completion, CompletionAck, SendRejected
 from actors.permissions import Caller
 from actors.send_error import PLATFORM_REJECTED, WRITER_CLAIM_REBOUND, SendError
 from sim.choices import Chooser
@@ -48,6 +49,7 @@ class FaultKind(enum.StrEnum):
     RECOVERY_FAIL = "recovery-fail"
     MIRROR_FAIL = "mirror-fail"
     COMPACTION = "compaction"
+    DELETE_SESSION = "delete-session"
 
 
 FAULT_KINDS: dict[str, str] = {
@@ -81,13 +83,17 @@ FAULT_KINDS: dict[str, str] = {
     FaultKind.MIRROR_FAIL: "appending a direct delivery's transcript mirror fails",
     FaultKind.COMPACTION: "a requester session compacts its transcript while completions are "
                           "in flight",
+    FaultKind.DELETE_SESSION: "a nested requester's session is deleted once its run ended, "
+                              "often while its children still run",
 }
 assert list(FAULT_KINDS) == list(FaultKind)
 # Rates a seed may give an enabled kind (per opportunity).
 RATES = (0.02, 0.05, 0.1, 0.25)
 # A crash strikes at every crash point of every restart: high rates make crash loops that only the
 # heal ends, which cost much and find little, so crashes draw from lower rates.
-KIND_RATES = {"crash": (0.01, 0.03, 0.06, 0.12)}
+KIND_RATES = {"crash": (0.01, 0.03, 0.06, 0.12),
+              # One chance per nested child (a few a seed): high rates, or it is hardly seen.
+              "delete-session": (0.25, 0.5, 0.75, 1.0)}
 DEFAULT_RESTART_MS = 5_000
 # The error chains each send fault draws from (reference §c11, §c16): plain and wrapped causes,
 # the writer-claim rebound, OpenClaw's case variants, and chains whose outer message hides the
@@ -300,7 +306,10 @@ class FaultPlan:
             self.kernel.emit("gateway", "gateway.send", {
                 "run_id": message.run_id, "key": message.key,
                 "requester": addresses.requester(message.requester)})
-        if src == addresses.TIMELINE or {src, dst} == _IN_PROCESS:
+        if src == addresses.TIMELINE or {src, dst} == _IN_PROCESS or isinstance(
+                message, LaneGrant | SendRejected | AbortRun):
+            # A lane's wake-up, a session's refusal and an abort's cascade to the aborted run's
+            # session stay inside the gateway's process.
             # The delivery actor calls the gateway in its own process: no network between them
             # (the gateway's own faults act on its sends and acknowledgements).
             return ((0, dst, message),)

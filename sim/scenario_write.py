@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 import tomli_w
 
 from actors.messages import ChildSpec, StepSpec
@@ -46,6 +47,11 @@ def dumps(scenario: Scenario) -> str:
             "children": w.children, "requester": w.requester,
             "spawn_within": seconds(w.spawn_within_ms), "run_max": seconds(w.run_max_ms),
             **({"draw_routes": True} if w.draw_routes else {})}))
+    limits = {key: value for key, value in attrs.asdict(scenario.limits).items()
+              if value is not None}
+    if limits or scenario.draw_limits:
+        parts.append(_table("[limits]", {**limits, **(
+            {"draw": True} if scenario.draw_limits else {})}))
     f = scenario.faults
     parts.append(_table("[faults]", {"kinds": list(f.kinds), "swarm": f.swarm,
                                      "heal_at": seconds(f.heal_at_ms)}))

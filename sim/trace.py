@@ -47,7 +47,7 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     # What was asked (each spawn request with its options), what the gateway was handed, and the
     # registry's rows when the world stops: the delivery oracles' outside view.
     "world.spawn": ("child", "requester", "actor", "required", "task", "caller", "request",
-                    "answer_lost"),
+                    "answer_lost", "session"),
     "gateway.send": ("run_id", "key", "requester"),
     "world.rows": ("rows",),
     "world.memory": ("runs",),
@@ -57,6 +57,9 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     # the harness sent it (DEL-5, DEL-17; sim/world_control.py).
     "world.session": ("key", "nested", "owners", "origin", "route", "binding", "hook"),
     "world.action": ("request", "session", "actor", "action", "child", "caller"),
+    # Nesting (docs/nesting.md): the limits a world runs under, and a nested session deleted.
+    "world.limits": ("max_spawn_depth", "max_children_per_agent", "max_concurrent"),
+    "world.delete-session": ("child", "session"),
 }
 
 

@@ -20,6 +20,7 @@ from actors.agent_loop import Encoding
 from actors.delivery import run_delivery
 from actors.gateway import run_gateway
 from actors.gateway_core import Route
+from actors.lane import Lane
 from actors.messages import (
     AbortChild,
     ChildSpec,
@@ -35,13 +36,21 @@ from actors.run_record import RunRecord
 from actors.runtime import Crash, Port
 from actors.states import StepFinish
 from actors.store import RunStore
-from sim import invariants, replies, world_observe, world_permissions, world_receipts, world_routes
+from sim import (
+    invariants,
+    replies,
+    world_observe,
+    world_permissions,
+    world_receipts,
+    world_routes,
+    world_tree,
+)
 from sim.choices import Chooser, Schedule, Span
 from sim.determinism import seed_trio_scheduler
 from sim.faults import ArmedFault, FaultPlan, TimelineEvent
 from sim.invariants import Violation
 from sim.kernel import ActorPort, Kernel, run_trio
-from sim.scenario import Scenario, SessionDef, WorkloadDef, nested_requester
+from sim.scenario import Scenario, SessionDef, WorkloadDef
 from sim.trace import Trace
 from sim.world_control import Control, ControlDesk
 from sim.world_trees import TreeBook, spread
@@ -182,6 +191,9 @@ class _World:
         self.sessions: dict[str, SessionDef] = {s.key: s for s in scenario.sessions}
         self.desk = ControlDesk(self.kernel, self.sessions)
         self._memory: Callable[[], dict[str, Any]] | None = None  # the registry's, DEL-16
+        self.limits = scenario.limits
+        self.lane = Lane(None)
+        self.specs: list[ChildSpec] = list(scenario.children)
 
     def _child_of_run(self, run_id: str) -> str | None:
         # Asked for every message the fault plan sees; a run's child never changes, so remember.
@@ -206,9 +218,15 @@ class _World:
         if workload is not None and workload.draw_routes:
             self.sessions[workload.requester] = world_routes.draw_routing(
                 self.chooser, self.sessions[workload.requester])
+        limits = self.scenario.limits
+        if self.scenario.draw_limits:
+            limits = world_tree.draw_limits(self.chooser, limits)
+        kernel.emit(addresses.HARNESS, "world.limits", attrs.asdict(limits))
+        self.limits, self.lane = limits, Lane(limits.max_concurrent)
         if workload is not None:
             children += self._draw_children(workload, len(children))
         kernel.trace.limit = max(MAX_RECORDS, PER_CHILD * len(children))
+        self.specs = children
         async with trio.open_nursery() as root:
             self._root = root
             for session in self.sessions.values():
@@ -246,7 +264,8 @@ class _World:
         owners = self.desk.owners(session_key)
 
         async def body(port: ActorPort) -> None:
-            await run_requester(port, session_key, self.store, self.mutants, owners)
+            await run_requester(port, session_key, self.store, self.mutants, owners,
+                                self.limits, self.lane)
 
         self.kernel.spawn(root, addresses.requester(session_key), body)
 
@@ -278,6 +297,11 @@ class _World:
     def _schedule_fault(self, event: TimelineEvent) -> None:
         kernel = self.kernel
         child = event.child
+        if event.fault == "delete-session":
+            assert child is not None  # the loader requires it
+            kernel.at(event.at_ms, f"delete session of {child}",
+                      functools.partial(self._delete_session, child))
+            return
         if event.fault in ("history-read", "abort", "cleanup", "archive-read", "status",
                            "compact"):
             assert child is not None  # the loader requires it
@@ -316,6 +340,9 @@ class _World:
 
         kernel.at(event.at_ms, f"arm {event.fault}", arm)
 
+    def _delete_session(self, child_id: str) -> None:
+        world_tree.delete_session(self.kernel, self.store, self.specs, child_id)
+
     def _schedule_abort(self, at_ms: int, requester: str, child_id: str,
                         caller: Caller | None = None) -> None:
         """The requester aborts its child at ``at_ms`` (it owns the child's scope)."""
@@ -330,11 +357,24 @@ class _World:
             with self.chooser.span("child"):  # so a shrinker can drop one child whole
                 child = spread(self.chooser, workload,
                                self._draw_child(workload, f"c{first + i + 1}", i))
-                child = self._draw_tree(child, trees, workload.tree_share)
+                child = world_tree.draw_tree(self.chooser, child, drawn, trees,
+                                             workload.tree_share)
                 child = self._draw_archive_use(child, drawn)
                 child = world_receipts.draw_correction(self.chooser, self.plan, child)
                 drawn.append(child)
                 trees.add(child)
+                if child.parent is not None and self.plan.strikes("delete-session"):
+                    parent = next(c for c in reversed(drawn) if c.id == child.parent)
+                    at = world_tree.deletion_at(self.chooser, parent, child)
+                    self.kernel.at(at, f"delete session of {parent.id}",
+                                   functools.partial(self._delete_session, parent.id))
+                if child.parent is not None:
+                    extra = world_tree.draw_stale_rerun(
+                        self.chooser, child, drawn,
+                        functools.partial(self._draw_child, workload, child.parent, i))
+                    drawn += extra
+                    for spec in extra:
+                        trees.add(spec)
                 if self.plan.strikes("abort"):
                     at = child.spawn_at_ms + 1000 * self.chooser.choose(
                         "fault:abort", child.run_ms // 1000 + 1)
@@ -347,11 +387,11 @@ class _World:
                     world_observe.compact_at(self.kernel, child.spawn_at_ms + child.run_ms + 1000
                                              * self.chooser.choose("fault:compaction", 300),
                                              child.requester, child.id)
-                if self.chooser.chance("workload:rerun", RERUN_SHARE):
+                # A nested child is not re-run (its id would name a top-level child too).
+                if child.parent is None and self.chooser.chance("workload:rerun", RERUN_SHARE):
                     # The same child session runs again once its first run is surely over.
-                    rerun = self._draw_child(workload, child.id, i)
-                    if child.parent is None:  # the same session runs again
-                        rerun = attrs.evolve(rerun, requester=child.requester)
+                    rerun = attrs.evolve(self._draw_child(workload, child.id, i),
+                                         requester=child.requester)
                     drawn.append(attrs.evolve(rerun, spawn_at_ms=child.spawn_at_ms
                                               + 2 * child.run_ms
                                               + (child.correction_after_ms or 0) + 1000 * (
@@ -380,19 +420,6 @@ class _World:
                 self._send_at(end_ms + 1000 * (1 + chooser.choose(sub, 120)), child,
                               CleanupSession(child.id))
         return child
-
-    def _draw_tree(self, child: ChildSpec, trees: TreeBook, share: float) -> ChildSpec:
-        """DEL-6: some children are spawned by an earlier child while it runs (trees of the
-        workload's depth and fan-out, sim/world_trees.py); on their own stream."""
-        chooser, sub = self.chooser, "workload:tree"
-        if not len(trees) or not chooser.chance(sub, share):
-            return child
-        if not trees.open_parents:
-            return child
-        parent = trees.parent(chooser.choose(sub, trees.open_parents))
-        spawn_at_ms = parent.spawn_at_ms + 1000 * chooser.choose(sub, parent.run_ms // 1000)
-        return attrs.evolve(child, parent=parent.id, requester=nested_requester(parent),
-                            spawn_at_ms=spawn_at_ms)
 
     def _send_at(self, at_ms: int, child: ChildSpec, message: Control) -> None:
         self.desk.control(at_ms, f"{type(message).__name__} {child.id}", child.requester, message)

@@ -70,7 +70,8 @@ class ControlDesk:
             self.kernel.emit(addresses.HARNESS, "world.spawn", {
                 "child": child.id, "requester": child.requester, "actor": requester,
                 "required": child.expects_completion, "task": child.task,
-                "caller": str(caller), "request": number, "answer_lost": child.answer_lost})
+                "caller": str(caller), "request": number, "answer_lost": child.answer_lost,
+                "session": child.session or child.id})
             self.kernel.send(addresses.TIMELINE, requester, Spawn(child, caller, number))
 
         self.kernel.at(child.spawn_at_ms, f"spawn {child.id}", request)

@@ -25,6 +25,7 @@ from actors.run_record import (
     RetryScheduled,
     RunEnded,
     RunRecord,
+    RunStarted,
     apply,
     columns,
 )
@@ -99,7 +100,8 @@ def test_each_change_writes_exactly_its_columns() -> None:
                GaveUp(DeliveryStatus.SUSPENDED, "chat not found"), CleanedUp(11),
                Corrected(13, "corrected"),
                ClaimMoved(ClaimPhase.ATTEMPTED, "announce:v1:k:run-1", 5),
-               EvidenceSaved(EvidenceKind.REPLY_SENT, "announce:v1:k:run-1", 5), Reopened(2)]
+               EvidenceSaved(EvidenceKind.REPLY_SENT, "announce:v1:k:run-1", 5), Reopened(2),
+               RunStarted(4)]
     assert [type(c) for c in samples] == list(CHANGE_TYPES)
     record_fields = {f.name for f in attrs.fields(RunRecord)}
     for change in samples:

@@ -125,8 +125,9 @@ def test_eventually_resolved_enforces_its_time_bound() -> None:
 def test_result_intact_catches_a_truncated_result(monkeypatch: pytest.MonkeyPatch) -> None:
     original = actors.delivery.render
 
-    def truncating(record: RunRecord, kind: Any) -> str:
-        return original(attrs.evolve(record, result_text=(record.result_text or "")[:5]), kind)
+    def truncating(record: RunRecord, kind: Any, *findings: Any) -> str:
+        return original(attrs.evolve(record, result_text=(record.result_text or "")[:5]), kind,
+                        *findings)
 
     monkeypatch.setattr(actors.delivery, "render", truncating)
     result = _run("transient-then-success.toml")

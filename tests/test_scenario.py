@@ -34,7 +34,7 @@ CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, reply_c
                 "fork_seed, earlier_epoch, session, parent, caller, answer_lost, correction_after, "
                 "correction")
 TOP_FIELDS = ("name, description, covers, seed, strategy, mutants, until, sessions, children, "
-              "workload, faults, timeline, expect, replay")
+              "workload, faults, timeline, expect, replay, limits")
 
 
 def scenario_files() -> list[Path]:

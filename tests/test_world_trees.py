@@ -54,7 +54,10 @@ def test_the_book_lists_the_parents_a_scan_would(
 
 
 def _default_world(extra: str) -> scenario_mod.Scenario:
-    text = world_with(8).source.replace("run_max = 600", "run_max = 600\n" + extra)
+    # The default world sets its own tree_share (sim/world_tree.py); the knob's lines replace it.
+    source = "".join(line for line in world_with(8).source.splitlines(keepends=True)
+                     if not line.startswith("tree_share = "))
+    text = source.replace("run_max = 600", "run_max = 600\n" + extra)
     return scenario_mod.loads(text, "<test>")
 
 

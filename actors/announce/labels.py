@@ -86,6 +86,15 @@ def batch_status(status: Status, error: str | None, disposition: Disposition = "
     return single_line(raw, UNKNOWN)
 
 
+# A reply that is exactly this (whitespace trimmed) asks for no announcement (reference §c1).
+ANNOUNCE_SKIP = "ANNOUNCE_SKIP"
+
+
+def is_announce_skip(text: str | None) -> bool:
+    # Only short texts can be the token; the guard keeps strip() off megabyte answers.
+    return text is not None and len(text) < 64 and text.strip() == ANNOUNCE_SKIP
+
+
 def visible_text(text: str | None) -> str | None:
     """The child's visible answer, or ``None`` when the requester must read ``(no output)``:
     no text, only whitespace, or an exact silent ``NO_REPLY`` (DEL-2, FMT-3)."""

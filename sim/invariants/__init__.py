@@ -10,8 +10,10 @@ from sim.invariants.base import Invariant, Violation
 from sim.invariants.child_log import INVARIANTS as _CHILD_LOG
 from sim.invariants.chunks import INVARIANTS as _CHUNKS
 from sim.invariants.delivery import INVARIANTS as _DELIVERY
+from sim.invariants.findings import INVARIANTS as _FINDINGS
 from sim.invariants.handoffs import INVARIANTS as _HANDOFFS
 from sim.invariants.lifecycle import INVARIANTS as _LIFECYCLE
+from sim.invariants.limits import INVARIANTS as _LIMITS
 from sim.invariants.mirrors import INVARIANTS as _MIRRORS
 from sim.invariants.nesting import INVARIANTS as _NESTING
 from sim.invariants.output import INVARIANTS as _OUTPUT
@@ -27,7 +29,8 @@ from sim.trace import Record
 ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _OUTPUT + _CHILD_LOG
                               + _ANNOUNCE + _ARCHIVE + _LIFECYCLE + _NESTING + _ROUTES
                               + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS
-                              + _RECEIPTS)
+                              + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS
+                              + _RECEIPTS + _FINDINGS + _LIMITS)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

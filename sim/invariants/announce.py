@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.findings import HEADER, own_part
 from sim.invariants.receipts import produced
 from sim.trace import Record
 
@@ -83,9 +84,22 @@ def _context(trace: Sequence[Record]) -> tuple[dict[str, Record], dict[str, Reco
     return spawns, ends
 
 
+def _spawned_children(trace: Sequence[Record], spawns: dict[str, Record],
+                      ends: dict[str, Record]) -> set[str]:
+    """The runs that spawned children while they ran (their results may carry findings)."""
+    by_session: dict[str, list[int]] = {}
+    for r in trace:
+        if r.kind == "spawn":
+            by_session.setdefault(r.data["requester"], []).append(r.seq)
+    return {run_id for run_id, spawn in spawns.items() if run_id in ends and any(
+        spawn.seq < seq < ends[run_id].seq
+        for seq in by_session.get(spawn.data["child_session_key"], ()))}
+
+
 def announce_block(trace: Sequence[Record]) -> list[Violation]:
     spawns, ends = _context(trace)
     made = produced(trace)  # a receipt's result: the end's, or a later correction's (DEL-12)
+    parents = _spawned_children(trace, spawns, ends)
     violations: list[Violation] = []
     for r in trace:
         if r.kind != "requester.accept" or r.data["run_id"] not in ends:
@@ -108,7 +122,8 @@ def announce_block(trace: Sequence[Record]) -> list[Violation]:
                           f"{end.data['status']})")
         result = made.get((run_id, r.data["ended_at"]), end).data["result"]
         opens = text.count("<prompt-data>")
-        if not _visible(result):
+        findings_only = DATA_OPEN + HEADER in text  # §c8: findings replace a missing answer
+        if not _visible(result) and not findings_only:
             if opens:
                 fail("DEL-2", f"the child had no visible result ({result!r}) but the requester "
                               "read a result block")
@@ -123,12 +138,19 @@ def announce_block(trace: Sequence[Record]) -> list[Violation]:
         shown = _unescape(body)
         after = text[text.index(DATA_CLOSE) + len(DATA_CLOSE):]
         marker = _MARKER.match(after)
-        if marker is None:
+        shown, findings = own_part(shown, result)
+        if findings is not None or findings_only or (
+                marker is not None and _visible(result) and shown.startswith(result + "\n\n")):
+            pass  # the run's own result, then its children's findings (findings-scoped)
+        elif marker is None:
             if shown != result:
                 fail("FMT-2", "the result block does not parse back to the child's result")
         else:
             omitted, key = int(marker.group(1)), marker.group(2)
-            if not result.startswith(shown) or omitted != len(result) - len(shown):
+            # A run with children: N also counts the cut findings after its own result.
+            short = len(result) - len(shown)
+            if not result.startswith(shown) or (omitted != short and not (
+                    run_id in parents and omitted > short)):
                 fail("FMT-2", f"the truncated head is not the result's beginning, or the marker's "
                               f"{omitted} omitted characters do not add up")
             if key != spawn.data["child_session_key"]:
@@ -139,19 +161,28 @@ def announce_block(trace: Sequence[Record]) -> list[Violation]:
 def stats_line(trace: Sequence[Record]) -> list[Violation]:
     spawns, ends = _context(trace)
     violations = []
+    # A run that waited for the maxConcurrent lane starts later, or never (aborted waiting).
+    started: dict[str, int | None] = {}
     for r in trace:
+        if r.kind == "lane.queued":
+            started[r.data["run_id"]] = None
+        elif r.kind == "lane.started":
+            started[r.data["run_id"]] = r.t_ms
         if r.kind != "requester.accept" or r.data["run_id"] not in ends:
             continue
         spawn, end = spawns[r.data["run_id"]], ends[r.data["run_id"]]
+        start_ms = started.get(r.data["run_id"], spawn.t_ms)
+        if start_ms is None:
+            start_ms = end.t_ms  # never started: its runtime is unknown ("n/a")
         stats = [line for line in r.data["text"].split("\n") if line.startswith("Stats: ")]
         problems = []
         if len(stats) != 1:
             problems.append(f"{len(stats)} stats lines")
         else:
             parts = stats[0][len("Stats: "):].split(" • ")
-            runtime = f"runtime {_duration(end.t_ms - spawn.t_ms)}"
+            runtime = f"runtime {_duration(end.t_ms - start_ms)}"
             if parts[0] != runtime:
-                problems.append(f"{parts[0]!r} where the child ran from {spawn.t_ms} to "
+                problems.append(f"{parts[0]!r} where the child ran from {start_ms} to "
                                 f"{end.t_ms} ms ({runtime!r})")
             tokens = [p for p in parts if p.startswith("tokens ")]
             unknown = tokens == ["tokens unknown"]

@@ -56,6 +56,10 @@ def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
     for r in trace:
         if r.kind == "world.spawn":
             waiting.setdefault((r.data["actor"], r.data["child"]), []).append(r)
+        elif r.kind == "spawn.refused":
+            refused = waiting.get((r.actor, r.data["child"]))
+            if refused:
+                refused.pop(0)  # a refused request never runs (reference §c15)
         elif r.kind == "spawn":
             requests = waiting.get((r.actor, r.data["child"]))
             if requests:
@@ -75,7 +79,9 @@ def final_rows(trace: Sequence[Record]) -> dict[str, str]:
 
 
 def is_rejection(r: Record) -> bool:
-    return r.kind == "fault" and "error" in r.data and "run_id" in r.data
+    """A send fault, or a deleted session refusing a completion that reached it (DEL-4)."""
+    return ((r.kind == "fault" and "error" in r.data and "run_id" in r.data)
+            or r.kind == "requester.gone")
 
 
 def rejection_class(r: Record) -> str | None:

@@ -79,6 +79,11 @@ def incomplete_not_delivered(trace: Sequence[Record]) -> list[Violation]:
     """A completion whose chunked send broke part-way is recorded as not delivered and never
     reaches its requester's transcript."""
     partial = partial_sends(trace)
+    target: dict[str, str] = {}  # run -> the session of its broken send (DEL-4: may differ)
+    for r in trace:
+        if r.kind == "gateway.send" and r.data["run_id"] in partial \
+                and r.seq < partial[r.data["run_id"]].seq:
+            target[r.data["run_id"]] = r.data["requester"]
     violations = []
     for r in trace:
         if r.kind not in ("delivery.delivered", "requester.accept"):
@@ -86,6 +91,9 @@ def incomplete_not_delivered(trace: Sequence[Record]) -> list[Violation]:
         fault = partial.get(r.data["key"])
         if fault is None:
             continue
+        if r.kind == "requester.accept" and r.seq < fault.seq \
+                and r.actor != target.get(r.data["run_id"]):
+            continue  # read earlier by a nested requester since deleted: not this send
         what = "recorded as delivered" if r.kind == "delivery.delivered" else \
             f"accepted by {r.actor}"
         violations.append(Violation(

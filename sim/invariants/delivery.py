@@ -67,14 +67,19 @@ def delivered_means_received(trace: Sequence[Record]) -> list[Violation]:
     asked for it) has its completion: when it says so, and in its rows when the world stops."""
     asked = asked_runs(trace)
     received: dict[str, Record] = {}
+    deleted: set[str] = set()  # requester actors whose session was deleted (DEL-4 fallback)
     violations = []
     for r in trace:
-        if r.kind == "child.end" and (r.data["result"] or "").strip() == "ANNOUNCE_SKIP":
+        if r.kind == "world.delete-session":
+            deleted.add(f"requester:{r.data['session']}")
+        elif r.kind == "child.end" and (r.data["result"] or "").strip() == "ANNOUNCE_SKIP":
             # Reference §c1: an exact ANNOUNCE_SKIP reply is delivered by announcing nothing.
             received.setdefault(r.data["run_id"], r)
         elif r.kind == "requester.accept":
             run = asked.get(r.data["run_id"])
-            if run is not None and r.actor != run.actor:
+            if run is not None and r.actor != run.actor and run.actor in deleted:
+                received.setdefault(r.data["run_id"], r)  # requester-fallback judges where
+            elif run is not None and r.actor != run.actor:
                 violations.append(Violation(
                     "delivered-means-received", "DEL-3",
                     f"{r.data['run_id']} was asked for by {run.actor}, but its completion was "
@@ -192,7 +197,9 @@ def failure_not_replayed(trace: Sequence[Record]) -> list[Violation]:
             failed[r.data["run_id"]] = r
         elif r.kind == "requester.accept" and r.data["run_id"] in failed:
             text = r.data["text"]
-            if "<prompt-data>" in text:
+            # The findings of its children (DEL-6) are theirs, not text it captured.
+            findings = "<prompt-data>\nChild completion results:\n\n" in text
+            if "<prompt-data>" in text and not findings:
                 head = text[text.index("<prompt-data>"):][:80]
                 violations.append(Violation(
                     "failure-not-replayed", "DEL-14",

@@ -17,6 +17,7 @@ import attrs
 from sim.invariants.announce import DATA_CLOSE, DATA_OPEN
 from sim.invariants.asked import asked_runs
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.findings import own_part, visible
 from sim.trace import Record
 
 
@@ -299,6 +300,15 @@ def result_intact(trace: Sequence[Record]) -> list[Violation]:
             if shown is None:
                 continue  # no result block: whether that is right is announce-block's to judge
             truncated = "\n[truncated: " in r.data["text"][r.data["text"].index(DATA_CLOSE):]
+            # A run that spawned children carries their findings after its own result (DEL-6;
+            # findings-scoped judges them): only its own part is compared here.
+            shown, findings = own_part(shown, end.data["result"])
+            if findings is not None:
+                if not visible(want):
+                    continue  # the findings stand in for a missing own answer (§c8)
+                truncated = False
+            elif truncated and want and shown.startswith(want + "\n\n"):
+                continue  # cut inside the findings that follow the whole own result
             if shown != want and not (truncated and want.startswith(shown)):
                 violations.append(Violation(
                     "result-intact", "DEL-15",

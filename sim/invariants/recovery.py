@@ -5,7 +5,8 @@ answer-lost fault took the run's captured reply), the child's own end record and
 (``child.end``, ``child.message``: the answer it really wrote), the registry's records (the run
 recorded delivered; each recovery attempt and the recovery's end, as its recovery table holds
 them), the gateway's refusals of a recovery hand-off (``recovery-fail`` fault records) and what the
-requester's transcript received (``requester.recovered``). Restated from seed 002 and
+requester's transcript received (``requester.recovered``), and the delivery process's crashes (one
+can take a recorded attempt before its hand-off). Restated from seed 002 and
 docs/recovery.md: at most three attempts; none for a run that answered.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sim.invariants.asked import asked_runs
+from sim.invariants.asked import asked_runs, is_delivery_crash
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.output import _shown_result
 from sim.trace import Record
@@ -52,6 +53,9 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
     attempts: dict[str, list[Record]] = {}
     ended: dict[str, Record] = {}
     refusals: dict[str, int] = {}
+    # Runs whose recovery was open when the delivery process died: an attempt it had recorded
+    # may never have been handed over (the crash took it, as the bound counts it).
+    crashed: set[str] = set()
     recovered: dict[tuple[str, str], Record] = {}
     world_end: Record | None = None
     violations: list[Violation] = []
@@ -86,6 +90,8 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
                      f"bound of {RECOVERY_ATTEMPTS}", made[0], r)
         elif kind == "recovery.end":
             ended[r.data["run_id"]] = r
+        elif is_delivery_crash(r):
+            crashed.update(run_id for run_id in attempts if run_id not in ended)
         elif kind == "fault" and r.data.get("kind") == "recovery-fail":
             refusals[r.data["run_id"]] = refusals.get(r.data["run_id"], 0) + 1
         elif kind == "requester.recovered":
@@ -123,7 +129,7 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
         end = ended.get(run_id)
         if end is None:
             fail(f"lost-answer recovery of {run_id} never ended", record, world_end)
-        elif lost and not got and refusals.get(run_id, 0) == 0:
+        elif lost and not got and refusals.get(run_id, 0) == 0 and run_id not in crashed:
             fail(f"{run_id}'s answer was in its transcript, yet recovery ended "
                  f"{end.data['outcome']} without it reaching the requester and without a refusal",
                  record, end)

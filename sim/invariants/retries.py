@@ -133,7 +133,11 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
                 hidden.discard(run_id)
                 reopened.discard(run_id)
                 continue
-            problem = None if run.crashed else _gap_problem(run, r.t_ms - run.last_send.t_ms)
+            # A deleted session refuses when the completion reaches it (DEL-4), maybe later than
+            # the send; the wait runs from that refusal.
+            since = (run.rejection.t_ms if run.rejection is not None
+                     and run.rejection.kind == "requester.gone" else run.last_send.t_ms)
+            problem = None if run.crashed else _gap_problem(run, r.t_ms - since)
             if problem is not None:
                 violations.append(Violation(
                     "retry-timing", "DEL-10", f"{run_id}: {problem}",

@@ -17,6 +17,7 @@ from actors.inputs import Node, decode, toml_document
 from actors.messages import DEFAULT_CORRECTION, STEP_FINISHES, ChildSpec, StepSpec
 from actors.mutants import MUTANTS
 from actors.session import child_session_key
+from actors.spawn_limits import CHILDREN_RANGE, CONCURRENT_RANGE, DEPTH_RANGE, SpawnLimits
 from actors.states import StepFinish, values
 from sim.choices import MAX_SEED, STRATEGIES
 from sim.faults import FAULT_KINDS
@@ -41,7 +42,8 @@ from sim.scenario.sessions import caller, sessions
 from sim.scenario.timeline import expectations, replay_choices, timeline
 
 _TOP_FIELDS = ("name", "description", "covers", "seed", "strategy", "mutants", "until",
-               "sessions", "children", "workload", "faults", "timeline", "expect", "replay")
+               "sessions", "children", "workload", "faults", "timeline", "expect", "replay",
+               "limits")
 
 
 def load(path: str | Path) -> Scenario:
@@ -77,6 +79,7 @@ def loads(text: str, path: str = "<scenario>") -> Scenario:
     children = tuple(attrs.evolve(c, caller=caller(table, child_ids))
                      for c, table in zip(children, root.nodes("children"), strict=True))
     workload = _workload(root, session_keys, len(children))
+    limits, draw_limits = _limits(root)
     if not children and workload is None:
         raise doc.error((), "children", "the world has no children (add [[children]] or "
                         "[workload])")
@@ -96,6 +99,8 @@ def loads(text: str, path: str = "<scenario>") -> Scenario:
         timeline=timeline(root, child_ids),
         expect=expectations(root, child_ids),
         replay=replay_choices(root),
+        limits=limits,
+        draw_limits=draw_limits,
         source=text,
     )
 
@@ -248,6 +253,24 @@ def _workload(root: Node, session_keys: list[str], scripted: int) -> WorkloadDef
         tree_depth=table.integer("tree_depth", 3, minimum=1, maximum=MAX_TREE_DEPTH),
         tree_fan_out=table.integer("tree_fan_out", 5, minimum=1, maximum=MAX_TREE_FAN_OUT),
     )
+
+
+def _limits(root: Node) -> tuple[SpawnLimits, bool]:
+    """``[limits]`` (reference §c15): each key optional; an absent key leaves that limit off."""
+    table = root.node("limits", None)
+    if table is None:
+        return SpawnLimits(), False
+    table.check_keys(("max_spawn_depth", "max_children_per_agent", "max_concurrent", "draw"))
+    limits = SpawnLimits(
+        table.integer("max_spawn_depth", None, minimum=DEPTH_RANGE[0], maximum=DEPTH_RANGE[1]),
+        table.integer("max_children_per_agent", None, minimum=CHILDREN_RANGE[0],
+                      maximum=CHILDREN_RANGE[1]),
+        table.integer("max_concurrent", None, minimum=CONCURRENT_RANGE[0],
+                      maximum=CONCURRENT_RANGE[1]))
+    draw = table.boolean("draw", False)
+    if draw and root.node("workload", None) is None:
+        raise table.fail("draw", "needs a [workload] (the seed draws smaller limits for it)")
+    return limits, draw
 
 
 def _faults(root: Node) -> FaultsDef:

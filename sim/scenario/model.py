@@ -14,6 +14,7 @@ import attrs
 from actors.messages import ChildSpec
 from actors.permissions import DEFAULT_OWNER
 from actors.routing import SessionRouting, Target
+from actors.spawn_limits import NO_LIMITS, SpawnLimits
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, values
 from sim.faults import FaultKind, TimelineEvent
 
@@ -49,9 +50,11 @@ _TIMELINE_FIELDS = {
     "archive-read": ("child", "limit", "offset", "include_tools", "caller"),
     "status": ("child", "caller"),
     "compact": ("child",),
+    "delete-session": ("child",),
 }
 # Timeline entries that are things the world does rather than faults (`event = ...`).
-TIMELINE_EVENTS = ("abort", "history-read", "cleanup", "archive-read", "status", "compact")
+TIMELINE_EVENTS = ("abort", "history-read", "cleanup", "archive-read", "status", "compact",
+                   "delete-session")
 # Where the delivery actor can crash (actors/delivery.py names them).
 CRASH_POINTS = values(CrashPoint)
 DEFAULT_UNTIL_S = 6 * 3600
@@ -135,6 +138,10 @@ class ChildExpectation:
     line: int | None
     # DEL-5: "channel chat [thread]" every chunk of its completion went to, or "none" (no channel).
     sent_to: str | None = None
+    # Nesting (docs/nesting.md): the spawn is refused (never registered); every completion of
+    # it is read by this session (a fallback, DEL-4).
+    refused: bool = False
+    reader: str | None = None
 
 
 @attrs.frozen
@@ -160,6 +167,10 @@ class Scenario:
     faults: FaultsDef
     timeline: tuple[TimelineEvent, ...]
     expect: Expectation
+    # `[limits]`: spawn limits (reference §c15); off when the table is absent.
+    limits: SpawnLimits = NO_LIMITS
+    # `[limits] draw = true`: the seeded workload sometimes runs under smaller limits.
+    draw_limits: bool = False
     # `[replay.choices]`: a saved run's choices per subsystem, followed leniently
     # (sim/choices.py); a saved shrunk failure is one run whatever the seed.
     replay: tuple[tuple[str, tuple[int, ...]], ...] | None = None

@@ -59,7 +59,9 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             what = {"abort": "an abort names the child to abort",
                     "cleanup": "a cleanup names the child whose session it deletes",
                     "status": "a status read names the child it asks about",
-                    "compact": "a compaction names a child whose requester session compacts"}.get(
+                    "compact": "a compaction names a child whose requester session compacts",
+                    "delete-session": "a session deletion names the child whose session it "
+                                      "deletes"}.get(
                 fault, "a history read names the child whose transcript it reads")
             raise table.fail("child", what)
         point = table.text("point", None)
@@ -122,7 +124,8 @@ def expectations(root: Node, child_ids: list[str]) -> Expectation:
                                   f"(known: {', '.join(BY_NAME)})")
     found = []
     for child_table in table.nodes("children"):
-        child_table.check_keys(("child", "delivery", "received", "status", "text", "sent_to"))
+        child_table.check_keys(("child", "delivery", "received", "status", "text", "sent_to",
+                                "refused", "reader"))
         child = child_table.text("child")
         if child not in child_ids:
             raise child_table.fail("child", f"{child!r} is not one of the [[children]]")
@@ -134,6 +137,8 @@ def expectations(root: Node, child_ids: list[str]) -> Expectation:
             text=child_table.text("text", None),
             line=child_table.line,
             sent_to=_sent_to(child_table),
+            refused=child_table.boolean("refused", False),
+            reader=child_table.text("reader", None),
         ))
     return Expectation(violations, tuple(found), table.integer("refusals", None,
                                                                maximum=MAX_COUNT))
