@@ -24,6 +24,7 @@ from importlib import resources
 
 import attrs
 
+from actors.spawn_limits import NO_LIMITS
 from sim import scenario as scenario_mod
 from sim import world
 from sim.gc_tuning import tune_for_big_runs
@@ -41,7 +42,9 @@ def _rss_mib() -> float:
 
 
 def world_with(children: int, *, trees: bool = False) -> scenario_mod.Scenario:
-    """The default world with ``children`` children; with ``trees``, in the big-tree shape."""
+    """The default world with ``children`` children; with ``trees``, in the big-tree shape.
+    Without spawn limits (docs/nesting.md): under the default world's, a big workload would be
+    refused past ten active children per session and queue on an eight-slot lane."""
     text = resources.files("sim").joinpath("default_world.toml").read_text(encoding="utf-8")
     if "children = 8" not in text:
         raise AssertionError("the default world no longer says `children = 8`")
@@ -53,7 +56,7 @@ def world_with(children: int, *, trees: bool = False) -> scenario_mod.Scenario:
             workload, tree_share=TREE_SHARE, tree_depth=MAX_TREE_DEPTH,
             tree_fan_out=MAX_TREE_FAN_OUT,
             sessions=max(1, min(MAX_SESSIONS, children // CHILDREN_PER_SESSION)))
-    return attrs.evolve(loaded, workload=workload)
+    return attrs.evolve(loaded, workload=workload, limits=NO_LIMITS, draw_limits=False)
 
 
 def measure(children: int, *, trees: bool = True) -> dict[str, float | int | str]:

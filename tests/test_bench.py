@@ -28,7 +28,9 @@ def test_scale_rows_come_from_clean_runs_in_fresh_processes() -> None:
         assert row["violations"] == 0
         assert row["seconds"] > 0
         assert row["peak_mib"] > 0
-        assert row["records"] > 10 * row["children"]
+        # Some drawn nested spawns are refused (their parent's run already ended,
+        # docs/nesting.md), so a small tree world records fewer than ten records per child.
+        assert row["records"] > 5 * row["children"]
     assert "time_growth" in rows[1]
 
 
