@@ -20,7 +20,7 @@ from actors.routing import WEBCHAT
 from actors.send_error import SendError
 from actors.states import StepFinish
 from sim.faults import TimelineEvent
-from sim.scenario import _TIMELINE_FIELDS, TIMELINE_FAULTS, Scenario, SessionDef
+from sim.scenario import _TIMELINE_FIELDS, TIMELINE_FAULTS, Scenario, SessionDef, WorkloadDef
 
 
 def seconds(ms: int) -> int | float:
@@ -46,7 +46,13 @@ def dumps(scenario: Scenario) -> str:
         parts.append(_table("[workload]", {
             "children": w.children, "requester": w.requester,
             "spawn_within": seconds(w.spawn_within_ms), "run_max": seconds(w.run_max_ms),
-            **({"draw_routes": True} if w.draw_routes else {})}))
+            **({"draw_routes": True} if w.draw_routes else {}),
+            # The shape knobs, where they differ from their defaults (the default world's
+            # tree_share does).
+            **{key: value for key, value in (
+                ("sessions", w.sessions), ("tree_share", w.tree_share),
+                ("tree_depth", w.tree_depth), ("tree_fan_out", w.tree_fan_out))
+               if value != attrs.fields_dict(WorkloadDef)[key].default}}))
     limits = {key: value for key, value in attrs.asdict(scenario.limits).items()
               if value is not None}
     if limits or scenario.draw_limits:
