@@ -255,8 +255,18 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
         def kind(session_key: str) -> announce.RequesterKind:
             return announce.RequesterKind.TOP_LEVEL_COMPLETION
     def checkpoint(record: RunRecord, any_run: bool) -> tuple[str, int] | None:
-        return store.checkpoint(record.requester, record.child_session_key,
-                                None if any_run else record.run_id)
+        # The requester's session, or (once that nested session was deleted) the fallback
+        # the completion was handed to instead (DEL-4): either may hold the checkpoint.
+        readers = [record.requester]
+        fallback = fallback_route(store, record)
+        if fallback is not None and fallback != record.requester:
+            readers.append(fallback)
+        for reader in readers:
+            found = store.checkpoint(reader, record.child_session_key,
+                                     None if any_run else record.run_id)
+            if found is not None:
+                return found
+        return None
 
     def findings_of(record: RunRecord) -> Sequence[RunRecord]:
         children = store.direct_children(record.run_id)

@@ -60,6 +60,8 @@ async def run_requester(
     # Each child's latest run and session key (a key may be reused by a later child).
     runs: dict[str, tuple[str, str]] = {}
     spawned: dict[str, str] = {}  # child session key -> its latest run id
+    # Child actors still alive: one may outlive its run's end (a later correction, DEL-12).
+    alive: set[str] = set()
     async with trio.open_nursery() as children:
         while True:
             message = await port.receive()
@@ -99,10 +101,11 @@ async def run_requester(
                     continue
                 run_id = store.next_run_id()
                 actor = addresses.child(spec.id)
-                if spec.id in runs and store.get(runs[spec.id][0]).ended_at_ms is None:
-                    # The same child id runs again under another session key while its earlier
-                    # run still runs (it waited for the lane): a distinct actor.
+                if actor in alive:
+                    # The same child id runs again while its earlier actor still lives (its run
+                    # waited for the lane, or it will still correct its result): a distinct actor.
                     actor = addresses.child(f"{spec.id}@{run_id}")
+                alive.add(actor)
                 granted = lane is None or lane.enter(run_id, actor)
                 record = RunRecord(
                     run_id=run_id,
@@ -135,8 +138,11 @@ async def run_requester(
                                key: str = record.child_session_key,
                                scope: trio.CancelScope = scope, queued: bool = not granted
                                ) -> None:
-                    await run_child(child_port, spec, run_id, key, store, scope, mutants, lane,
-                                    queued)
+                    try:
+                        await run_child(child_port, spec, run_id, key, store, scope, mutants,
+                                        lane, queued)
+                    finally:
+                        alive.discard(child_port.name)
 
                 port.spawn(children, actor, body)
             elif isinstance(message, AbortChild):

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import attrs
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.receipts import produced
 from sim.trace import Record
 
 HEADER = "Child completion results:\n\n"
@@ -126,6 +127,9 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
     by_session: dict[str, list[Record]] = {}  # requester session -> its spawns, in order
     of_key: dict[str, list[int]] = {}  # child session key -> the seqs of its spawns
     sent: dict[str, Record] = {}  # run -> its last hand-off to the gateway so far
+    # DEL-12: a producer's later correction replaces a run's result (a newer receipt).
+    corrections: dict[str, list[Record]] = {}
+    made = produced(trace)
     violations: list[Violation] = []
     for r in trace:
         kind = r.kind
@@ -135,6 +139,8 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
             of_key.setdefault(r.data["child_session_key"], []).append(r.seq)
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
+        elif kind == "child.correction":
+            corrections.setdefault(r.data["run_id"], []).append(r)
         elif kind == "gateway.send":
             sent[r.data["run_id"]] = r
         elif kind == "requester.accept" and r.data["run_id"] in ends:
@@ -154,17 +160,24 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
                 child_end = ends.get(s.data["run_id"])
                 if stale or child_end is None or child_end.seq > at:
                     continue
+                # Its row's result when this run's announcement was made: the latest
+                # correction by then, else its end.
+                for fix in corrections.get(s.data["run_id"], ()):
+                    if fix.seq < at:
+                        child_end = attrs.evolve(child_end, data={
+                            **child_end.data, "result": fix.data["result"]})
                 result = child_end.data["result"]
                 if (child_end.data["status"] == "ok" and result is not None
                         and result.strip() == "ANNOUNCE_SKIP"):
                     continue
                 expected.append((s.t_ms, child_end.t_ms, key, child_end))
             expected.sort(key=lambda e: (e[0], e[1], e[2]))
-            violations += _judge(r, spawn, end, [e[3] for e in expected], spawns)
+            receipt = made.get((run_id, r.data["ended_at"]), end)  # the result it carries
+            violations += _judge(r, spawn, end, receipt, [e[3] for e in expected], spawns)
     return violations
 
 
-def _judge(r: Record, spawn: Record, end: Record, expected: list[Record],
+def _judge(r: Record, spawn: Record, end: Record, receipt: Record, expected: list[Record],
            spawns: dict[str, Record]) -> list[Violation]:
     run_id = r.data["run_id"]
     shown_text, block_cut = _shown_result(r.data["text"])
@@ -175,7 +188,7 @@ def _judge(r: Record, spawn: Record, end: Record, expected: list[Record],
         return [Violation("findings-scoped", "DEL-6", f"{run_id} reached {r.actor}: {what}",
                           (spawn.seq, end.seq, r.seq))]
 
-    _, findings = own_part(shown_text, end.data["result"])
+    _, findings = own_part(shown_text, receipt.data["result"])
     if findings is None:
         if expected and not block_cut:
             keys = ", ".join(spawns[e.data["run_id"]].data["child_session_key"]

@@ -155,14 +155,20 @@ def evidence_is_own(trace: Sequence[Record]) -> list[Violation]:
     """DEL-13, DEL-15: saved evidence names this run's own receipt: a reply sent or a silent
     checkpoint under a key its own requester took for this very run (never another run's, even
     of the same child session); a suppressed send only for an exact ANNOUNCE_SKIP reply that was
-    never handed to the gateway."""
+    never handed to the gateway. Once the asked requester's session was deleted, a receipt its
+    fallback took counts as the run's own (where it may land is requester-fallback's, DEL-4)."""
     asked = asked_runs(trace)
     taken: set[tuple[str, str, str]] = set()  # (actor, run id, key)
+    deleted: set[str] = set()  # requester actors whose session was deleted (DEL-4 fallback)
     skipped: set[str] = set()
     sent: set[str] = set()
     for r in trace:
-        if r.kind in ("requester.accept", "requester.duplicate"):
-            taken.add((r.actor, r.data["run_id"], r.data["key"]))
+        if r.kind == "world.delete-session":
+            deleted.add(f"requester:{r.data['session']}")
+        elif r.kind in ("requester.accept", "requester.duplicate"):
+            run = asked.get(r.data["run_id"])
+            reader = r.actor if run is None or run.actor not in deleted else run.actor
+            taken.add((reader, r.data["run_id"], r.data["key"]))
         elif r.kind == "child.end" and (r.data["result"] or "").strip() == "ANNOUNCE_SKIP":
             skipped.add(r.data["run_id"])
         elif r.kind == "gateway.send":
