@@ -29,7 +29,6 @@ from sim.trace import Record
 ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _OUTPUT + _CHILD_LOG
                               + _ANNOUNCE + _ARCHIVE + _LIFECYCLE + _NESTING + _ROUTES
                               + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS
-                              + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS
                               + _RECEIPTS + _FINDINGS + _LIMITS)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
