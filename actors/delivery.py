@@ -90,34 +90,40 @@ def child_result(record: RunRecord) -> announce.ChildResult:
     )
 
 
-def with_findings(own: str | None, rows: Sequence[RunRecord]) -> str | None:
+def findings_section(rows: Sequence[RunRecord]) -> str:
+    """The findings of a run's direct children (DEL-6, reference §c8): "" for none."""
+    if not rows:
+        return ""
+    return announce.format_results([child_result(row) for row in rows]).payload
+
+
+def with_findings(own: str | None, section: str | None) -> str | None:
     """The run's result followed by its direct children's findings (DEL-6, reference §c8).
     The seed: the child's own final answer goes to its parent, the findings help; the
     reference: findings replace a placeholder, so a run with no visible answer of its own
     carries the findings alone. Both are data in the one result block."""
-    if not rows:
+    if not section:
         return own
-    section = announce.format_results([child_result(row) for row in rows]).payload
     if own is None or own.strip() in ("", "NO_REPLY"):
         return section
     return f"{own}\n\n{section}"
 
 
-def render(record: RunRecord, kind: announce.RequesterKind,
-           rows: Sequence[RunRecord] = ()) -> str:
-    """What the requester's model reads for this completion: the announce context block."""
-    child = attrs.evolve(child_result(record), text=with_findings(record.result_text, rows))
+def render(record: RunRecord, kind: announce.RequesterKind) -> str:
+    """What the requester's model reads for this completion: the announce context block, with
+    the findings frozen at the generation's first rendering (``RunRecord.findings_text``)."""
+    child = attrs.evolve(child_result(record),
+                         text=with_findings(record.result_text, record.findings_text))
     return announce.format_announce([child], kind).payload
 
 
-def probed_render(probe: Callable[[str], None],
-                  findings_of: Callable[[RunRecord], Sequence[RunRecord]] = lambda r: ()
+def probed_render(probe: Callable[[str], None]
                   ) -> Callable[[RunRecord, announce.RequesterKind], str]:
     """``render``, naming the rare renderings (a cut at the cap, no output, escaping, forged
     framing) as code probes. The child's text is escaped inside its block, so the block's own
     opening and a marker after its closing are the formatter's, never the child's."""
     def render_probed(record: RunRecord, kind: announce.RequesterKind) -> str:
-        payload = render(record, kind, findings_of(record))
+        payload = render(record, kind)
         text = record.result_text or ""
         if announce.DATA_OPEN not in payload:
             probe("announce.no-output")
@@ -184,7 +190,9 @@ class _Recovery:
         self.due: list[RunRecord] = []  # recorded delivered: their recovery starts
         self.core = RecoveryCore(
             lambda key, run_id: final_answer(store.run_transcript(key, run_id) or []),
-            store.get, lambda record: render(record, kind(record.requester)), port.probe,
+            # The recovered answer alone: the findings went with the run's first announcement.
+            store.get, lambda record: render(attrs.evolve(record, findings_text=None),
+                                             kind(record.requester)), port.probe,
             unbounded=MUTANT_RECOVERY_UNBOUNDED in mutants)
 
     def note(self, records: Iterable[RunRecord]) -> None:
@@ -255,23 +263,20 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
         def kind(session_key: str) -> announce.RequesterKind:
             return announce.RequesterKind.TOP_LEVEL_COMPLETION
     def checkpoint(record: RunRecord, any_run: bool) -> tuple[str, int] | None:
-        # The requester's session, or (once that nested session was deleted) the fallback
-        # the completion was handed to instead (DEL-4): either may hold the checkpoint.
-        readers = [record.requester]
-        fallback = fallback_route(store, record)
-        if fallback is not None and fallback != record.requester:
-            readers.append(fallback)
-        for reader in readers:
-            found = store.checkpoint(reader, record.child_session_key,
-                                     None if any_run else record.run_id)
-            if found is not None:
-                return found
-        return None
+        # The session the completion goes to now holds the checkpoint: the requester's, or
+        # (once that nested session was deleted, DEL-4) the fallback's. A deleted session's
+        # checkpoint proves nothing: the transcript that took the completion is gone, so the
+        # completion is sent again to the fallback (docs/nesting.md).
+        reader = fallback_route(store, record)
+        if reader is None:
+            return None
+        return store.checkpoint(reader, record.child_session_key,
+                                None if any_run else record.run_id)
 
-    def findings_of(record: RunRecord) -> Sequence[RunRecord]:
+    def findings_of(record: RunRecord) -> str | None:
         children = store.direct_children(record.run_id)
         if not children and MUTANT_STALE_FINDINGS not in mutants:
-            return ()
+            return None
         chosen = findings.select(record.run_id, children, store.latest_run, mutants,
                                  lambda: store.spawned_by_session(record.child_session_key))
         if chosen.rows:
@@ -282,11 +287,12 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
             port.probe("delivery.findings-older-row")
         if any(row.outcome_status != OutcomeStatus.OK for row in chosen.rows):
             port.probe("delivery.findings-failed-child")
-        return chosen.rows
+        return findings_section(chosen.rows)
 
-    core = DeliveryCore(port.incarnation, jitter, probed_render(port.probe, findings_of), kind,
+    core = DeliveryCore(port.incarnation, jitter, probed_render(port.probe), kind,
                         mutants, port.probe, pending_descendants=store.pending_descendants,
-                        checkpoint=checkpoint, route=functools.partial(fallback_route, store))
+                        checkpoint=checkpoint, route=functools.partial(fallback_route, store),
+                        findings=findings_of)
     recovery = _Recovery(port, store, mutants, kind)
     core.remember(store.summaries())
     if expose is not None:

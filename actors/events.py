@@ -324,6 +324,16 @@ class DeliveryDeferred(Event):
 
 
 @attrs.frozen(slots=True)
+class FindingsFrozen(Event):
+    """The run's findings were rendered and stored with the run for this delivery generation
+    (DEL-6): every later send under ``key``, after a restart too, carries the same text."""
+
+    kind: ClassVar[str] = "delivery.findings-frozen"
+    run_id: str
+    key: str
+
+
+@attrs.frozen(slots=True)
 class AnnounceSkipped(Event):
     """The child replied exactly ANNOUNCE_SKIP: nothing is announced and the obligation is
     recorded as delivered (reference §c1)."""

@@ -51,6 +51,7 @@ MUTANT_OTHER_RUN_PROOF = "other-run-proof"
 MUTANT_STALE_FINDINGS = "stale-findings"
 MUTANT_CHILD_LIMIT_OFF_BY_ONE = "child-limit-off-by-one"
 MUTANT_FALLBACK_DROPPED = "fallback-dropped"
+MUTANT_FINDINGS_RERENDERED = "findings-rerendered"
 
 MUTANTS: dict[str, str] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: (
@@ -198,6 +199,11 @@ MUTANTS: dict[str, str] = {
         "being sent anywhere, instead of falling back to that requester's requester "
         "(reference §c2, DEL-4)"
     ),
+    MUTANT_FINDINGS_RERENDERED: (
+        "a run's findings are rendered again by each delivery incarnation instead of kept with "
+        "the run: after a restart, a child's later correction rewrites an announcement already "
+        "sent under the same key (DEL-6, DEL-12)"
+    ),
 }
 
 
@@ -245,6 +251,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_STALE_FINDINGS: Breaks("DEL-6", "findings-scoped"),
     MUTANT_CHILD_LIMIT_OFF_BY_ONE: Breaks("DEL-6", "spawn-limits"),
     MUTANT_FALLBACK_DROPPED: Breaks("DEL-4", "requester-fallback"),
+    MUTANT_FINDINGS_RERENDERED: Breaks("DEL-6", "findings-scoped"),
 }
 
 

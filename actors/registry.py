@@ -99,6 +99,7 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
         pending_descendants: Callable[[RunRecord], int] = lambda record: 0,
         checkpoint: Callable[[RunRecord, bool], tuple[str, int] | None] = lambda r, any_run: None,
         route: Callable[[RunRecord], str | None] = lambda record: record.requester,
+        findings: Callable[[RunRecord], str | None] = lambda record: None,
     ) -> None:
         self.incarnation = incarnation
         # The requester's checkpoint of a run's receipt (key, end time): of that run, or (the
@@ -106,6 +107,7 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
         self._checkpoint = checkpoint
         self._route = route
         self._pending_descendants = pending_descendants
+        self._findings = findings  # a run's findings section, None without children (DEL-6)
         self._jitter = jitter
         self._render = render
         self._requester_kind = requester_kind
@@ -324,6 +326,7 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
         return effects + self._send_try(active, now_ms)
 
     def _send_try(self, active: Active, now_ms: int) -> list[Effect]:
+        frozen = self._freeze_findings(active) if active.text is None else []
         record = active.record
         # Unique in this incarnation, across runs and generations: a timer set for an earlier
         # try (or an earlier generation of the run) never matches a later one.
@@ -344,6 +347,7 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
             claim.append(self._persist(active, ClaimMoved(ClaimPhase.ATTEMPTED, active.key,
                                                           record.receipt_at_ms)))
         return [
+            *frozen,
             *claim,
             events.AttemptSent(record.run_id, active.key, record.attempt_count,
                                active.failed_tries + 1),

@@ -14,7 +14,7 @@ import attrs
 
 from actors import claims, events, mutants
 from actors.delivery_io import AttemptDue, Effect, Input, Persist, Restored, RunFinished, StartTimer
-from actors.run_record import ClaimMoved, Reopened, RunRecord, apply
+from actors.run_record import Change, ClaimMoved, FindingsFrozen, Reopened, RunRecord, apply
 from actors.states import ACTIVE_CLAIMS, ClaimPhase, DeliveryStatus, EvidenceKind, Waiting
 
 
@@ -46,6 +46,7 @@ class ReceiptSteps:
     _probe: Callable[[str], None]
     _checkpoint: Callable[[RunRecord, bool], tuple[str, int] | None]
     _pending_descendants: Callable[[RunRecord], int]
+    _findings: Callable[[RunRecord], str | None]
 
     def _key(self, record: RunRecord) -> str:
         raise NotImplementedError
@@ -58,6 +59,24 @@ class ReceiptSteps:
 
     def handle(self, event: Input, now_ms: int) -> list[Effect]:
         raise NotImplementedError
+
+    def _persist(self, active: Active, change: Change) -> Persist:
+        raise NotImplementedError
+
+    def _freeze_findings(self, active: Active) -> list[Effect]:
+        """DEL-6: a run's findings are rendered once per delivery generation and stored with
+        the run before its first send, so a resend after a restart carries the same text under
+        the same key. A child's later correction reaches the child's own requester (this run's
+        session), never an already rendered payload (docs/nesting.md)."""
+        record = active.record
+        if (record.findings_text is not None
+                and mutants.MUTANT_FINDINGS_RERENDERED not in self._mutants):
+            return []
+        section = self._findings(record)
+        if section is None:  # the run spawned no children: nothing to keep
+            return []
+        return [self._persist(active, FindingsFrozen(section)),
+                events.FindingsFrozen(record.run_id, active.key)]
 
     def restore(self, records: Iterable[RunRecord], now_ms: int) -> list[Effect]:
         """Pick up every ended run whose required delivery is still pending, and finish the

@@ -64,6 +64,10 @@ class RunRecord:
     evidence_kind: EvidenceKind | None = None
     evidence_key: str | None = None  # the key of the receipt the evidence proves
     evidence_ended_at_ms: int | None = None  # that receipt's producer end time
+    # DEL-6: the findings section this generation's announcement carries, rendered once and
+    # kept ("" for none; None: not rendered yet, or the run spawned no children), so a resend
+    # after a restart is byte-identical under the same key (docs/nesting.md).
+    findings_text: str | None = None
 
     @property
     def receipt_at_ms(self) -> int | None:
@@ -190,6 +194,14 @@ class EvidenceSaved:
 
 
 @attrs.frozen
+class FindingsFrozen:
+    """The run's findings, rendered at its generation's first announcement (DEL-6)."""
+
+    findings_text: str
+    crash_point: ClassVar[None] = None
+
+
+@attrs.frozen
 class Reopened:
     """A newer receipt of a delivered run: the next delivery generation starts afresh (its
     evidence so far proves only the older receipt, so it stays; the run's cleanup, done once,
@@ -203,14 +215,15 @@ class Reopened:
     claim_phase: None = None
     claim_key: None = None
     claim_ended_at_ms: None = None
+    findings_text: None = None  # the next generation's announcement renders them afresh
     crash_point: ClassVar[CrashPoint] = CrashPoint.BEFORE_REOPEN
 
 
 Change = (RunEnded | AttemptStarted | RetryScheduled | Delivered | GaveUp | CleanedUp | Corrected
-          | ClaimMoved | EvidenceSaved | Reopened | RunStarted)
+          | ClaimMoved | EvidenceSaved | Reopened | RunStarted | FindingsFrozen)
 CHANGE_TYPES: tuple[type[Change], ...] = (RunEnded, AttemptStarted, RetryScheduled, Delivered,
                                           GaveUp, CleanedUp, Corrected, ClaimMoved,
-                                          EvidenceSaved, Reopened, RunStarted)
+                                          EvidenceSaved, Reopened, RunStarted, FindingsFrozen)
 
 
 def apply(record: RunRecord, change: Change) -> RunRecord:
@@ -246,9 +259,12 @@ def apply(record: RunRecord, change: Change) -> RunRecord:
                             next_attempt_at_ms=change.next_attempt_at_ms,
                             delivered_at_ms=change.delivered_at_ms,
                             claim_phase=change.claim_phase, claim_key=change.claim_key,
-                            claim_ended_at_ms=change.claim_ended_at_ms)
+                            claim_ended_at_ms=change.claim_ended_at_ms,
+                            findings_text=change.findings_text)
     if isinstance(change, RunStarted):
         return attrs.evolve(record, started_at_ms=change.started_at_ms)
+    if isinstance(change, FindingsFrozen):
+        return attrs.evolve(record, findings_text=change.findings_text)
     return attrs.evolve(record, ended_at_ms=change.ended_at_ms,
                         outcome_status=change.outcome_status, outcome_error=change.outcome_error,
                         result_text=change.result_text, stop_reason=change.stop_reason,

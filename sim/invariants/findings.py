@@ -1,12 +1,18 @@
 """Nested findings (DEL-6, reference §c8): what a run's announcement says about its children.
 
 Restated from the spawn records (which session spawned which child session, in order), each
-run's own end record (its status, error and result) and the text each requester read. A run's
-direct children are the spawns its session made after the run was spawned and before it ended
-(record order). Its announcement carries, after its own result, one section per direct child
-session: the latest spawn of that session within the run, unless the session was spawned again
-by another run since (stale), left out while it has not ended, and left out when it answered
-exactly ANNOUNCE_SKIP with an ok status; ordered by spawn time, end time, then session key.
+run's own end record (its status, error and result), each child's corrections and the text each
+requester read. A run's direct children are the spawns its session made after the run was
+spawned and before it ended (record order). Its announcement carries, after its own result, one
+section per direct child session: the latest spawn of that session within the run, unless the
+session was spawned again by another run since (stale), left out while it has not ended, and
+left out when it answered exactly ANNOUNCE_SKIP with an ok status; ordered by spawn time, end
+time, then session key.
+
+All of it as of the moment the announcement under that key was first rendered: the registry's
+record of storing the run's findings with it (``delivery.findings-frozen``, a row write), else
+its first hand-off to the gateway. A child's correction produced after that moment reaches the
+run's session on its own and never rewrites the announcement (docs/nesting.md).
 """
 
 from __future__ import annotations
@@ -126,7 +132,9 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
     ends: dict[str, Record] = {}
     by_session: dict[str, list[Record]] = {}  # requester session -> its spawns, in order
     of_key: dict[str, list[int]] = {}  # child session key -> the seqs of its spawns
-    sent: dict[str, Record] = {}  # run -> its last hand-off to the gateway so far
+    # (run, key) -> when its announcement was first rendered: the registry's record of storing
+    # its findings with the run, else its first hand-off to the gateway under that key.
+    rendered: dict[tuple[str, str], int] = {}
     # DEL-12: a producer's later correction replaces a run's result (a newer receipt).
     corrections: dict[str, list[Record]] = {}
     made = produced(trace)
@@ -141,12 +149,12 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
             ends[r.data["run_id"]] = r
         elif kind == "child.correction":
             corrections.setdefault(r.data["run_id"], []).append(r)
-        elif kind == "gateway.send":
-            sent[r.data["run_id"]] = r
+        elif kind in ("delivery.findings-frozen", "gateway.send"):
+            rendered.setdefault((r.data["run_id"], r.data["key"]), r.seq)
         elif kind == "requester.accept" and r.data["run_id"] in ends:
             run_id = r.data["run_id"]
             spawn, end = spawns[run_id], ends[run_id]
-            at = sent[run_id].seq if run_id in sent else r.seq
+            at = rendered.get((run_id, r.data["key"]), r.seq)
             children = [s for s in by_session.get(spawn.data["child_session_key"], ())
                         if spawn.seq < s.seq < end.seq]
             latest: dict[str, Record] = {}
@@ -160,8 +168,9 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
                 child_end = ends.get(s.data["run_id"])
                 if stale or child_end is None or child_end.seq > at:
                     continue
-                # Its row's result when this run's announcement was made: the latest
-                # correction by then, else its end.
+                # Its row's result when this run's announcement was first rendered: the latest
+                # correction by then, else its end. A later correction reaches this run's
+                # session on its own; it never rewrites a rendered announcement.
                 for fix in corrections.get(s.data["run_id"], ()):
                     if fix.seq < at:
                         child_end = attrs.evolve(child_end, data={

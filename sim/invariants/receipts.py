@@ -115,27 +115,36 @@ def rerun_keeps_answer(trace: Sequence[Record]) -> list[Violation]:
 
 def evidence_before_claim(trace: Sequence[Record]) -> list[Violation]:
     """DEL-13: a restart never sends again a receipt its requester already took before the
-    restart (its confirmed evidence, or the requester's checkpoint, must settle it), and the
+    restart (its confirmed evidence, or the requester's checkpoint, must settle it) unless that
+    requester's session was deleted since (DEL-4: it goes to the fallback), and the
     registry's rows never show a cleared claim or a delivered status without saved evidence."""
-    taken: set[tuple[str, str]] = set()  # (run id, key) the requester took
-    settled: set[tuple[str, str]] = set()  # ... of those, taken before the latest restart
+    # (run id, key) -> the requester actor that took it; ... of those, taken before the
+    # latest restart. A session deleted since took nothing that still counts: its transcript
+    # is gone, and the completion goes again to its fallback (DEL-4, docs/nesting.md).
+    taken: dict[tuple[str, str], str] = {}
+    settled: dict[tuple[str, str], str] = {}
     crashed = False
     violations = []
     for r in trace:
         kind = r.kind
         if kind in ("requester.accept", "requester.duplicate"):
-            taken.add((r.data["run_id"], r.data["key"]))
+            taken[(r.data["run_id"], r.data["key"])] = r.actor
+        elif kind == "world.delete-session":
+            gone = f"requester:{r.data['session']}"
+            for held in (taken, settled):
+                for receipt in [k for k, actor in held.items() if actor == gone]:
+                    del held[receipt]
         elif is_delivery_crash(r):
             crashed = True
         elif kind == "delivery.start" and crashed:
-            settled = set(taken)
+            settled = dict(taken)
         elif kind == "gateway.send" and (r.data["run_id"], r.data["key"]) in settled:
             violations.append(Violation(
                 "evidence-before-claim", "DEL-13",
                 f"{r.data['run_id']} was sent again under {r.data['key']} after a restart, "
                 "though its requester had taken that receipt before the restart",
                 (r.seq,)))
-            settled.discard((r.data["run_id"], r.data["key"]))
+            del settled[(r.data["run_id"], r.data["key"])]
     for row in _final_rows(trace):
         run_id, claim, evidence = row["run_id"], row.get("claim"), row.get("evidence")
         if claim == "accepted" and evidence is None:
