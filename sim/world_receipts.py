@@ -17,12 +17,15 @@ from sim.choices import Chooser
 from sim.faults import ArmedFault, FaultKind, FaultPlan, TimelineEvent
 
 CORRECTION_SHARE = 0.15
+# A nested child corrects more often: its parent's findings were often rendered by then (DEL-6).
+NESTED_CORRECTION_SHARE = 0.5
 CORRECTION_WITHIN_S = 90
 REORDER_SHARE = 0.5
 
 
 def draw_correction(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> ChildSpec:
-    if not chooser.chance("workload:correction", CORRECTION_SHARE):
+    share = CORRECTION_SHARE if child.parent is None else NESTED_CORRECTION_SHARE
+    if not chooser.chance("workload:correction", share):
         return child
     after_s = 1 + chooser.choose("workload:correction", CORRECTION_WITHIN_S)
     if FaultKind.DELAY in plan.rates and chooser.chance("fault:delay:receipt", REORDER_SHARE):
