@@ -53,8 +53,11 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
     attempts: dict[str, list[Record]] = {}
     ended: dict[str, Record] = {}
     refusals: dict[str, int] = {}
-    # Runs whose recovery was open when the delivery process died: an attempt it had recorded
-    # may never have been handed over (the crash took it, as the bound counts it).
+    # Runs whose recovery lost a recorded attempt to a crash: the delivery process died after
+    # recording the attempt (the bound counts it, durably, before the hand-off) and before the
+    # requester or the gateway answered it. Only such an attempt is excused; a crash while no
+    # attempt was outstanding excuses nothing.
+    unanswered: set[str] = set()
     crashed: set[str] = set()
     recovered: dict[tuple[str, str], Record] = {}
     world_end: Record | None = None
@@ -82,6 +85,7 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
             run_id = r.data["run_id"]
             made = attempts.setdefault(run_id, [])
             made.append(r)
+            unanswered.add(run_id)
             if not needs(run_id):
                 fail(f"{run_id} gave a visible answer (or none was required), yet lost-answer "
                      "recovery ran for it", r)
@@ -91,11 +95,14 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "recovery.end":
             ended[r.data["run_id"]] = r
         elif is_delivery_crash(r):
-            crashed.update(run_id for run_id in attempts if run_id not in ended)
+            crashed.update(unanswered)
+            unanswered.clear()
         elif kind == "fault" and r.data.get("kind") == "recovery-fail":
             refusals[r.data["run_id"]] = refusals.get(r.data["run_id"], 0) + 1
+            unanswered.discard(r.data["run_id"])
         elif kind == "requester.recovered":
             run_id = r.data["run_id"]
+            unanswered.discard(run_id)
             first = recovered.setdefault((r.actor, run_id), r)
             if first is not r:
                 fail(f"{run_id}'s recovered answer reached {r.actor} twice", first, r)
