@@ -59,6 +59,26 @@ def test_findings_scoped_catches_a_stale_or_older_row() -> None:
                for v in result.violations)
 
 
+def test_findings_are_frozen_at_the_first_rendering_and_a_restart_resends_them() -> None:
+    result = _run("findings-frozen.toml")
+    assert result.violations == ()
+    accepts = [r for r in result.trace.records if r.kind == "requester.accept"]
+    parent = next(r for r in accepts if r.actor == "requester:agent:main:main")
+    # Rendered before g1's correction, sent after it (a restart between): g1's finding as it was.
+    assert "three tables lack an index." in parent.data["text"]
+    assert "Correction:" not in parent.data["text"]
+    # The correction reached c1's session on its own, as g1's next generation.
+    corrected = [r for r in accepts if r.data["generation"] == 2]
+    assert [r.actor for r in corrected] == ["requester:agent:main:subagent:c1"]
+    assert "Correction:" in corrected[0].data["text"]
+
+
+def test_findings_scoped_catches_findings_rendered_again_after_a_restart() -> None:
+    result = _run("findings-frozen.toml", mutants=["findings-rerendered"])
+    assert _names(result) == ["findings-scoped"]
+    assert "as of the announcement's first rendering" in result.violations[0].message
+
+
 def test_findings_select_drops_stale_rows_and_keeps_the_latest_row() -> None:
     def row(run_id: str, key: str, created: int, owner: str = "p") -> RunRecord:
         return RunRecord(run_id, run_id, key, "s", "t", True, created, ended_at_ms=created + 1,

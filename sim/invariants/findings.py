@@ -226,7 +226,7 @@ def _judge(r: Record, spawn: Record, end: Record, receipt: Record, expected: lis
                 return fail(f"{key} shown as (no output), but it answered")
         elif text is None or not (got.text == text or (got.cut and text.startswith(got.text))):
             return fail(f"{key}'s finding is not its latest run's result "
-                        f"({child_end.data['run_id']})")
+                        f"({child_end.data['run_id']}) as of the announcement's first rendering")
     return []
 
 
