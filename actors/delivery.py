@@ -19,11 +19,12 @@ import attrs
 
 from actors import addresses, announce, events, findings, retry, routing
 from actors.child import KILLED_ERROR
-from actors.delivery_io import Effect, Persist, Send, StartTimer
+from actors.delivery_io import Effect, OperatorAsked, Persist, Send, StartTimer
 from actors.messages import (
     ChildEnded,
     Completion,
     CompletionAck,
+    OperatorRequest,
     RecoveredAnswer,
     SendRejected,
 )
@@ -319,6 +320,13 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
             if store.direct_children(record.run_id) and not store.pending_descendants(record):
                 port.probe("delivery.children-ended-first")  # its descendants settled first
             effects = core.child_ended(record, port.now_ms)
+        elif isinstance(message, OperatorRequest):
+            # A redrive works from the row the store retained, never from the core's memory.
+            record = store.get(message.run_id)
+            effects = core.handle(OperatorAsked(record, message.action, message.request),
+                                  port.now_ms)
+            if any(isinstance(effect, events.DeliveryRedriven) for effect in effects):
+                recovery.note((record,))  # DEL-2: a redriven (no output) is recovered too
         else:
             effects = core.handle(message, port.now_ms)
         _perform(port, store, effects, routes, mutants, recovery)

@@ -37,6 +37,20 @@ class Restored:
         return self.record.run_id
 
 
+@attrs.frozen
+class OperatorAsked:
+    """An operator's redrive or dismissal of this run (actors/redrive.py), with the run's row
+    as the store holds it (its retained payload), never the core's memory of it."""
+
+    record: RunRecord
+    action: str  # actors.redrive.Action
+    request: int
+
+    @property
+    def run_id(self) -> str:
+        return self.record.run_id
+
+
 # Timer payloads: they die with the incarnation that set them.
 
 
@@ -58,7 +72,8 @@ class AttemptDue:
     generation: int = 1  # the delivery generation that set it (an older one's is stale)
 
 
-Input = RunFinished | Restored | CompletionAck | SendRejected | AckTimeout | TryDue | AttemptDue
+Input = (RunFinished | Restored | CompletionAck | SendRejected | AckTimeout | TryDue | AttemptDue
+         | OperatorAsked)
 
 # -- effects -----------------------------------------------------------------------------------
 

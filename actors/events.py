@@ -569,6 +569,43 @@ class LaneStarted(Event):
     run_id: str
 
 
+
+# -- operator actions on a run's delivery (actors/redrive.py) ----------------------------------
+
+
+@attrs.frozen(slots=True)
+class DeliveryRedriven(Event):
+    """An operator redrove a run from its retained payload: its next generation (DEL-16)."""
+
+    kind: ClassVar[str] = "delivery.redrive"
+    run_id: str
+    request: int
+    generation: int
+    was: str  # suspended, failed or paused (pending, waiting out a retry backoff)
+    ended_at: int | None  # the producer end time of the retained receipt it carries
+
+
+@attrs.frozen(slots=True)
+class DeliveryDismissed(Event):
+    """An operator dismissed a given-up delivery: discarded, its payload released."""
+
+    kind: ClassVar[str] = "delivery.dismiss"
+    run_id: str
+    request: int
+    was: str
+
+
+@attrs.frozen(slots=True)
+class OperatorRefused(Event):
+    """The registry refused an operator's action on a run, and why (actors/redrive.py)."""
+
+    kind: ClassVar[str] = "delivery.operator_refused"
+    run_id: str
+    request: int
+    action: str
+    reason: str
+
+
 E = TypeVar("E", bound=Event)
 
 

@@ -216,3 +216,14 @@ class SendRejected:
     key: str
     run_id: str
     error: SendError
+
+
+@attrs.frozen
+class OperatorRequest:
+    """An operator's action on one run's delivery, sent to the registry (actors/redrive.py):
+    ``redrive`` (send it again from its retained payload, as a new generation) or ``dismiss``
+    (discard a given-up delivery and release its payload). ``request`` numbers it."""
+
+    action: str
+    run_id: str
+    request: int

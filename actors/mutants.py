@@ -52,6 +52,9 @@ MUTANT_STALE_FINDINGS = "stale-findings"
 MUTANT_CHILD_LIMIT_OFF_BY_ONE = "child-limit-off-by-one"
 MUTANT_FALLBACK_DROPPED = "fallback-dropped"
 MUTANT_FINDINGS_RERENDERED = "findings-rerendered"
+# Operator actions (actors/redrive.py).
+MUTANT_REDRIVE_SAME_GENERATION = "redrive-same-generation"
+MUTANT_GIVE_UP_CORRECTION_SENDS = "give-up-correction-sent"
 
 MUTANTS: dict[str, str] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: (
@@ -204,6 +207,16 @@ MUTANTS: dict[str, str] = {
         "the run: after a restart, a child's later correction rewrites an announcement already "
         "sent under the same key (DEL-6, DEL-12)"
     ),
+    MUTANT_REDRIVE_SAME_GENERATION: (
+        "an operator's redrive sends the retained payload again under the old generation's key "
+        "instead of the next generation's, so the gateway and the requester take it for a "
+        "retry of the send that gave up (DEL-16, DEL-12)"
+    ),
+    MUTANT_GIVE_UP_CORRECTION_SENDS: (
+        "a correction arriving after the delivery gave up is sent at once as a new generation, "
+        "as for a delivered run, instead of only updating the retained payload for an "
+        "operator's redrive (DEL-16)"
+    ),
 }
 
 
@@ -252,6 +265,8 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_CHILD_LIMIT_OFF_BY_ONE: Breaks("DEL-6", "spawn-limits"),
     MUTANT_FALLBACK_DROPPED: Breaks("DEL-4", "requester-fallback"),
     MUTANT_FINDINGS_RERENDERED: Breaks("DEL-6", "findings-scoped"),
+    MUTANT_REDRIVE_SAME_GENERATION: Breaks("DEL-16", "redrive-from-retained"),
+    MUTANT_GIVE_UP_CORRECTION_SENDS: Breaks("DEL-16", "given-up-waits-for-operator"),
 }
 
 

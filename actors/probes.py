@@ -172,6 +172,25 @@ PROBES: dict[str, str] = {
                                    "to that session's own requester",
     "delivery.requester-unavailable": "a completion's nested requester is gone and no "
                                       "fallback exists: it stays retryable",
+    # -- operator redrive and dismissal (actors/redrive.py, DEL-16) --------------------------
+    "delivery.corrected-after-give-up": "a newer receipt reached a given-up run: only its "
+                                        "retained payload changed, nothing was sent",
+    "delivery.redrive-suspended": "an operator redrove a suspended run from its stored payload",
+    "delivery.redrive-failed": "an operator redrove a failed run from its stored payload",
+    "delivery.redrive-paused": "an operator redrove a run paused in its retry backoff",
+    "delivery.redrive-corrected-payload": "a redrive carried a correction the producer made "
+                                          "after the run's end",
+    "delivery.dismissed": "an operator dismissed a given-up run (its payload released)",
+    "delivery.operator-refused-delivered": "an operator's action was refused: already "
+                                           "delivered",
+    "delivery.operator-refused-released": "an operator's action was refused: its payload was "
+                                          "released",
+    "delivery.operator-refused-in-flight": "an operator's action was refused: a send was in "
+                                           "flight",
+    "delivery.operator-refused-not-ended": "an operator's action was refused: the run had not "
+                                           "ended",
+    "delivery.operator-refused-not-required": "an operator's action was refused: no "
+                                              "completion was asked for",
 }
 
 

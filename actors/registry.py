@@ -32,6 +32,7 @@ from actors.delivery_io import (
     AttemptDue,
     Effect,
     Input,
+    OperatorAsked,
     Persist,
     Restored,
     RunFinished,
@@ -41,6 +42,7 @@ from actors.delivery_io import (
 )
 from actors.messages import Completion, CompletionAck, SendRejected
 from actors.mutants import MUTANT_FULL_TEXT_IN_MEMORY
+from actors.redrive import OperatorSteps
 from actors.registry_receipts import REQUESTER_UNAVAILABLE, Active, ReceiptSteps
 from actors.retention import ResolvedRuns, RunSummary
 from actors.run_record import (
@@ -84,7 +86,7 @@ class Transition:
     doc: str
 
 
-class DeliveryCore(ReceiptSteps, Generic[K]):
+class DeliveryCore(ReceiptSteps, OperatorSteps, Generic[K]):
     """``render(record, kind)`` makes the text a requester of ``requester_kind(session_key)``
     reads; both come from outside, so the core never formats anything itself."""
 
@@ -161,6 +163,9 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
         record = event.record
         if self._newer_receipt(record):
             return self._reopen(None, record, now_ms)
+        given_up = self._given_up_receipt(record, now_ms)  # actors/redrive.py
+        if given_up is not None:
+            return given_up
         if record.cleaned_up_at_ms is not None:
             self._probe("delivery.child-ended-after-resolution")
             return []  # resolved and cleaned up already: only a newer receipt reopens it
@@ -247,7 +252,8 @@ class DeliveryCore(ReceiptSteps, Generic[K]):
                               record.generation)
 
     def _deadline(self, record: RunRecord) -> int:
-        ended = record.receipt_at_ms  # a correction's window starts at its own end time
+        # A correction's window starts at its own end time, a redrive's at the redrive.
+        ended = record.window_start_ms
         assert ended is not None
         if mutants.MUTANT_EXPIRY_FROM_SPAWN in self._mutants:
             return retry.expiry_deadline_ms(record.created_at_ms, record.required)
@@ -481,10 +487,17 @@ TABLE: Mapping[tuple[Waiting, type], Transition] = {
     (ATTEMPT_WAIT, TryDue): _T("_stale_timer", (ATTEMPT_WAIT,), "stale timer"),
     (ATTEMPT_WAIT, AttemptDue): _T("_attempt_due", (IDLE, ACK, ATTEMPT_WAIT),
                                    "next attempt, expire, or wait for descendants"),
+    # an operator's redrive or dismissal (actors/redrive.py)
+    (IDLE, OperatorAsked): _T("_operator", (IDLE, ACK, ATTEMPT_WAIT),
+                              "redrive or dismiss a given-up run, or refuse"),
+    (ACK, OperatorAsked): _T("_operator", (ACK,), "refuse: a send is in flight"),
+    (TRY_WAIT, OperatorAsked): _T("_operator", (TRY_WAIT,), "refuse: a send is in flight"),
+    (ATTEMPT_WAIT, OperatorAsked): _T("_operator", (IDLE, ACK, ATTEMPT_WAIT),
+                                      "redrive a paused run as its next generation, or refuse"),
 }
 # Missing on purpose: Restored while a delivery is in flight (a restore only happens in a fresh
 # incarnation, which has nothing in flight).
 INPUT_TYPES: tuple[type, ...] = (RunFinished, Restored, CompletionAck, SendRejected, AckTimeout,
-                                 TryDue, AttemptDue)
+                                 TryDue, AttemptDue, OperatorAsked)
 assert all(state is IDLE or t is not Restored for state, t in TABLE), "see above"
 assert len(TABLE) == len(_ANY) * len(INPUT_TYPES) - 3

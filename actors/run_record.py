@@ -68,11 +68,22 @@ class RunRecord:
     # kept ("" for none; None: not rendered yet, or the run spawned no children), so a resend
     # after a restart is byte-identical under the same key (docs/nesting.md).
     findings_text: str | None = None
+    # An operator's redrive (actors/redrive.py) opened the current generation then: its
+    # 30-minute expiry window starts there.
+    redriven_at_ms: int | None = None
 
     @property
     def receipt_at_ms(self) -> int | None:
         """The producer end time the current receipt carries."""
         return self.ended_at_ms if self.receipt_ended_at_ms is None else self.receipt_ended_at_ms
+
+    @property
+    def window_start_ms(self) -> int | None:
+        """Where the generation's expiry window starts: its receipt's end, or a later redrive."""
+        receipt = self.receipt_at_ms
+        if self.redriven_at_ms is None or receipt is None:
+            return receipt
+        return max(receipt, self.redriven_at_ms)
 
 
 def generation_key(key: str, generation: int) -> str:
@@ -219,11 +230,39 @@ class Reopened:
     crash_point: ClassVar[CrashPoint] = CrashPoint.BEFORE_REOPEN
 
 
+@attrs.frozen
+class Redriven:
+    """An operator redrives a given-up or paused run from its retained payload: the next
+    delivery generation starts afresh, its expiry window from now (actors/redrive.py)."""
+
+    generation: int
+    redriven_at_ms: int
+    delivery_status: Literal[DeliveryStatus.PENDING] = DeliveryStatus.PENDING
+    attempt_count: int = 0
+    next_attempt_at_ms: None = None
+    claim_phase: None = None
+    claim_key: None = None
+    claim_ended_at_ms: None = None
+    findings_text: None = None  # the redriven generation renders them afresh, as a reopened one
+    crash_point: ClassVar[CrashPoint] = CrashPoint.BEFORE_REDRIVE
+
+
+@attrs.frozen
+class Dismissed:
+    """An operator dismisses a given-up run's delivery: discarded, its replay payload released
+    (the registry never sends it again; the run's result stays for reads: history, findings)."""
+
+    delivery_status: Literal[DeliveryStatus.DISCARDED] = DeliveryStatus.DISCARDED
+    crash_point: ClassVar[None] = None
+
+
 Change = (RunEnded | AttemptStarted | RetryScheduled | Delivered | GaveUp | CleanedUp | Corrected
-          | ClaimMoved | EvidenceSaved | Reopened | RunStarted | FindingsFrozen)
+          | ClaimMoved | EvidenceSaved | Reopened | RunStarted | FindingsFrozen | Redriven
+          | Dismissed)
 CHANGE_TYPES: tuple[type[Change], ...] = (RunEnded, AttemptStarted, RetryScheduled, Delivered,
                                           GaveUp, CleanedUp, Corrected, ClaimMoved,
-                                          EvidenceSaved, Reopened, RunStarted, FindingsFrozen)
+                                          EvidenceSaved, Reopened, RunStarted, FindingsFrozen,
+                                          Redriven, Dismissed)
 
 
 def apply(record: RunRecord, change: Change) -> RunRecord:
@@ -265,6 +304,17 @@ def apply(record: RunRecord, change: Change) -> RunRecord:
         return attrs.evolve(record, started_at_ms=change.started_at_ms)
     if isinstance(change, FindingsFrozen):
         return attrs.evolve(record, findings_text=change.findings_text)
+    if isinstance(change, Redriven):
+        return attrs.evolve(record, generation=change.generation,
+                            redriven_at_ms=change.redriven_at_ms,
+                            delivery_status=change.delivery_status,
+                            attempt_count=change.attempt_count,
+                            next_attempt_at_ms=change.next_attempt_at_ms,
+                            claim_phase=change.claim_phase, claim_key=change.claim_key,
+                            claim_ended_at_ms=change.claim_ended_at_ms,
+                            findings_text=change.findings_text)
+    if isinstance(change, Dismissed):
+        return attrs.evolve(record, delivery_status=change.delivery_status)
     return attrs.evolve(record, ended_at_ms=change.ended_at_ms,
                         outcome_status=change.outcome_status, outcome_error=change.outcome_error,
                         result_text=change.result_text, stop_reason=change.stop_reason,

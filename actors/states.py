@@ -18,6 +18,7 @@ class DeliveryStatus(enum.StrEnum):
     DELIVERED = "delivered"
     FAILED = "failed"
     SUSPENDED = "suspended"
+    DISCARDED = "discarded"  # an operator dismissed it; its payload is released
 
 
 class Waiting(enum.StrEnum):
@@ -65,6 +66,7 @@ class CrashPoint(enum.StrEnum):
     BEFORE_CLEAR_CLAIM = "before-clear-claim"
     BEFORE_CLAIM_ABANDONED = "before-claim-abandoned"
     BEFORE_REOPEN = "before-reopen"
+    BEFORE_REDRIVE = "before-redrive"
 
 
 class ClaimPhase(enum.StrEnum):

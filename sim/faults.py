@@ -174,6 +174,9 @@ LONG_DELAY_SHARE = 0.125
 # Outage lengths a seed may draw, in minutes (the longest outlast the 30-minute expiry).
 OUTAGE_MINUTES = (2, 5, 12, 25, 45)
 PARKED_CRASH_SPAN_MS = 15 * 60_000
+# After a seeded transient refusal, how often the run's next tries go unanswered, and how many.
+AMBIGUOUS_AFTER_REFUSAL = 0.25
+TRIES_AFTER_REFUSAL = 3
 
 
 _IN_PROCESS = {addresses.DELIVERY, addresses.GATEWAY}
@@ -305,7 +308,8 @@ class FaultPlan:
             # delivery actor hands it over (before a crash of that process, if one follows).
             self.kernel.emit("gateway", "gateway.send", {
                 "run_id": message.run_id, "key": message.key,
-                "requester": addresses.requester(message.requester)})
+                "requester": addresses.requester(message.requester),
+                "ended_at": message.ended_at_ms})
         if src == addresses.TIMELINE or {src, dst} == _IN_PROCESS or isinstance(
                 message, LaneGrant | SendRejected | AbortRun):
             # A lane's wake-up, a session's refusal and an abort's cascade to the aborted run's
@@ -372,6 +376,14 @@ class FaultPlan:
         if kind is None or error is None:
             return SENT
         self._note(kind, {"run_id": run_id, "key": key, "error": error.to_json()})
+        if (kind == FaultKind.SEND_TRANSIENT and child is not None
+                and "send-ambiguous" in self.rates and self.chooser.chance(
+                    "fault:send-ambiguous:after-refusal", AMBIGUOUS_AFTER_REFUSAL)):
+            # Aimed: the acknowledgements of the run's next tries are lost, so an attempt
+            # refused with a concrete error ends unanswered (the blocked warning keeps the
+            # concrete one, DEL-9). On its own stream, so other draws keep still.
+            self.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_AMBIGUOUS,
+                                                       child=child), TRIES_AFTER_REFUSAL))
         echo = (1000 * self.chooser.choose("fault:duplicate", 5)
                 if self.strikes("duplicate") else None)
         return ChunkVerdict(ChunkFate.FAILED, error, echo)

@@ -48,7 +48,7 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     # registry's rows when the world stops: the delivery oracles' outside view.
     "world.spawn": ("child", "requester", "actor", "required", "task", "caller", "request",
                     "answer_lost", "session"),
-    "gateway.send": ("run_id", "key", "requester"),
+    "gateway.send": ("run_id", "key", "requester", "ended_at"),
     "world.rows": ("rows",),
     "world.memory": ("runs",),
     "crash": ("point", "incarnation"),
@@ -60,6 +60,8 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     # Nesting (docs/nesting.md): the limits a world runs under, and a nested session deleted.
     "world.limits": ("max_spawn_depth", "max_children_per_agent", "max_concurrent"),
     "world.delete-session": ("child", "session"),
+    # Each operator request as the harness sent it to the registry (sim/world_redrive.py).
+    "world.operator": ("request", "action", "child", "run_id"),
 }
 
 

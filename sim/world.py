@@ -53,6 +53,7 @@ from sim.kernel import ActorPort, Kernel, run_trio
 from sim.scenario import Scenario, SessionDef, WorkloadDef
 from sim.trace import Trace
 from sim.world_control import Control, ControlDesk
+from sim.world_redrive import OperatorDesk
 from sim.world_trees import TreeBook, spread
 
 # Bounds on one run (a limit on everything): agenda steps and trace records, raised for a world
@@ -190,6 +191,7 @@ class _World:
         # workload asks for it), and the number of the harness's last session-control request.
         self.sessions: dict[str, SessionDef] = {s.key: s for s in scenario.sessions}
         self.desk = ControlDesk(self.kernel, self.sessions)
+        self.operator = OperatorDesk(self.kernel)  # redrives and dismissals (DEL-16)
         self._memory: Callable[[], dict[str, Any]] | None = None  # the registry's, DEL-16
         self.limits = scenario.limits
         self.lane = Lane(None)
@@ -302,6 +304,10 @@ class _World:
             kernel.at(event.at_ms, f"delete session of {child}",
                       functools.partial(self._delete_session, child))
             return
+        if event.fault in ("redrive", "dismiss"):
+            assert child is not None  # the loader requires it
+            self.operator.ask(event.at_ms, event.fault, child)
+            return
         if event.fault in ("history-read", "abort", "cleanup", "archive-read", "status",
                            "compact"):
             assert child is not None  # the loader requires it
@@ -361,6 +367,11 @@ class _World:
                                              workload.tree_share)
                 child = self._draw_archive_use(child, drawn)
                 child = world_receipts.draw_correction(self.chooser, self.plan, child)
+                crash_at = world_receipts.aim_at_frozen_findings(self.chooser, self.plan, child)
+                if crash_at is not None:
+                    self.kernel.at(crash_at, "crash delivery after a correction",
+                                   self._crash_parked)
+                self.operator.draw(self.chooser, child)
                 drawn.append(child)
                 trees.add(child)
                 if child.parent is not None and self.plan.strikes("delete-session"):

@@ -5,6 +5,8 @@ on their own stream so other draws keep still: soon enough that the first receip
 on its way (a delayed or retried send), sometimes after it was delivered. When the seed turns
 network delays on, half of those children's first completion is held on its way to the requester
 past the correction, so the older receipt arrives after the newer one (out of order).
+When the seed turns crashes and unclassified refusals on, a nested child's correction is aimed
+at its parent's frozen findings (``aim_at_frozen_findings``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,21 @@ def draw_correction(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> Chil
         plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.DELAY, child=child.id,
                                                    delay_ms=held_ms), 1))
     return attrs.evolve(child, correction_after_ms=1000 * after_s)
+
+
+def aim_at_frozen_findings(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> int | None:
+    """DEL-6 x DEL-12: a nested child's correction lands while its parent's
+    announcement (its findings already rendered) waits to be sent again: the parent's first two
+    sends are refused with an unclassified error (it backs off) and the delivery process dies a
+    few seconds after the correction. The restarted process must resend the findings as first
+    rendered. Only when the seed turns crashes and unclassified refusals on. Returns when to
+    kill the process, or None; on its own stream."""
+    if (child.parent is None or child.correction_after_ms is None
+            or FaultKind.CRASH not in plan.rates or FaultKind.SEND_OTHER not in plan.rates):
+        return None
+    plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_OTHER, child=child.parent), 2))
+    return (child.spawn_at_ms + child.run_ms + child.correction_after_ms
+            + 1000 * (1 + chooser.choose("fault:crash:findings", 10)))
 
 
 def row_columns(record: RunRecord) -> dict[str, str | int | None]:

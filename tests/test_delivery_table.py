@@ -19,9 +19,11 @@ from actors.run_record import (
     CleanedUp,
     Corrected,
     Delivered,
+    Dismissed,
     EvidenceSaved,
     FindingsFrozen,
     GaveUp,
+    Redriven,
     Reopened,
     RetryScheduled,
     RunEnded,
@@ -102,7 +104,8 @@ def test_each_change_writes_exactly_its_columns() -> None:
                Corrected(13, "corrected"),
                ClaimMoved(ClaimPhase.ATTEMPTED, "announce:v1:k:run-1", 5),
                EvidenceSaved(EvidenceKind.REPLY_SENT, "announce:v1:k:run-1", 5), Reopened(2),
-               RunStarted(4), FindingsFrozen("Child completion results:\n\n1. t")]
+               RunStarted(4), FindingsFrozen("Child completion results:\n\n1. t"),
+               Redriven(2, 60_000), Dismissed()]
     assert [type(c) for c in samples] == list(CHANGE_TYPES)
     record_fields = {f.name for f in attrs.fields(RunRecord)}
     for change in samples:

@@ -271,7 +271,7 @@ CASES: list[tuple[str, str, str]] = [
           "before-persist, before-send, before-record-delivered, before-record-failed, "
           "before-record-suspended, before-record-cleanup, before-claim-reserved, "
           "before-claim-attempted, before-claim-consumed, before-save-evidence, "
-          "before-clear-claim, before-claim-abandoned, before-reopen)"),
+          "before-clear-claim, before-claim-abandoned, before-reopen, before-redrive)"),
     ("field-that-disarms-a-send-fault", SESSION + textwrap.dedent("""\
         [[children]]
         id = "a"

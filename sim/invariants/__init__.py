@@ -20,6 +20,7 @@ from sim.invariants.output import INVARIANTS as _OUTPUT
 from sim.invariants.permissions import INVARIANTS as _PERMISSIONS
 from sim.invariants.receipts import INVARIANTS as _RECEIPTS
 from sim.invariants.recovery import INVARIANTS as _RECOVERY
+from sim.invariants.redrive import INVARIANTS as _REDRIVE
 from sim.invariants.retention import INVARIANTS as _RETENTION
 from sim.invariants.retries import INVARIANTS as _RETRIES
 from sim.invariants.routes import INVARIANTS as _ROUTES
@@ -29,7 +30,7 @@ from sim.trace import Record
 ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _OUTPUT + _CHILD_LOG
                               + _ANNOUNCE + _ARCHIVE + _LIFECYCLE + _NESTING + _ROUTES
                               + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS
-                              + _RECEIPTS + _FINDINGS + _LIMITS)
+                              + _RECEIPTS + _FINDINGS + _LIMITS + _REDRIVE)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

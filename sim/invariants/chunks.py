@@ -55,18 +55,28 @@ def partial_sends(trace: Sequence[Record]) -> dict[str, Record]:
 
 def incomplete_not_retried(trace: Sequence[Record]) -> list[Violation]:
     """After a chunk fails or aborts with earlier chunks on the channel, the delivery process
-    never sends that completion again (a restarted process may not have recorded the failure;
-    the gateway then refuses the resend, which ``chunk-sent-once`` checks)."""
+    never sends that receipt of the run again, under any key (a restarted process may not have
+    recorded the failure; the gateway then refuses the resend, which ``chunk-sent-once``
+    checks). Only a newer receipt (a correction, DEL-12) or an operator's redrive (the harness's
+    ``world.operator`` request: a new generation, which ``redrive-from-retained`` judges) may
+    send the run again."""
     partial = partial_sends(trace)
-    open_: dict[str, Record] = {}
+    open_: dict[str, tuple[Record, int]] = {}  # run -> the broken send's fault, its end time
+    ends: dict[str, int] = {}  # key -> the producer end time its sends carried
     violations = []
     for r in trace:
         if r.kind == "delivery.start":
             open_.clear()
+        elif r.kind == "world.operator" and r.data["action"] == "redrive":
+            open_.pop(r.data["run_id"] or "", None)
         elif r.kind == "fault" and partial.get(r.data.get("key", "")) is r:
-            open_[r.data["key"]] = r
-        elif r.kind == "gateway.send" and r.data["key"] in open_:
-            fault = open_.pop(r.data["key"])
+            open_[r.data["run_id"]] = (r, ends.get(r.data["key"], 0))
+        elif r.kind == "gateway.send":
+            ends[r.data["key"]] = r.data["ended_at"]
+            broken = open_.get(r.data["run_id"])
+            if broken is None or r.data["ended_at"] > broken[1]:
+                continue
+            fault = open_.pop(r.data["run_id"])[0]
             violations.append(Violation(
                 "incomplete-not-retried", "DEL-11",
                 f"{r.data['run_id']}'s chunked send broke at chunk {fault.data['chunk'] + 1} "

@@ -122,9 +122,9 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
             # A silent skip resolves nothing: only a run asked as not required may be skipped,
             # and such a run carries no obligation here.
             resolved.setdefault(r.data["run_id"], r)
-        elif kind == "delivery.reopen":
-            # A newer receipt reopened it (DEL-12): that generation must resolve too, in time
-            # counted from the reopening.
+        elif kind in ("delivery.reopen", "delivery.redrive"):
+            # A newer receipt (DEL-12) or an operator's redrive (DEL-16) reopened it: that
+            # generation must resolve too, in time counted from the reopening.
             resolved.pop(r.data["run_id"], None)
             ends[r.data["run_id"]] = r
         elif kind == "world.heal":

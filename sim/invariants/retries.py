@@ -51,6 +51,10 @@ def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
             stopped.setdefault(r.data["run_id"], r)
         elif r.kind == "delivery.give_up" and r.data["run_id"] in stopped:
             recorded.add(r.data["run_id"])
+        elif r.kind == "world.operator" and r.data["action"] == "redrive":
+            # An operator asked to send it again (a new generation; redrive-from-retained).
+            stopped.pop(r.data["run_id"] or "", None)
+            recorded.discard(r.data["run_id"] or "")
         elif is_delivery_crash(r):
             down = True
             # A process that died before it recorded the rejection may send once more.
@@ -103,8 +107,12 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
         if r.kind == "child.end":
             ends[r.data["run_id"]] = r.t_ms
             unsent.add(r.data["run_id"])
-        elif r.kind == "delivery.reopen":
-            unsent.add(r.data["run_id"])  # a new generation: its attempts count from one
+        elif r.kind == "delivery.reopen" or (
+                r.kind == "world.operator" and r.data["action"] == "redrive"
+                and r.data["run_id"]):
+            # A new generation (a correction's, or one an operator asked for): its attempts
+            # count from one.
+            unsent.add(r.data["run_id"])
             reopened.add(r.data["run_id"])
         elif r.kind == "child.correction":
             ends[r.data["run_id"]] = r.data["ended_at"]  # its window starts at its own end

@@ -87,12 +87,17 @@ def _refusals(trace: Sequence[Record]) -> Iterator[tuple[Record, str]]:
 
 def terminal_not_resent(trace: Sequence[Record]) -> list[Violation]:
     """After a permanent refusal, or one whose chain shows the send already reached the
-    platform, the gateway never sees that completion again from the same delivery process."""
+    platform, the gateway never sees that completion again from the same delivery process,
+    unless an operator asked to redrive it (``world.operator``: a new generation, judged by
+    ``redrive-from-retained``)."""
     violations = []
     closed: dict[str, tuple[Record, str]] = {}  # run -> the terminal refusal
     for r in trace:
         if r.kind == "delivery.start":
             closed.clear()  # a restarted process may not have recorded the refusal
+            continue
+        if r.kind == "world.operator" and r.data["action"] == "redrive":
+            closed.pop(r.data["run_id"] or "", None)
             continue
         if r.kind == "gateway.send" and r.data["run_id"] in closed:
             run_id = r.data["run_id"]

@@ -51,10 +51,12 @@ _TIMELINE_FIELDS = {
     "status": ("child", "caller"),
     "compact": ("child",),
     "delete-session": ("child",),
+    "redrive": ("child",),
+    "dismiss": ("child",),
 }
 # Timeline entries that are things the world does rather than faults (`event = ...`).
 TIMELINE_EVENTS = ("abort", "history-read", "cleanup", "archive-read", "status", "compact",
-                   "delete-session")
+                   "delete-session", "redrive", "dismiss")
 # Where the delivery actor can crash (actors/delivery.py names them).
 CRASH_POINTS = values(CrashPoint)
 DEFAULT_UNTIL_S = 6 * 3600

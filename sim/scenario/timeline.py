@@ -61,7 +61,10 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
                     "status": "a status read names the child it asks about",
                     "compact": "a compaction names a child whose requester session compacts",
                     "delete-session": "a session deletion names the child whose session it "
-                                      "deletes"}.get(
+                                      "deletes",
+                    "redrive": "a redrive names the child whose latest run an operator redrives",
+                    "dismiss": "a dismissal names the child whose given-up run an operator "
+                               "discards"}.get(
                 fault, "a history read names the child whose transcript it reads")
             raise table.fail("child", what)
         point = table.text("point", None)
