@@ -30,6 +30,7 @@ from contextlib import contextmanager
 import attrs
 
 from actors.inputs import Document, Node, json_document
+from sim import choice_names
 from sim.determinism import rng_for
 
 
@@ -42,11 +43,12 @@ class Strategy(enum.StrEnum):
 
 
 STRATEGIES = tuple(s.value for s in Strategy)
+if STRATEGIES != choice_names.STRATEGIES:  # the flags' copy (sim/choice_names.py)
+    raise AssertionError(f"sim.choice_names.STRATEGIES is not {STRATEGIES}")
 # A span of related choices: (label, ((subsystem, start, end), ...)).
 Span = tuple[str, tuple[tuple[str, int, int], ...]]
 SCHEDULE = "schedule"
-# Seeds are non-negative 64-bit integers (flags, scenario files and schedules alike).
-MAX_SEED = 2**63 - 1
+MAX_SEED = choice_names.MAX_SEED
 # A schedule file's limits: far above any run the step bound (sim/world.py) lets finish.
 MAX_CHOICES = 10_000_000
 MAX_OPTIONS = 10_000_000

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sim.choices import MAX_SEED, STRATEGIES
+from sim.choice_names import MAX_SEED, STRATEGIES
 from sim.cli_args import check_mutants as _check_mutants
 from sim.cli_args import default_world_path, repro_command
 from sim.cli_args import load_world as _load_world
