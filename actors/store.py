@@ -41,9 +41,11 @@ def _column(field: attrs.Attribute[Any]) -> str:
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS runs ("
     + ", ".join(_column(f) for f in attrs.fields(RunRecord)) + ", row_order INTEGER)",
-    # A live session's transcript: its latest run's record, encoded once and shared with
-    # that run's archive (FMT-6). The primary key keeps saving and reading one lookup.
-    "CREATE TABLE IF NOT EXISTS transcripts (session_key TEXT PRIMARY KEY, payload BLOB)",
+    # A live session's transcript: its latest run's record, which is also that run's archive
+    # (FMT-6), so the row names the archive's generation instead of holding a second copy of
+    # the payload (a big run's transcripts were a quarter of its database). The primary key
+    # keeps saving and reading one lookup.
+    "CREATE TABLE IF NOT EXISTS transcripts (session_key TEXT PRIMARY KEY, generation INTEGER)",
     # Without it, restoring open deliveries scans every row: a run with n children would
     # cost O(n^2). A run stays open (uncleaned) until its obligations resolved and its
     # cleanup ran, so pending deliveries are a subset.
@@ -190,16 +192,17 @@ class RunStore:
         what was there) and is retained as the next generation of that key (FMT-6)."""
         generation = self._generations[session_key] = self._generations.get(session_key, 0) + 1
         record = ArchiveRecord.encode(session_key, generation, run_id, messages)
-        self._db.execute("INSERT OR REPLACE INTO transcripts (session_key, payload) VALUES (?, ?)",
-                         [session_key, record.payload])
+        self._db.execute("INSERT OR REPLACE INTO transcripts (session_key, generation) "
+                         "VALUES (?, ?)", [session_key, generation])
         self._db.execute("INSERT INTO archives (session_key, generation, payload) "
                          "VALUES (?, ?, ?)", [session_key, generation, record.payload])
         return record
 
     def transcript(self, session_key: str) -> list[dict[str, Any]]:
         """The live session's transcript, as ``sessions_history`` reads it ([] when none)."""
-        row = self._db.execute("SELECT payload FROM transcripts WHERE session_key = ?",
-                               [session_key]).fetchone()
+        row = self._db.execute(
+            "SELECT payload FROM transcripts JOIN archives USING (session_key, generation) "
+            "WHERE session_key = ?", [session_key]).fetchone()
         messages: list[dict[str, Any]] = [] if row is None else json.loads(row[0])["messages"]
         return messages
 
