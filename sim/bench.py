@@ -70,7 +70,10 @@ def message_rounds(rounds: int, messages: int, seeds_per_round: int) -> dict[str
     from sim.bench_micro import kernel_messages_per_second, trio_messages_per_second
     cost, steps_ratio, per_core = [], [], []
     trio_rates, kernel_rates, step_rates = [], [], []
+    from sim.gc_tuning import tune_for_sweeps
+
     world_batch(range(1_000_000, 1_000_002))  # warm-up: imports, caches
+    tune_for_sweeps()  # as `explore` runs its seeds
     for r in range(rounds):
         trio_rate = trio_messages_per_second(messages // 2)
         kernel_rate = kernel_messages_per_second(messages)

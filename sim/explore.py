@@ -129,7 +129,9 @@ def sweep(
     """Run every seed, in this process, over ``jobs`` local workers or on the Dask scheduler at
     ``dask`` (sim/pool.py); ``progress`` is told how many seeds finished since its last call."""
     from sim import pool
+    from sim.gc_tuning import tune_for_sweeps
 
+    tune_for_sweeps()  # before forking, so local workers inherit it
     if dask is not None:
         return pool.dask(spec, seeds, dask, progress)
     if jobs <= 1 or len(seeds) < SERIAL_BELOW:

@@ -56,7 +56,9 @@ def batches(seeds: Sequence[int], workers: int,
 
 def run_batch(spec: Sweep, seeds: Sequence[int]) -> list[SeedOutcome]:
     from sim.explore import run_seed
+    from sim.gc_tuning import tune_for_sweeps
 
+    tune_for_sweeps()  # a Dask worker's process (a forked one is tuned already)
     with _ONE_RUN_AT_A_TIME:
         return [run_seed(spec, seed) for seed in seeds]
 
