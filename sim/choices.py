@@ -210,6 +210,9 @@ class Chooser:
         # A branch keeps only this many recorded choices; None keeps them all.
         self._replay_steps = replay_steps
         self._guides = None if guides is None else {k: tuple(v) for k, v in guides.items()}
+        # Every choice is a fresh draw (no schedule, no guides): the common case of a sweep,
+        # which then skips the replay checks (a default-world seed makes ~450 choices).
+        self._free = replay is None and guides is None
         self._taken: dict[str, int] = {}  # choices recorded so far, per subsystem
         # Spans of choices that belong together (one drawn child): Hypothesis' "examples", so a
         # shrinker can delete them whole. Each is (label, ((subsystem, start, end), ...)) over
@@ -271,7 +274,9 @@ class Chooser:
     def _take(self, subsystem: str, n: int, fresh: int) -> int:
         """Record (or, in replay, read back) one choice among ``n`` options."""
         taken = self._taken.get(subsystem, 0)
-        if self._guides is not None:
+        if self._free:
+            index = fresh
+        elif self._guides is not None:
             guide = self._guides.get(subsystem, ())
             index = min(guide[taken], n - 1) if taken < len(guide) else 0
         elif not self._guided():
@@ -305,7 +310,7 @@ class Chooser:
         assert n >= 1
         if n == 1:
             return 0
-        fresh = 0 if self._guided() else self._rng(subsystem).randrange(n)
+        fresh = self._rng(subsystem).randrange(n) if self._free or not self._guided() else 0
         return self._take(subsystem, n, fresh)
 
     def chance(self, subsystem: str, probability: float) -> bool:
@@ -313,7 +318,7 @@ class Chooser:
         if probability <= 0.0:
             return False
         fresh = 0
-        if not self._guided():
+        if self._free or not self._guided():
             fresh = 1 if self._rng(subsystem).random() < probability else 0
         return self._take(subsystem, 2, fresh) == 1
 
@@ -324,7 +329,7 @@ class Chooser:
         if n == 1:
             return 0
         fresh = 0
-        if not self._guided():
+        if self._free or not self._guided():
             if self.strategy == Strategy.RANDOM:
                 fresh = self._rng(SCHEDULE).randrange(n)
             elif self.strategy == Strategy.PCT:
