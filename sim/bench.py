@@ -17,6 +17,8 @@ rounds, because these machines are noisy and their speed drifts:
 - ``formatter``: the 160,000-character multi-result formatter on inputs that make it do its
   work: all results whole, heads truncated to share the cap, and thousands of children folded
   into a summary line, with time per child as the count doubles.
+- ``startup``: CPU seconds of a whole ``handoff --help`` process against a bare ``python -c pass``
+  (SPEC target: under 0.15 s).
 Wall-clock reads are the point here and never enter a simulated run.
 """
 
@@ -141,6 +143,31 @@ def scale(sizes: Sequence[int]) -> list[dict[str, Any]]:
     return rows
 
 
+# -- start-up ------------------------------------------------------------------------------------
+
+
+def _child_cpu(argv: Sequence[str]) -> float:
+    """User plus system CPU seconds of one run of ``argv`` as a child process."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, capture_output=True, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def startup(rounds: int) -> dict[str, Any]:
+    """``handoff --help`` against a bare ``python -c pass``, alternately, as CPU seconds of whole
+    processes (the interpreter's own start-up, with this machine's site packages, is the floor)."""
+    helps, bare = [], []
+    for _ in range(rounds):
+        bare.append(_child_cpu([sys.executable, "-c", "pass"]))
+        helps.append(_child_cpu([sys.executable, "-m", "sim", "--help"]))
+    return {"help_cpu_seconds": spread(helps), "python_cpu_seconds": spread(bare),
+            "help_over_python": spread([h / b for h, b in zip(helps, bare, strict=True)
+                                        if b > 0] or [0.0])}
+
+
 # -- the formatter -------------------------------------------------------------------------------
 
 # Escape-heavy: every tenth character or so needs escaping, so lengths take arithmetic.
@@ -225,5 +252,7 @@ def bench(quick: bool = False, progress: Callable[[str], None] | None = None) ->
     figures["scale"] = scale((10, 20, 40) if quick else (1_000, 2_000, 4_000, 8_000, 16_000))
     say("formatter")
     figures["formatter"] = formatter(quick)
+    say("start-up: handoff --help against python -c pass")
+    figures["startup"] = startup(3 if quick else 9)
     figures["load_average_after"] = os.getloadavg()
     return figures

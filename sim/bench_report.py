@@ -53,6 +53,11 @@ def print_figures(figures: dict[str, Any]) -> None:
                     f"{row['seconds']:.4f}", f"{row['us_per_child']:.1f}",
                     str(row.get("per_child_growth", "")))
     console.print(fmt)
+    if "startup" in figures:
+        start = figures["startup"]
+        console.print("handoff --help: " + _f(start["help_cpu_seconds"], "{:.3f}")
+                      + " s CPU (target < 0.15); python -c pass: "
+                      + _f(start["python_cpu_seconds"], "{:.3f}") + " s")
     load = figures["machine_before"]["load_average"]
     console.print(f"load average before {load[0]:.2f}, after "
                   f"{figures['load_average_after'][0]:.2f} on "

@@ -55,4 +55,5 @@ def test_quick_json_has_the_spec_keys() -> None:
         assert isinstance(figure, float) or set(figure) == {"median", "min", "max"}, key
     assert {"children", "seconds", "peak_mib"} <= set(doc["scale"][0])
     assert doc["formatter"]
+    assert set(doc["startup"]["help_cpu_seconds"]) == {"median", "min", "max"}
     assert "max_ratio" not in json.dumps(doc)
