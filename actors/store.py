@@ -18,7 +18,15 @@ import attrs
 
 from actors.history import ArchiveRecord
 from actors.retention import ELLIPSIS, PREVIEW_CHARS, RunSummary
-from actors.run_record import CHANGE_TYPES, Change, Corrected, RunEnded, RunRecord, columns
+from actors.run_record import (
+    CHANGE_TYPES,
+    Change,
+    CleanedUp,
+    Corrected,
+    RunEnded,
+    RunRecord,
+    columns,
+)
 from actors.states import ClaimPhase, DeliveryStatus, EvidenceKind, OutcomeStatus
 
 _FIELDS = tuple(f.name for f in attrs.fields(RunRecord))
@@ -106,6 +114,37 @@ def _recycle(db: sqlite3.Connection) -> bool:
     return True
 
 
+class _PendingTree:
+    """Each run's count of descendants not yet cleaned up, kept as runs are registered and
+    cleaned (a run's parent is its ``requester_run_id``, which never changes). Walking the
+    subtree at every attempt instead cost a query per spawning descendant: a deferred parent
+    rechecks every few seconds, so a big tree's walks were a tenth of its run and grew faster
+    than the tree (docs/performance.md)."""
+
+    def __init__(self) -> None:
+        self._parent: dict[str, str | None] = {}
+        self._pending: dict[str, int] = {}
+        self._cleaned: set[str] = set()
+
+    def add(self, run_id: str, parent: str | None) -> None:
+        self._parent[run_id] = parent
+        self._bump(parent, 1)
+
+    def clean(self, run_id: str) -> None:
+        if run_id in self._cleaned or run_id not in self._parent:
+            return
+        self._cleaned.add(run_id)
+        self._bump(self._parent[run_id], -1)
+
+    def pending_below(self, run_id: str) -> int:
+        return self._pending.get(run_id, 0)
+
+    def _bump(self, ancestor: str | None, by: int) -> None:
+        while ancestor is not None:
+            self._pending[ancestor] = self._pending.get(ancestor, 0) + by
+            ancestor = self._parent.get(ancestor)
+
+
 class RunStore:
     def __init__(self, path: str = ":memory:") -> None:
         self._db = _open(path)
@@ -115,6 +154,14 @@ class RunStore:
         self._spawning_runs: set[str] = set() if self._in_memory else set(
             key for (key,) in self._db.execute(
                 "SELECT DISTINCT requester_run_id FROM runs WHERE requester_run_id IS NOT NULL"))
+        self._tree = _PendingTree()
+        if not self._in_memory:
+            for run_id, parent, cleaned in self._db.execute(
+                    "SELECT run_id, requester_run_id, cleaned_up_at_ms FROM runs "
+                    "ORDER BY row_order"):
+                self._tree.add(run_id, parent)
+                if cleaned is not None:
+                    self._tree.clean(run_id)
         # The last archive generation of each session key (the archives table's maximum, kept
         # beside it so retaining a run costs one write; a fresh database has none).
         self._generations: dict[str, int] = {} if self._in_memory else dict(self._db.execute(
@@ -145,11 +192,17 @@ class RunStore:
             f"INSERT INTO runs ({', '.join(_FIELDS)}, row_order) VALUES ({placeholders})",
             [*values, self._order],
         )
+        # After the insert: a run id already taken fails there and must not touch the tree.
+        self._tree.add(record.run_id, record.requester_run_id)
+        if record.cleaned_up_at_ms is not None:
+            self._tree.clean(record.run_id)
 
     def apply(self, run_id: str, change: Change) -> None:
         """Make ``change`` durable: write the columns it names."""
         names, sql = _UPDATES[type(change)]
         self._db.execute(sql, [*(getattr(change, name) for name in names), run_id])
+        if isinstance(change, CleanedUp):
+            self._tree.clean(run_id)
 
     def record_end(
         self, run_id: str, ended_at_ms: int, status: OutcomeStatus, error: str | None,
@@ -241,14 +294,7 @@ class RunStore:
         """How many runs below the run ``record`` (its children, theirs, ...) are not yet
         cleaned up (DEL-6). A run's children are the runs spawned by it (``requester_run_id``):
         an earlier or later run of the same session key does not count them."""
-        pending = 0
-        frontier = [record]
-        while frontier:
-            parent = frontier.pop()
-            for child in self.direct_children(parent.run_id):
-                pending += child.cleaned_up_at_ms is None
-                frontier.append(child)
-        return pending
+        return self._tree.pending_below(record.run_id)
 
     def open_recovery(self, run_id: str) -> None:
         """A lost-answer recovery is due for ``run_id`` (written before the run is recorded
