@@ -130,10 +130,15 @@ def scale(sizes: Sequence[int]) -> list[dict[str, Any]]:
     """One run per size, each in a fresh interpreter (``python -m sim.bench_scale``)."""
     rows: list[dict[str, Any]] = []
     for size in sizes:
-        out = subprocess.run([sys.executable, "-m", "sim.bench_scale", str(size)],
-                             capture_output=True, text=True, check=True).stdout
-        row = json.loads(out.splitlines()[-1])
-        if rows:
+        done = subprocess.run([sys.executable, "-m", "sim.bench_scale", str(size)],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            # The model crashed at this size: a finding, reported as the row, not a traceback.
+            lines = done.stderr.strip().splitlines() or ["no output"]
+            rows.append({"children": size, "error": lines[-1][:300]})
+            continue
+        row = json.loads(done.stdout.splitlines()[-1])
+        if rows and "error" not in rows[-1]:
             previous = rows[-1]
             # CPU time: the process's own work, whatever else the machine is doing.
             row["time_growth"] = round(row["cpu_seconds"] / previous["cpu_seconds"], 2)

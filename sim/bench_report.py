@@ -37,6 +37,10 @@ def print_figures(figures: dict[str, Any]) -> None:
                    "x per doubling", "records"):
         scale.add_column(column, justify="right")
     for row in figures["scale"]:
+        if "error" in row:
+            scale.add_row(str(row["children"]), "crashed: " + row["error"], "", "", "", "", "",
+                          "")
+            continue
         scale.add_row(str(row["children"]), f"{row['seconds']:.2f}",
                       f"{row['cpu_seconds']:.2f}", str(row.get("time_growth", "")),
                       f"{row['peak_mib']:.0f}",
