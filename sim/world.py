@@ -365,7 +365,7 @@ class _World:
                                self._draw_child(workload, f"c{first + i + 1}", i))
                 child = world_tree.draw_tree(self.chooser, child, drawn, trees,
                                              workload.tree_share)
-                child = self._draw_archive_use(child, drawn)
+                child = self._draw_archive_use(child, drawn, trees)
                 child = world_receipts.draw_correction(self.chooser, self.plan, child)
                 crash_at = world_receipts.aim_at_frozen_findings(self.chooser, self.plan, child)
                 if crash_at is not None:
@@ -410,7 +410,8 @@ class _World:
                     trees.add(drawn[-1])
         return drawn
 
-    def _draw_archive_use(self, child: ChildSpec, earlier: list[ChildSpec]) -> ChildSpec:
+    def _draw_archive_use(self, child: ChildSpec, earlier: list[ChildSpec],
+                          trees: TreeBook) -> ChildSpec:
         """FMT-6: some children reuse an earlier child's session key once it should be done;
         some runs' archives are read some time after the run should have ended, often after
         cleanup deleted the live session. On their own stream so other draws keep still."""
@@ -419,9 +420,12 @@ class _World:
         reused = bool(earlier) and child.parent is None and chooser.chance(sub, 0.15)
         if reused:
             prior = earlier[chooser.choose(sub, len(earlier))]
-            child = attrs.evolve(child, session=prior.session or prior.id,
-                                 spawn_at_ms=prior.spawn_at_ms + prior.run_ms
-                                 + 1000 * (1 + chooser.choose(sub, 60)))
+            key = prior.session or prior.id
+            # After every earlier run of that session, not only the one picked: a session runs
+            # one run at a time (two reuses of one key in a big world overlapped).
+            free_ms = trees.session_free_ms(key)
+            child = attrs.evolve(child, session=key,
+                                 spawn_at_ms=free_ms + 1000 * (1 + chooser.choose(sub, 60)))
         # Reads cost a decode and a sessions_history each: mostly where a key was reused.
         if chooser.chance(sub, 0.5 if reused else 0.1):
             end_ms = child.spawn_at_ms + child.run_ms

@@ -78,14 +78,20 @@ def draw_stale_rerun(chooser: Chooser, child: ChildSpec, earlier: list[ChildSpec
     if not siblings:
         return []
     sibling = siblings[chooser.choose(sub, len(siblings))]
-    second = attrs.evolve(draw_rerun(), session=parent.session,
+    # The parent's own requester runs it again: a big world's re-drawn child would otherwise
+    # land on another top-level session, which would run the same child id beside the first.
+    second = attrs.evolve(draw_rerun(), session=parent.session, requester=parent.requester,
                           spawn_at_ms=end_ms + 1000 * (1 + chooser.choose(sub, 30)))
     if child.spawn_at_ms + child.run_ms <= second.spawn_at_ms + 1000:
         return []  # the first run would be done waiting: nothing goes stale
     again = attrs.evolve(sibling, id=f"{sibling.id}b", requester=nested_requester(second),
                          session=sibling.session or sibling.id,
                          spawn_at_ms=second.spawn_at_ms + 1000)
-    return [second, again] if second.run_ms > 1000 else []
+    # Only a session no other child reuses (FMT-6's archive draws, decided before this one):
+    # a run of another child on it could overlap the second run, and a session runs one at once.
+    reused = any((c.session or c.id) in (parent.session or parent.id, again.session)
+                 and c.id not in (parent.id, sibling.id) for c in earlier)
+    return [second, again] if second.run_ms > 1000 and not reused else []
 
 
 def draw_limits(chooser: Chooser, limits: SpawnLimits) -> SpawnLimits:

@@ -34,6 +34,8 @@ class TreeBook:
         self._position: dict[str, int] = {}  # a child's first spec, by its place in the draw
         # Positions of the drawn specs that may still take a child, in draw order.
         self._open: SortedList = SortedList()
+        # When each session's drawn runs should all be over (a reused key waits for them all).
+        self._session_free_ms: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self._drawn)
@@ -47,10 +49,17 @@ class TreeBook:
         position: int = self._open[index]
         return self._drawn[position]
 
+    def session_free_ms(self, key: str) -> int:
+        """When every drawn run of child session ``key`` should be over."""
+        return self._session_free_ms[key]
+
     def add(self, child: ChildSpec) -> None:
         """Note a drawn child (its spec as spawned)."""
         position = len(self._drawn)
         self._drawn.append(child)
+        key = child.session or child.id
+        end_ms = child.spawn_at_ms + child.run_ms
+        self._session_free_ms[key] = max(end_ms, self._session_free_ms.get(key, end_ms))
         if child.id in self._position:
             # A second spec of one session (a re-run): neither may be a parent any more.
             self._open.discard(self._position[child.id])

@@ -85,3 +85,17 @@ def test_the_knob_is_validated() -> None:
                        ("tree_share = 1.5", "tree_share"), ("sessions = 0", "sessions")):
         with pytest.raises(InputError, match=field):
             _default_world(bad)
+
+
+def test_a_parent_runs_again_under_its_own_requester() -> None:
+    """A stale re-run of a parent (sim/world_tree.py) in a world of many top-level sessions is
+    asked of the requester that ran it first: the same child id under another session would run
+    beside its first actor (the 1,000-child big-tree run crashed on it)."""
+    result = world.run(world_with(1000, trees=True), seed=1)
+    assert not result.violations and result.end_reason == "quiescent"
+    requesters: dict[str, set[str]] = {}
+    for r in result.trace:
+        if r.kind == "world.spawn":
+            requesters.setdefault(r.data["child"], set()).add(r.data["requester"])
+    assert len(requesters) > 900
+    assert all(len(asked) == 1 for asked in requesters.values())
