@@ -20,6 +20,7 @@ import attrs
 from actors import addresses, announce, events, findings, retry, routing
 from actors.child import KILLED_ERROR
 from actors.delivery_io import Effect, OperatorAsked, Persist, Send, StartTimer
+from actors.delivery_wakes import Wakes
 from actors.messages import (
     ChildEnded,
     Completion,
@@ -49,7 +50,7 @@ from actors.recovery import (
 from actors.registry import DeliveryCore
 from actors.run_record import Delivered, GaveUp, RunRecord
 from actors.runtime import Crash, Port
-from actors.states import CrashPoint, OutcomeStatus, Waiting
+from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, Waiting
 from actors.store import RunStore
 
 _STATUS: dict[OutcomeStatus, announce.Status] = {
@@ -171,6 +172,8 @@ def routed(completion: Completion, routes: Mapping[str, routing.SessionRouting],
     internal injection (DEL-4)."""
     if requester_kind(completion.requester) is announce.RequesterKind.NESTED:
         return completion
+    if completion.source_tool == "subagent_settle":
+        return completion  # a batch wake is internal: the requester's reply is what goes out
     resolution = routing.resolve(routes.get(completion.requester, routing.SessionRouting()),
                                  mutants)
     for name in resolution.probes:
@@ -198,12 +201,19 @@ class _Recovery:
 
     def note(self, records: Iterable[RunRecord]) -> None:
         for record in records:
-            if not self.off and record.ended_at_ms is not None and needs_recovery(record):
+            if not self.off and record.ended_at_ms is not None and needs_recovery(record) \
+                    and record.delivery_status == DeliveryStatus.PENDING:
                 self.silent[record.run_id] = record
 
     def delivering(self, run_id: str) -> None:
-        """The run is about to be recorded delivered: its recovery becomes durable first."""
+        """The run is about to be recorded delivered: its recovery becomes durable first. A
+        yield batch may deliver a member (in its wake) before this actor saw the member end:
+        the store's record decides then."""
         record = self.silent.pop(run_id, None)
+        if record is None and not self.off:
+            stored = self.store.get(run_id)
+            if stored.ended_at_ms is not None and needs_recovery(stored):
+                record = stored
         if record is not None:
             self.store.open_recovery(run_id)
             self.due.append(record)
@@ -293,7 +303,7 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
     core = DeliveryCore(port.incarnation, jitter, probed_render(port.probe), kind,
                         mutants, port.probe, pending_descendants=store.pending_descendants,
                         checkpoint=checkpoint, route=functools.partial(fallback_route, store),
-                        findings=findings_of)
+                        findings=findings_of, batch_of=store.batch_owner)
     recovery = _Recovery(port, store, mutants, kind)
     core.remember(store.summaries())
     if expose is not None:
@@ -303,6 +313,10 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
     recovery.note(records)
     _perform(port, store, core.restore(records, port.now_ms), routes, mutants, recovery)
     recovery.perform(recovery.resume())
+    wakes = Wakes(port, store, core, mutants,
+                  lambda effects: _perform(port, store, effects, routes, mutants, recovery),
+                  child_result)
+    wakes.restore()
     while True:
         try:
             message = await port.receive()
@@ -312,6 +326,9 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
                 if waiting in _CRASH_IN_WAIT:
                     port.probe(_CRASH_IN_WAIT[waiting])
             raise
+        if wakes.owns(message):
+            wakes.handle(message)  # a yield batch's: its wake (actors/delivery_wakes.py)
+            continue
         if recovery.handle(message):
             continue
         if isinstance(message, ChildEnded):
@@ -330,6 +347,8 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
         else:
             effects = core.handle(message, port.now_ms)
         _perform(port, store, effects, routes, mutants, recovery)
+        if store.has_open_batches():
+            wakes.poke()  # a member or a member's descendant may have settled
 
 
 def _perform(port: Port, store: RunStore, effects: Iterable[Effect],

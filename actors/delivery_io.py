@@ -72,8 +72,19 @@ class AttemptDue:
     generation: int = 1  # the delivery generation that set it (an older one's is stale)
 
 
+@attrs.frozen
+class BatchClaim:
+    """The batch-wake outbox asks for a yielded member's result (actors/batch_handover.py)."""
+
+    record: RunRecord
+
+    @property
+    def run_id(self) -> str:
+        return self.record.run_id
+
+
 Input = (RunFinished | Restored | CompletionAck | SendRejected | AckTimeout | TryDue | AttemptDue
-         | OperatorAsked)
+         | OperatorAsked | BatchClaim)
 
 # -- effects -----------------------------------------------------------------------------------
 

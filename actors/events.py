@@ -45,6 +45,8 @@ class Spawned(Event):
     requester: str
     required: bool
     task: str
+    turn_run_id: str | None = None  # the requester turn that spawned it (reference §a)
+    incarnation: int = 1  # the requester session's incarnation at the spawn
 
 
 @attrs.frozen(slots=True)
@@ -68,6 +70,7 @@ class CompletionAccepted(Event):
     ended_at: int
     generation: int
     replaces: dict[str, JsonValue] | None
+    visible_reply: bool = True  # a batch wake: whether the resumed turn replied visibly
 
 
 @attrs.frozen(slots=True)
@@ -170,6 +173,44 @@ class StatusServed(Event):
     run_id: str | None
     outcome: str | None
     delivery: str | None
+
+
+@attrs.frozen(slots=True)
+class TurnStarted(Event):
+    kind: ClassVar[str] = "requester.turn"
+    turn: str
+    turn_run_id: str
+    incarnation: int
+    reply_mode: str
+
+
+@attrs.frozen(slots=True)
+class TurnEnded(Event):
+    """A turn ended: ``how`` is finish, yield (paused until its wake), or abandoned."""
+
+    kind: ClassVar[str] = "requester.turn_end"
+    turn_run_id: str
+    how: str
+    children: list[str]
+
+
+@attrs.frozen(slots=True)
+class StatusChecked(Event):
+    kind: ClassVar[str] = "requester.status_check"
+    child: str
+    run_id: str | None
+    status: str  # running, an outcome status, or unknown (never spawned)
+    turn_run_id: str | None
+
+
+@attrs.frozen(slots=True)
+class SessionLifecycle(Event):
+    """``/new`` (reset) or a delete: the session's new incarnation."""
+
+    kind: ClassVar[str] = "requester.lifecycle"
+    what: str
+    incarnation: int
+    abandoned: list[str]
 
 
 # -- child runs ----------------------------------------------------------------------------------
@@ -636,3 +677,6 @@ EVENT_TYPES: tuple[type[Event], ...] = tuple(
     register(cls) for cls in _subclasses(Event) if "__attrs_attrs__" in cls.__dict__)
 KINDS: dict[str, tuple[str, ...]] = {cls.kind: cls.fields for cls in EVENT_TYPES}
 assert len(KINDS) == len(EVENT_TYPES), "two event classes share a kind"
+
+# Yield-batch events live in their own module and register themselves there.
+from actors import batch_events as _batch_events  # noqa: E402,F401

@@ -54,6 +54,8 @@ class ChildSpec:
     # FMT-6: the label of the child session key; a later child with the same label reuses the
     # key (a new generation of that session). Default: the child id.
     session: str | None = None
+    # A model-route change notice its run reports (terminalReply.modelRouteChange, §a, §c9).
+    route_change: str | None = None
     # DEL-6: the id of the child whose run spawns this one (a nested child); its requester is
     # then that child's session. None: spawned by a top-level session.
     parent: str | None = None
@@ -66,6 +68,8 @@ class ChildSpec:
     # this text after its answer; None: no correction.
     correction_after_ms: int | None = None
     correction: str = DEFAULT_CORRECTION
+    # The requester turn that spawns it (a scenario's [[turns]] id); None: outside any turn.
+    turn: str | None = None
 
     @property
     def run_ms(self) -> int:
@@ -134,6 +138,50 @@ class Spawn:
 
 
 @attrs.frozen
+class StartTurn:
+    """A requester turn opens (the user wrote to the session)."""
+
+    turn: str
+
+
+@attrs.frozen
+class EndTurn:
+    """The open turn ends: ``finish`` (a normal reply) or ``yield`` (``sessions_yield``)."""
+
+    turn: str
+    how: str  # actors.turns.TurnEnd
+
+
+@attrs.frozen
+class CheckStatus:
+    """The open turn checks a child's status (``subagents`` list/status; consumes nothing)."""
+
+    child_id: str
+
+
+@attrs.frozen
+class ResetSession:
+    """``/new`` (``delete=False``) or a deletion of the session entry."""
+
+    delete: bool = False
+
+
+@attrs.frozen
+class SessionActs:
+    """What a requester session is asked to do at one instant, in order (one message, so the
+    scheduler cannot reorder a turn's start, its spawns and its end among themselves)."""
+
+    acts: tuple[StartTurn | Spawn | CheckStatus | EndTurn | ResetSession, ...]
+
+
+@attrs.frozen
+class BatchReady:
+    """The requester froze a yield batch (the outbox row is in the store)."""
+
+    batch_id: str
+
+
+@attrs.frozen
 class AbortChild:
     child_id: str
     # DEL-17: who asks (checked against the session's owners) and the harness's request number.
@@ -170,6 +218,10 @@ class Completion:
     # The receipt (DEL-12): the producer's end time of this result and its delivery generation.
     ended_at_ms: int = 0
     generation: int = 1
+    # A batch wake (reference §c9): the yielded turn run it resumes, and its source tool
+    # (``subagent_settle``: an internal call, never copied to a channel).
+    turn_run_id: str | None = None
+    source_tool: str | None = None
 
 
 @attrs.frozen
@@ -205,6 +257,13 @@ class CompletionAck:
     # The receive callback failed after the session confirmed the hand-off (DEL-9): the
     # completion is still delivered; this is only its bookkeeping error.
     callback_error: str | None = None
+    # A batch wake's answer: whether the resumed turn replied visibly, and whether the turn it
+    # was meant to resume is gone (the session was reset or deleted: requester_abandoned).
+    visible_reply: bool = True
+    abandoned: bool = False
+    # ... or whether the session was busy in another turn (requester_turn_pending): the wake
+    # waits and tries again, spending no attempt (reference §b, §c11).
+    turn_pending: bool = False
 
 
 @attrs.frozen

@@ -55,6 +55,9 @@ MUTANT_FINDINGS_RERENDERED = "findings-rerendered"
 # Operator actions (actors/redrive.py).
 MUTANT_REDRIVE_SAME_GENERATION = "redrive-same-generation"
 MUTANT_GIVE_UP_CORRECTION_SENDS = "give-up-correction-sent"
+MUTANT_WAIT_EARLIER_TURN = "wake-waits-earlier-turn"
+MUTANT_TWO_WAKES = "two-wakes-per-batch"
+MUTANT_WAKE_INTO_BUSY_TURN = "wake-into-busy-turn"
 
 MUTANTS: dict[str, str] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: (
@@ -217,6 +220,18 @@ MUTANTS: dict[str, str] = {
         "as for a delivered run, instead of only updating the retained payload for an "
         "operator's redrive (DEL-16)"
     ),
+    MUTANT_WAIT_EARLIER_TURN: (
+        "a yielded batch also waits until every child of the requester's earlier turns has "
+        "settled (reference §c9: a child of an earlier turn never delays it; YLD-1)"
+    ),
+    MUTANT_TWO_WAKES: (
+        "the outbox forgets that a batch's wake is out or delivered: a later settle of the "
+        "same batch sends another wake on a fresh key (reference §c9 coalescing; YLD-1)"
+    ),
+    MUTANT_WAKE_INTO_BUSY_TURN: (
+        "the requester takes a batch wake while another of its turns is running, instead of "
+        "answering requester_turn_pending (reference §b, §c11; YLD-3)"
+    ),
 }
 
 
@@ -267,6 +282,9 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_FINDINGS_RERENDERED: Breaks("DEL-6", "findings-scoped"),
     MUTANT_REDRIVE_SAME_GENERATION: Breaks("DEL-16", "redrive-from-retained"),
     MUTANT_GIVE_UP_CORRECTION_SENDS: Breaks("DEL-16", "given-up-waits-for-operator"),
+    MUTANT_WAIT_EARLIER_TURN: Breaks("YLD-1", "wake-not-delayed"),
+    MUTANT_TWO_WAKES: Breaks("YLD-1", "one-wake-per-batch"),
+    MUTANT_WAKE_INTO_BUSY_TURN: Breaks("YLD-3", "wake-between-turns"),
 }
 
 

@@ -191,6 +191,36 @@ PROBES: dict[str, str] = {
                                            "ended",
     "delivery.operator-refused-not-required": "an operator's action was refused: no "
                                               "completion was asked for",
+    # -- requester turns (actors/turns.py, actors/requester.py) ------------------------------
+    "turns.reset-abandons-turn": "/new or a delete abandoned an open or yielded turn",
+    "turns.status-check-before-yield": "a turn checked a child's status, then yielded",
+    # -- yield batches and their wakes (actors/batch_wake.py, actors/delivery_wakes.py) ------
+    "delivery.handed-to-batch": "a member's own delivery handed its result to its batch",
+    "delivery.claimed-while-waiting": "a batch claimed a member waiting between tries",
+    "delivery.claimed-before-end-seen": "a batch claimed an ended member whose end the "
+                                        "delivery actor had not seen yet",
+    "batch.consumed-without-wake": "a yield froze no required child (or a cron requester's)",
+    "batch.coalesced-settle": "a settle came for a batch whose wake is already out",
+    "batch.deferred": "a batch's wake waits for its members' descendants",
+    "batch.deferral-limit": "a batch was deferred ten times and closed undelivered",
+    "batch.requester-deleted": "a batch closed: its requester session was deleted",
+    "batch.reset-before-wake": "a batch closed: its requester was reset before the wake",
+    "batch.reset-during-wake": "a wake reached a session whose yielded turn a reset abandoned",
+    "batch.restart-while-dispatching": "a restarted process replays a dispatching wake",
+    "batch.visible-reply-missing": "a woken message_tool turn gave no visible reply",
+    "batch.retry": "a known undelivered wake is retried on a fresh key",
+    "batch.attempts-exhausted": "a wake failed three attempts and closed",
+    "batch.replay": "an unanswered wake is replayed on the same key",
+    "batch.replays-exhausted": "an unanswered wake was replayed three times and closed",
+    "batch.permanent-error": "a wake was refused with a permanent error and closed",
+    "batch.stale-answer": "an answer came for a wake attempt no longer out",
+    "batch.announced-individually": "a wake carries no findings: results went individually",
+    "batch.findings-truncated": "a wake's findings cut a result at the shared cap",
+    "batch.findings-summarized": "a wake's findings folded children into the summary line",
+    "batch.reconcile-interrupted": "a wake asks to reconcile unfinished children",
+    "batch.route-notices-capped": "a wake's route notices were capped at 1,024 characters",
+    "batch.requester-turn-pending": "a wake reached a session busy in another turn: it waits, "
+                                    "spending no attempt",
 }
 
 

@@ -26,10 +26,12 @@ import attrs
 
 from actors import events, mutants, retry
 from actors.announce.labels import is_announce_skip
+from actors.batch_handover import BatchHandover
 from actors.blocked import blocked_error
 from actors.delivery_io import (
     AckTimeout,
     AttemptDue,
+    BatchClaim,
     Effect,
     Input,
     OperatorAsked,
@@ -86,7 +88,7 @@ class Transition:
     doc: str
 
 
-class DeliveryCore(ReceiptSteps, OperatorSteps, Generic[K]):
+class DeliveryCore(ReceiptSteps, OperatorSteps, BatchHandover, Generic[K]):
     """``render(record, kind)`` makes the text a requester of ``requester_kind(session_key)``
     reads; both come from outside, so the core never formats anything itself."""
 
@@ -102,12 +104,14 @@ class DeliveryCore(ReceiptSteps, OperatorSteps, Generic[K]):
         checkpoint: Callable[[RunRecord, bool], tuple[str, int] | None] = lambda r, any_run: None,
         route: Callable[[RunRecord], str | None] = lambda record: record.requester,
         findings: Callable[[RunRecord], str | None] = lambda record: None,
+        batch_of: Callable[[str], str | None] = lambda run_id: None,
     ) -> None:
         self.incarnation = incarnation
         # The requester's checkpoint of a run's receipt (key, end time): of that run, or (the
         # bug) of any run of its child session (DEL-13).
         self._checkpoint = checkpoint
         self._route = route
+        self._batch_of = batch_of  # the open yield batch that owns a run, if any (YLD-2)
         self._pending_descendants = pending_descendants
         self._findings = findings  # a run's findings section, None without children (DEL-6)
         self._jitter = jitter
@@ -180,6 +184,9 @@ class DeliveryCore(ReceiptSteps, OperatorSteps, Generic[K]):
                     *self._cleanup(record, now_ms)]
         if record.delivery_status != DeliveryStatus.PENDING:
             return self._cleanup(record, now_ms)  # resolved before a crash; cleanup left
+        if record.delivery_disposition is not None:
+            self._probe("delivery.child-ended-after-resolution")
+            return []  # its yield batch claimed it already
         active = self._active[record.run_id] = Active(record, self._key(record))
         return self._start_attempt(active, now_ms)
 
@@ -226,12 +233,15 @@ class DeliveryCore(ReceiptSteps, OperatorSteps, Generic[K]):
             return []  # a timer of an earlier try
         # An unanswered send counts as OpenClaw's "gateway timeout" (transient).
         self._probe("delivery.ack-timeout")
+        active.ambiguous = True
         return self._try_failed(active, SendError("gateway timeout"), now_ms, answered=False)
 
     def _try_due(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, TryDue) and active is not None
         if active.token != event.token:
             return []
+        if (batch := self._batch_takes(active)) is not None:
+            return self._hand_over(active.record, batch)
         return self._send_try(active, now_ms)
 
     def _attempt_due(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
@@ -290,6 +300,8 @@ class DeliveryCore(ReceiptSteps, OperatorSteps, Generic[K]):
 
     def _start_attempt(self, active: Active, now_ms: int) -> list[Effect]:
         record = active.record
+        if (batch := self._batch_takes(active)) is not None:
+            return self._hand_over(record, batch)  # before any expiry: YLD-2
         if now_ms >= self._deadline(record):
             self._probe("delivery.expiry")
             return self._give_up(active, GiveUpReason.EXPIRY, record.last_error, now_ms)
@@ -379,6 +391,8 @@ class DeliveryCore(ReceiptSteps, OperatorSteps, Generic[K]):
         active.failed_tries += 1
         effects: list[Effect] = [events.SendFailed(record.run_id, chain.to_json(),
                                                    error_class.value, active.failed_tries)]
+        if (batch := self._batch_takes(active)) is not None:
+            return effects + self._hand_over(record, batch)
         if error_class is retry.ErrorClass.PERMANENT:
             self._probe("delivery.permanent-error")
             if chain.cause is not None:
@@ -476,7 +490,7 @@ TABLE: Mapping[tuple[Waiting, type], Transition] = {
     (TRY_WAIT, CompletionAck): _T("_acked", (IDLE, TRY_WAIT), "late ack: record delivered"),
     (TRY_WAIT, SendRejected): _T("_stale_rejection", (TRY_WAIT,), "stale: noted"),
     (TRY_WAIT, AckTimeout): _T("_stale_timer", (TRY_WAIT,), "stale timer"),
-    (TRY_WAIT, TryDue): _T("_try_due", (TRY_WAIT, ACK), "send the next try"),
+    (TRY_WAIT, TryDue): _T("_try_due", (TRY_WAIT, ACK, IDLE), "send the next try, or hand over"),
     (TRY_WAIT, AttemptDue): _T("_stale_timer", (TRY_WAIT,), "stale timer"),
     # waiting out the registry backoff between attempts
     (ATTEMPT_WAIT, RunFinished): _T("_duplicate_end", _ANY, "duplicate end, or a correction"),
@@ -494,10 +508,15 @@ TABLE: Mapping[tuple[Waiting, type], Transition] = {
     (TRY_WAIT, OperatorAsked): _T("_operator", (TRY_WAIT,), "refuse: a send is in flight"),
     (ATTEMPT_WAIT, OperatorAsked): _T("_operator", (IDLE, ACK, ATTEMPT_WAIT),
                                       "redrive a paused run as its next generation, or refuse"),
+    # a yielded batch claims a member's result (actors/batch_handover.py)
+    (IDLE, BatchClaim): _T("_claim_idle", (IDLE,), "nothing in flight: hand an ended run over"),
+    (ACK, BatchClaim): _T("_claim_later", (ACK,), "a try is out: its answer decides"),
+    (TRY_WAIT, BatchClaim): _T("_claimed", (IDLE, TRY_WAIT), "hand over to the batch"),
+    (ATTEMPT_WAIT, BatchClaim): _T("_claimed", (IDLE, ATTEMPT_WAIT), "hand over to the batch"),
 }
 # Missing on purpose: Restored while a delivery is in flight (a restore only happens in a fresh
 # incarnation, which has nothing in flight).
 INPUT_TYPES: tuple[type, ...] = (RunFinished, Restored, CompletionAck, SendRejected, AckTimeout,
-                                 TryDue, AttemptDue, OperatorAsked)
+                                 TryDue, AttemptDue, OperatorAsked, BatchClaim)
 assert all(state is IDLE or t is not Restored for state, t in TABLE), "see above"
 assert len(TABLE) == len(_ANY) * len(INPUT_TYPES) - 3

@@ -31,6 +31,9 @@ class Active:
     waiting: Waiting = Waiting.IDLE
     # The latest error a send was refused with (DEL-9): an unanswered try does not replace it.
     concrete_error: str | None = None
+    # The last try went unanswered: the requester may have it, so only an answer (not a yield
+    # batch) may settle it.
+    ambiguous: bool = False
 
 
 # The error a completion waits on when its nested requester is gone with no fallback (DEL-4).
@@ -86,7 +89,8 @@ class ReceiptSteps:
             if record.ended_at_ms is None:
                 continue
             if record.delivery_status == DeliveryStatus.PENDING:
-                effects += self.handle(Restored(record), now_ms)
+                if record.delivery_disposition is None:  # else its yield batch owns it
+                    effects += self.handle(Restored(record), now_ms)
             elif self._newer_receipt(record):
                 self._probe("delivery.restart-finds-newer-receipt")
                 effects += self.handle(RunFinished(record), now_ms)
@@ -108,7 +112,11 @@ class ReceiptSteps:
             key = f"{key}:restart-{self.incarnation}"
         # A "requester unavailable" wait was no refusal of a send (DEL-9, DEL-4).
         concrete = None if record.last_error == REQUESTER_UNAVAILABLE else record.last_error
-        active = self._active[record.run_id] = Active(record, key, concrete_error=concrete)
+        # Whether an earlier try was answered is not persisted: after a restart any earlier
+        # attempt may have reached the requester (a refusal seen since proves nothing about it),
+        # so a yield batch never takes this run's result over (actors/batch_handover.py).
+        active = self._active[record.run_id] = Active(record, key, concrete_error=concrete,
+                                                      ambiguous=record.attempt_count > 0)
         due = record.next_attempt_at_ms
         if record.attempt_count == 0:
             self._probe("delivery.restart-before-first-attempt")

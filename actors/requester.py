@@ -8,6 +8,7 @@ cancelling that child's scope.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import trio
 
@@ -18,19 +19,26 @@ from actors.lane import Lane
 from actors.messages import (
     AbortChild,
     AbortRun,
+    CheckStatus,
     ChildSpec,
     CleanupSession,
     Compact,
     Completion,
+    EndTurn,
     HistoryRead,
     RecoveredAnswer,
+    ResetSession,
     RunHistoryRead,
     SendRejected,
+    SessionActs,
     Spawn,
+    StartTurn,
     StatusRead,
     TranscriptMirror,
 )
+from actors.mutants import MUTANT_WAKE_INTO_BUSY_TURN
 from actors.permissions import DEFAULT_OWNER, Caller, refusal
+from actors.requester_turns import receive_wake, turn_act
 from actors.run_record import RunRecord
 from actors.runtime import Port
 from actors.send_error import SendError
@@ -38,6 +46,7 @@ from actors.session import Receipt, SessionCore, child_session_key
 from actors.spawn_limits import NO_LIMITS, SpawnLimits
 from actors.spawn_limits import refusal as spawn_refusal
 from actors.store import RunStore
+from actors.turns import ReplyMode, TurnCore
 
 # Session-control messages and the action each one is (DEL-17).
 CONTROL_ACTIONS: dict[type, str] = {Spawn: "spawn", AbortChild: "abort", HistoryRead: "history",
@@ -53,8 +62,11 @@ async def run_requester(
     port: Port, session_key: str, store: RunStore, mutants: frozenset[str] = frozenset(),
     owners: Sequence[str] = (DEFAULT_OWNER,),
     limits: SpawnLimits = NO_LIMITS, lane: Lane | None = None,
+    reply_mode: ReplyMode = ReplyMode.AUTO,
 ) -> None:
     core = SessionCore(session_key, mutants=mutants)
+    turns = TurnCore(session_key, reply_mode)
+    store.save_session(session_key, turns.incarnation, deleted=False)
     spawners: dict[str, Caller] = {}  # child id -> who asked for its spawn
     scopes: dict[str, trio.CancelScope] = {}
     # Each child's latest run and session key (a key may be reused by a later child).
@@ -63,8 +75,7 @@ async def run_requester(
     # Child actors still alive: one may outlive its run's end (a later correction, DEL-12).
     alive: set[str] = set()
     async with trio.open_nursery() as children:
-        while True:
-            message = await port.receive()
+        def handle(message: Any) -> None:
             action = CONTROL_ACTIONS.get(type(message))
             if action is not None:
                 # Checked against the current caller, never the person behind a report (DEL-17).
@@ -75,8 +86,10 @@ async def run_requester(
                                else "requester.refused-person")
                     port.emit(events.ActionRefused(message.request, action, child_id,
                                                    str(message.caller), reason))
-                    continue
-            if isinstance(message, Spawn):
+                    return
+            if isinstance(message, (StartTurn, EndTurn, CheckStatus, ResetSession)):
+                turn_act(port, turns, store, message, runs)
+            elif isinstance(message, Spawn):
                 spec = message.child
                 # A nested session spawns from its run in progress (the run it belongs to).
                 nested = ":subagent:" in session_key
@@ -98,7 +111,7 @@ async def run_requester(
                 if refused is not None:
                     port.probe(probe)
                     port.emit(events.SpawnRefused(spec.id, session_key, refused))
-                    continue
+                    return
                 run_id = store.next_run_id()
                 actor = addresses.child(spec.id)
                 if actor in alive:
@@ -107,6 +120,7 @@ async def run_requester(
                     actor = addresses.child(f"{spec.id}@{run_id}")
                 alive.add(actor)
                 granted = lane is None or lane.enter(run_id, actor)
+                binding = turns.bind(spec.turn, run_id)
                 record = RunRecord(
                     run_id=run_id,
                     child_id=spec.id,
@@ -118,6 +132,9 @@ async def run_requester(
                     child_session_id=f"sess-{run_id}",
                     started_at_ms=port.now_ms if granted else None,
                     requester_run_id=None if own_run is None else own_run.run_id,
+                    requester_turn_id=binding.turn_run_id,
+                    requester_incarnation=binding.incarnation,
+                    route_change=spec.route_change,
                 )
                 if record.child_session_key in spawned:
                     port.probe("requester.session-rerun")
@@ -127,7 +144,8 @@ async def run_requester(
                 runs[spec.id] = (run_id, record.child_session_key)
                 port.emit(events.Spawned(run_id, spec.id, record.child_session_key,
                                          record.child_session_id, session_key, record.required,
-                                         spec.task))
+                                         spec.task, binding.turn_run_id,
+                                         binding.incarnation))
                 if not granted:
                     assert lane is not None
                     port.probe("requester.lane-queued")
@@ -169,6 +187,10 @@ async def run_requester(
                 gone = SendError(f"session not found: {session_key}")
                 port.emit(events.SessionRefused(message.run_id, message.key, gone.to_json()))
                 port.send(addresses.GATEWAY, SendRejected(message.key, message.run_id, gone))
+            elif isinstance(message, Completion) and message.turn_run_id is not None:
+                # A batch wake resumes the yielded turn (actors/requester_turns.py).
+                port.send(addresses.GATEWAY, receive_wake(
+                    port, turns, core, message, MUTANT_WAKE_INTO_BUSY_TURN in mutants))
             elif isinstance(message, Completion):
                 ack, verdict = core.receive_completion(message, port.now_ms)
                 if ack.accepted:
@@ -245,6 +267,11 @@ async def run_requester(
                 port.emit(events.RequestIgnored(message.child_id, "the child was never spawned"))
             else:
                 raise TypeError(f"requester cannot handle {type(message).__name__}")
+
+        while True:
+            received = await port.receive()
+            for message in received.acts if isinstance(received, SessionActs) else (received,):
+                handle(message)
 
 
 def _cascade(port: Port, store: RunStore, run: tuple[str, str]) -> None:

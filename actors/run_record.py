@@ -71,6 +71,16 @@ class RunRecord:
     # An operator's redrive (actors/redrive.py) opened the current generation then: its
     # 30-minute expiry window starts there.
     redriven_at_ms: int | None = None
+    # Requester-turn binding (reference §a): the turn run that spawned it and the requester
+    # session's incarnation (lifecycle revision) at the spawn.
+    requester_turn_id: str | None = None
+    requester_incarnation: int = 1
+    # The yield batch that froze it (``requesterTurnYielded``), and the delivery disposition
+    # ``intentional_non_delivery`` once its own delivery handed the result to that batch.
+    yield_batch: str | None = None
+    delivery_disposition: str | None = None
+    # A model-route change notice the run carries (terminalReply.modelRouteChange, §a).
+    route_change: str | None = None
 
     @property
     def receipt_at_ms(self) -> int | None:
@@ -227,6 +237,8 @@ class Reopened:
     claim_key: None = None
     claim_ended_at_ms: None = None
     findings_text: None = None  # the next generation's announcement renders them afresh
+    # A run its yield batch delivered is delivered on its own from now on (its batch is done).
+    delivery_disposition: None = None
     crash_point: ClassVar[CrashPoint] = CrashPoint.BEFORE_REOPEN
 
 
@@ -244,6 +256,8 @@ class Redriven:
     claim_key: None = None
     claim_ended_at_ms: None = None
     findings_text: None = None  # the redriven generation renders them afresh, as a reopened one
+    # A yield batch's member the batch closed undelivered is delivered on its own when redriven.
+    delivery_disposition: None = None
     crash_point: ClassVar[CrashPoint] = CrashPoint.BEFORE_REDRIVE
 
 
@@ -256,13 +270,29 @@ class Dismissed:
     crash_point: ClassVar[None] = None
 
 
+@attrs.frozen
+class YieldFrozen:
+    """The requester yielded: the run is a member of that turn's batch (reference §c9)."""
+
+    yield_batch: str
+    crash_point: ClassVar[None] = None
+
+
+@attrs.frozen
+class HandedToBatch:
+    """The run's own delivery stopped: its yielded batch owns the result (reference §b)."""
+
+    delivery_disposition: Literal["intentional_non_delivery"] = "intentional_non_delivery"
+    crash_point: ClassVar[None] = None
+
+
 Change = (RunEnded | AttemptStarted | RetryScheduled | Delivered | GaveUp | CleanedUp | Corrected
           | ClaimMoved | EvidenceSaved | Reopened | RunStarted | FindingsFrozen | Redriven
-          | Dismissed)
+          | Dismissed | YieldFrozen | HandedToBatch)
 CHANGE_TYPES: tuple[type[Change], ...] = (RunEnded, AttemptStarted, RetryScheduled, Delivered,
                                           GaveUp, CleanedUp, Corrected, ClaimMoved,
                                           EvidenceSaved, Reopened, RunStarted, FindingsFrozen,
-                                          Redriven, Dismissed)
+                                          Redriven, Dismissed, YieldFrozen, HandedToBatch)
 
 
 def apply(record: RunRecord, change: Change) -> RunRecord:
@@ -299,7 +329,8 @@ def apply(record: RunRecord, change: Change) -> RunRecord:
                             delivered_at_ms=change.delivered_at_ms,
                             claim_phase=change.claim_phase, claim_key=change.claim_key,
                             claim_ended_at_ms=change.claim_ended_at_ms,
-                            findings_text=change.findings_text)
+                            findings_text=change.findings_text,
+                            delivery_disposition=change.delivery_disposition)
     if isinstance(change, RunStarted):
         return attrs.evolve(record, started_at_ms=change.started_at_ms)
     if isinstance(change, FindingsFrozen):
@@ -312,9 +343,14 @@ def apply(record: RunRecord, change: Change) -> RunRecord:
                             next_attempt_at_ms=change.next_attempt_at_ms,
                             claim_phase=change.claim_phase, claim_key=change.claim_key,
                             claim_ended_at_ms=change.claim_ended_at_ms,
-                            findings_text=change.findings_text)
+                            findings_text=change.findings_text,
+                            delivery_disposition=change.delivery_disposition)
     if isinstance(change, Dismissed):
         return attrs.evolve(record, delivery_status=change.delivery_status)
+    if isinstance(change, YieldFrozen):
+        return attrs.evolve(record, yield_batch=change.yield_batch)
+    if isinstance(change, HandedToBatch):
+        return attrs.evolve(record, delivery_disposition=change.delivery_disposition)
     return attrs.evolve(record, ended_at_ms=change.ended_at_ms,
                         outcome_status=change.outcome_status, outcome_error=change.outcome_error,
                         result_text=change.result_text, stop_reason=change.stop_reason,

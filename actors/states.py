@@ -47,6 +47,7 @@ class GiveUpReason(enum.StrEnum):
     PERMANENT_FAILURE = "permanent_failure"
     # Part of the send reached the platform before the error: never resent (DEL-10).
     SENT_BEFORE_ERROR = "sent_before_error"
+    BATCH_CLOSED = "batch_closed"  # its yield batch closed without a wake (reference §c9)
 
 
 class CrashPoint(enum.StrEnum):

@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from actors.batch_record import BatchRow, BatchStatus
 from actors.history import ArchiveRecord
 from actors.retention import ELLIPSIS, PREVIEW_CHARS, RunSummary
 from actors.run_record import (
@@ -78,6 +79,13 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS checkpoints (session_key TEXT, child_session_key TEXT, "
     "run_id TEXT, key TEXT, ended_at_ms INTEGER)",
     "CREATE INDEX IF NOT EXISTS checkpoints_by_run ON checkpoints (session_key, run_id)",
+    # The session store's entry of each requester session: its incarnation (lifecycle
+    # revision, bumped by /new or a delete) and whether the entry is deleted.
+    "CREATE TABLE IF NOT EXISTS sessions "
+    "(session_key TEXT PRIMARY KEY, incarnation INTEGER, deleted INTEGER)",
+    # The batch-wake outbox (requesterSettleWake): one JSON row per batch (batch_record.py).
+    "CREATE TABLE IF NOT EXISTS batches (batch_id TEXT PRIMARY KEY, "
+    "requester TEXT, open INTEGER, row_order INTEGER, payload TEXT)",
 )
 
 # In-memory databases are recycled within a process: a seed sweep opens one per run, and a new
@@ -149,6 +157,8 @@ class RunStore:
     def __init__(self, path: str = ":memory:") -> None:
         self._db = _open(path)
         self._in_memory = path == ":memory:"
+        self._open_batches: set[str] = set(  # membership only; never iterated
+            b for (b,) in self._db.execute("SELECT batch_id FROM batches WHERE open = 1"))
         self._order = 0
         # The runs that spawned children (only membership is asked, never iterated).
         self._spawning_runs: set[str] = set() if self._in_memory else set(
@@ -162,6 +172,7 @@ class RunStore:
                 self._tree.add(run_id, parent)
                 if cleaned is not None:
                     self._tree.clean(run_id)
+        self._batch_order = 0
         # The last archive generation of each session key (the archives table's maximum, kept
         # beside it so retaining a run costs one write; a fresh database has none).
         self._generations: dict[str, int] = {} if self._in_memory else dict(self._db.execute(
@@ -269,6 +280,80 @@ class RunStore:
         cursor = self._db.execute("SELECT generation, payload FROM archives WHERE session_key = ? "
                                   "ORDER BY generation", [session_key])
         return [ArchiveRecord(session_key, g, bytes(p)) for g, p in cursor.fetchall()]
+
+    def save_session(self, session_key: str, incarnation: int, deleted: bool) -> None:
+        self._db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?)",
+                         [session_key, incarnation, int(deleted)])
+
+    def session(self, session_key: str) -> tuple[int, bool] | None:
+        """A requester session's (incarnation, deleted), or None when it never had an entry."""
+        row = self._db.execute("SELECT incarnation, deleted FROM sessions WHERE session_key = ?",
+                               [session_key]).fetchone()
+        return None if row is None else (int(row[0]), bool(row[1]))
+
+    # -- the batch-wake outbox ---------------------------------------------------------------
+
+    def save_batch(self, row: BatchRow) -> None:
+        payload = json.dumps(attrs.asdict(row, recurse=False, value_serializer=None))
+        if row.open:
+            self._open_batches.add(row.batch_id)
+        else:
+            self._open_batches.discard(row.batch_id)
+        self._batch_order += 1
+        self._db.execute("INSERT INTO batches VALUES (?, ?, ?, ?, ?) ON CONFLICT(batch_id) DO "
+                         "UPDATE SET open = excluded.open, payload = excluded.payload",
+                         [row.batch_id, row.requester, int(row.open), self._batch_order,
+                          payload])
+
+    def batch(self, batch_id: str) -> BatchRow | None:
+        found = self._db.execute("SELECT payload FROM batches WHERE batch_id = ?",
+                                 [batch_id]).fetchone()
+        return None if found is None else _batch(found[0])
+
+    def open_batches(self) -> list[BatchRow]:
+        if not self._open_batches:
+            return []
+        cursor = self._db.execute("SELECT payload FROM batches WHERE open = 1 ORDER BY row_order")
+        return [_batch(payload) for (payload,) in cursor.fetchall()]
+
+    def last_rearm_generation(self, requester: str) -> int:
+        rows = self._db.execute("SELECT payload FROM batches WHERE requester = ?",
+                                [requester]).fetchall()
+        return max((_batch(p).rearm_generation for (p,) in rows), default=0)
+
+    def has_open_batches(self) -> bool:
+        return bool(self._open_batches)
+
+    def batch_owner(self, run_id: str) -> str | None:
+        """The open yield batch that owns this run's result, if any (YLD-2)."""
+        if not self._open_batches:
+            return None
+        row = self._db.execute("SELECT yield_batch FROM runs WHERE run_id = ?",
+                               [run_id]).fetchone()
+        owner: str | None = None if row is None else row[0]
+        return owner if owner in self._open_batches else None
+
+    def unsettled_descendants(self, record: RunRecord) -> tuple[int, int]:
+        """Below the run: how many are not yet settled (cleaned up), how many still run."""
+        pending = active = 0
+        frontier = [record]
+        while frontier:
+            parent = frontier.pop()
+            for child in self.direct_children(parent.run_id):
+                pending += child.cleaned_up_at_ms is None
+                active += child.ended_at_ms is None
+                frontier.append(child)
+        return pending, active
+
+    def get_many(self, run_ids: list[str]) -> list[RunRecord]:
+        """The records of ``run_ids``, in that order, in one query (a batch's members)."""
+        if not run_ids:
+            return []
+        rows = self._db.execute(
+            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE run_id IN "
+            f"({', '.join('?' for _ in run_ids)})", run_ids).fetchall()
+        found = {record.run_id: record for record in map(_record, rows)}
+        return [found[run_id] for run_id in run_ids]
 
     def get(self, run_id: str) -> RunRecord:
         row = self._db.execute(
@@ -390,6 +475,14 @@ class RunStore:
     def all_runs(self) -> list[RunRecord]:
         cursor = self._db.execute(f"SELECT {', '.join(_FIELDS)} FROM runs ORDER BY row_order")
         return [_record(row) for row in cursor.fetchall()]
+
+
+def _batch(payload: str) -> BatchRow:
+    values = json.loads(payload)
+    values["members"] = tuple(values["members"])
+    values["rendered"] = tuple((run_id, ended) for run_id, ended in values.get("rendered", ()))
+    values["status"] = BatchStatus(values["status"])
+    return BatchRow(**values)
 
 
 def _record(row: tuple[Any, ...]) -> RunRecord:

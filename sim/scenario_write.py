@@ -21,6 +21,7 @@ from actors.send_error import SendError
 from actors.states import StepFinish
 from sim.faults import TimelineEvent
 from sim.scenario import _TIMELINE_FIELDS, TIMELINE_FAULTS, Scenario, SessionDef, WorkloadDef
+from sim.scenario.turns import TurnDef
 
 
 def seconds(ms: int) -> int | float:
@@ -62,6 +63,9 @@ def dumps(scenario: Scenario) -> str:
     parts.append(_table("[faults]", {"kinds": list(f.kinds), "swarm": f.swarm,
                                      "heal_at": seconds(f.heal_at_ms)}))
     parts += [_table("[[timeline]]", _event(e)) for e in scenario.timeline]
+    parts += [_table("[[turns]]", _turn(t)) for t in scenario.turns]
+    parts += [_table("[[lifecycle]]", {"at": seconds(e.at_ms), "session": e.session,
+                                       "event": e.event}) for e in scenario.lifecycle]
     if scenario.replay is not None:
         parts.append("[replay.choices]\n" + "".join(
             f"{_key(subsystem)} = {_ints(values)}\n" for subsystem, values in scenario.replay))
@@ -120,7 +124,7 @@ def _child(child: ChildSpec) -> dict[str, Any]:
         out["usage_recorded"] = False
     if child.answer_lost:
         out["answer_lost"] = True
-    for key in ("fork_seed", "earlier_epoch", "session"):
+    for key in ("fork_seed", "earlier_epoch", "session", "turn", "route_change"):
         if getattr(child, key) is not None:
             out[key] = getattr(child, key)
     if child.caller is not None:
@@ -202,4 +206,17 @@ def _session(session: SessionDef) -> dict[str, Any]:
             out[key] = {k: v for k, v in target.to_json().items() if v is not None}
     if session.owners != (DEFAULT_OWNER,):
         out["owners"] = list(session.owners)
+    if session.visible_replies != "auto":
+        out["visible_replies"] = session.visible_replies
+    return out
+
+
+def _turn(turn: TurnDef) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": turn.id, "session": turn.session,
+                           "start": seconds(turn.start_ms)}
+    if turn.end_ms is not None:
+        out["end"] = seconds(turn.end_ms)
+        out["ends"] = turn.ends.value
+    if turn.checks:
+        out["checks"] = [{"child": c.child, "at": seconds(c.at_ms)} for c in turn.checks]
     return out

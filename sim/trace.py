@@ -47,7 +47,8 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     # What was asked (each spawn request with its options), what the gateway was handed, and the
     # registry's rows when the world stops: the delivery oracles' outside view.
     "world.spawn": ("child", "requester", "actor", "required", "task", "caller", "request",
-                    "answer_lost", "session"),
+                    "answer_lost", "session", "turn", "incarnation",
+                    "route_change"),
     "gateway.send": ("run_id", "key", "requester", "ended_at"),
     "world.rows": ("rows",),
     "world.memory": ("runs",),
@@ -62,6 +63,12 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     "world.delete-session": ("child", "session"),
     # Each operator request as the harness sent it to the registry (sim/world_redrive.py).
     "world.operator": ("request", "action", "child", "run_id"),
+    # What the harness asked of each requester session (sim/world_turns.py): turns, their end
+    # (finish or sessions_yield), status checks, /new and deletes.
+    "world.turn": ("session", "turn", "incarnation"),
+    "world.turn_end": ("session", "turn", "how", "incarnation"),
+    "world.status_check": ("session", "turn", "child"),
+    "world.lifecycle": ("session", "event", "incarnation"),
 }
 
 

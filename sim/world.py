@@ -36,6 +36,7 @@ from actors.run_record import RunRecord
 from actors.runtime import Crash, Port
 from actors.states import StepFinish
 from actors.store import RunStore
+from actors.turns import ReplyMode
 from sim import (
     invariants,
     replies,
@@ -44,6 +45,7 @@ from sim import (
     world_receipts,
     world_routes,
     world_tree,
+    world_turns,
 )
 from sim.choices import Chooser, Schedule, Span
 from sim.determinism import seed_trio_scheduler
@@ -225,15 +227,23 @@ class _World:
             limits = world_tree.draw_limits(self.chooser, limits)
         kernel.emit(addresses.HARNESS, "world.limits", attrs.asdict(limits))
         self.limits, self.lane = limits, Lane(limits.max_concurrent)
+        turns, lifecycle = self.scenario.turns, self.scenario.lifecycle
+        reply_modes = {s.key: ReplyMode(s.visible_replies) for s in self.sessions.values()}
         if workload is not None:
             children += self._draw_children(workload, len(children))
+            if not turns:  # a scenario's own turns are what it scripts
+                children, turns, lifecycle = world_turns.draw(
+                    self.chooser, workload.requester, children, workload.run_max_ms)
+                lifecycle = self.scenario.lifecycle + lifecycle
+                if self.chooser.chance("workload:turns", 0.3):
+                    reply_modes[workload.requester] = ReplyMode.MESSAGE_TOOL
         kernel.trace.limit = max(MAX_RECORDS, PER_CHILD * len(children))
         self.specs = children
         async with trio.open_nursery() as root:
             self._root = root
             for session in self.sessions.values():
                 self.desk.record_session(session.key)
-                self._start_requester(root, session.key)
+                self._start_requester(root, session.key, reply_modes[session.key])
             # A child that spawns children is itself a requester: its session receives their
             # completions as internal updates (DEL-4).
             # So is each top-level session a big workload spreads its children over.
@@ -244,7 +254,11 @@ class _World:
             self._start_delivery()
             self._start_gateway(root)
             for child in children:
-                self.desk.spawn(child)
+                if child.parent is not None or child.requester not in self.sessions:
+                    self.desk.spawn(child)
+            # Top-level children are spawned by their session's turns.
+            world_turns.schedule(kernel, list(self.sessions), turns, lifecycle, children,
+                                 self.desk.spawn_request, self.desk.drop)
             for event in self.scenario.timeline:
                 self._schedule_fault(event)
             for t_ms in self.plan.parked_crash_times():
@@ -262,12 +276,13 @@ class _World:
     def _crash_parked(self) -> None:
         self.kernel.crash_parked(addresses.DELIVERY)  # a no-op while it is down or busy
 
-    def _start_requester(self, root: trio.Nursery, session_key: str) -> None:
+    def _start_requester(self, root: trio.Nursery, session_key: str,
+                         reply_mode: ReplyMode = ReplyMode.AUTO) -> None:
         owners = self.desk.owners(session_key)
 
         async def body(port: ActorPort) -> None:
             await run_requester(port, session_key, self.store, self.mutants, owners,
-                                self.limits, self.lane)
+                                self.limits, self.lane, reply_mode)
 
         self.kernel.spawn(root, addresses.requester(session_key), body)
 

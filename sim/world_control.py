@@ -39,6 +39,7 @@ class ControlDesk:
         self.kernel = kernel
         self.sessions = sessions  # the top-level sessions as the run configures them
         self._requests = 0
+        self._dropped: dict[str, None] = {}  # children whose spawn was never asked
 
     def owners(self, session_key: str) -> tuple[str, ...]:
         """A top-level session's owners; a nested requester is controlled by its owner run."""
@@ -59,22 +60,36 @@ class ControlDesk:
         self.kernel.emit(addresses.HARNESS, "world.session", data)
 
     def spawn(self, child: ChildSpec) -> None:
-        """``child``'s spawn, asked for at its spawn time by its caller."""
-        requester = addresses.requester(child.requester)
-        caller = child.caller or Caller(self.owners(child.requester)[0])
-        self._requests += 1
-        number = self._requests
-
+        """``child``'s spawn, asked for at its spawn time by its caller (outside any turn: a
+        nested child's parent run spawns it)."""
         def request() -> None:
-            # What was asked, as the oracles must read it (never the model's own spawn record).
-            self.kernel.emit(addresses.HARNESS, "world.spawn", {
-                "child": child.id, "requester": child.requester, "actor": requester,
-                "required": child.expects_completion, "task": child.task,
-                "caller": str(caller), "request": number, "answer_lost": child.answer_lost,
-                "session": child.session or child.id})
-            self.kernel.send(addresses.TIMELINE, requester, Spawn(child, caller, number))
+            if child.parent is not None and child.parent in self._dropped:
+                self.drop(child)  # its parent never ran (an abandoned turn): nothing spawns it
+                return
+            self.kernel.send(addresses.TIMELINE, addresses.requester(child.requester),
+                             self.spawn_request(child))
 
         self.kernel.at(child.spawn_at_ms, f"spawn {child.id}", request)
+
+    def drop(self, child: ChildSpec) -> None:
+        """``child``'s spawn is never asked (its turn was abandoned, or its parent never ran)."""
+        self._dropped[child.id] = None
+
+    def spawn_request(self, child: ChildSpec, turn: str | None = None,
+                      incarnation: int = 1) -> Spawn:
+        """The spawn message, numbered, recorded as asked now (``world.spawn``): also the
+        requester turn that asks and the session incarnation it asks in (sim/world_turns.py)."""
+        caller = child.caller or Caller(self.owners(child.requester)[0])
+        self._requests += 1
+        # What was asked, as the oracles must read it (never the model's own spawn record).
+        self.kernel.emit(addresses.HARNESS, "world.spawn", {
+            "child": child.id, "requester": child.requester,
+            "actor": addresses.requester(child.requester),
+            "required": child.expects_completion, "task": child.task,
+            "caller": str(caller), "request": self._requests,
+            "answer_lost": child.answer_lost, "session": child.session or child.id,
+            "turn": turn, "incarnation": incarnation, "route_change": child.route_change})
+        return Spawn(child, caller, self._requests)
 
     def control(self, at_ms: int, label: str, session_key: str, message: Control,
                 caller: Caller | None = None) -> None:

@@ -23,12 +23,14 @@ from actors.run_record import (
     EvidenceSaved,
     FindingsFrozen,
     GaveUp,
+    HandedToBatch,
     Redriven,
     Reopened,
     RetryScheduled,
     RunEnded,
     RunRecord,
     RunStarted,
+    YieldFrozen,
     apply,
     columns,
 )
@@ -105,7 +107,7 @@ def test_each_change_writes_exactly_its_columns() -> None:
                ClaimMoved(ClaimPhase.ATTEMPTED, "announce:v1:k:run-1", 5),
                EvidenceSaved(EvidenceKind.REPLY_SENT, "announce:v1:k:run-1", 5), Reopened(2),
                RunStarted(4), FindingsFrozen("Child completion results:\n\n1. t"),
-               Redriven(2, 60_000), Dismissed()]
+               Redriven(2, 60_000), Dismissed(), YieldFrozen("batch:t"), HandedToBatch()]
     assert [type(c) for c in samples] == list(CHANGE_TYPES)
     record_fields = {f.name for f in attrs.fields(RunRecord)}
     for change in samples:

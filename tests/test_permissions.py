@@ -47,9 +47,10 @@ def _permissions_run(mutants: tuple[str, ...] = ()) -> world.RunResult:
 def test_refusals_are_recorded_and_nothing_is_done() -> None:
     run = _permissions_run()
     refused = [r for r in run.trace.records if r.kind == "requester.refused"]
-    assert [(r.data["action"], r.data["child"], r.data["caller"]) for r in refused] == [
-        ("spawn", "c3", "report:c1"), ("abort", "c2", "report:c1"),
-        ("history", "c1", "mallory")]
+    got = [(r.data["action"], r.data["child"], r.data["caller"]) for r in refused]
+    # The spawn and the abort are asked at the same instant: either may be refused first.
+    assert sorted(got[:2]) == [("abort", "c2", "report:c1"), ("spawn", "c3", "report:c1")]
+    assert got[2:] == [("history", "c1", "mallory")]
     assert not [r for r in run.trace.records if r.kind == "spawn" and r.data["child"] == "c3"]
     assert not [r for r in run.trace.records if r.kind == "child.abort"]
     assert not invariants.check(run.trace.records, ["control-permission"])

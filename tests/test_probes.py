@@ -14,7 +14,7 @@ from sim.choices import Chooser
 from sim.kernel import Kernel
 
 ACTORS = Path(__file__).resolve().parent.parent / "actors"
-_NAME = re.compile(r'"((?:delivery|announce|child|requester|gateway|route)\.[a-z-]+)"')
+_NAME = re.compile(r'"((?:delivery|announce|child|requester|gateway|route|turns|batch)\.[a-z-]+)"')
 _CALL = re.compile(r'probe(?:_cut)?\([^"()]*"([a-z]+\.[a-z-]+)"')
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from sim.invariants.asked import asked_runs, final_rows
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.yields import is_wake, key_runs
 from sim.trace import Record
 
 # Once faults heal, a required obligation must be resolved within this much virtual time after the
@@ -27,8 +28,11 @@ def at_most_once(trace: Sequence[Record]) -> list[Violation]:
     for r in trace:
         if r.kind != "requester.accept":
             continue
-        # Per receipt: a correction (a newer end time) may supersede the reply (DEL-12).
-        key = (r.actor, r.data["run_id"], r.data["ended_at"])
+        # Per receipt: a correction (a newer end time) may supersede the reply (DEL-12). A batch
+        # wake, per key: a retry on a fresh key may follow a wake taken without a visible reply
+        # (one-wake-per-batch judges those), but one key is taken once.
+        key = (r.actor, r.data["key"], -1) if is_wake(r.data.get("key", "")) else (
+            r.actor, r.data["run_id"], r.data["ended_at"])
         deliveries = seen.setdefault(key, [])
         deliveries.append(r)
         if len(deliveries) == 1:
@@ -75,6 +79,12 @@ def delivered_means_received(trace: Sequence[Record]) -> list[Violation]:
         elif r.kind == "child.end" and (r.data["result"] or "").strip() == "ANNOUNCE_SKIP":
             # Reference §c1: an exact ANNOUNCE_SKIP reply is delivered by announcing nothing.
             received.setdefault(r.data["run_id"], r)
+        elif r.kind == "requester.accept" and is_wake(r.data.get("key", "")):
+            # A batch wake hands over the results of the runs its key names.
+            for run_id in key_runs(r.data["key"]):
+                run = asked.get(run_id)
+                if run is not None and r.actor == run.actor:
+                    received.setdefault(run_id, r)
         elif r.kind == "requester.accept":
             run = asked.get(r.data["run_id"])
             if run is not None and r.actor != run.actor and run.actor in deleted:

@@ -5,7 +5,7 @@ Read from the trace alone: the gateway's receipts (each input it handed a reques
 ``gateway.mirror_queued``; each mirror that failed, ``gateway.mirror_failed``), what each channel
 received (``gateway.chunk``), what each session received (``requester.accept``,
 ``requester.duplicate``, ``requester.recovered``, ``requester.mirror``, a deleted session's refusal
-``requester.gone``), the acknowledgement faults
+``requester.gone``, a refused batch wake ``requester.wake_refused``), the acknowledgement faults
 (``send-ambiguous``, ``ack-slow``), the delivery process's crashes and restarts, and what the
 registry recorded (``delivery.delivered``, ``delivery.stale``). Restated from seed 002: the mirror
 comes after the work already queued on the session, the send never waits for it, and after a
@@ -22,8 +22,11 @@ from sim.trace import Record
 
 # A session's lane waits this long for an input it never confirms (the announce timeout, §c11).
 LANE_WAIT_MS = 120_000
-# A deleted session's refusal (``requester.gone``) is its answer too: the input reached it.
-_RECEIPTS = ("requester.accept", "requester.duplicate", "requester.recovered", "requester.gone")
+# A deleted session's refusal (``requester.gone``) is its answer too: the input reached it; so is
+# a session's refusal of a batch wake (``requester.wake_refused``: its turn is gone, or it is busy
+# in another turn).
+_RECEIPTS = ("requester.accept", "requester.duplicate", "requester.recovered", "requester.gone",
+             "requester.wake_refused")
 
 
 def mirror_after_queued_work(trace: Sequence[Record]) -> list[Violation]:

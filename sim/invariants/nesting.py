@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.yields import is_wake, key_runs
 from sim.trace import Record
 
 # The reply instructions of reference §c5, restated by a phrase each form must carry.
@@ -112,6 +113,11 @@ def requester_fallback(trace: Sequence[Record]) -> list[Violation]:
             deleted[r.data["session"]] = r
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
+        elif kind == "requester.accept" and is_wake(r.data["key"]):
+            # A yield batch's wake carries its members' results (YLD-2): where it may land is
+            # the wake oracles' (it goes to the yielded turn's own session).
+            for run_id in key_runs(r.data["key"]):
+                landed[run_id] = r.actor.removeprefix("requester:")
         elif kind == "requester.accept" and r.data["run_id"] in spawns:
             run_id = r.data["run_id"]
             asked = spawns[run_id].data["requester"]

@@ -285,6 +285,9 @@ def result_intact(trace: Sequence[Record]) -> list[Violation]:
             ended.add(r.data["run_id"])
         elif r.kind == "child.correction":
             results[(r.data["run_id"], r.data["ended_at"])] = r
+        elif r.kind == "requester.accept" and r.data.get("key", "").startswith(
+                "announce:requester-settle:"):
+            continue  # a batch wake's findings: the wake-message invariant reads them
         elif r.kind == "requester.accept":
             end = results.get((r.data["run_id"], r.data["ended_at"]))
             if end is None:

@@ -24,6 +24,7 @@ import attrs
 
 from sim.invariants.asked import asked_runs, is_delivery_crash
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.yields import is_wake, key_runs
 from sim.trace import Record
 
 # The claim phases that are still open (reference §a restartRecovery): cleared ones are
@@ -67,8 +68,8 @@ def newest_receipt_owns(trace: Sequence[Record]) -> list[Violation]:
                                     tuple(r.seq for r in records)))
 
     for r in trace:
-        if r.kind not in ("requester.accept", "requester.duplicate"):
-            continue
+        if r.kind not in ("requester.accept", "requester.duplicate") or is_wake(r.data["key"]):
+            continue  # a batch wake's contents: wake-message judges them
         run_id, ended = r.data["run_id"], r.data["ended_at"]
         if (run_id, ended) not in made:
             fail(f"{r.actor} was handed a receipt of {run_id} ending at {ended} ms, which that "
@@ -138,7 +139,8 @@ def evidence_before_claim(trace: Sequence[Record]) -> list[Violation]:
             crashed = True
         elif kind == "delivery.start" and crashed:
             settled = dict(taken)
-        elif kind == "gateway.send" and (r.data["run_id"], r.data["key"]) in settled:
+        elif kind == "gateway.send" and (r.data["run_id"], r.data["key"]) in settled \
+                and not is_wake(r.data["key"]):  # a wake replays its key (YLD-3, wake-budgets)
             violations.append(Violation(
                 "evidence-before-claim", "DEL-13",
                 f"{r.data['run_id']} was sent again under {r.data['key']} after a restart, "
@@ -178,6 +180,8 @@ def evidence_is_own(trace: Sequence[Record]) -> list[Violation]:
             run = asked.get(r.data["run_id"])
             reader = r.actor if run is None or run.actor not in deleted else run.actor
             taken.add((reader, r.data["run_id"], r.data["key"]))
+            for member in key_runs(r.data["key"]):  # a yield batch's wake carries its members
+                taken.add((r.actor, member, r.data["key"]))
         elif r.kind == "child.end" and (r.data["result"] or "").strip() == "ANNOUNCE_SKIP":
             skipped.add(r.data["run_id"])
         elif r.kind == "gateway.send":

@@ -28,6 +28,7 @@ from sim.invariants.asked import (
     rejection_class,
 )
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.yields import is_wake, yielded_members
 from sim.trace import Record
 
 TRY_WAITS_MS = (5_000, 10_000, 20_000)
@@ -91,6 +92,7 @@ def _backoff_bounds(attempt: int | None) -> tuple[int, int]:
 
 def retry_timing(trace: Sequence[Record]) -> list[Violation]:
     asked = asked_runs(trace)
+    frozen = yielded_members(trace)
     ends: dict[str, int] = {}
     # Each delivery generation's sends, by run and key (a correction's generation has its own
     # key, DEL-12), and each run's latest key.
@@ -124,10 +126,14 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
         elif rejection_class(r) is not None and r.data["run_id"] in latest:
             at = (r.data["run_id"], r.data.get("key") or latest[r.data["run_id"]])
             rejected = runs.get(at)
-            if rejected is not None:
+            # The first answer to the last send; a copy of it (a duplicated refusal arriving
+            # later) is stale, and the wait runs from the first (seed 1261).
+            if rejected is not None and rejected.rejection is None:
                 rejected.outcome, rejected.rejection = rejection_class(r) or "", r
                 if rejected.outcome == "sent":
                     sent.add(at)
+        elif r.kind == "gateway.send" and is_wake(r.data.get("key", "")):
+            continue  # batch wakes keep their own budgets (wake oracles)
         elif r.kind == "gateway.send":
             run_id, key = r.data["run_id"], r.data["key"]
             run = runs.get((run_id, key))
@@ -154,7 +160,8 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             if run.crashed:
                 run.failures, run.attempt, run.crashed = 0, None, False
             run.last_send, run.outcome, run.rejection = r, "unanswered", None
-        elif r.kind == "delivery.give_up":
+        elif r.kind == "delivery.give_up" and r.data["run_id"] not in frozen:
+            # (a yielded batch owns a frozen member)
             at = (r.data["run_id"], latest.get(r.data["run_id"], ""))
             if at not in sent:
                 violations += _early_give_up(r, asked.get(r.data["run_id"]), runs.get(at),

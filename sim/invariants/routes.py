@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.yields import is_wake
 from sim.trace import Record
 
 Where = tuple[str, str, str | None]  # channel, chat, thread
@@ -93,6 +94,8 @@ def route_as_configured(trace: Sequence[Record]) -> list[Violation]:
                     "route-as-configured", "DEL-5",
                     f"{r.data['run_id']}'s completion for {session} went to channel {got[0]}, "
                     f"chat {got[1]}, thread {got[2]}; its routing facts say {what}", (r.seq,)))
+        elif r.kind == "requester.accept" and is_wake(r.data.get("key", "")):
+            continue  # a batch wake is an internal call: the requester's reply goes out
         elif r.kind == "requester.accept":
             session = r.actor.removeprefix("requester:")
             if expected.get(session) is not None and r.data["run_id"] not in sent:

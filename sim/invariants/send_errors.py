@@ -119,9 +119,14 @@ def terminal_not_resent(trace: Sequence[Record]) -> list[Violation]:
 def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
     """A required completion refused only with retryable errors (transient or unclassified) is
     not given up: once faults heal it reaches its requester, unless its expiry comes first."""
+    from sim.invariants.yields import is_wake, key_runs  # yields reads asked, which reads us
+
     refused: dict[str, list[tuple[Record, str]]] = {}
+    batched: set[str] = set()  # members of a batch whose wake was refused: the batch's fate
     for r, klass in _refusals(trace):
         refused.setdefault(r.data["run_id"], []).append((r, klass))
+        if is_wake(str(r.data.get("key", ""))):
+            batched.update(key_runs(r.data["key"]))  # the wake oracles judge it (YLD-2, -3)
     required: set[str] = set()
     ended: dict[str, Record] = {}
     received: set[str] = set()
@@ -134,6 +139,9 @@ def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
             ended[r.data["run_id"]] = r
         elif r.kind in ("requester.accept", "requester.duplicate"):
             received.add(r.data["run_id"])
+            if is_wake(r.data.get("key", "")):
+                # A yield batch's wake carries its members' results (YLD-2): they reached it.
+                received.update(key_runs(r.data["key"]))
         elif r.kind == "world.heal":
             heal_ms = r.t_ms
         elif r.kind == "world.end":
@@ -145,7 +153,8 @@ def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
     partial = {fault.data["run_id"] for fault in partial_sends(trace).values()}
     for run_id, refusals in refused.items():
         child_end = ended.get(run_id)
-        if run_id not in required or run_id in received or child_end is None:
+        if run_id not in required or run_id in received or child_end is None \
+                or run_id in batched:
             continue
         if run_id in partial:
             continue

@@ -21,6 +21,7 @@ from actors.spawn_limits import CHILDREN_RANGE, CONCURRENT_RANGE, DEPTH_RANGE, S
 from actors.states import StepFinish, values
 from sim.choices import MAX_SEED, STRATEGIES
 from sim.faults import FAULT_KINDS
+from sim.scenario import turns as turn_defs
 from sim.scenario.model import (
     _REQUIREMENT_ID,
     DEFAULT_HEAL_S,
@@ -43,7 +44,7 @@ from sim.scenario.timeline import expectations, replay_choices, timeline
 
 _TOP_FIELDS = ("name", "description", "covers", "seed", "strategy", "mutants", "until",
                "sessions", "children", "workload", "faults", "timeline", "expect", "replay",
-               "limits")
+               "limits", "turns", "lifecycle")
 
 
 def load(path: str | Path) -> Scenario:
@@ -80,6 +81,8 @@ def loads(text: str, path: str = "<scenario>") -> Scenario:
                      for c, table in zip(children, root.nodes("children"), strict=True))
     workload = _workload(root, session_keys, len(children))
     limits, draw_limits = _limits(root)
+    turns = turn_defs.turns(root, session_keys, MAX_TIME_S)
+    turn_defs.check_children(root, turns, children)
     if not children and workload is None:
         raise doc.error((), "children", "the world has no children (add [[children]] or "
                         "[workload])")
@@ -102,6 +105,8 @@ def loads(text: str, path: str = "<scenario>") -> Scenario:
         limits=limits,
         draw_limits=draw_limits,
         source=text,
+        turns=turns,
+        lifecycle=turn_defs.lifecycle(root, session_keys, MAX_TIME_S),
     )
 
 
@@ -115,7 +120,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
                           "reply_chars", "error", "expects_completion", "usage_recorded", "steps",
                           "encoding", "timeout", "fork_seed", "earlier_epoch", "session",
                           "parent", "caller", "answer_lost", "correction_after",
-                          "correction"))
+                          "correction", "turn", "route_change"))
         child_id = table.text("id")
         if not re.match(r"^[A-Za-z0-9_\-]+$", child_id):
             raise table.fail("id", f"{child_id!r} may only use letters, digits, '-' and '_'")
@@ -175,6 +180,8 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
             correction_after_ms=table.seconds("correction_after", None, minimum=0.001,
                                               maximum=MAX_TIME_S),
             correction=table.text("correction", DEFAULT_CORRECTION),
+            turn=table.text("turn", None),
+            route_change=table.text("route_change", None),
         ))
         if parent is not None and not (
                 parent.spawn_at_ms <= children[-1].spawn_at_ms

@@ -17,6 +17,7 @@ from actors.routing import SessionRouting, Target
 from actors.spawn_limits import NO_LIMITS, SpawnLimits
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, values
 from sim.faults import FaultKind, TimelineEvent
+from sim.scenario.turns import LifecycleDef, TurnDef
 
 OUTCOMES = tuple(s for s in values(OutcomeStatus) if s != OutcomeStatus.UNKNOWN)
 DELIVERY_STATES = values(DeliveryStatus)
@@ -97,6 +98,7 @@ class SessionDef:
     binding: Target | None = None
     hook: Target | None = None
     owners: tuple[str, ...] = (DEFAULT_OWNER,)
+    visible_replies: str = "auto"  # actors.turns.ReplyMode: auto or message_tool
 
     @property
     def routing(self) -> SessionRouting:
@@ -179,5 +181,8 @@ class Scenario:
     # The TOML text it was loaded from, so a schedule can carry the scenario with it. Not part of
     # what the scenario is: two texts that say the same thing load to equal scenarios.
     source: str = attrs.field(default="", eq=False, repr=False)
+    # Requester turns and session resets/deletes (sim/scenario/turns.py).
+    turns: tuple[TurnDef, ...] = ()
+    lifecycle: tuple[LifecycleDef, ...] = ()
 
 

@@ -24,7 +24,7 @@ def sessions(root: Node) -> tuple[SessionDef, ...]:
         raise root.fail("sessions", f"must hold at most {MAX_SESSIONS:,} entries (the limit)")
     for table in tables:
         table.check_keys(("key", "channel", "chunk_chars", "to", "thread", "route", "binding",
-                          "hook", "owners"))
+                          "hook", "owners", "visible_replies"))
         key = table.text("key")
         if not re.match(r"^agent:[^:\s]+:\S+$", key):
             raise table.fail("key", f"{key!r} is not a session key like 'agent:main:main'")
@@ -47,7 +47,8 @@ def sessions(root: Node) -> tuple[SessionDef, ...]:
         found.append(SessionDef(
             key, channel, chunk_chars, to if channel not in (None, WEBCHAT) else None,
             _id(table, "thread"), _target(table, "route"), _target(table, "binding"),
-            _target(table, "hook"), _owners(table)))
+            _target(table, "hook"), _owners(table),
+            table.text("visible_replies", "auto", choices=("auto", "message_tool"))))
     if not found:
         raise root.doc.error((), "sessions", "at least one [[sessions]] is required")
     return tuple(found)

@@ -1,0 +1,119 @@
+"""A requester session's turns, as its shell performs them: a turn opens, ends (finishing, or
+yielding: the turn's required children are frozen into one batch whose wake the delivery side
+owns), checks a child's status, or the session is reset or deleted; and a batch wake resumes the
+yielded turn. The session store keeps the session's incarnation and whether it is deleted (what
+the delivery side reads before a wake)."""
+
+from __future__ import annotations
+
+from actors import addresses, batch_events, events
+from actors.batch_record import BatchRow, BatchStatus, agent_id
+from actors.messages import (
+    BatchReady,
+    CheckStatus,
+    Completion,
+    CompletionAck,
+    EndTurn,
+    ResetSession,
+    StartTurn,
+)
+from actors.run_record import YieldFrozen
+from actors.runtime import Port
+from actors.session import SessionCore
+from actors.store import RunStore
+from actors.turns import ReplyMode, Turn, TurnCore, TurnEnd, TurnState
+
+# In message_tool mode, how often the resumed turn's model forgets to call the message tool
+# (one in MISSED_VISIBLE_REPLY): it then leaves the user without a visible reply.
+MISSED_VISIBLE_REPLY = 4
+TURN_PENDING = "requester_turn_pending"
+
+
+def turn_act(port: Port, turns: TurnCore, store: RunStore,
+              act: StartTurn | EndTurn | CheckStatus | ResetSession,
+              runs: dict[str, tuple[str, str]]) -> None:
+    """A turn opens or ends, checks a child's status, or the session is reset or deleted; the
+    session store keeps the incarnation (what the delivery side reads before a wake)."""
+    if isinstance(act, StartTurn):
+        turn = turns.start(act.turn)
+        port.emit(events.TurnStarted(act.turn, turn.run_id, turn.incarnation,
+                                     turns.reply_mode.value))
+    elif isinstance(act, EndTurn):
+        ended = turns.end(act.turn, TurnEnd(act.how))
+        if ended is not None and ended.checked and act.how == TurnEnd.YIELD:
+            port.probe("turns.status-check-before-yield")
+        if ended is not None:
+            port.emit(events.TurnEnded(ended.run_id, act.how, list(ended.children)))
+            if act.how == TurnEnd.YIELD:
+                freeze(port, store, turns.session_key, ended)
+    elif isinstance(act, CheckStatus):
+        run_id = runs[act.child_id][0] if act.child_id in runs else None
+        status = "unknown"
+        if run_id is not None:
+            record = store.get(run_id)
+            status = "running" if record.outcome_status is None else record.outcome_status.value
+        checking = turns.check_status(run_id) if run_id is not None else turns.open_turn
+        port.emit(events.StatusChecked(act.child_id, run_id, status,
+                                       None if checking is None else checking.run_id))
+    else:
+        abandoned = turns.reset(delete=act.delete)
+        if abandoned:
+            port.probe("turns.reset-abandons-turn")
+        port.emit(events.SessionLifecycle("delete" if act.delete else "reset", turns.incarnation,
+                                          [t.run_id for t in abandoned]))
+    store.save_session(turns.session_key, turns.incarnation, turns.deleted)
+
+
+def freeze(port: Port, store: RunStore, session: str, turn: Turn) -> None:
+    """sessions_yield: the turn's required children become one frozen batch (reference §c9).
+    With none, or for a cron requester, the batch is consumed at once and no wake is due."""
+    members = tuple(sorted(r for r in turn.children if store.get(r).required))
+    consumed = ("cron requester" if ":cron:" in session
+                else "no required children" if not members else None)
+    row = BatchRow(batch_id=f"batch:{turn.run_id}", requester=session,
+                   agent_id=agent_id(session), turn_run_id=turn.run_id,
+                   incarnation=turn.incarnation, members=members,
+                   rearm_generation=store.last_rearm_generation(session) + 1,
+                   frozen_at_ms=port.now_ms,
+                   status=BatchStatus.CLOSED if consumed else BatchStatus.PENDING,
+                   outcome=consumed)
+    if consumed is None:
+        for run_id in members:
+            store.apply(run_id, YieldFrozen(row.batch_id))
+    else:
+        port.probe("batch.consumed-without-wake")
+    store.save_batch(row)
+    port.emit(batch_events.BatchFrozen(row.batch_id, turn.run_id, list(members),
+                                       row.base_key(), consumed))
+    if consumed is None:
+        port.send(addresses.DELIVERY, BatchReady(row.batch_id))
+
+
+def receive_wake(port: Port, turns: TurnCore, core: SessionCore, wake: Completion,
+                 busy_wakes: bool = False) -> CompletionAck:
+    """A batch wake resumes its yielded turn, unless a reset or delete abandoned that turn (the
+    new conversation never sees it: requester_abandoned), and not while another turn of the
+    session runs (requester_turn_pending; ``busy_wakes`` is the known bug: it cuts in). In
+    message_tool mode the resumed turn may forget the message tool, leaving no visible reply."""
+    assert wake.turn_run_id is not None
+    turn = turns.turns.get(wake.turn_run_id)
+    if turn is None or turn.state is TurnState.ABANDONED or turns.deleted:
+        port.emit(batch_events.WakeRefused(wake.run_id, wake.key, "requester_abandoned"))
+        return CompletionAck(wake.key, wake.run_id, accepted=False, abandoned=True)
+    if turns.open_turn is not None and not busy_wakes:
+        # Another turn of the session is running: the wake does not cut into it.
+        port.probe("batch.requester-turn-pending")
+        port.emit(batch_events.WakeRefused(wake.run_id, wake.key, TURN_PENDING))
+        return CompletionAck(wake.key, wake.run_id, accepted=False, turn_pending=True)
+    ack, verdict = core.receive_completion(wake, port.now_ms)
+    if not ack.accepted:
+        port.probe("requester.duplicate-completion")
+        port.emit(events.CompletionDuplicate(wake.run_id, wake.key, wake.ended_at_ms,
+                                             verdict.value))
+        return ack
+    turns.resume(wake.turn_run_id)
+    visible = turns.reply_mode is ReplyMode.AUTO or port.choose(
+        "requester:message-tool", MISSED_VISIBLE_REPLY) != 0
+    port.emit(events.CompletionAccepted(wake.run_id, wake.key, wake.status, wake.text,
+                                        wake.ended_at_ms, wake.generation, None, visible))
+    return CompletionAck(wake.key, wake.run_id, accepted=True, visible_reply=visible)

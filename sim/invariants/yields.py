@@ -1,0 +1,424 @@
+"""YLD oracles: yield batches and their wakes, restated from what was asked and what was seen.
+
+What was asked: each spawn request with the turn and session incarnation that asked
+(``world.spawn``), each turn's end (``world.turn_end``, ``how = "yield"`` for ``sessions_yield``)
+and each reset or delete (``world.lifecycle``). What was seen: each child's end (``child.end``), the
+registry's cleanup of each run (``run.cleanup``: a run's obligations resolved), every completion the
+gateway was handed (``gateway.send``) and what each requester's transcript took
+(``requester.accept``, with whether the requester answered the user visibly), the delivery
+process's crashes and restarts, and the faults the world injected. A batch is the required
+children one turn asked for before it yielded; its wake is the completion keyed
+``announce:requester-settle:...`` whose key names exactly those runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from sim.invariants.asked import asked_runs, is_delivery_crash
+from sim.invariants.base import Invariant, Violation
+from sim.trace import Record
+
+SETTLE_PREFIX = "announce:requester-settle:"
+# After its batch settled (every member ended and recorded settled or taken by the batch, every
+# member's descendant cleaned up), the wake may wait one deferral recheck (30 s) and nothing
+# else, besides time the delivery process was down.
+RECHECK_MS = 30_000
+TURN_PENDING = "requester_turn_pending"
+
+
+def is_wake(key: str) -> bool:
+    return key.startswith(SETTLE_PREFIX)
+
+
+def key_runs(key: str) -> tuple[str, ...]:
+    """The run ids a batch-wake key names (``...:<run,run,...>[:yield-g][:retry-n]``)."""
+    for part in key[len(SETTLE_PREFIX):].split(":"):
+        if part.startswith("run-"):
+            return tuple(part.split(","))
+    return ()
+
+
+@attrs.frozen
+class Batch:
+    session: str
+    actor: str
+    turn: str
+    incarnation: int
+    members: tuple[str, ...]  # sorted run ids
+    yielded: Record
+
+
+def batches(trace: Sequence[Record]) -> list[Batch]:
+    """Every yield as asked, with the required children its turn asked for."""
+    return _memo(trace, "batches", _batches)  # type: ignore[return-value]
+
+
+# Several oracles read the same trace one after another: remember the last one's readings
+# (holding the trace itself, so its identity cannot be reused while remembered).
+_last: tuple[Sequence[Record], int, dict[str, object]] | None = None
+
+
+def _memo(trace: Sequence[Record], name: str, read: Callable[[Sequence[Record]], object]
+          ) -> object:
+    global _last
+    if _last is None or _last[0] is not trace or _last[1] != len(trace):
+        _last = (trace, len(trace), {})
+    found = _last[2]
+    if name not in found:
+        found[name] = read(trace)
+    return found[name]
+
+
+def _batches(trace: Sequence[Record]) -> list[Batch]:
+    asked = asked_runs(trace)
+    found = []
+    for r in trace:
+        if r.kind == "world.turn_end" and r.data["how"] == "yield":
+            members = sorted(
+                run_id for run_id, a in asked.items()
+                if a.required and a.request.data.get("turn") == r.data["turn"]
+                and a.request.data.get("incarnation") == r.data["incarnation"]
+                and a.request.data["requester"] == r.data["session"])
+            found.append(Batch(r.data["session"], f"requester:{r.data['session']}",
+                               r.data["turn"], r.data["incarnation"], tuple(members), r))
+    return found
+
+
+def yielded_members(trace: Sequence[Record]) -> set[str]:
+    return {run_id for batch in batches(trace) for run_id in batch.members}
+
+
+@attrs.define
+class _Seen:
+    ends: dict[str, Record] = attrs.field(factory=dict)
+    cleanups: dict[str, Record] = attrs.field(factory=dict)
+    # When the registry recorded a run settled on its own or taken by its batch (each time: a
+    # correction reopens a delivered run, whose next generation settles again).
+    taken: dict[str, list[Record]] = attrs.field(factory=dict)
+    spawns: dict[str, Record] = attrs.field(factory=dict)
+    sends: dict[str, list[Record]] = attrs.field(factory=dict)  # run_id -> per-child sends
+    wake_sends: list[Record] = attrs.field(factory=list)
+    wake_accepts: list[Record] = attrs.field(factory=list)
+    downtime: list[tuple[int, int]] = attrs.field(factory=list)
+    lifecycle: dict[str, list[Record]] = attrs.field(factory=dict)
+    wake_faults: list[Record] = attrs.field(factory=list)
+    gave_up: set[str] = attrs.field(factory=set)  # runs the registry recorded given up
+    late_notices: list[tuple[int, int]] = attrs.field(factory=list)
+    # Each session's turns as the harness asked for them: (start, end) while one runs (a turn
+    # ends by its end, a reset or delete, or the next turn's start).
+    busy: dict[str, list[tuple[int, int]]] = attrs.field(factory=dict)
+    turn_starts: dict[str, Record] = attrs.field(factory=dict)  # the open turn, by session
+    end: Record | None = None
+
+
+def _seen(trace: Sequence[Record]) -> _Seen:
+    return _memo(trace, "seen", _read_seen)  # type: ignore[return-value]
+
+
+def _read_seen(trace: Sequence[Record]) -> _Seen:
+    seen = _Seen()
+    down_at: int | None = None
+    by_batch: set[str] = set()  # runs a batch's wake (or its closing) just resolved
+    for r in trace:
+        kind = r.kind
+        if kind == "child.end":
+            seen.ends.setdefault(r.data["run_id"], r)
+        elif kind == "run.cleanup":
+            seen.cleanups.setdefault(r.data["run_id"], r)
+            if r.data["run_id"] not in by_batch:
+                seen.taken.setdefault(r.data["run_id"], []).append(r)
+        elif kind in ("delivery.batch_owned", "delivery.delivered", "delivery.give_up"):
+            # (Its own delivery settling it; not the batch's resolution of it, nor the cleanup
+            # that follows that.)
+            if (kind == "delivery.delivered" and is_wake(r.data["key"])) or (
+                    kind == "delivery.give_up" and r.data["reason"] == "batch_closed"):
+                by_batch.add(r.data["run_id"])
+            else:
+                by_batch.discard(r.data["run_id"])
+                seen.taken.setdefault(r.data["run_id"], []).append(r)
+            if kind == "delivery.give_up":
+                seen.gave_up.add(r.data["run_id"])
+        elif kind == "spawn":
+            seen.spawns[r.data["run_id"]] = r
+        elif kind == "gateway.send":
+            if is_wake(r.data.get("key", "")):
+                seen.wake_sends.append(r)
+            else:
+                seen.sends.setdefault(r.data["run_id"], []).append(r)
+        elif kind == "requester.accept" and is_wake(r.data.get("key", "")):
+            seen.wake_accepts.append(r)
+        elif is_delivery_crash(r):
+            down_at = r.t_ms if down_at is None else down_at
+        elif kind == "delivery.start" and down_at is not None:
+            seen.downtime.append((down_at, r.t_ms))
+            down_at = None
+        elif kind == "world.lifecycle":
+            seen.lifecycle.setdefault(r.data["session"], []).append(r)
+            _turn_over(seen, r.data["session"], r.t_ms)
+        elif kind == "world.turn":
+            _turn_over(seen, r.data["session"], r.t_ms)
+            seen.turn_starts[r.data["session"]] = r
+        elif kind == "world.turn_end":
+            _turn_over(seen, r.data["session"], r.t_ms)
+        elif (kind == "fault" and is_wake(str(r.data.get("key", "")))) or \
+                kind == "requester.wake_refused":
+            seen.wake_faults.append(r)  # the gateway's refusals, and the session's own
+        elif kind == "fault" and r.data.get("kind") == "delay" and r.data.get("dst") == "delivery":
+            # A late notice to the delivery actor (a child's end, a frozen batch).
+            seen.late_notices.append((r.t_ms, r.t_ms + int(r.data.get("delay_ms") or 0)))
+        elif kind == "world.end":
+            seen.end = r
+    end_ms = seen.end.t_ms if seen.end is not None else 2**62
+    if down_at is not None:
+        seen.downtime.append((down_at, end_ms))
+    for session in list(seen.turn_starts):
+        _turn_over(seen, session, end_ms)
+    return seen
+
+
+def _turn_over(seen: _Seen, session: str, at_ms: int) -> None:
+    start = seen.turn_starts.pop(session, None)
+    if start is not None:
+        seen.busy.setdefault(session, []).append((start.t_ms, at_ms))
+
+
+def _descendants(seen: _Seen, run_id: str) -> list[str]:
+    """Runs spawned by the run's child session while it ran, theirs, and so on."""
+    found: list[str] = []
+    frontier = [run_id]
+    while frontier:
+        parent = seen.spawns.get(frontier.pop())
+        if parent is None:
+            continue
+        end = seen.ends.get(parent.data["run_id"])
+        for child_id, spawn in seen.spawns.items():
+            if spawn.data["requester"] == parent.data["child_session_key"] and \
+                    parent.t_ms <= spawn.t_ms and (end is None or spawn.t_ms < end.t_ms):
+                found.append(child_id)
+                frontier.append(child_id)
+    return found
+
+
+def _wake_of(batch: Batch, records: list[Record]) -> list[Record]:
+    return [r for r in records if key_runs(r.data["key"]) == batch.members
+            and f":{batch.session}:" in r.data["key"]]
+
+
+def _settled_at(batch: Batch, seen: _Seen, before_ms: int) -> int | None:
+    """When the batch's members and their descendants had all settled, as far as an observer
+    can tell (None: some never did)."""
+    ready = batch.yielded.t_ms
+    for run_id in batch.members:
+        end = seen.ends.get(run_id)
+        if end is None:
+            return None
+        ready = max(ready, end.t_ms)
+        taken = max((t for t in seen.taken.get(run_id, []) if t.t_ms <= before_ms),
+                    key=lambda t: t.t_ms, default=None)
+        if taken is not None:
+            # The registry's record of it settling (a late end notice, an answer awaited).
+            ready = max(ready, taken.t_ms)
+        for descendant in _descendants(seen, run_id):
+            cleaned = seen.cleanups.get(descendant)
+            if cleaned is None:
+                return None
+            ready = max(ready, cleaned.t_ms)
+    return ready
+
+
+def _overlap(spans: list[tuple[int, int]], start: int, end: int) -> int:
+    return sum(max(0, min(b, end) - max(a, start)) for a, b in spans)
+
+
+def one_wake_per_batch(trace: Sequence[Record]) -> list[Violation]:
+    """Exactly one wake per batch: never a second one the requester answered; the one wake
+    names exactly the batch's runs and reaches the session that yielded."""
+    seen = _seen(trace)
+    violations = []
+    for batch in batches(trace):
+        accepts = _wake_of(batch, seen.wake_accepts)
+        answered = [r for r in accepts if r.data.get("visible_reply", True)]
+        if len(answered) > 1:
+            violations.append(Violation(
+                "one-wake-per-batch", "YLD-1",
+                f"the batch {batch.turn} of {batch.session} yielded at {batch.yielded.t_ms} ms "
+                f"woke its requester {len(answered)} times (at "
+                f"{', '.join(str(r.t_ms) for r in answered)} ms)",
+                (batch.yielded.seq, *(r.seq for r in answered))))
+        for r in accepts:
+            if r.actor != batch.actor:
+                violations.append(Violation(
+                    "one-wake-per-batch", "YLD-1", f"the wake of {batch.turn} of "
+                    f"{batch.session} reached {r.actor}", (batch.yielded.seq, r.seq)))
+    yielded = {(b.session, b.members) for b in batches(trace)}
+    for r in seen.wake_accepts:
+        runs = key_runs(r.data["key"])
+        session = r.actor.removeprefix("requester:")
+        if ":yield-" in r.data["key"] and (session, runs) not in yielded:
+            violations.append(Violation(
+                "one-wake-per-batch", "YLD-1", f"{r.actor} was woken for runs "
+                f"{', '.join(runs)}, which are not the required children of any turn that "
+                "yielded", (r.seq,)))
+    return violations
+
+
+def wake_after_settle(trace: Sequence[Record]) -> list[Violation]:
+    """A batch's wake is never sent before every member and every member's descendant has
+    ended and settled."""
+    seen = _seen(trace)
+    violations = []
+    for batch in batches(trace):
+        for send in _wake_of(batch, seen.wake_sends)[:1]:
+            early = [run_id for run_id in batch.members
+                     if run_id not in seen.ends or seen.ends[run_id].t_ms > send.t_ms]
+            early += [d for run_id in batch.members for d in _descendants(seen, run_id)
+                      if d not in seen.cleanups or seen.cleanups[d].t_ms > send.t_ms]
+            if early:
+                violations.append(Violation(
+                    "wake-after-settle", "YLD-1",
+                    f"the wake of {batch.turn} of {batch.session} was sent at {send.t_ms} ms, "
+                    f"before {', '.join(early)} had settled", (batch.yielded.seq, send.seq)))
+    return violations
+
+
+def wake_not_delayed(trace: Sequence[Record]) -> list[Violation]:
+    """A batch's wake waits for its own members and their descendants only: once they settled,
+    the wake goes out within one recheck, unless the delivery process was down or the requester
+    was busy in another turn meanwhile (a child of an earlier turn never delays it)."""
+    seen = _seen(trace)
+    violations = []
+    for batch in batches(trace):
+        sends = _wake_of(batch, seen.wake_sends)
+        end_ms = seen.end.t_ms if seen.end is not None else 0
+        first = sends[0].t_ms if sends else end_ms
+        ready = _settled_at(batch, seen, first)
+        if ready is None or not batch.members:
+            continue
+        if any(r.t_ms >= batch.yielded.t_ms for r in seen.lifecycle.get(batch.session, [])):
+            continue  # reset or deleted: the wake may be closed, not sent
+        # A requester busy in another turn answers requester_turn_pending: the wake waits for
+        # that turn's end, then up to one recheck more.
+        busy = _overlap(seen.busy.get(batch.session, []), ready, first)
+        allowed = ready + RECHECK_MS + _overlap(seen.downtime, ready, first) + _overlap(
+            seen.late_notices, ready, first) + busy + (RECHECK_MS if busy else 0)
+        closed = any(run_id in seen.gave_up for run_id in batch.members)
+        if first > allowed and (sends or (end_ms > allowed and not closed)):
+            what = f"was sent at {first} ms" if sends else "was never sent"
+            violations.append(Violation(
+                "wake-not-delayed", "YLD-1",
+                f"the batch {batch.turn} of {batch.session} had settled by {ready} ms, yet its "
+                f"wake {what} (allowed until {allowed} ms)",
+                (batch.yielded.seq, *((sends[0].seq,) if sends else ()))))
+    return violations
+
+
+def wake_between_turns(trace: Sequence[Record]) -> list[Violation]:
+    """YLD-3 (requester_turn_pending): a requester takes a batch wake only between its turns,
+    never while another turn it was asked to run is still open (the wake waits instead)."""
+    seen = _seen(trace)
+    violations = []
+    for r in seen.wake_accepts:
+        session = r.actor.removeprefix("requester:")
+        for start, end in seen.busy.get(session, []):
+            if start < r.t_ms < end:
+                violations.append(Violation(
+                    "wake-between-turns", "YLD-3",
+                    f"{r.actor} took the wake {r.data['key']} at {r.t_ms} ms, inside a turn "
+                    f"it ran from {start} ms to {end} ms", (r.seq,)))
+    return violations
+
+
+RETRY_DELAYS_MS = (30_000, 120_000)
+MAX_ATTEMPTS = 3
+_PERMANENT_OR_SENT = ("permanent", "sent")
+
+
+def wake_budgets(trace: Sequence[Record]) -> list[Violation]:
+    """YLD-3 from the gateway's view of each wake: at most three attempts; a fresh key
+    (``:retry-n``) only after the previous key was refused as not delivered or answered without a
+    visible reply (never after a send that may have landed unanswered), 30 s and then 120 s
+    later (plus any downtime of the delivery process); nothing after a permanent refusal. A
+    session busy in another turn refuses a wake (requester_turn_pending): that spends no
+    attempt, so the next send is the same key."""
+    seen = _seen(trace)
+    refusals: dict[str, list[Record]] = {}
+    for r in seen.wake_faults:
+        if r.kind == "requester.wake_refused" or "error" in r.data:
+            refusals.setdefault(r.data["key"], []).append(r)
+    violations = []
+    for batch in batches(trace):
+        sends = _wake_of(batch, seen.wake_sends)
+        accepts = _wake_of(batch, seen.wake_accepts)
+        keys = list(dict.fromkeys(r.data["key"] for r in sends))
+        for busy in seen.wake_faults:
+            if busy.kind != "requester.wake_refused" or busy.data["reason"] != TURN_PENDING \
+                    or busy.data["key"] not in keys:
+                continue
+            after = next((s for s in sends if s.seq > busy.seq), None)
+            if after is not None and after.data["key"] != busy.data["key"]:
+                violations.append(Violation(
+                    "wake-budgets", "YLD-3", f"the wake of {batch.turn} moved to "
+                    f"{after.data['key']} after {busy.actor} was busy in another turn (an "
+                    "attempt spent on requester_turn_pending)", (busy.seq, after.seq)))
+        if len(keys) > MAX_ATTEMPTS:
+            violations.append(Violation("wake-budgets", "YLD-3", f"the wake of {batch.turn} "
+                                        f"used {len(keys)} attempt keys, over {MAX_ATTEMPTS}",
+                                        tuple(r.seq for r in sends)))
+        for n, key in enumerate(keys[1:], start=1):
+            first = next(r for r in sends if r.data["key"] == key)
+            before = [r for r in sends if r.data["key"] == keys[n - 1] and r.t_ms <= first.t_ms]
+            refused = [f for f in refusals.get(keys[n - 1], []) if f.t_ms <= first.t_ms]
+            silent = [a for a in accepts if a.data["key"] == keys[n - 1]
+                      and not a.data.get("visible_reply", True) and a.t_ms <= first.t_ms]
+            # The session records a key once: once it took the key without a visible reply,
+            # every other send of that key lands as a duplicate and can show nothing more.
+            # Refusals prove nothing about other sends: each must have been refused.
+            if not silent and (not refused or len(refused) < len(before)):
+                violations.append(Violation(
+                    "wake-budgets", "YLD-3", f"the wake of {batch.turn} moved to the fresh key "
+                    f"{key} although a send of {keys[n - 1]} may have landed",
+                    (*(r.seq for r in before), first.seq)))
+                continue
+            delay = RETRY_DELAYS_MS[min(n, len(RETRY_DELAYS_MS)) - 1]
+            # The answer the retry followed: the last one at least the delay before it (a key
+            # refused, then replayed and taken without a visible reply, has two).
+            answers = sorted([*refused, *silent], key=lambda a: a.seq)
+            timely = [a for a in answers if a.t_ms + delay <= first.t_ms]
+            why = timely[-1] if timely else answers[-1]
+            late = why.t_ms + delay + _overlap(seen.downtime, why.t_ms, first.t_ms) + 1_000
+            # A refusal answers at once; a reply's acknowledgement may come late (only the lower
+            # bound holds then, also when a later refusal of a replay came before that late
+            # acknowledgement: seed 1846).
+            if first.t_ms < why.t_ms + delay or (why.kind == "fault" and not silent
+                                                 and first.t_ms > late):
+                violations.append(Violation(
+                    "wake-budgets", "YLD-3", f"attempt {n + 1} of the wake of {batch.turn} was "
+                    f"sent {first.t_ms - why.t_ms} ms after attempt {n} failed, not "
+                    f"{delay} ms", (why.seq, first.seq)))
+    return violations
+
+
+INVARIANTS = (
+    Invariant("one-wake-per-batch", "YLD-1", "safety",
+              "A yielded batch wakes its requester once (a wake the requester could not answer "
+              "visibly may be retried), names exactly the turn's required children, and reaches "
+              "the session that yielded.", one_wake_per_batch),
+    Invariant("wake-after-settle", "YLD-1", "safety",
+              "A batch's wake is sent only after every member and every member's descendant "
+              "settled.", wake_after_settle),
+    Invariant("wake-budgets", "YLD-3", "safety",
+              "A wake makes at most three attempts, 30 s then 120 s apart, each fresh key only "
+              "after the previous one was refused or answered without a visible reply.",
+              wake_budgets),
+    Invariant("wake-not-delayed", "YLD-1", "liveness",
+              "Once a batch's members and their descendants settled, its wake goes out within "
+              "one recheck (plus any downtime of the delivery process): a child of an "
+              "earlier turn never delays it.", wake_not_delayed),
+    Invariant("wake-between-turns", "YLD-3", "safety",
+              "A requester takes a batch wake only between its turns: while another turn runs "
+              "the wake waits (requester_turn_pending), spending no attempt.",
+              wake_between_turns),
+)
