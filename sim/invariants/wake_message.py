@@ -88,6 +88,7 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
             skipped.add(r.data["run_id"])
         elif r.kind == "requester.accept" and not is_wake(r.data.get("key", "")):
             individually.add((r.data["run_id"], r.data["ended_at"]))  # announced on its own
+            gave_up.discard(r.data["run_id"])  # (an operator's redrive after a give-up)
         elif r.kind == "gateway.send" and is_wake(r.data["key"]):
             runs = key_runs(r.data["key"])
             # Owed: a member whose newest receipt did not reach the requester on its own (a
