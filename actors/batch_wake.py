@@ -24,6 +24,7 @@ from actors import batch_events, claims, events, mutants, retry
 from actors.batch_record import BatchRow, BatchStatus
 from actors.delivery_io import Persist, Send
 from actors.messages import Completion, CompletionAck, SendRejected
+from actors.private import HANDOFF_UNAVAILABLE
 from actors.run_record import ClaimMoved, CleanedUp, GaveUp, RunRecord, apply
 from actors.states import (
     ACTIVE_CLAIMS,
@@ -143,6 +144,10 @@ class BatchWakeCore:
                 return []  # the deferral's recheck is set
             return self._defer(row, members, pending,
                                sum(m.descendants_active for m in members), now_ms)
+        if row.private and requester.incarnation != row.incarnation:
+            # Private findings are never passed to another incarnation (reference §c10, PRV-3).
+            self._probe("private.batch-handoff-unavailable")
+            return self._close(row, members, HANDOFF_UNAVAILABLE, HANDOFF_UNAVAILABLE, now_ms)
         if requester.incarnation is None:
             self._probe("batch.requester-deleted")
             return self._close(row, members, UNAVAILABLE, UNAVAILABLE, now_ms)

@@ -28,14 +28,17 @@ from actors.messages import (
     OperatorRequest,
     RecoveredAnswer,
     SendRejected,
+    TurnSettled,
 )
 from actors.mutants import (
     MUTANT_NESTED_TOP_LEVEL_INSTRUCTION,
     MUTANT_NO_ANSWER_RECOVERY,
     MUTANT_PAYLOAD_DROPPED_EARLY,
+    MUTANT_PRIVATE_USAGE_STATS,
     MUTANT_RECOVERY_UNBOUNDED,
     MUTANT_STALE_FINDINGS,
 )
+from actors.private import Hold, private_hold
 from actors.recovery import (
     RecoveryCore,
     RecoveryDue,
@@ -52,10 +55,22 @@ from actors.run_record import Delivered, GaveUp, RunRecord
 from actors.runtime import Crash, Port
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, Waiting
 from actors.store import RunStore
+from actors.turns import TurnState
 
 _STATUS: dict[OutcomeStatus, announce.Status] = {
     OutcomeStatus.OK: "ok", OutcomeStatus.ERROR: "error", OutcomeStatus.TIMEOUT: "timeout",
     OutcomeStatus.UNKNOWN: "unknown"}
+
+
+def private_hold_in(store: RunStore, record: RunRecord) -> Hold:
+    """What the store says about a private run: its spawning turn's state and the requester
+    session's current incarnation (None once its entry is deleted)."""
+    turn = None if record.requester_turn_id is None else store.turn_state(record.requester_turn_id)
+    session = store.session(record.requester)
+    current = record.requester_incarnation if session is None else (
+        None if session[1] else session[0])
+    return private_hold(None if turn is None else TurnState(turn), record.requester_incarnation,
+                        current)
 
 
 def transcript_path(child_session_id: str) -> str:
@@ -111,21 +126,25 @@ def with_findings(own: str | None, section: str | None) -> str | None:
     return f"{own}\n\n{section}"
 
 
-def render(record: RunRecord, kind: announce.RequesterKind) -> str:
+def render(record: RunRecord, kind: announce.RequesterKind, *, stats: bool | None = None) -> str:
     """What the requester's model reads for this completion: the announce context block, with
-    the findings frozen at the generation's first rendering (``RunRecord.findings_text``)."""
+    the findings frozen at the generation's first rendering (``RunRecord.findings_text``). A
+    private hand-off leaves the stats line (the changing usage statistics) out (PRV-8) unless
+    ``stats`` says otherwise (the known-bug variant)."""
     child = attrs.evolve(child_result(record),
                          text=with_findings(record.result_text, record.findings_text))
-    return announce.format_announce([child], kind).payload
+    private = record.private if stats is None else not stats
+    return announce.format_announce([child], kind, private=private).payload
 
 
-def probed_render(probe: Callable[[str], None]
+def probed_render(probe: Callable[[str], None], usage_in_private: bool = False,
                   ) -> Callable[[RunRecord, announce.RequesterKind], str]:
     """``render``, naming the rare renderings (a cut at the cap, no output, escaping, forged
     framing) as code probes. The child's text is escaped inside its block, so the block's own
     opening and a marker after its closing are the formatter's, never the child's."""
     def render_probed(record: RunRecord, kind: announce.RequesterKind) -> str:
-        payload = render(record, kind)
+        payload = (render(record, kind, stats=True) if usage_in_private
+                   else render(record, kind))
         text = record.result_text or ""
         if announce.DATA_OPEN not in payload:
             probe("announce.no-output")
@@ -174,6 +193,8 @@ def routed(completion: Completion, routes: Mapping[str, routing.SessionRouting],
         return completion
     if completion.source_tool == "subagent_settle":
         return completion  # a batch wake is internal: the requester's reply is what goes out
+    if completion.private:
+        return completion  # the spawning session's own input: never on a channel (PRV-1)
     resolution = routing.resolve(routes.get(completion.requester, routing.SessionRouting()),
                                  mutants)
     for name in resolution.probes:
@@ -300,10 +321,12 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
             port.probe("delivery.findings-failed-child")
         return findings_section(chosen.rows)
 
-    core = DeliveryCore(port.incarnation, jitter, probed_render(port.probe), kind,
+    render_probed = probed_render(port.probe, MUTANT_PRIVATE_USAGE_STATS in mutants)
+    core = DeliveryCore(port.incarnation, jitter, render_probed, kind,
                         mutants, port.probe, pending_descendants=store.pending_descendants,
                         checkpoint=checkpoint, route=functools.partial(fallback_route, store),
-                        findings=findings_of, batch_of=store.batch_owner)
+                        findings=findings_of, batch_of=store.batch_owner,
+                        private_hold=functools.partial(private_hold_in, store))
     recovery = _Recovery(port, store, mutants, kind)
     core.remember(store.summaries())
     if expose is not None:
@@ -344,6 +367,10 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
                                   port.now_ms)
             if any(isinstance(effect, events.DeliveryRedriven) for effect in effects):
                 recovery.note((record,))  # DEL-2: a redriven (no output) is recovered too
+        elif isinstance(message, TurnSettled):
+            # The turn finished or was abandoned: its retained private results go on (PRV-5).
+            effects = [effect for record in store.retained_private(message.turn_run_id)
+                       for effect in core.child_ended(record, port.now_ms)]
         else:
             effects = core.handle(message, port.now_ms)
         _perform(port, store, effects, routes, mutants, recovery)

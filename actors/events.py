@@ -550,12 +550,15 @@ class MirrorFailed(Event):
     run_id: str
     key: str
     error: str
+
+
 # -- nesting (docs/nesting.md) -------------------------------------------------------------------
 
 
 @attrs.frozen(slots=True)
 class SpawnRefused(Event):
-    """A session's spawn was refused (reference §c15): nothing was registered, nothing runs."""
+    """A session's spawn was refused (reference §c15; an invalid private request, PRV-4): nothing
+    was registered, nothing runs."""
 
     kind: ClassVar[str] = "spawn.refused"
     child: str
@@ -646,6 +649,9 @@ class OperatorRefused(Event):
     action: str
     reason: str
 
+
+# Event classes kept in their own modules, registered here with the others.
+from actors import private_events  # noqa: E402, F401
 
 E = TypeVar("E", bound=Event)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from actors.permissions import OWNER, Caller
+from actors.private import DEFAULT_OPTIONS, SpawnOptions
 from actors.routing import Target
 from actors.send_error import SendError
 from actors.states import StepFinish, values
@@ -70,6 +71,10 @@ class ChildSpec:
     correction: str = DEFAULT_CORRECTION
     # The requester turn that spawns it (a scenario's [[turns]] id); None: outside any turn.
     turn: str | None = None
+    # PRV: completionTarget ("parent": the result goes privately to the spawning turn) and the
+    # spawn options that may not be combined with it (checked at spawn time, PRV-4).
+    completion_target: str | None = None
+    options: SpawnOptions = DEFAULT_OPTIONS
 
     @property
     def run_ms(self) -> int:
@@ -182,6 +187,14 @@ class BatchReady:
 
 
 @attrs.frozen
+class TurnSettled:
+    """A requester turn finished, yielded or was abandoned by a reset: the delivery actor
+    releases or closes the private results it retained for that turn (PRV-5, PRV-2, PRV-3)."""
+
+    turn_run_id: str
+
+
+@attrs.frozen
 class AbortChild:
     child_id: str
     # DEL-17: who asks (checked against the session's owners) and the harness's request number.
@@ -222,6 +235,10 @@ class Completion:
     # (``subagent_settle``: an internal call, never copied to a channel).
     turn_run_id: str | None = None
     source_tool: str | None = None
+    # PRV-1: private input of the spawning session only (never sent to a channel), bound to
+    # this incarnation of the requester session (PRV-3; None: not bound).
+    private: bool = False
+    incarnation: int | None = None
 
 
 @attrs.frozen

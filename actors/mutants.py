@@ -58,6 +58,10 @@ MUTANT_GIVE_UP_CORRECTION_SENDS = "give-up-correction-sent"
 MUTANT_WAIT_EARLIER_TURN = "wake-waits-earlier-turn"
 MUTANT_TWO_WAKES = "two-wakes-per-batch"
 MUTANT_WAKE_INTO_BUSY_TURN = "wake-into-busy-turn"
+# Private parent completion (actors/private.py, wired in actors/registry.py and delivery.py).
+MUTANT_PRIVATE_TO_CHANNEL = "private-to-channel"
+MUTANT_PRIVATE_USAGE_STATS = "private-usage-stats"
+MUTANT_PRIVATE_AFTER_RESET = "private-after-reset"
 
 MUTANTS: dict[str, str] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: (
@@ -232,6 +236,19 @@ MUTANTS: dict[str, str] = {
         "the requester takes a batch wake while another of its turns is running, instead of "
         "answering requester_turn_pending (reference §b, §c11; YLD-3)"
     ),
+    MUTANT_PRIVATE_TO_CHANNEL: (
+        "a private (completionTarget parent) result is handed over like a public one, so the "
+        "gateway also sends it to the requester's external channel (PRV-1)"
+    ),
+    MUTANT_PRIVATE_USAGE_STATS: (
+        "a private hand-off carries the stats line with its changing usage statistics, so a "
+        "retried hand-off is not the same input (PRV-8)"
+    ),
+    MUTANT_PRIVATE_AFTER_RESET: (
+        "a private result is handed to its requester session even after that session was reset "
+        "(/new) since the spawn, instead of being closed as completion_handoff_unavailable "
+        "(PRV-3)"
+    ),
 }
 
 
@@ -285,6 +302,9 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_WAIT_EARLIER_TURN: Breaks("YLD-1", "wake-not-delayed"),
     MUTANT_TWO_WAKES: Breaks("YLD-1", "one-wake-per-batch"),
     MUTANT_WAKE_INTO_BUSY_TURN: Breaks("YLD-3", "wake-between-turns"),
+    MUTANT_PRIVATE_TO_CHANNEL: Breaks("PRV-1", "private-never-to-channel"),
+    MUTANT_PRIVATE_USAGE_STATS: Breaks("PRV-8", "private-handoff-stable"),
+    MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),
 }
 
 

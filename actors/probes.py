@@ -221,6 +221,22 @@ PROBES: dict[str, str] = {
     "batch.route-notices-capped": "a wake's route notices were capped at 1,024 characters",
     "batch.requester-turn-pending": "a wake reached a session busy in another turn: it waits, "
                                     "spending no attempt",
+    # -- private parent completion (actors/private.py; PRV-1..8) -----------------------------
+    "private.spawn-refused": "sessions_spawn refused completionTarget with a forbidden option",
+    "private.retained-while-turn-open": "a private result finished while its spawning turn was "
+                                        "open: retained, no deadline running",
+    "private.window-started-at-release": "a private result's window started at its release, "
+                                         "after the child had ended",
+    "private.handoff-unavailable": "a private result's requester was reset or deleted before the "
+                                   "hand-off: closed as completion_handoff_unavailable",
+    "private.refused-by-session": "a session refused a private hand-off bound to an earlier "
+                                  "incarnation (a reset raced the hand-off)",
+    "private.status-check-before-yield": "a turn checked a private child's status, then yielded",
+    "private.yield-with-public-siblings": "a turn that spawned private and public children "
+                                          "yielded",
+    "private.batch-handoff-unavailable": "a private batch's requester was reset or deleted "
+                                         "before its wake: closed as "
+                                         "completion_handoff_unavailable",
 }
 
 

@@ -45,6 +45,8 @@ from actors.delivery_io import (
 from actors.messages import Completion, CompletionAck, SendRejected
 from actors.mutants import MUTANT_FULL_TEXT_IN_MEMORY
 from actors.redrive import OperatorSteps
+from actors.private import Hold, window_deadline_ms
+from actors.private_delivery import PrivateSteps
 from actors.registry_receipts import REQUESTER_UNAVAILABLE, Active, ReceiptSteps
 from actors.retention import ResolvedRuns, RunSummary
 from actors.run_record import (
@@ -88,7 +90,7 @@ class Transition:
     doc: str
 
 
-class DeliveryCore(ReceiptSteps, OperatorSteps, BatchHandover, Generic[K]):
+class DeliveryCore(PrivateSteps, ReceiptSteps, OperatorSteps, BatchHandover, Generic[K]):
     """``render(record, kind)`` makes the text a requester of ``requester_kind(session_key)``
     reads; both come from outside, so the core never formats anything itself."""
 
@@ -105,6 +107,7 @@ class DeliveryCore(ReceiptSteps, OperatorSteps, BatchHandover, Generic[K]):
         route: Callable[[RunRecord], str | None] = lambda record: record.requester,
         findings: Callable[[RunRecord], str | None] = lambda record: None,
         batch_of: Callable[[str], str | None] = lambda run_id: None,
+        private_hold: Callable[[RunRecord], Hold] = lambda record: Hold.RELEASE,
     ) -> None:
         self.incarnation = incarnation
         # The requester's checkpoint of a run's receipt (key, end time): of that run, or (the
@@ -112,6 +115,7 @@ class DeliveryCore(ReceiptSteps, OperatorSteps, BatchHandover, Generic[K]):
         self._checkpoint = checkpoint
         self._route = route
         self._batch_of = batch_of  # the open yield batch that owns a run, if any (YLD-2)
+        self._private_hold = private_hold  # PRV: the spawning turn and requester incarnation
         self._pending_descendants = pending_descendants
         self._findings = findings  # a run's findings section, None without children (DEL-6)
         self._jitter = jitter
@@ -187,8 +191,11 @@ class DeliveryCore(ReceiptSteps, OperatorSteps, BatchHandover, Generic[K]):
         if record.delivery_disposition is not None:
             self._probe("delivery.child-ended-after-resolution")
             return []  # its yield batch claimed it already
+        record, released, goes_on = self._private_gate(record, now_ms)  # PRV-3, PRV-5
+        if not goes_on:
+            return released
         active = self._active[record.run_id] = Active(record, self._key(record))
-        return self._start_attempt(active, now_ms)
+        return released + self._start_attempt(active, now_ms)
 
     def _acked(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, CompletionAck) and active is not None
@@ -242,6 +249,8 @@ class DeliveryCore(ReceiptSteps, OperatorSteps, BatchHandover, Generic[K]):
             return []
         if (batch := self._batch_takes(active)) is not None:
             return self._hand_over(active.record, batch)
+        if self._closes(active.record):
+            return self._close_private(active.record, now_ms)
         return self._send_try(active, now_ms)
 
     def _attempt_due(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
@@ -265,6 +274,8 @@ class DeliveryCore(ReceiptSteps, OperatorSteps, BatchHandover, Generic[K]):
         # A correction's window starts at its own end time, a redrive's at the redrive.
         ended = record.window_start_ms
         assert ended is not None
+        if record.window_started_at_ms is not None:  # a private result, since its release
+            return window_deadline_ms(record.window_started_at_ms)
         if mutants.MUTANT_EXPIRY_FROM_SPAWN in self._mutants:
             return retry.expiry_deadline_ms(record.created_at_ms, record.required)
         return retry.expiry_deadline_ms(ended, record.required)
@@ -302,6 +313,8 @@ class DeliveryCore(ReceiptSteps, OperatorSteps, BatchHandover, Generic[K]):
         record = active.record
         if (batch := self._batch_takes(active)) is not None:
             return self._hand_over(record, batch)  # before any expiry: YLD-2
+        if self._closes(record):
+            return self._close_private(record, now_ms)
         if now_ms >= self._deadline(record):
             self._probe("delivery.expiry")
             return self._give_up(active, GiveUpReason.EXPIRY, record.last_error, now_ms)
@@ -359,7 +372,9 @@ class DeliveryCore(ReceiptSteps, OperatorSteps, BatchHandover, Generic[K]):
                                 requester=target,
                                 status=record.outcome_status or OutcomeStatus.UNKNOWN,
                                 text=active.text, ended_at_ms=record.receipt_at_ms or 0,
-                                generation=record.generation)
+                                generation=record.generation, private=record.private and (
+                                    mutants.MUTANT_PRIVATE_TO_CHANNEL not in self._mutants),
+                                incarnation=record.requester_incarnation)
         claim: list[Effect] = []
         if record.claim_phase is ClaimPhase.RESERVED:  # from now on the requester may have it
             claim.append(self._persist(active, ClaimMoved(ClaimPhase.ATTEMPTED, active.key,
@@ -490,7 +505,8 @@ TABLE: Mapping[tuple[Waiting, type], Transition] = {
     (TRY_WAIT, CompletionAck): _T("_acked", (IDLE, TRY_WAIT), "late ack: record delivered"),
     (TRY_WAIT, SendRejected): _T("_stale_rejection", (TRY_WAIT,), "stale: noted"),
     (TRY_WAIT, AckTimeout): _T("_stale_timer", (TRY_WAIT,), "stale timer"),
-    (TRY_WAIT, TryDue): _T("_try_due", (TRY_WAIT, ACK, IDLE), "send the next try, or hand over"),
+    (TRY_WAIT, TryDue): _T("_try_due", (TRY_WAIT, ACK, IDLE),
+                           "send the next try, hand over, or close a private one"),
     (TRY_WAIT, AttemptDue): _T("_stale_timer", (TRY_WAIT,), "stale timer"),
     # waiting out the registry backoff between attempts
     (ATTEMPT_WAIT, RunFinished): _T("_duplicate_end", _ANY, "duplicate end, or a correction"),

@@ -81,6 +81,10 @@ class ReceiptSteps:
         return [self._persist(active, FindingsFrozen(section)),
                 events.FindingsFrozen(record.run_id, active.key)]
 
+    def _private_gate(self, record: RunRecord, now_ms: int
+                      ) -> tuple[RunRecord, list[Effect], bool]:
+        raise NotImplementedError  # actors/private_delivery.py
+
     def restore(self, records: Iterable[RunRecord], now_ms: int) -> list[Effect]:
         """Pick up every ended run whose required delivery is still pending, and finish the
         cleanup of every resolved run the previous incarnation did not reach (after a restart)."""
@@ -105,6 +109,9 @@ class ReceiptSteps:
         resolved = self._reconcile(record, now_ms)
         if resolved is not None:
             return resolved
+        record, released, goes_on = self._private_gate(record, now_ms)  # PRV-3, PRV-5
+        if not goes_on:
+            return released
         # An active claim replays its own attempt key, never a fresh one (DEL-13, §c12).
         key = record.claim_key if record.claim_phase in ACTIVE_CLAIMS and record.claim_key \
             else self._key(record)
@@ -129,8 +136,9 @@ class ReceiptSteps:
         if due is not None and due > now_ms:
             self._probe("delivery.restart-during-backoff")
             active.waiting = Waiting.ATTEMPT_WAIT
-            return [StartTimer(due - now_ms, AttemptDue(record.run_id, record.generation))]
-        return self._start_attempt(active, now_ms)
+            return [*released,
+                    StartTimer(due - now_ms, AttemptDue(record.run_id, record.generation))]
+        return released + self._start_attempt(active, now_ms)
 
     def _duplicate_end(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, RunFinished) and active is not None

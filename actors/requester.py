@@ -36,8 +36,11 @@ from actors.messages import (
     StatusRead,
     TranscriptMirror,
 )
-from actors.mutants import MUTANT_WAKE_INTO_BUSY_TURN
+from actors.mutants import MUTANT_PRIVATE_AFTER_RESET, MUTANT_WAKE_INTO_BUSY_TURN
 from actors.permissions import DEFAULT_OWNER, Caller, refusal
+from actors.private import COMPLETION_TARGET_PARENT
+from actors.private import spawn_refusal as private_refusal
+from actors.private_events import PrivateRefused
 from actors.requester_turns import receive_wake, turn_act
 from actors.run_record import RunRecord
 from actors.runtime import Port
@@ -91,6 +94,12 @@ async def run_requester(
                 turn_act(port, turns, store, message, runs)
             elif isinstance(message, Spawn):
                 spec = message.child
+                invalid = private_refusal(spec.completion_target, spec.options,
+                                          spec.expects_completion)
+                if invalid is not None:  # PRV-4: refused before dispatch, nothing registered
+                    port.probe("private.spawn-refused")
+                    port.emit(events.SpawnRefused(spec.id, session_key, invalid))
+                    return
                 # A nested session spawns from its run in progress (the run it belongs to).
                 nested = ":subagent:" in session_key
                 own_run = store.latest_run(session_key) if nested else None
@@ -135,6 +144,7 @@ async def run_requester(
                     requester_turn_id=binding.turn_run_id,
                     requester_incarnation=binding.incarnation,
                     route_change=spec.route_change,
+                    private=spec.completion_target == COMPLETION_TARGET_PARENT,
                 )
                 if record.child_session_key in spawned:
                     port.probe("requester.session-rerun")
@@ -191,6 +201,12 @@ async def run_requester(
                 # A batch wake resumes the yielded turn (actors/requester_turns.py).
                 port.send(addresses.GATEWAY, receive_wake(
                     port, turns, core, message, MUTANT_WAKE_INTO_BUSY_TURN in mutants))
+            elif isinstance(message, Completion) and _other_incarnation(message, turns, mutants):
+                # PRV-3: a private result bound to an earlier incarnation (a reset or delete
+                # raced its hand-off) never enters this one; unanswered, the delivery actor's
+                # next try finds the binding gone and closes it.
+                port.probe("private.refused-by-session")
+                port.emit(PrivateRefused(message.run_id, message.key, turns.incarnation))
             elif isinstance(message, Completion):
                 ack, verdict = core.receive_completion(message, port.now_ms)
                 if ack.accepted:
@@ -280,3 +296,11 @@ def _cascade(port: Port, store: RunStore, run: tuple[str, str]) -> None:
     run_id, key = run
     if store.direct_children(run_id):
         port.send(addresses.requester(key), AbortRun(run_id))
+
+
+def _other_incarnation(completion: Completion, turns: TurnCore, mutants: frozenset[str]) -> bool:
+    if not completion.private or completion.incarnation is None:
+        return False
+    if MUTANT_PRIVATE_AFTER_RESET in mutants:
+        return False  # the bug: whatever incarnation the session is in takes it
+    return completion.incarnation != turns.incarnation or turns.deleted

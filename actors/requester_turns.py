@@ -16,6 +16,7 @@ from actors.messages import (
     EndTurn,
     ResetSession,
     StartTurn,
+    TurnSettled,
 )
 from actors.run_record import YieldFrozen
 from actors.runtime import Port
@@ -35,17 +36,24 @@ def turn_act(port: Port, turns: TurnCore, store: RunStore,
     """A turn opens or ends, checks a child's status, or the session is reset or deleted; the
     session store keeps the incarnation (what the delivery side reads before a wake)."""
     if isinstance(act, StartTurn):
+        before = turns.open_turn
         turn = turns.start(act.turn)
+        if before is not None:  # a turn still open when the next starts has finished
+            settled(port, store, before)
+        store.save_turn(turn.run_id, turn.state, port.now_ms)
         port.emit(events.TurnStarted(act.turn, turn.run_id, turn.incarnation,
                                      turns.reply_mode.value))
     elif isinstance(act, EndTurn):
         ended = turns.end(act.turn, TurnEnd(act.how))
         if ended is not None and ended.checked and act.how == TurnEnd.YIELD:
             port.probe("turns.status-check-before-yield")
+            if any(store.get(run_id).private for run_id in ended.checked):
+                port.probe("private.status-check-before-yield")  # it consumes nothing (PRV-6)
         if ended is not None:
             port.emit(events.TurnEnded(ended.run_id, act.how, list(ended.children)))
             if act.how == TurnEnd.YIELD:
                 freeze(port, store, turns.session_key, ended)
+            settled(port, store, ended)
     elif isinstance(act, CheckStatus):
         run_id = runs[act.child_id][0] if act.child_id in runs else None
         status = "unknown"
@@ -57,6 +65,8 @@ def turn_act(port: Port, turns: TurnCore, store: RunStore,
                                        None if checking is None else checking.run_id))
     else:
         abandoned = turns.reset(delete=act.delete)
+        for turn in abandoned:
+            settled(port, store, turn)
         if abandoned:
             port.probe("turns.reset-abandons-turn")
         port.emit(events.SessionLifecycle("delete" if act.delete else "reset", turns.incarnation,
@@ -75,6 +85,8 @@ def freeze(port: Port, store: RunStore, session: str, turn: Turn) -> None:
                    incarnation=turn.incarnation, members=members,
                    rearm_generation=store.last_rearm_generation(session) + 1,
                    frozen_at_ms=port.now_ms,
+                   # One private member makes the whole wake private (reference §c10).
+                   private=any(store.get(r).private for r in members),
                    status=BatchStatus.CLOSED if consumed else BatchStatus.PENDING,
                    outcome=consumed)
     if consumed is None:
@@ -87,6 +99,19 @@ def freeze(port: Port, store: RunStore, session: str, turn: Turn) -> None:
                                        row.base_key(), consumed))
     if consumed is None:
         port.send(addresses.DELIVERY, BatchReady(row.batch_id))
+
+
+def settled(port: Port, store: RunStore, turn: Turn) -> None:
+    """The turn's state becomes durable, and the delivery actor learns that the turn settled: it
+    releases (a finish), hands to the batch (a yield) or closes (an abandonment) the private
+    results it retained for the turn (PRV-5, PRV-2, PRV-3). A lost notice is made up for by a
+    restart's restore."""
+    store.save_turn(turn.run_id, turn.state, port.now_ms)
+    if turn.state is TurnState.YIELDED and len(
+            {store.get(run_id).private for run_id in turn.children}) == 2:
+        port.probe("private.yield-with-public-siblings")  # each keeps its own delivery (PRV-5)
+    if turn.state is not TurnState.OPEN:
+        port.send(addresses.DELIVERY, TurnSettled(turn.run_id))
 
 
 def receive_wake(port: Port, turns: TurnCore, core: SessionCore, wake: Completion,

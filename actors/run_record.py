@@ -81,6 +81,11 @@ class RunRecord:
     delivery_disposition: str | None = None
     # A model-route change notice the run carries (terminalReply.modelRouteChange, §a).
     route_change: str | None = None
+    # PRV: completionTarget "parent" (a private hand-off to the spawning turn, bound to the
+    # requester incarnation at the spawn), and when a normal finish of the spawning turn released
+    # it (its 30-minute window starts there).
+    private: bool = False
+    window_started_at_ms: int | None = None
 
     @property
     def receipt_at_ms(self) -> int | None:
@@ -279,6 +284,14 @@ class YieldFrozen:
 
 
 @attrs.frozen
+class WindowStarted:
+    """A private result was released by a normal finish of its spawning turn (PRV-7)."""
+
+    window_started_at_ms: int
+    crash_point: ClassVar[None] = None
+
+
+@attrs.frozen
 class HandedToBatch:
     """The run's own delivery stopped: its yielded batch owns the result (reference §b)."""
 
@@ -286,13 +299,23 @@ class HandedToBatch:
     crash_point: ClassVar[None] = None
 
 
+@attrs.frozen
+class HandoffClosed:
+    """A private result's bound requester incarnation is gone: discarded, nothing sent (PRV-3)."""
+
+    last_error: str
+    delivery_status: Literal[DeliveryStatus.DISCARDED] = DeliveryStatus.DISCARDED
+    crash_point: ClassVar[None] = None
+
+
 Change = (RunEnded | AttemptStarted | RetryScheduled | Delivered | GaveUp | CleanedUp | Corrected
           | ClaimMoved | EvidenceSaved | Reopened | RunStarted | FindingsFrozen | Redriven
-          | Dismissed | YieldFrozen | HandedToBatch)
+          | Dismissed | YieldFrozen | HandedToBatch | WindowStarted | HandoffClosed)
 CHANGE_TYPES: tuple[type[Change], ...] = (RunEnded, AttemptStarted, RetryScheduled, Delivered,
                                           GaveUp, CleanedUp, Corrected, ClaimMoved,
                                           EvidenceSaved, Reopened, RunStarted, FindingsFrozen,
-                                          Redriven, Dismissed, YieldFrozen, HandedToBatch)
+                                          Redriven, Dismissed, YieldFrozen, HandedToBatch,
+                                          WindowStarted, HandoffClosed)
 
 
 def apply(record: RunRecord, change: Change) -> RunRecord:
@@ -351,6 +374,11 @@ def apply(record: RunRecord, change: Change) -> RunRecord:
         return attrs.evolve(record, yield_batch=change.yield_batch)
     if isinstance(change, HandedToBatch):
         return attrs.evolve(record, delivery_disposition=change.delivery_disposition)
+    if isinstance(change, WindowStarted):
+        return attrs.evolve(record, window_started_at_ms=change.window_started_at_ms)
+    if isinstance(change, HandoffClosed):
+        return attrs.evolve(record, delivery_status=change.delivery_status,
+                            last_error=change.last_error)
     return attrs.evolve(record, ended_at_ms=change.ended_at_ms,
                         outcome_status=change.outcome_status, outcome_error=change.outcome_error,
                         result_text=change.result_text, stop_reason=change.stop_reason,

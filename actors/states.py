@@ -18,7 +18,9 @@ class DeliveryStatus(enum.StrEnum):
     DELIVERED = "delivered"
     FAILED = "failed"
     SUSPENDED = "suspended"
-    DISCARDED = "discarded"  # an operator dismissed it; its payload is released
+    # An operator dismissed it (its payload released), or a private result whose bound requester
+    # incarnation is gone (PRV-3): nothing more is sent.
+    DISCARDED = "discarded"
 
 
 class Waiting(enum.StrEnum):

@@ -159,6 +159,10 @@ class RunStore:
         self._in_memory = path == ":memory:"
         self._open_batches: set[str] = set(  # membership only; never iterated
             b for (b,) in self._db.execute("SELECT batch_id FROM batches WHERE open = 1"))
+        # Each requester turn's state (open, finished, yielded, abandoned): what the delivery
+        # side reads to retain a private result while its spawning turn is open (PRV-5).
+        self._db.execute("CREATE TABLE IF NOT EXISTS turn_states "
+                         "(turn_run_id TEXT PRIMARY KEY, state TEXT, at_ms INTEGER)")
         self._order = 0
         # The runs that spawned children (only membership is asked, never iterated).
         self._spawning_runs: set[str] = set() if self._in_memory else set(
@@ -328,10 +332,15 @@ class RunStore:
         """The open yield batch that owns this run's result, if any (YLD-2)."""
         if not self._open_batches:
             return None
-        row = self._db.execute("SELECT yield_batch FROM runs WHERE run_id = ?",
+        row = self._db.execute("SELECT yield_batch, private FROM runs WHERE run_id = ?",
                                [run_id]).fetchone()
         owner: str | None = None if row is None else row[0]
-        return owner if owner in self._open_batches else None
+        if owner not in self._open_batches:
+            return None
+        batch = self.batch(owner) if not row[1] else None
+        if batch is not None and batch.private:
+            return None  # a public sibling in a private batch keeps its own delivery (PRV-5)
+        return owner
 
     def unsettled_descendants(self, record: RunRecord) -> tuple[int, int]:
         """Below the run: how many are not yet settled (cleaned up), how many still run."""
@@ -354,6 +363,23 @@ class RunStore:
             f"({', '.join('?' for _ in run_ids)})", run_ids).fetchall()
         found = {record.run_id: record for record in map(_record, rows)}
         return [found[run_id] for run_id in run_ids]
+
+    def save_turn(self, turn_run_id: str, state: str, at_ms: int) -> None:
+        self._db.execute("INSERT OR REPLACE INTO turn_states VALUES (?, ?, ?)",
+                         [turn_run_id, state, at_ms])
+
+    def turn_state(self, turn_run_id: str) -> str | None:
+        row = self._db.execute("SELECT state FROM turn_states WHERE turn_run_id = ?",
+                               [turn_run_id]).fetchone()
+        return None if row is None else str(row[0])
+
+    def retained_private(self, turn_run_id: str) -> list[RunRecord]:
+        """The ended private runs of a requester turn whose delivery is still open (PRV-5)."""
+        cursor = self._db.execute(
+            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester_turn_id = ? AND private = 1 "
+            "AND ended_at_ms IS NOT NULL AND cleaned_up_at_ms IS NULL ORDER BY row_order",
+            [turn_run_id])
+        return [_record(row) for row in cursor.fetchall()]
 
     def get(self, run_id: str) -> RunRecord:
         row = self._db.execute(
@@ -488,6 +514,7 @@ def _batch(payload: str) -> BatchRow:
 def _record(row: tuple[Any, ...]) -> RunRecord:
     values = dict(zip(_FIELDS, row, strict=True))
     values["required"] = bool(values["required"])
+    values["private"] = bool(values["private"])
     values["delivery_status"] = DeliveryStatus(values["delivery_status"])
     if values["outcome_status"] is not None:
         values["outcome_status"] = OutcomeStatus(values["outcome_status"])

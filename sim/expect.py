@@ -27,6 +27,9 @@ def failures(result: RunResult) -> list[str]:
     for want in scenario.expect.children:
         where = f"{scenario.path}:{want.line}" if want.line else scenario.path
         run = runs.get(want.child)
+        if want.refused_with is not None:
+            problems += _refused(result, want.child, want.refused_with, where, run is not None)
+            continue
         if want.refused:
             if run is not None:
                 problems.append(f"{where}: child {want.child} was spawned, expected a refusal")
@@ -75,4 +78,15 @@ def _wake_runs(key: str) -> list[str]:
     for part in key[len(SETTLE_PREFIX):].split(":"):
         if part.startswith("run-"):
             return part.split(",")
+    return []
+
+
+def _refused(result: RunResult, child: str, wanted: str, where: str, ran: bool) -> list[str]:
+    """PRV-4: the child's spawn request was refused, naming ``wanted``, and it never ran."""
+    errors = [str(r.data["reason"]) for r in result.trace
+              if r.kind == "spawn.refused" and r.data["child"] == child]
+    if ran:
+        return [f"{where}: child {child} ran; its spawn should have been refused"]
+    if not any(wanted in error for error in errors):
+        return [f"{where}: child {child}: no refusal names {wanted!r} (refusals: {errors})"]
     return []

@@ -10,6 +10,7 @@ safety phase, then liveness phase).
 from __future__ import annotations
 
 import enum
+import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -309,7 +310,10 @@ class FaultPlan:
             self.kernel.emit("gateway", "gateway.send", {
                 "run_id": message.run_id, "key": message.key,
                 "requester": addresses.requester(message.requester),
-                "ended_at": message.ended_at_ms})
+                "ended_at": message.ended_at_ms,
+                # What the session would read, by digest: a retried hand-off's input (PRV-8).
+                "text_sha256": hashlib.sha256(
+                    message.text.encode("utf-8", "surrogatepass")).hexdigest()[:32]})
         if src == addresses.TIMELINE or {src, dst} == _IN_PROCESS or isinstance(
                 message, LaneGrant | SendRejected | AbortRun):
             # A lane's wake-up, a session's refusal and an abort's cascade to the aborted run's

@@ -124,7 +124,8 @@ def _child(child: ChildSpec) -> dict[str, Any]:
         out["usage_recorded"] = False
     if child.answer_lost:
         out["answer_lost"] = True
-    for key in ("fork_seed", "earlier_epoch", "session", "turn", "route_change"):
+    for key in ("fork_seed", "earlier_epoch", "session", "turn", "route_change",
+                "completion_target"):
         if getattr(child, key) is not None:
             out[key] = getattr(child, key)
     if child.caller is not None:
@@ -132,6 +133,10 @@ def _child(child: ChildSpec) -> dict[str, Any]:
     if child.correction_after_ms is not None:  # DEL-12: a later receipt of the same run
         out["correction_after"] = seconds(child.correction_after_ms)
         out["correction"] = child.correction
+    default = type(child.options)()
+    for key, value in attrs.asdict(child.options).items():  # PRV-4's refused combinations
+        if value != getattr(default, key):
+            out[key] = str(value) if isinstance(value, str) else value
     out["steps"] = [_step(s) for s in child.steps]
     return out
 

@@ -48,8 +48,8 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     # registry's rows when the world stops: the delivery oracles' outside view.
     "world.spawn": ("child", "requester", "actor", "required", "task", "caller", "request",
                     "answer_lost", "session", "turn", "incarnation",
-                    "route_change"),
-    "gateway.send": ("run_id", "key", "requester", "ended_at"),
+                    "route_change", "completion_target", "options"),
+    "gateway.send": ("run_id", "key", "requester", "ended_at", "text_sha256"),
     "world.rows": ("rows",),
     "world.memory": ("runs",),
     "crash": ("point", "incarnation"),

@@ -56,6 +56,7 @@ from sim.scenario import Scenario, SessionDef, WorkloadDef
 from sim.trace import Trace
 from sim.world_control import Control, ControlDesk
 from sim.world_redrive import OperatorDesk
+from sim.world_private import draw_private, draw_reset_race, refused
 from sim.world_trees import TreeBook, spread
 
 # Bounds on one run (a limit on everything): agenda steps and trace records, raised for a world
@@ -234,7 +235,8 @@ class _World:
             if not turns:  # a scenario's own turns are what it scripts
                 children, turns, lifecycle = world_turns.draw(
                     self.chooser, workload.requester, children, workload.run_max_ms)
-                lifecycle = self.scenario.lifecycle + lifecycle
+                lifecycle = (self.scenario.lifecycle + lifecycle
+                             + draw_reset_race(self.chooser, children, turns))
                 if self.chooser.chance("workload:turns", 0.3):
                     reply_modes[workload.requester] = ReplyMode.MESSAGE_TOOL
         kernel.trace.limit = max(MAX_RECORDS, PER_CHILD * len(children))
@@ -253,6 +255,8 @@ class _World:
                 self._start_requester(root, key)
             self._start_delivery()
             self._start_gateway(root)
+            # A refused spawn never runs, so nothing in its session spawns its children (PRV-4).
+            self.desk.never_run({c.id: c for c in reversed(children)}.values(), refused)
             for child in children:
                 if child.parent is not None or child.requester not in self.sessions:
                     self.desk.spawn(child)
@@ -382,13 +386,14 @@ class _World:
                                              workload.tree_share)
                 child = self._draw_archive_use(child, drawn, trees)
                 child = world_receipts.draw_correction(self.chooser, self.plan, child)
+                child = draw_private(self.chooser, child)
                 crash_at = world_receipts.aim_at_frozen_findings(self.chooser, self.plan, child)
                 if crash_at is not None:
                     self.kernel.at(crash_at, "crash delivery after a correction",
                                    self._crash_parked)
                 self.operator.draw(self.chooser, child)
                 drawn.append(child)
-                trees.add(child)
+                trees.add(child, may_parent=not refused(child))
                 if child.parent is not None and self.plan.strikes("delete-session"):
                     parent = next(c for c in reversed(drawn) if c.id == child.parent)
                     at = world_tree.deletion_at(self.chooser, parent, child)

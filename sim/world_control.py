@@ -10,7 +10,7 @@ made of it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -39,7 +39,7 @@ class ControlDesk:
         self.kernel = kernel
         self.sessions = sessions  # the top-level sessions as the run configures them
         self._requests = 0
-        self._dropped: dict[str, None] = {}  # children whose spawn was never asked
+        self._dropped: dict[str, None] = {}  # children that never run (spawn not asked, refused)
 
     def owners(self, session_key: str) -> tuple[str, ...]:
         """A top-level session's owners; a nested requester is controlled by its owner run."""
@@ -75,6 +75,13 @@ class ControlDesk:
         """``child``'s spawn is never asked (its turn was abandoned, or its parent never ran)."""
         self._dropped[child.id] = None
 
+    def never_run(self, children: Iterable[ChildSpec],
+                  refused: Callable[[ChildSpec], bool]) -> None:
+        """The children whose spawn is asked but refused (PRV-4): they never run either."""
+        for child in children:
+            if refused(child):
+                self._dropped[child.id] = None
+
     def spawn_request(self, child: ChildSpec, turn: str | None = None,
                       incarnation: int = 1) -> Spawn:
         """The spawn message, numbered, recorded as asked now (``world.spawn``): also the
@@ -88,7 +95,9 @@ class ControlDesk:
             "required": child.expects_completion, "task": child.task,
             "caller": str(caller), "request": self._requests,
             "answer_lost": child.answer_lost, "session": child.session or child.id,
-            "turn": turn, "incarnation": incarnation, "route_change": child.route_change})
+            "turn": turn, "incarnation": incarnation, "route_change": child.route_change,
+            "completion_target": child.completion_target,
+            "options": attrs.asdict(child.options)})
         return Spawn(child, caller, self._requests)
 
     def control(self, at_ms: int, label: str, session_key: str, message: Control,

@@ -53,8 +53,9 @@ class TreeBook:
         """When every drawn run of child session ``key`` should be over."""
         return self._session_free_ms[key]
 
-    def add(self, child: ChildSpec) -> None:
-        """Note a drawn child (its spec as spawned)."""
+    def add(self, child: ChildSpec, may_parent: bool = True) -> None:
+        """Note a drawn child (its spec as spawned); ``may_parent``: false for a child that never
+        runs (a refused spawn, PRV-4), so nothing is spawned under it."""
         position = len(self._drawn)
         self._drawn.append(child)
         key = child.session or child.id
@@ -72,7 +73,7 @@ class TreeBook:
             if fan_out >= self.max_fan_out:
                 self._open.discard(self._position[child.parent])
         self._depth[child.id] = depth
-        if depth < self.max_depth and child.run_ms >= MIN_PARENT_RUN_MS:
+        if may_parent and depth < self.max_depth and child.run_ms >= MIN_PARENT_RUN_MS:
             self._open.add(position)
 
 

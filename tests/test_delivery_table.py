@@ -25,11 +25,13 @@ from actors.run_record import (
     GaveUp,
     HandedToBatch,
     Redriven,
+    HandoffClosed,
     Reopened,
     RetryScheduled,
     RunEnded,
     RunRecord,
     RunStarted,
+    WindowStarted,
     YieldFrozen,
     apply,
     columns,
@@ -107,7 +109,8 @@ def test_each_change_writes_exactly_its_columns() -> None:
                ClaimMoved(ClaimPhase.ATTEMPTED, "announce:v1:k:run-1", 5),
                EvidenceSaved(EvidenceKind.REPLY_SENT, "announce:v1:k:run-1", 5), Reopened(2),
                RunStarted(4), FindingsFrozen("Child completion results:\n\n1. t"),
-               Redriven(2, 60_000), Dismissed(), YieldFrozen("batch:t"), HandedToBatch()]
+               Redriven(2, 60_000), Dismissed(), YieldFrozen("batch:t"), HandedToBatch(),
+               WindowStarted(13), HandoffClosed("completion_handoff_unavailable")]
     assert [type(c) for c in samples] == list(CHANGE_TYPES)
     record_fields = {f.name for f in attrs.fields(RunRecord)}
     for change in samples:

@@ -14,7 +14,8 @@ from sim.choices import Chooser
 from sim.kernel import Kernel
 
 ACTORS = Path(__file__).resolve().parent.parent / "actors"
-_NAME = re.compile(r'"((?:delivery|announce|child|requester|gateway|route|turns|batch)\.[a-z-]+)"')
+_NAME = re.compile(
+    r'"((?:delivery|announce|child|requester|gateway|route|turns|batch|private)\.[a-z-]+)"')
 _CALL = re.compile(r'probe(?:_cut)?\([^"()]*"([a-z]+\.[a-z-]+)"')
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.findings import HEADER, own_part
+from sim.invariants.private import private_runs
 from sim.invariants.receipts import produced
 from sim.trace import Record
 
@@ -160,6 +161,7 @@ def announce_block(trace: Sequence[Record]) -> list[Violation]:
 
 def stats_line(trace: Sequence[Record]) -> list[Violation]:
     spawns, ends = _context(trace)
+    private = private_runs(trace)
     violations = []
     # A run that waited for the maxConcurrent lane starts later, or never (aborted waiting).
     started: dict[str, int | None] = {}
@@ -170,6 +172,8 @@ def stats_line(trace: Sequence[Record]) -> list[Violation]:
             started[r.data["run_id"]] = r.t_ms
         if r.kind != "requester.accept" or r.data["run_id"] not in ends:
             continue
+        if r.data["run_id"] in private:
+            continue  # a private hand-off leaves the stats line out (private-handoff-stable)
         spawn, end = spawns[r.data["run_id"]], ends[r.data["run_id"]]
         start_ms = started.get(r.data["run_id"], spawn.t_ms)
         if start_ms is None:

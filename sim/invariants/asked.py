@@ -57,9 +57,11 @@ def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
         if r.kind == "world.spawn":
             waiting.setdefault((r.data["actor"], r.data["child"]), []).append(r)
         elif r.kind == "spawn.refused":
+            # Refused (reference §c15; an invalid private request, PRV-4): that request never
+            # runs; the next one may.
             refused = waiting.get((r.actor, r.data["child"]))
             if refused:
-                refused.pop(0)  # a refused request never runs (reference §c15)
+                refused.pop(0)
         elif r.kind == "spawn":
             requests = waiting.get((r.actor, r.data["child"]))
             if requests:

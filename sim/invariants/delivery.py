@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from sim.invariants.asked import asked_runs, final_rows
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.private import releases
 from sim.invariants.yields import is_wake, key_runs
 from sim.trace import Record
 
@@ -114,6 +115,7 @@ def delivered_means_received(trace: Sequence[Record]) -> list[Violation]:
 def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     """Liveness: every required child run ends, and its delivery is resolved in bounded time."""
     asked = asked_runs(trace)
+    private = releases(trace)
     spawns: dict[str, Record] = {}
     ends: dict[str, Record] = {}
     resolved: dict[str, Record] = {}
@@ -126,7 +128,7 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
         elif kind in ("requester.accept", "delivery.delivered", "delivery.give_up",
-                      "delivery.announce_skip"):
+                      "delivery.announce_skip", "private.closed"):
             # For liveness, a resolution is either the registry's terminal record or the
             # requester having the result (the safety invariants judge whether they agree).
             # A silent skip resolves nothing: only a run asked as not required may be skipped,
@@ -157,7 +159,13 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
         if run is None or not run.required:
             continue
         resolution = resolved.get(run_id)
-        bound = max(child_end.t_ms, heal_ms) + LIVENESS_BOUND_MS
+        owed_from = child_end.t_ms
+        if run_id in private:  # PRV-5: owed once its spawning turn released it (or reset)
+            due = private[run_id].due_from(child_end.t_ms)
+            if due is None:
+                continue  # retained: its turn is still open
+            owed_from = due
+        bound = max(owed_from, heal_ms) + LIVENESS_BOUND_MS
         if resolution is None:
             violations.append(Violation(
                 "eventually-resolved", "liveness",

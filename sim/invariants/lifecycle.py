@@ -14,6 +14,7 @@ from sim.trace import Record
 SKIP = "ANNOUNCE_SKIP"
 # What the registry records when a run's obligations resolve.
 _RESOLUTIONS = ("delivery.delivered", "delivery.give_up", "delivery.announce_skip",
+                "private.closed",
                 "delivery.skip")
 
 

@@ -5,7 +5,8 @@ configured limits say, a refused spawn never runs, and no more runs stream at on
 Restated from the limits the world ran under (``world.limits``), each spawn request
 (``world.spawn``), its outcome (``spawn`` or ``spawn.refused``) and the children's own records: a
 session's depth is its key's ``:subagent:`` segments; its active children are the runs it spawned
-that have no end record yet; a run is streaming from its first model activity to its end.
+that have no end record yet; a run is streaming from its first model activity to its end. A
+request sessions_spawn must refuse for its private-completion options is spawn-refusals' (PRV-4).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.private import refusal_wanted
 from sim.trace import Record
 
 _ACTIVITY = ("child.delta", "child.message", "child.attempt", "child.tool_result",
@@ -73,6 +75,8 @@ def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
                 latest_run_of_key[data["child_session_key"]] = run_id
                 continue
             reason = data["reason"]
+            if refusal_wanted(request.data):
+                continue  # an invalid private request (PRV-4): spawn-refusals judges it
             own = latest_run_of_key.get(session)
             running = ":subagent:" not in session or (
                 own is not None and own not in ended and own in started and own not in queued)

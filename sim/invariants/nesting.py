@@ -17,7 +17,7 @@ from sim.trace import Record
 # The reply instructions of reference §c5, restated by a phrase each form must carry.
 NESTED_PHRASE = "short internal update"
 TOP_LEVEL_PHRASE = "give the user"
-_RESOLUTIONS = ("requester.accept", "delivery.delivered", "delivery.give_up",
+_RESOLUTIONS = ("requester.accept", "delivery.delivered", "delivery.give_up", "private.closed",
                 "delivery.announce_skip", "delivery.skip")
 
 

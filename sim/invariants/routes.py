@@ -14,7 +14,9 @@ chat or thread taken from a stored route on the same channel (the thread only fo
 with no captured origin, the stored route; a webchat origin takes nothing from the stored route.
 An explicit thread of a binding or hook is kept; otherwise the old thread follows only into the
 same chat. No external channel and chat in the end: nothing goes to any channel (deliver=false).
-A nested requester (a sub-agent session) never has its completions sent to a channel.
+A nested requester (a sub-agent session) never has its completions sent to a channel, nor does
+a run asked for with completionTarget "parent" (PRV-1: the spawning session's own input; whether
+any of it reached a channel is private-never-to-channel's to judge).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.private import private_runs
 from sim.invariants.yields import is_wake
 from sim.trace import Record
 
@@ -80,6 +83,7 @@ def route_as_configured(trace: Sequence[Record]) -> list[Violation]:
     sessions = _sessions(trace)
     expected = {key: (None if s["nested"] else expected_target(s)) for key, s in sessions.items()}
     sent: set[str] = set()
+    private = private_runs(trace)
     violations: list[Violation] = []
     for r in trace:
         if r.kind == "gateway.chunk":
@@ -96,6 +100,8 @@ def route_as_configured(trace: Sequence[Record]) -> list[Violation]:
                     f"chat {got[1]}, thread {got[2]}; its routing facts say {what}", (r.seq,)))
         elif r.kind == "requester.accept" and is_wake(r.data.get("key", "")):
             continue  # a batch wake is an internal call: the requester's reply goes out
+        elif r.kind == "requester.accept" and r.data["run_id"] in private:
+            continue  # a private hand-off is the session's own input (PRV-1)
         elif r.kind == "requester.accept":
             session = r.actor.removeprefix("requester:")
             if expected.get(session) is not None and r.data["run_id"] not in sent:

@@ -151,11 +151,16 @@ def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
     violations = []
     # A chunked send that broke part-way is terminal (DEL-11).
     partial = {fault.data["run_id"] for fault in partial_sends(trace).values()}
+    from sim.invariants.private import releases  # it reads asked.py, which reads this module
+
+    private = releases(trace)
     for run_id, refusals in refused.items():
         child_end = ended.get(run_id)
         if run_id not in required or run_id in received or child_end is None \
                 or run_id in batched:
             continue
+        if run_id in private and private[run_id].reset_at is not None:
+            continue  # a private result whose requester was reset may be closed (PRV-3)
         if run_id in partial:
             continue
         if any(klass in ("sent", "permanent") for _, klass in refusals):

@@ -123,7 +123,10 @@ def _problems(r: Record, runs: tuple[str, ...], spawns: dict[str, Record],
         problems.append(f"is {len(text)} characters, over the {CAP} cap")
     if SETTLED not in text:
         problems.append("does not say that the batch settled")
-    if ":yield-" in r.data["key"] and VISIBLE_REQUIRED not in text:
+    # A wake carrying a private result (completionTarget "parent") stays private input: no
+    # visible reply is required of it (reference §c9 flags, §c10).
+    private = any(_private_request(asked.get(run_id)) for run_id in runs)
+    if ":yield-" in r.data["key"] and VISIBLE_REQUIRED not in text and not private:
         problems.append("does not require a visible reply after a yield")
     key_of: dict[str, list[str]] = {}  # a reused child session key names several runs
     for run in runs:
@@ -247,3 +250,8 @@ INVARIANTS = (
               "children to reconcile and the route notices capped at 1,024 characters.",
               wake_message),
 )
+
+
+def _private_request(run: object) -> bool:
+    request = getattr(run, "request", None)
+    return request is not None and request.data.get("completion_target") == "parent"

@@ -39,6 +39,7 @@ from sim.scenario.model import (
     Scenario,
     WorkloadDef,
 )
+from sim.scenario.private import _PRIVATE_KEYS, completion_target, spawn_options
 from sim.scenario.sessions import caller, sessions
 from sim.scenario.timeline import expectations, replay_choices, timeline
 
@@ -120,7 +121,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
                           "reply_chars", "error", "expects_completion", "usage_recorded", "steps",
                           "encoding", "timeout", "fork_seed", "earlier_epoch", "session",
                           "parent", "caller", "answer_lost", "correction_after",
-                          "correction", "turn", "route_change"))
+                          "correction", "turn", "route_change", *_PRIVATE_KEYS))
         child_id = table.text("id")
         if not re.match(r"^[A-Za-z0-9_\-]+$", child_id):
             raise table.fail("id", f"{child_id!r} may only use letters, digits, '-' and '_'")
@@ -182,6 +183,8 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
             correction=table.text("correction", DEFAULT_CORRECTION),
             turn=table.text("turn", None),
             route_change=table.text("route_change", None),
+            completion_target=completion_target(table),
+            options=spawn_options(table),
         ))
         if parent is not None and not (
                 parent.spawn_at_ms <= children[-1].spawn_at_ms

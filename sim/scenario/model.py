@@ -146,6 +146,8 @@ class ChildExpectation:
     # it is read by this session (a fallback, DEL-4).
     refused: bool = False
     reader: str | None = None
+    # PRV-4: the spawn is refused with an error containing this (it never runs).
+    refused_with: str | None = None
 
 
 @attrs.frozen
