@@ -125,9 +125,11 @@ def private_never_to_channel(trace: Sequence[Record]) -> list[Violation]:
 
 def private_handoff_stable(trace: Sequence[Record]) -> list[Violation]:
     """PRV-8: a private hand-off leaves out the changing usage statistics (no stats line), and
-    every retry of it hands the session exactly the input of the first."""
+    every retry of it hands the session exactly the input of the first (unless a carried run's
+    producer corrected its result in between, ``child.correction``: that is new input)."""
     private = private_runs(trace)
-    first: dict[str, Record] = {}
+    first: dict[tuple[str, tuple[int, ...]], Record] = {}
+    receipts: dict[str, int] = {}  # run -> receipts its producer wrote so far (DEL-12)
     violations = []
 
     def carries_private(r: Record) -> str | None:
@@ -135,8 +137,13 @@ def private_handoff_stable(trace: Sequence[Record]) -> list[Violation]:
         return next((run for run in carried_runs(r.data["key"]) if run in private), None)
 
     for r in trace:
-        if r.kind == "gateway.send" and carries_private(r) is not None:
-            earlier = first.setdefault(r.data["key"], r)
+        if r.kind in ("child.end", "child.correction"):
+            receipts[r.data["run_id"]] = receipts.get(r.data["run_id"], 0) + 1
+        elif r.kind == "gateway.send" and carries_private(r) is not None:
+            # A producer's correction since an earlier send is a new result, not a retry: a
+            # batch wake carries each member's newest receipt (docs/yield.md).
+            produced = tuple(receipts.get(run, 0) for run in carried_runs(r.data["key"]))
+            earlier = first.setdefault((r.data["key"], produced), r)
             if earlier.data["text_sha256"] != r.data["text_sha256"]:
                 violations.append(Violation(
                     "private-handoff-stable", "PRV-8",
