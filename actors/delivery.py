@@ -64,11 +64,14 @@ _STATUS: dict[OutcomeStatus, announce.Status] = {
 
 def private_hold_in(store: RunStore, record: RunRecord) -> Hold:
     """What the store says about a private run: its spawning turn's state and the requester
-    session's current incarnation (None once its entry is deleted)."""
+    session's current incarnation (None once its entry, or a nested requester's session, is
+    deleted)."""
     turn = None if record.requester_turn_id is None else store.turn_state(record.requester_turn_id)
     session = store.session(record.requester)
     current = record.requester_incarnation if session is None else (
         None if session[1] else session[0])
+    if store.session_deleted(record.requester):
+        current = None  # a deleted nested requester: never handed to a fallback (PRV-3)
     return private_hold(None if turn is None else TurnState(turn), record.requester_incarnation,
                         current)
 

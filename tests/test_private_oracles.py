@@ -35,7 +35,7 @@ class Trace:
                  completion_target=target, options={**DEFAULT_OPTIONS, **options})
         if refused is not None:
             return self.add(t_ms, ACTOR, "spawn.refused", child="c1", requester=SESSION,
-                            error=refused)
+                            reason=refused)
         return self.add(t_ms, ACTOR, "spawn", run_id="run-1", child="c1",
                         child_session_key="agent:main:subagent:c1", child_session_id="s",
                         requester=SESSION, required=required, task="t")
@@ -73,8 +73,11 @@ def test_spawn_refusals_catches_a_vague_refusal_and_a_wrong_one() -> None:
     vague = Trace().spawn(thread=True, mode="session", refused="not allowed: thread: true")
     [violation] = private.spawn_refusals(vague.records)
     assert "does not name session" in violation.message
-    wrong = Trace().spawn(refused="private completion is not available")
+    wrong = Trace().spawn(refused='completionTarget "parent" is not available')
     assert _names(private.spawn_refusals(wrong.records)) == ["spawn-refusals"]
+    # A refusal for the spawn limits is spawn-limits' to judge (reference §c15).
+    limited = Trace().spawn(refused="sessions_spawn has reached max active children (5)")
+    assert private.spawn_refusals(limited.records) == []
     untouched = Trace().spawn(target=None, collect=True)  # no target: the default mode
     assert private.spawn_refusals(untouched.records) == []
     other_target = Trace().spawn(target="channel")
@@ -103,6 +106,10 @@ def test_handoff_stable_catches_a_retry_with_other_input_and_usage_stats() -> No
     assert _names(private.private_handoff_stable(changed.records)) == ["private-handoff-stable"]
     same = send(send(Trace().spawn().end(10), 10, "aaa"), 20, "aaa").accept(20)
     assert private.private_handoff_stable(same.records) == []
+    # A correction of the run between the sends is new input, not a retry (DEL-12).
+    corrected = send(Trace().spawn().end(10), 10, "aaa").add(
+        15, "child:c1", "child.correction", run_id="run-1", ended_at=15, result="r2")
+    assert private.private_handoff_stable(send(corrected, 20, "bbb").records) == []
     stats = Trace().spawn().end(10).accept(
         10, "x\n\nStats: runtime 10s • tokens unknown • sessionKey k • sessionId s\n")
     assert _names(private.private_handoff_stable(stats.records)) == ["private-handoff-stable"]
@@ -121,6 +128,12 @@ def test_bound_to_incarnation_catches_a_result_handed_after_a_reset() -> None:
         reset_wake.accept(30, key=wake).records)) == ["private-bound-to-incarnation"]
     kept = Trace().turn(0).spawn(1).end(10).accept(30)
     assert private.private_bound_to_incarnation(kept.records) == []
+    # Never to another session either (a deleted nested requester's fallback, DEL-4).
+    fallback = Trace().turn(0).spawn(1).end(10).add(
+        30, "requester:agent:other:main", "requester.accept", run_id="run-1", key=KEY,
+        status="ok", text="block")
+    assert _names(private.private_bound_to_incarnation(fallback.records)) == [
+        "private-bound-to-incarnation"]
 
 
 def test_carried_runs_reads_keys_as_an_outsider() -> None:

@@ -260,7 +260,8 @@ def _turns(trace: Sequence[Record]) -> dict[tuple[str, str | None, int | None], 
 def private_bound_to_incarnation(trace: Sequence[Record]) -> list[Violation]:
     """PRV-3: a private result reaches only the incarnation of its requester session that
     spawned it: once that session was reset (``/new``) or deleted, nothing of it reaches the
-    session's transcript, neither alone nor in a batch wake."""
+    session's transcript, neither alone nor in a batch wake; nor does it ever reach another
+    session (a deleted nested requester's fallback)."""
     private = private_runs(trace)
     # Requester actor -> its incarnation: 1 plus the resets and deletes its transcript shows so
     # far (the session takes a /new in its own order: a hand-off it took just before the /new
@@ -274,7 +275,14 @@ def private_bound_to_incarnation(trace: Sequence[Record]) -> list[Violation]:
             now = incarnation.get(r.actor, 1)
             for run_id in carried_runs(r.data["key"]):
                 run = private.get(run_id)
-                if run is None or run.actor != r.actor:
+                if run is None:
+                    continue
+                if run.actor != r.actor:
+                    violations.append(Violation(
+                        "private-bound-to-incarnation", "PRV-3",
+                        f"{run_id} was spawned privately by {run.request.data['requester']}, "
+                        f"yet its result reached {r.actor} at {r.t_ms} ms (never another "
+                        "session, not even a fallback)", (run.request.seq, r.seq)))
                     continue
                 bound = run.request.data.get("incarnation", 1)
                 if bound != now:
