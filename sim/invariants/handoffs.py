@@ -100,11 +100,13 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
     """A blocked-completion warning names the run and its child session, and carries the
     concrete error of the run's latest refusal, kept across tries that went unanswered; only a
     run never refused is blocked on the bare announce timeout (DEL-9). After a crash of the
-    delivery process the warning may carry any error the run was refused with."""
+    delivery process the warning may carry any error the run was refused with (also one the
+    gateway answered while the process was down: it never reached the process)."""
     session_of: dict[str, str] = {}
     latest: dict[str, str] = {}  # run_id -> the text of its latest refusal
     seen: dict[str, set[str]] = {}  # run_id -> every refusal text
     crashed: set[str] = set()  # runs refused before a crash of the delivery process
+    down = False  # the delivery process died and has not started again
     violations: list[Violation] = []
     for r in trace:
         kind = r.kind
@@ -114,9 +116,15 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
             text = chain_text(r.data["error"])
             latest[r.data["run_id"]] = text
             seen.setdefault(r.data["run_id"], set()).add(text)
-            crashed.discard(r.data["run_id"])
+            if down:  # answered to a dead process: the next one never learns of it
+                crashed.add(r.data["run_id"])
+            else:
+                crashed.discard(r.data["run_id"])
         elif is_delivery_crash(r):
             crashed.update(latest)
+            down = True
+        elif kind == "delivery.start":
+            down = False
         elif kind == "delivery.warning":
             run_id = r.data["run_id"]
             error = r.data["error"]
