@@ -44,9 +44,9 @@ from actors.delivery_io import (
 )
 from actors.messages import Completion, CompletionAck, SendRejected
 from actors.mutants import MUTANT_FULL_TEXT_IN_MEMORY
-from actors.redrive import OperatorSteps
 from actors.private import Hold, window_deadline_ms
 from actors.private_delivery import PrivateSteps
+from actors.redrive import OperatorSteps
 from actors.registry_receipts import REQUESTER_UNAVAILABLE, Active, ReceiptSteps
 from actors.retention import ResolvedRuns, RunSummary
 from actors.run_record import (

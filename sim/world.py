@@ -55,8 +55,8 @@ from sim.kernel import ActorPort, Kernel, run_trio
 from sim.scenario import Scenario, SessionDef, WorkloadDef
 from sim.trace import Trace
 from sim.world_control import Control, ControlDesk
-from sim.world_redrive import OperatorDesk
 from sim.world_private import draw_private, draw_reset_race, refused
+from sim.world_redrive import OperatorDesk
 from sim.world_trees import TreeBook, spread
 
 # Bounds on one run (a limit on everything): agenda steps and trace records, raised for a world
