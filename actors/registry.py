@@ -274,8 +274,10 @@ class DeliveryCore(PrivateSteps, ReceiptSteps, OperatorSteps, BatchHandover, Gen
         # A correction's window starts at its own end time, a redrive's at the redrive.
         ended = record.window_start_ms
         assert ended is not None
-        if record.window_started_at_ms is not None:  # a private result, since its release
-            return window_deadline_ms(record.window_started_at_ms)
+        if record.window_started_at_ms is not None:
+            # A private result's window counts from its release (PRV-7), or from a later
+            # correction's end or redrive, as any generation's does (DEL-12).
+            return window_deadline_ms(max(record.window_started_at_ms, ended))
         if mutants.MUTANT_EXPIRY_FROM_SPAWN in self._mutants:
             return retry.expiry_deadline_ms(record.created_at_ms, record.required)
         return retry.expiry_deadline_ms(ended, record.required)
