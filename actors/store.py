@@ -29,6 +29,7 @@ from actors.run_record import (
     columns,
 )
 from actors.states import ClaimPhase, DeliveryStatus, EvidenceKind, OutcomeStatus
+from actors.store_cache import OpenBatches, RecordCache
 
 _FIELDS = tuple(f.name for f in attrs.fields(RunRecord))
 # Per change type: its columns and the UPDATE that writes them.
@@ -157,8 +158,12 @@ class RunStore:
     def __init__(self, path: str = ":memory:") -> None:
         self._db = _open(path)
         self._in_memory = path == ":memory:"
-        self._open_batches: set[str] = set(  # membership only; never iterated
-            b for (b,) in self._db.execute("SELECT batch_id FROM batches WHERE open = 1"))
+        # Decoded beside the tables, for the hot reads (actors/store_cache.py).
+        self._records = RecordCache(_record, _FIELDS.index("run_id"))
+        self._open_batches = OpenBatches(_batch)
+        for batch_id, rank, payload, is_open in self._db.execute(
+                "SELECT batch_id, row_order, payload, open FROM batches ORDER BY row_order"):
+            self._open_batches.load(batch_id, rank, payload, bool(is_open))
         # Each requester turn's state (open, finished, yielded, abandoned): what the delivery
         # side reads to retain a private result while its spawning turn is open (PRV-5).
         self._db.execute("CREATE TABLE IF NOT EXISTS turn_states "
@@ -203,6 +208,7 @@ class RunStore:
             self._db.execute("DELETE FROM deleted_sessions WHERE session_key = ?",
                              [record.child_session_key])
         placeholders = ", ".join("?" for _ in range(len(_FIELDS) + 1))
+        self._records.forget(record.run_id)
         self._db.execute(
             f"INSERT INTO runs ({', '.join(_FIELDS)}, row_order) VALUES ({placeholders})",
             [*values, self._order],
@@ -215,6 +221,7 @@ class RunStore:
     def apply(self, run_id: str, change: Change) -> None:
         """Make ``change`` durable: write the columns it names."""
         names, sql = _UPDATES[type(change)]
+        self._records.forget(run_id)
         self._db.execute(sql, [*(getattr(change, name) for name in names), run_id])
         if isinstance(change, CleanedUp):
             self._tree.clean(run_id)
@@ -299,26 +306,23 @@ class RunStore:
 
     def save_batch(self, row: BatchRow) -> None:
         payload = json.dumps(attrs.asdict(row, recurse=False, value_serializer=None))
-        if row.open:
-            self._open_batches.add(row.batch_id)
-        else:
-            self._open_batches.discard(row.batch_id)
         self._batch_order += 1
+        self._open_batches.saved(row.batch_id, self._batch_order, payload, row.open)
         self._db.execute("INSERT INTO batches VALUES (?, ?, ?, ?, ?) ON CONFLICT(batch_id) DO "
                          "UPDATE SET open = excluded.open, payload = excluded.payload",
                          [row.batch_id, row.requester, int(row.open), self._batch_order,
                           payload])
 
     def batch(self, batch_id: str) -> BatchRow | None:
+        row = self._open_batches.get(batch_id)
+        if row is not None:
+            return row
         found = self._db.execute("SELECT payload FROM batches WHERE batch_id = ?",
                                  [batch_id]).fetchone()
         return None if found is None else _batch(found[0])
 
     def open_batches(self) -> list[BatchRow]:
-        if not self._open_batches:
-            return []
-        cursor = self._db.execute("SELECT payload FROM batches WHERE open = 1 ORDER BY row_order")
-        return [_batch(payload) for (payload,) in cursor.fetchall()]
+        return self._open_batches.rows()
 
     def last_rearm_generation(self, requester: str) -> int:
         rows = self._db.execute("SELECT payload FROM batches WHERE requester = ?",
@@ -335,7 +339,7 @@ class RunStore:
         row = self._db.execute("SELECT yield_batch, private FROM runs WHERE run_id = ?",
                                [run_id]).fetchone()
         owner: str | None = None if row is None else row[0]
-        if owner not in self._open_batches:
+        if owner is None or owner not in self._open_batches:
             return None
         batch = self.batch(owner) if not row[1] else None
         if batch is not None and batch.private:
@@ -356,12 +360,14 @@ class RunStore:
 
     def get_many(self, run_ids: list[str]) -> list[RunRecord]:
         """The records of ``run_ids``, in that order, in one query (a batch's members)."""
-        if not run_ids:
-            return []
-        rows = self._db.execute(
-            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE run_id IN "
-            f"({', '.join('?' for _ in run_ids)})", run_ids).fetchall()
-        found = {record.run_id: record for record in map(_record, rows)}
+        found = {run_id: record for run_id in run_ids
+                 if (record := self._records.get(run_id)) is not None}
+        missing = [run_id for run_id in run_ids if run_id not in found]
+        if missing:
+            rows = self._db.execute(
+                f"SELECT {', '.join(_FIELDS)} FROM runs WHERE run_id IN "
+                f"({', '.join('?' for _ in missing)})", missing).fetchall()
+            found.update((record.run_id, record) for record in self._records.decode_all(rows))
         return [found[run_id] for run_id in run_ids]
 
     def save_turn(self, turn_run_id: str, state: str, at_ms: int) -> None:
@@ -379,15 +385,18 @@ class RunStore:
             f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester_turn_id = ? AND private = 1 "
             "AND ended_at_ms IS NOT NULL AND cleaned_up_at_ms IS NULL ORDER BY row_order",
             [turn_run_id])
-        return [_record(row) for row in cursor.fetchall()]
+        return self._records.decode_all(cursor.fetchall())
 
     def get(self, run_id: str) -> RunRecord:
+        cached = self._records.get(run_id)
+        if cached is not None:
+            return cached
         row = self._db.execute(
             f"SELECT {', '.join(_FIELDS)} FROM runs WHERE run_id = ?", [run_id]
         ).fetchone()
         if row is None:
             raise KeyError(run_id)
-        return _record(row)
+        return self._records.decode(row)
 
     def open_deliveries(self) -> Iterator[RunRecord]:
         """Ended runs not yet cleaned up (their delivery pending, or resolved with the cleanup
@@ -399,7 +408,7 @@ class RunStore:
             "(cleaned_up_at_ms IS NULL OR (generation > 1 AND delivery_status = 'pending') "
             "OR (delivery_status = 'delivered' "
             "AND receipt_ended_at_ms > COALESCE(evidence_ended_at_ms, 0))) ORDER BY row_order")
-        return (_record(row) for row in cursor.fetchall())
+        return iter(self._records.decode_all(cursor.fetchall()))
 
     def pending_descendants(self, record: RunRecord) -> int:
         """How many runs below the run ``record`` (its children, theirs, ...) are not yet
@@ -454,6 +463,7 @@ class RunStore:
 
     def forget_result(self, run_id: str) -> None:
         """The known bug (mutant payload-dropped-early): a give-up drops the run's result."""
+        self._records.forget(run_id)
         self._db.execute("UPDATE runs SET result_text = NULL WHERE run_id = ?", [run_id])
     def direct_children(self, run_id: str) -> list[RunRecord]:
         """The runs the run ``run_id`` spawned, in registration order."""
@@ -462,21 +472,21 @@ class RunStore:
         rows = self._db.execute(
             f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester_run_id = ? "
             "ORDER BY row_order", [run_id]).fetchall()
-        return [_record(row) for row in rows]
+        return self._records.decode_all(rows)
 
     def spawned_by_session(self, session_key: str) -> list[RunRecord]:
         """Every run the session ``session_key`` ever spawned, in registration order."""
         rows = self._db.execute(
             f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester = ? ORDER BY row_order",
             [session_key]).fetchall()
-        return [_record(row) for row in rows]
+        return self._records.decode_all(rows)
 
     def latest_run(self, session_key: str) -> RunRecord | None:
         """The latest run registered for the child session ``session_key`` (None: none)."""
         row = self._db.execute(
             f"SELECT {', '.join(_FIELDS)} FROM runs WHERE child_session_key = ? "
             "ORDER BY row_order DESC LIMIT 1", [session_key]).fetchone()
-        return None if row is None else _record(row)
+        return None if row is None else self._records.decode(row)
 
     def active_children(self, session_key: str) -> int:
         """How many runs the session ``session_key`` spawned have not ended (queued or
