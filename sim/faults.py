@@ -23,6 +23,7 @@ from actors.messages import AbortRun, Completion, CompletionAck, SendRejected
 from actors.permissions import Caller
 from actors.send_error import PLATFORM_REJECTED, WRITER_CLAIM_REBOUND, SendError
 from sim.choices import Chooser
+from sim.faults_armed import ArmedFaults
 
 
 class FaultKind(enum.StrEnum):
@@ -233,7 +234,7 @@ class FaultPlan:
         self.chooser = chooser
         self.rates = rates
         self.heal_ms = heal_ms
-        self.armed: list[ArmedFault] = []
+        self.armed = ArmedFaults()  # sim/faults_armed.py
         # Set by a scripted crash: how long the crashed actor stays down.
         self.restart_after_ms: int | None = None
         self.kernel: Emitter | None = None
@@ -283,21 +284,7 @@ class FaultPlan:
 
     def _take_armed(self, kind: str, child: str | None = None, actor: str | None = None,
                     point: str | None = None) -> TimelineEvent | None:
-        for fault in self.armed:
-            event = fault.event
-            if event.fault != kind:
-                continue
-            if event.child is not None and event.child != child:
-                continue
-            if event.actor is not None and event.actor != actor:
-                continue
-            if event.point is not None and event.point != point:
-                continue
-            fault.remaining -= 1
-            if fault.remaining <= 0:
-                self.armed.remove(fault)
-            return event
-        return None
+        return self.armed.take(kind, child, actor, point)
 
     # -- the network -------------------------------------------------------------------------
 
