@@ -402,7 +402,7 @@ class _World:
                 if child.parent is not None:
                     extra = world_tree.draw_stale_rerun(
                         self.chooser, child, drawn,
-                        functools.partial(self._draw_child, workload, child.parent, i))
+                        functools.partial(self._draw_child, workload, child.parent, i), trees)
                     drawn += extra
                     for spec in extra:
                         trees.add(spec)

@@ -48,8 +48,9 @@ def draw_tree(chooser: Chooser, child: ChildSpec, earlier: list[ChildSpec], tree
     end_ms = parent.spawn_at_ms + parent.run_ms
     # A sibling of this run, or of an earlier run of the same session (whose row then goes
     # stale: the session now belongs to this run).
-    siblings = [c for c in earlier if c.parent == parent.id
-                and c.spawn_at_ms + c.run_ms + 1000 < end_ms]
+    assert len(trees) == len(earlier), "the tree book must have seen every earlier spec"
+    siblings = [c for c in trees.children_of(parent.id)
+                if c.spawn_at_ms + c.run_ms + 1000 < end_ms]
     if siblings and chooser.chance(sub, SIBLING_REUSE_SHARE):
         sibling = siblings[chooser.choose(sub, len(siblings))]
         free_ms = max(sibling.spawn_at_ms + sibling.run_ms + 1000, parent.spawn_at_ms)
@@ -60,20 +61,23 @@ def draw_tree(chooser: Chooser, child: ChildSpec, earlier: list[ChildSpec], tree
 
 
 def draw_stale_rerun(chooser: Chooser, child: ChildSpec, earlier: list[ChildSpec],
-                     draw_rerun: Callable[[], ChildSpec]) -> list[ChildSpec]:
+                     draw_rerun: Callable[[], ChildSpec], trees: TreeBook) -> list[ChildSpec]:
     """Now and then the session of ``child``'s parent runs again soon after its first run, and
     that second run spawns again the session of a sibling the first run had: while the first
     run still waits for ``child``, the sibling's row of the first run goes stale (reference
     §c8: the session now belongs to a newer run). Returns the extra specs (none, or the
     parent's second run and its child)."""
     sub = "workload:tree"
-    parent = next((c for c in earlier if c.id == child.parent), None)
+    # (The earlier specs are looked up in the tree book, which holds them all in draw order.)
+    assert len(trees) == len(earlier), "the tree book must have seen every earlier spec"
+    specs = trees.specs_of(child.parent) if child.parent is not None else []
+    parent = specs[0] if specs else None
     if parent is None or parent.parent is not None or not chooser.chance(sub, STALE_SHARE):
         return []
-    if sum(c.id == parent.id for c in earlier) > 1:
+    if len(specs) > 1:
         return []  # already runs twice
     end_ms = parent.spawn_at_ms + parent.run_ms
-    siblings = [c for c in earlier if c.parent == parent.id and c is not child
+    siblings = [c for c in trees.children_of(parent.id) if c is not child
                 and c.spawn_at_ms + c.run_ms < end_ms]
     if not siblings:
         return []
@@ -89,8 +93,9 @@ def draw_stale_rerun(chooser: Chooser, child: ChildSpec, earlier: list[ChildSpec
                          spawn_at_ms=second.spawn_at_ms + 1000)
     # Only a session no other child reuses (FMT-6's archive draws, decided before this one):
     # a run of another child on it could overlap the second run, and a session runs one at once.
-    reused = any((c.session or c.id) in (parent.session or parent.id, again.session)
-                 and c.id not in (parent.id, sibling.id) for c in earlier)
+    reused = any(c.id not in (parent.id, sibling.id)
+                 for key in dict.fromkeys((parent.session or parent.id, again.session))
+                 if key is not None for c in trees.on_session(key))
     return [second, again] if second.run_ms > 1000 and not reused else []
 
 

@@ -36,6 +36,11 @@ class TreeBook:
         self._open: SortedList = SortedList()
         # When each session's drawn runs should all be over (a reused key waits for them all).
         self._session_free_ms: dict[str, int] = {}
+        # The drawn specs by parent, by id and by session key, in draw order: what the tree
+        # draws (sim/world_tree.py) used to find by scanning every earlier spec.
+        self._children: dict[str, list[ChildSpec]] = {}
+        self._specs: dict[str, list[ChildSpec]] = {}
+        self._on_session: dict[str, list[ChildSpec]] = {}
 
     def __len__(self) -> int:
         return len(self._drawn)
@@ -49,6 +54,18 @@ class TreeBook:
         position: int = self._open[index]
         return self._drawn[position]
 
+    def children_of(self, parent_id: str) -> list[ChildSpec]:
+        """The drawn specs spawned by ``parent_id``, in draw order."""
+        return self._children.get(parent_id, [])
+
+    def specs_of(self, child_id: str) -> list[ChildSpec]:
+        """The drawn specs of child ``child_id`` (two for a re-run), in draw order."""
+        return self._specs.get(child_id, [])
+
+    def on_session(self, key: str) -> list[ChildSpec]:
+        """The drawn specs that run on child session ``key``, in draw order."""
+        return self._on_session.get(key, [])
+
     def session_free_ms(self, key: str) -> int:
         """When every drawn run of child session ``key`` should be over."""
         return self._session_free_ms[key]
@@ -59,6 +76,10 @@ class TreeBook:
         position = len(self._drawn)
         self._drawn.append(child)
         key = child.session or child.id
+        if child.parent is not None:
+            self._children.setdefault(child.parent, []).append(child)
+        self._specs.setdefault(child.id, []).append(child)
+        self._on_session.setdefault(key, []).append(child)
         end_ms = child.spawn_at_ms + child.run_ms
         self._session_free_ms[key] = max(end_ms, self._session_free_ms.get(key, end_ms))
         if child.id in self._position:

@@ -51,6 +51,12 @@ def test_the_book_lists_the_parents_a_scan_would(
             book.add(spec)
             expected = _open_parents_by_scan(drawn, max_depth, max_fan_out)
             assert [book.parent(k) for k in range(book.open_parents)] == expected
+            # The lookups the tree draws make (sim/world_tree.py), against scans of the draw.
+            for c in drawn:
+                assert book.children_of(c.id) == [d for d in drawn if d.parent == c.id]
+                assert book.specs_of(c.id) == [d for d in drawn if d.id == c.id]
+                key = c.session or c.id
+                assert book.on_session(key) == [d for d in drawn if (d.session or d.id) == key]
 
 
 def _default_world(extra: str) -> scenario_mod.Scenario:
