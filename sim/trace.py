@@ -72,22 +72,52 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Strings at least this long are shared between records (see ``Trace._share``).
+SHARED_STRING_MIN = 24
+
+
 class Trace:
     """Append-only; bounded so that a runaway run fails loudly instead of eating memory."""
 
     def __init__(self, limit: int = 1_000_000) -> None:
         self._records: list[Record] = []
         self.limit = limit
+        self._strings: dict[str, str] = {}
 
     def append(self, t_ms: int, actor: str, kind: str, data: Mapping[str, Any]) -> Record:
         if len(self._records) >= self.limit:
             raise OverflowError(f"trace exceeded {self.limit} records")
+        self._share(data, 0)
         record = Record(len(self._records), t_ms, actor, kind, data)
         self._records.append(record)
         return record
 
     def __len__(self) -> int:
         return len(self._records)
+
+    def _share(self, value: Any, depth: int) -> None:
+        """Put one copy of each long string into the records: a child's answer is recorded
+        several times over as equal but separate strings (streamed, folded, each consumer's view,
+        the end), a third of a big run's trace strings (docs/performance.md). Only a string is
+        swapped for an equal one, in the dicts and lists of the record's data, before the
+        record exists; nothing else about the data changes."""
+        if depth > 3:
+            return
+        strings = self._strings
+        if isinstance(value, dict):
+            items: Any = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            return
+        for key, item in items:
+            if isinstance(item, str):
+                if len(item) >= SHARED_STRING_MIN:
+                    shared = strings.setdefault(item, item)
+                    if shared is not item:
+                        value[key] = shared
+            elif isinstance(item, dict | list):
+                self._share(item, depth + 1)
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self._records)
