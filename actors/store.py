@@ -134,23 +134,36 @@ class _PendingTree:
         self._parent: dict[str, str | None] = {}
         self._pending: dict[str, int] = {}
         self._cleaned: set[str] = set()
+        # The same for descendants not yet ended (a yield batch's members wait for them).
+        self._active: dict[str, int] = {}
+        self._ended: set[str] = set()
 
     def add(self, run_id: str, parent: str | None) -> None:
         self._parent[run_id] = parent
-        self._bump(parent, 1)
+        self._bump(self._pending, parent, 1)
+        self._bump(self._active, parent, 1)
 
     def clean(self, run_id: str) -> None:
         if run_id in self._cleaned or run_id not in self._parent:
             return
         self._cleaned.add(run_id)
-        self._bump(self._parent[run_id], -1)
+        self._bump(self._pending, self._parent[run_id], -1)
+
+    def end(self, run_id: str) -> None:
+        if run_id in self._ended or run_id not in self._parent:
+            return
+        self._ended.add(run_id)
+        self._bump(self._active, self._parent[run_id], -1)
 
     def pending_below(self, run_id: str) -> int:
         return self._pending.get(run_id, 0)
 
-    def _bump(self, ancestor: str | None, by: int) -> None:
+    def active_below(self, run_id: str) -> int:
+        return self._active.get(run_id, 0)
+
+    def _bump(self, counts: dict[str, int], ancestor: str | None, by: int) -> None:
         while ancestor is not None:
-            self._pending[ancestor] = self._pending.get(ancestor, 0) + by
+            counts[ancestor] = counts.get(ancestor, 0) + by
             ancestor = self._parent.get(ancestor)
 
 
@@ -175,12 +188,14 @@ class RunStore:
                 "SELECT DISTINCT requester_run_id FROM runs WHERE requester_run_id IS NOT NULL"))
         self._tree = _PendingTree()
         if not self._in_memory:
-            for run_id, parent, cleaned in self._db.execute(
-                    "SELECT run_id, requester_run_id, cleaned_up_at_ms FROM runs "
+            for run_id, parent, cleaned, ended in self._db.execute(
+                    "SELECT run_id, requester_run_id, cleaned_up_at_ms, ended_at_ms FROM runs "
                     "ORDER BY row_order"):
                 self._tree.add(run_id, parent)
                 if cleaned is not None:
                     self._tree.clean(run_id)
+                if ended is not None:
+                    self._tree.end(run_id)
         self._batch_order = 0
         # The last archive generation of each session key (the archives table's maximum, kept
         # beside it so retaining a run costs one write; a fresh database has none).
@@ -217,6 +232,8 @@ class RunStore:
         self._tree.add(record.run_id, record.requester_run_id)
         if record.cleaned_up_at_ms is not None:
             self._tree.clean(record.run_id)
+        if record.ended_at_ms is not None:
+            self._tree.end(record.run_id)
 
     def apply(self, run_id: str, change: Change) -> None:
         """Make ``change`` durable: write the columns it names."""
@@ -225,6 +242,8 @@ class RunStore:
         self._db.execute(sql, [*(getattr(change, name) for name in names), run_id])
         if isinstance(change, CleanedUp):
             self._tree.clean(run_id)
+        elif isinstance(change, RunEnded):
+            self._tree.end(run_id)
 
     def record_end(
         self, run_id: str, ended_at_ms: int, status: OutcomeStatus, error: str | None,
@@ -347,16 +366,10 @@ class RunStore:
         return owner
 
     def unsettled_descendants(self, record: RunRecord) -> tuple[int, int]:
-        """Below the run: how many are not yet settled (cleaned up), how many still run."""
-        pending = active = 0
-        frontier = [record]
-        while frontier:
-            parent = frontier.pop()
-            for child in self.direct_children(parent.run_id):
-                pending += child.cleaned_up_at_ms is None
-                active += child.ended_at_ms is None
-                frontier.append(child)
-        return pending, active
+        """Below the run: how many are not yet settled (cleaned up), how many still run (kept
+        as runs register, end and clean up; a walk per open batch member after every message
+        of the delivery actor grew faster than a big tree)."""
+        return self._tree.pending_below(record.run_id), self._tree.active_below(record.run_id)
 
     def get_many(self, run_ids: list[str]) -> list[RunRecord]:
         """The records of ``run_ids``, in that order, in one query (a batch's members)."""
