@@ -29,7 +29,7 @@ from actors.run_record import (
     columns,
 )
 from actors.states import ClaimPhase, DeliveryStatus, EvidenceKind, OutcomeStatus
-from actors.store_cache import OpenBatches, RecordCache
+from actors.store_cache import OpenBatches, PendingTree, RecordCache
 
 _FIELDS = tuple(f.name for f in attrs.fields(RunRecord))
 # Per change type: its columns and the UPDATE that writes them.
@@ -123,50 +123,6 @@ def _recycle(db: sqlite3.Connection) -> bool:
     return True
 
 
-class _PendingTree:
-    """Each run's count of descendants not yet cleaned up, kept as runs are registered and
-    cleaned (a run's parent is its ``requester_run_id``, which never changes). Walking the
-    subtree at every attempt instead cost a query per spawning descendant: a deferred parent
-    rechecks every few seconds, so a big tree's walks were a tenth of its run and grew faster
-    than the tree (docs/performance.md)."""
-
-    def __init__(self) -> None:
-        self._parent: dict[str, str | None] = {}
-        self._pending: dict[str, int] = {}
-        self._cleaned: set[str] = set()
-        # The same for descendants not yet ended (a yield batch's members wait for them).
-        self._active: dict[str, int] = {}
-        self._ended: set[str] = set()
-
-    def add(self, run_id: str, parent: str | None) -> None:
-        self._parent[run_id] = parent
-        self._bump(self._pending, parent, 1)
-        self._bump(self._active, parent, 1)
-
-    def clean(self, run_id: str) -> None:
-        if run_id in self._cleaned or run_id not in self._parent:
-            return
-        self._cleaned.add(run_id)
-        self._bump(self._pending, self._parent[run_id], -1)
-
-    def end(self, run_id: str) -> None:
-        if run_id in self._ended or run_id not in self._parent:
-            return
-        self._ended.add(run_id)
-        self._bump(self._active, self._parent[run_id], -1)
-
-    def pending_below(self, run_id: str) -> int:
-        return self._pending.get(run_id, 0)
-
-    def active_below(self, run_id: str) -> int:
-        return self._active.get(run_id, 0)
-
-    def _bump(self, counts: dict[str, int], ancestor: str | None, by: int) -> None:
-        while ancestor is not None:
-            counts[ancestor] = counts.get(ancestor, 0) + by
-            ancestor = self._parent.get(ancestor)
-
-
 class RunStore:
     def __init__(self, path: str = ":memory:") -> None:
         self._db = _open(path)
@@ -186,7 +142,7 @@ class RunStore:
         self._spawning_runs: set[str] = set() if self._in_memory else set(
             key for (key,) in self._db.execute(
                 "SELECT DISTINCT requester_run_id FROM runs WHERE requester_run_id IS NOT NULL"))
-        self._tree = _PendingTree()
+        self._tree = PendingTree()
         if not self._in_memory:
             for run_id, parent, cleaned, ended in self._db.execute(
                     "SELECT run_id, requester_run_id, cleaned_up_at_ms, ended_at_ms FROM runs "

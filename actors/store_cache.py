@@ -1,4 +1,5 @@
-"""What the store keeps decoded beside its SQLite rows, so hot reads skip the query or the decode.
+"""What the store keeps beside its SQLite rows, so hot reads skip the query, the decode or the walk:
+decoded run records, the open batch rows, and each run's counts of unsettled descendants.
 
 The delivery actor looks at every open yield batch after each message it handles (a member may
 have settled), reading each batch's member records and their descendants: over a default-world
@@ -85,3 +86,47 @@ class OpenBatches:
 
     def rows(self) -> list[BatchRow]:
         return sorted(self._open.values(), key=lambda row: self._rank[row.batch_id])
+
+
+class PendingTree:
+    """Each run's count of descendants not yet cleaned up, kept as runs are registered and
+    cleaned (a run's parent is its ``requester_run_id``, which never changes). Walking the
+    subtree at every attempt instead cost a query per spawning descendant: a deferred parent
+    rechecks every few seconds, so a big tree's walks were a tenth of its run and grew faster
+    than the tree (docs/performance.md)."""
+
+    def __init__(self) -> None:
+        self._parent: dict[str, str | None] = {}
+        self._pending: dict[str, int] = {}
+        self._cleaned: set[str] = set()
+        # The same for descendants not yet ended (a yield batch's members wait for them).
+        self._active: dict[str, int] = {}
+        self._ended: set[str] = set()
+
+    def add(self, run_id: str, parent: str | None) -> None:
+        self._parent[run_id] = parent
+        self._bump(self._pending, parent, 1)
+        self._bump(self._active, parent, 1)
+
+    def clean(self, run_id: str) -> None:
+        if run_id in self._cleaned or run_id not in self._parent:
+            return
+        self._cleaned.add(run_id)
+        self._bump(self._pending, self._parent[run_id], -1)
+
+    def end(self, run_id: str) -> None:
+        if run_id in self._ended or run_id not in self._parent:
+            return
+        self._ended.add(run_id)
+        self._bump(self._active, self._parent[run_id], -1)
+
+    def pending_below(self, run_id: str) -> int:
+        return self._pending.get(run_id, 0)
+
+    def active_below(self, run_id: str) -> int:
+        return self._active.get(run_id, 0)
+
+    def _bump(self, counts: dict[str, int], ancestor: str | None, by: int) -> None:
+        while ancestor is not None:
+            counts[ancestor] = counts.get(ancestor, 0) + by
+            ancestor = self._parent.get(ancestor)
