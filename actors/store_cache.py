@@ -21,7 +21,7 @@ from actors.run_record import RunRecord
 
 # A bound on the decoded records kept (each may hold a run's task and result text, which the
 # database holds too): the cache is emptied when full, so a big run's memory does not grow with it.
-RECORD_LIMIT = 4096
+RECORD_LIMIT = 1024
 
 
 class RecordCache:
