@@ -35,6 +35,7 @@ from actors.mutants import (
 from actors.output import ContentBlock, JsonObject, final_output, text_of
 from actors.run_record import RunStarted
 from actors.runtime import Port
+from actors.session_queue import SessionGrant, SessionQueue
 from actors.states import OutcomeStatus, StepFinish
 from actors.store import RunStore
 
@@ -174,7 +175,7 @@ def _tool_text(data: JsonObject) -> str:
 async def run_child(
     port: Port, spec: ChildSpec, run_id: str, child_key: str, store: RunStore,
     scope: trio.CancelScope, mutants: frozenset[str] = frozenset(), lane: Lane | None = None,
-    queued: bool = False,
+    queued: bool = False, sessions: SessionQueue | None = None, session_queued: bool = False,
 ) -> None:
     port.emit(events.ChildStarted(run_id, spec.id, spec.encoding))
     session = _Session(port, run_id)
@@ -219,9 +220,21 @@ async def run_child(
         feed_until(port.now_ms)
 
     with scope:
+        waiting = queued or session_queued
+        if session_queued:
+            # Waiting for the session's earlier run to end (actors/session_queue.py); then for
+            # a slot of the lane, which it did not hold while it waited.
+            await port.receive()
+            session_queued = False
+            queued = lane is not None and not lane.enter(run_id, port.name)
+            if queued:
+                assert lane is not None
+                port.probe("child.lane-queued-after-session")
+                port.emit(events.LaneQueued(run_id, len(lane.running)))
         if queued:
             # Waiting for a slot of the maxConcurrent lane (its timeout starts with the run).
             await port.receive()
+        if waiting:
             started = port.now_ms
             store.apply(run_id, RunStarted(started))
             port.emit(events.LaneStarted(run_id))
@@ -277,6 +290,8 @@ async def run_child(
         port.probe("child.aborted")
         feed_until(port.now_ms)
         _probe_cut(port, state, "child.cancelled-mid-stream")
+        if session_queued:
+            port.probe("child.aborted-in-session-queue")  # it leaves the line below
         if not loop.in_turn:
             session.append(loop.begin_turn())  # aborted while it waited for the lane
         session.append(loop.cancel("parent"))
@@ -348,6 +363,10 @@ async def run_child(
         successor = lane.leave(run_id)
         if successor is not None:
             port.send(successor, LaneGrant())
+    if sessions is not None:  # and its session: the next run queued in it starts
+        successor = sessions.leave(child_key, run_id)
+        if successor is not None:
+            port.send(successor, SessionGrant())
     if spec.correction_after_ms is not None and status is OutcomeStatus.OK and text is not None \
             and text.strip() not in ("", "NO_REPLY", "ANNOUNCE_SKIP"):
         # DEL-12: the producer corrects its answer later: a newer receipt of the same run.

@@ -607,10 +607,22 @@ class LaneQueued(Event):
 
 @attrs.frozen(slots=True)
 class LaneStarted(Event):
-    """A queued child run got a lane slot and starts now."""
+    """A queued child run (behind the maxConcurrent lane or its session's earlier run) starts
+    now."""
 
     kind: ClassVar[str] = "lane.started"
     run_id: str
+
+
+@attrs.frozen(slots=True)
+class SessionQueued(Event):
+    """A child run was spawned into a session whose earlier run has not ended: it waits behind
+    ``behind`` (actors/session_queue.py) and starts with ``lane.started``."""
+
+    kind: ClassVar[str] = "session.queued"
+    run_id: str
+    child_session_key: str
+    behind: str
 
 
 

@@ -18,6 +18,7 @@ from actors.session import (
     MUTANT_DEDUPE_OFF,
     MUTANT_RECEIPT_BY_ARRIVAL,
 )
+from actors.session_queue import MUTANT_SESSION_QUEUE_OFF
 
 # Switches inside the delivery core (actors/registry.py).
 MUTANT_FRESH_KEY_AFTER_RESTART = "fresh-key-after-restart"
@@ -249,6 +250,11 @@ MUTANTS: dict[str, str] = {
         "(/new) since the spawn, instead of being closed as completion_handoff_unavailable "
         "(PRV-3)"
     ),
+    MUTANT_SESSION_QUEUE_OFF: (
+        "a run spawned into a child session whose earlier run has not ended starts at once "
+        "instead of waiting in the session's queue, so two runs of one session overlap and a "
+        "grandchild spawned then belongs to either (a reused key, FMT-6; DEL-6)"
+    ),
 }
 
 
@@ -305,6 +311,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_PRIVATE_TO_CHANNEL: Breaks("PRV-1", "private-never-to-channel"),
     MUTANT_PRIVATE_USAGE_STATS: Breaks("PRV-8", "private-handoff-stable"),
     MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),
+    MUTANT_SESSION_QUEUE_OFF: Breaks("DEL-6", "session-runs-serial"),
 }
 
 

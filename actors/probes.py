@@ -151,8 +151,6 @@ PROBES: dict[str, str] = {
                                         "tried to spawn (refused)",
     "requester.spawn-refused-not-running": "a nested session whose run is not running tried "
                                            "to spawn (refused)",
-    "requester.spawn-refused-session-busy": "a child session was spawned again while its "
-                                            "earlier run was still active (refused)",
     "requester.lane-queued": "a spawned run waits for a slot of the maxConcurrent lane",
     "requester.abort-cascaded": "an aborted run's unfinished child was cancelled with it",
     "requester.session-gone": "a completion reached a nested session deleted while it was on "
@@ -237,6 +235,13 @@ PROBES: dict[str, str] = {
     "private.batch-handoff-unavailable": "a private batch's requester was reset or deleted "
                                          "before its wake: closed as "
                                          "completion_handoff_unavailable",
+    # -- a child session's own run queue (actors/session_queue.py) ---------------------------
+    "requester.session-queued": "a run was spawned into a child session whose earlier run had "
+                                "not ended: it waits for it",
+    "child.lane-queued-after-session": "a run that waited for its session then waited for a "
+                                       "slot of the maxConcurrent lane",
+    "child.aborted-in-session-queue": "a run was aborted while it waited for its session's "
+                                      "earlier run (it left the queue)",
 }
 
 

@@ -46,6 +46,7 @@ from actors.run_record import RunRecord
 from actors.runtime import Port
 from actors.send_error import SendError
 from actors.session import Receipt, SessionCore, child_session_key
+from actors.session_queue import MUTANT_SESSION_QUEUE_OFF, SessionQueue
 from actors.spawn_limits import NO_LIMITS, SpawnLimits
 from actors.spawn_limits import refusal as spawn_refusal
 from actors.store import RunStore
@@ -65,7 +66,7 @@ async def run_requester(
     port: Port, session_key: str, store: RunStore, mutants: frozenset[str] = frozenset(),
     owners: Sequence[str] = (DEFAULT_OWNER,),
     limits: SpawnLimits = NO_LIMITS, lane: Lane | None = None,
-    reply_mode: ReplyMode = ReplyMode.AUTO,
+    reply_mode: ReplyMode = ReplyMode.AUTO, sessions: SessionQueue | None = None,
 ) -> None:
     core = SessionCore(session_key, mutants=mutants)
     turns = TurnCore(session_key, reply_mode)
@@ -100,9 +101,10 @@ async def run_requester(
                     port.probe("private.spawn-refused")
                     port.emit(events.SpawnRefused(spec.id, session_key, invalid))
                     return
-                # A nested session spawns from its run in progress (the run it belongs to).
+                # A nested session spawns from its run in progress (the run it belongs to):
+                # the run holding its session, not a later one queued behind it.
                 nested = ":subagent:" in session_key
-                own_run = store.latest_run(session_key) if nested else None
+                own_run = _own_run(store, sessions, session_key) if nested else None
                 running = not nested or (own_run is not None and own_run.ended_at_ms is None
                                          and own_run.started_at_ms is not None)
                 refused = spawn_refusal(limits, session_key, running,
@@ -111,12 +113,6 @@ async def run_requester(
                 probe = ("requester.spawn-refused-not-running" if not running else
                          "requester.spawn-refused-depth" if refused and "depth" in refused else
                          "requester.spawn-refused-children")
-                if refused is None and key in spawned:
-                    # One run at a time per child session (a later spawn is a re-run).
-                    prior = store.latest_run(key)
-                    if prior is not None and prior.ended_at_ms is None:
-                        refused = "the child session already has an active run"
-                        probe = "requester.spawn-refused-session-busy"
                 if refused is not None:
                     port.probe(probe)
                     port.emit(events.SpawnRefused(spec.id, session_key, refused))
@@ -128,7 +124,12 @@ async def run_requester(
                     # waited for the lane, or it will still correct its result): a distinct actor.
                     actor = addresses.child(f"{spec.id}@{run_id}")
                 alive.add(actor)
-                granted = lane is None or lane.enter(run_id, actor)
+                # One run at a time per child session: a run spawned into a busy session waits
+                # for it (holding no lane slot); the lane comes once the session is free.
+                behind = None
+                if sessions is not None and MUTANT_SESSION_QUEUE_OFF not in mutants:
+                    behind = sessions.enter(key, run_id, actor)
+                granted = behind is None and (lane is None or lane.enter(run_id, actor))
                 binding = turns.bind(spec.turn, run_id)
                 record = RunRecord(
                     run_id=run_id,
@@ -156,7 +157,10 @@ async def run_requester(
                                          record.child_session_id, session_key, record.required,
                                          spec.task, binding.turn_run_id,
                                          binding.incarnation))
-                if not granted:
+                if behind is not None:
+                    port.probe("requester.session-queued")
+                    port.emit(events.SessionQueued(run_id, key, behind))
+                elif not granted:
                     assert lane is not None
                     port.probe("requester.lane-queued")
                     port.emit(events.LaneQueued(run_id, len(lane.running)))
@@ -164,11 +168,11 @@ async def run_requester(
 
                 async def body(child_port: Port, spec: ChildSpec = spec, run_id: str = run_id,
                                key: str = record.child_session_key,
-                               scope: trio.CancelScope = scope, queued: bool = not granted
-                               ) -> None:
+                               scope: trio.CancelScope = scope, queued: bool = not granted,
+                               session_queued: bool = behind is not None) -> None:
                     try:
                         await run_child(child_port, spec, run_id, key, store, scope, mutants,
-                                        lane, queued)
+                                        lane, queued, sessions, session_queued)
                     finally:
                         alive.discard(child_port.name)
 
@@ -296,6 +300,14 @@ def _cascade(port: Port, store: RunStore, run: tuple[str, str]) -> None:
     run_id, key = run
     if store.direct_children(run_id):
         port.send(addresses.requester(key), AbortRun(run_id))
+
+
+def _own_run(store: RunStore, sessions: SessionQueue | None, session_key: str
+             ) -> RunRecord | None:
+    """The nested session's run in progress: the run holding its session (a run queued behind
+    it cannot spawn), else its latest run."""
+    holder = None if sessions is None else sessions.holder(session_key)
+    return store.latest_run(session_key) if holder is None else store.get(holder)
 
 
 def _other_incarnation(completion: Completion, turns: TurnCore, mutants: frozenset[str]) -> bool:

@@ -22,6 +22,7 @@ from actors.lane import LaneGrant
 from actors.messages import AbortRun, Completion, CompletionAck, SendRejected
 from actors.permissions import Caller
 from actors.send_error import PLATFORM_REJECTED, WRITER_CLAIM_REBOUND, SendError
+from actors.session_queue import SessionGrant
 from sim.choices import Chooser
 from sim.faults_armed import ArmedFaults
 
@@ -302,9 +303,9 @@ class FaultPlan:
                 "text_sha256": hashlib.sha256(
                     message.text.encode("utf-8", "surrogatepass")).hexdigest()[:32]})
         if src == addresses.TIMELINE or {src, dst} == _IN_PROCESS or isinstance(
-                message, LaneGrant | SendRejected | AbortRun):
-            # A lane's wake-up, a session's refusal and an abort's cascade to the aborted run's
-            # session stay inside the gateway's process.
+                message, LaneGrant | SessionGrant | SendRejected | AbortRun):
+            # A lane's or a session queue's wake-up, a session's refusal and an abort's cascade
+            # to the aborted run's session stay inside the gateway's process.
             # The delivery actor calls the gateway in its own process: no network between them
             # (the gateway's own faults act on its sends and acknowledgements).
             return ((0, dst, message),)

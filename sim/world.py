@@ -34,6 +34,7 @@ from actors.permissions import Caller
 from actors.requester import run_requester
 from actors.run_record import RunRecord
 from actors.runtime import Crash, Port
+from actors.session_queue import SessionQueue
 from actors.states import StepFinish
 from actors.store import RunStore
 from actors.turns import ReplyMode
@@ -72,6 +73,9 @@ CHILD_ERRORS = ("model provider error: 500 internal error", "tool sandbox exited
                 "failed: NO_REPLY")
 # The share of drawn children whose session is spawned again later (a new run id).
 RERUN_SHARE = 0.1
+# Of reused session keys (FMT-6), the share spawned while the earlier run should still run: the
+# session queue's corner (actors/session_queue.py), aimed so a bug there shows.
+EARLY_REUSE_SHARE = 0.25
 
 
 def versions() -> dict[str, str]:
@@ -198,6 +202,7 @@ class _World:
         self._memory: Callable[[], dict[str, Any]] | None = None  # the registry's, DEL-16
         self.limits = scenario.limits
         self.lane = Lane(None)
+        self.session_queue = SessionQueue()  # each child session's own lane (one run at once)
         self.specs: list[ChildSpec] = list(scenario.children)
 
     def _child_of_run(self, run_id: str) -> str | None:
@@ -286,7 +291,7 @@ class _World:
 
         async def body(port: ActorPort) -> None:
             await run_requester(port, session_key, self.store, self.mutants, owners,
-                                self.limits, self.lane, reply_mode)
+                                self.limits, self.lane, reply_mode, self.session_queue)
 
         self.kernel.spawn(root, addresses.requester(session_key), body)
 
@@ -432,8 +437,8 @@ class _World:
 
     def _draw_archive_use(self, child: ChildSpec, earlier: list[ChildSpec],
                           trees: TreeBook) -> ChildSpec:
-        """FMT-6: some children reuse an earlier child's session key once it should be done;
-        some runs' archives are read some time after the run should have ended, often after
+        """FMT-6: some children reuse an earlier child's session key once it should be done
+        (some while it should still run: they queue behind it); some runs' archives are read some time after the run should have ended, often after
         cleanup deleted the live session. On their own stream so other draws keep still."""
         chooser, sub = self.chooser, "workload:archive"
         # A nested child is spawned while its parent runs; it never moves to reuse a key.
@@ -443,9 +448,10 @@ class _World:
             key = prior.session or prior.id
             # After every earlier run of that session, not only the one picked: a session runs
             # one run at a time (two reuses of one key in a big world overlapped).
-            free_ms = trees.session_free_ms(key)
-            child = attrs.evolve(child, session=key,
-                                 spawn_at_ms=free_ms + 1000 * (1 + chooser.choose(sub, 60)))
+            at = trees.session_free_ms(key) + 1000 * (1 + chooser.choose(sub, 60))
+            if chooser.chance(sub, EARLY_REUSE_SHARE):  # the run waits in the session's queue
+                at = prior.spawn_at_ms + 1000 * chooser.choose(sub, max(1, prior.run_ms // 1000))
+            child = attrs.evolve(child, session=key, spawn_at_ms=at)
         # Reads cost a decode and a sessions_history each: mostly where a key was reused.
         if chooser.chance(sub, 0.5 if reused else 0.1):
             end_ms = child.spawn_at_ms + child.run_ms

@@ -163,10 +163,11 @@ def stats_line(trace: Sequence[Record]) -> list[Violation]:
     spawns, ends = _context(trace)
     private = private_runs(trace)
     violations = []
-    # A run that waited for the maxConcurrent lane starts later, or never (aborted waiting).
+    # A run that waited for the maxConcurrent lane or its session's earlier run starts later,
+    # or never (aborted waiting).
     started: dict[str, int | None] = {}
     for r in trace:
-        if r.kind == "lane.queued":
+        if r.kind in ("lane.queued", "session.queued"):
             started[r.data["run_id"]] = None
         elif r.kind == "lane.started":
             started[r.data["run_id"]] = r.t_ms

@@ -2,8 +2,9 @@
 
 Restated from the spawn records (which session spawned which child session, in order), each
 run's own end record (its status, error and result), each child's corrections and the text each
-requester read. A run's direct children are the spawns its session made after the run was
-spawned and before it ended (record order). Its announcement carries, after its own result, one
+requester read. A run's direct children are the spawns its session made after the run started
+(its spawn, or ``lane.started`` when it waited for the lane or its session's earlier run) and
+before it ended (record order). Its announcement carries, after its own result, one
 section per direct child session: the latest spawn of that session within the run, unless the
 session was spawned again by another run since (stale), left out while it has not ended, and
 left out when it answered exactly ANNOUNCE_SKIP with an ok status; ordered by spawn time, end
@@ -138,13 +139,21 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
     # DEL-12: a producer's later correction replaces a run's result (a newer receipt).
     corrections: dict[str, list[Record]] = {}
     made = produced(trace)
+    # Where each run started: its spawn, or its lane.started if it was told to wait (for the
+    # lane, or for its session's earlier run: spawns into the session then are that run's).
+    starts: dict[str, int] = {}
     violations: list[Violation] = []
     for r in trace:
         kind = r.kind
         if kind == "spawn":
             spawns[r.data["run_id"]] = r
+            starts[r.data["run_id"]] = r.seq
             by_session.setdefault(r.data["requester"], []).append(r)
             of_key.setdefault(r.data["child_session_key"], []).append(r.seq)
+        elif kind in ("lane.queued", "session.queued"):
+            starts[r.data["run_id"]] = len(trace)  # not started: nothing is its child
+        elif kind == "lane.started":
+            starts[r.data["run_id"]] = r.seq
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
         elif kind == "child.correction":
@@ -155,8 +164,9 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
             run_id = r.data["run_id"]
             spawn, end = spawns[run_id], ends[run_id]
             at = rendered.get((run_id, r.data["key"]), r.seq)
+            start = starts[run_id]
             children = [s for s in by_session.get(spawn.data["child_session_key"], ())
-                        if spawn.seq < s.seq < end.seq]
+                        if start < s.seq < end.seq]
             latest: dict[str, Record] = {}
             for s in children:
                 latest[s.data["child_session_key"]] = s

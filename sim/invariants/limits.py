@@ -36,7 +36,7 @@ def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
     asked: dict[str, Record] = {}  # child id -> its open request
     active: dict[str, dict[str, None]] = {}  # session -> its runs without an end record
     session_of_run: dict[str, str] = {}
-    latest_run_of_key: dict[str, str] = {}  # child session key -> its latest run
+    runs_of_key: dict[str, list[str]] = {}  # child session key -> its runs
     ended: set[str] = set()
     started: set[str] = set()
     queued: set[str] = set()
@@ -72,23 +72,23 @@ def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
                 run_id = data["run_id"]
                 active.setdefault(session, {})[run_id] = None
                 session_of_run[run_id] = session
-                latest_run_of_key[data["child_session_key"]] = run_id
+                runs_of_key.setdefault(data["child_session_key"], []).append(run_id)
                 continue
             reason = data["reason"]
             if refusal_wanted(request.data):
                 continue  # an invalid private request (PRV-4): spawn-refusals judges it
-            own = latest_run_of_key.get(session)
-            running = ":subagent:" not in session or (
-                own is not None and own not in ended and own in started and own not in queued)
+            # Running: one of its runs started and not ended (a queued later one cannot spawn).
+            running = ":subagent:" not in session or any(
+                own not in ended and own in started and own not in queued
+                for own in runs_of_key.get(session, ()))
             if "depth" in reason:
                 legit = over_depth
             elif "active children" in reason:
                 legit = over_children and not over_depth
             elif "active run of the requester" in reason:
                 legit = not running
-            else:  # the child session's earlier run is still active
-                earlier = latest_run_of_key.get(_child_key(session, request.data["session"]))
-                legit = earlier is not None and earlier not in ended
+            else:  # nothing else refuses: a busy child session queues the run (docs/nesting.md)
+                legit = False
             if not legit:
                 fail(f"{data['child']}: refused ({reason}) though {session} was at depth "
                      f"{depth} with {count} active children and "
@@ -96,7 +96,7 @@ def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
                      f"children {most_children})", request.seq, r.seq)
         elif kind == "child.start":
             started.add(data["run_id"])
-        elif kind == "lane.queued":
+        elif kind in ("lane.queued", "session.queued"):
             queued.add(data["run_id"])
         elif kind == "lane.started":
             queued.discard(data["run_id"])

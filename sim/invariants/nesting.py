@@ -57,15 +57,20 @@ def descendants_first(trace: Sequence[Record]) -> list[Violation]:
     ends: dict[str, Record] = {}
     settled: dict[str, Record] = {}
     by_requester: dict[str, list[str]] = {}
+    # When each run started: at its spawn, or later (lane.started) if it was told to wait for
+    # the lane or its session's earlier run; None while it waits (it spawns nothing then).
+    starts: dict[str, int | None] = {}
     violations: list[Violation] = []
 
     def descendants(run_id: str) -> list[str]:
-        spawn, end = spawns[run_id], ends.get(run_id)
+        spawn, end, start = spawns[run_id], ends.get(run_id), starts[run_id]
+        if start is None:
+            return []
         until = end.t_ms if end is not None else trace[-1].t_ms + 1  # still running: all so far
         found: list[str] = []
         for child in by_requester.get(spawn.data["child_session_key"], []):
             # Spawned while the run ran: at or after its end, the run no longer owns it.
-            if spawn.t_ms <= spawns[child].t_ms < until:
+            if start <= spawns[child].t_ms < until:
                 found += [child, *descendants(child)]
         return found
 
@@ -73,7 +78,12 @@ def descendants_first(trace: Sequence[Record]) -> list[Violation]:
         kind = r.kind
         if kind == "spawn":
             spawns[r.data["run_id"]] = r
+            starts[r.data["run_id"]] = r.t_ms
             by_requester.setdefault(r.data["requester"], []).append(r.data["run_id"])
+        elif kind in ("lane.queued", "session.queued"):
+            starts[r.data["run_id"]] = None
+        elif kind == "lane.started":
+            starts[r.data["run_id"]] = r.t_ms
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
             if not spawns[r.data["run_id"]].data["required"]:
