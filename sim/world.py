@@ -438,8 +438,9 @@ class _World:
     def _draw_archive_use(self, child: ChildSpec, earlier: list[ChildSpec],
                           trees: TreeBook) -> ChildSpec:
         """FMT-6: some children reuse an earlier child's session key once it should be done
-        (some while it should still run: they queue behind it); some runs' archives are read some time after the run should have ended, often after
-        cleanup deleted the live session. On their own stream so other draws keep still."""
+        (some while it should still run: they queue behind it); some runs' archives are read
+        some time after the run should have ended, often after cleanup deleted the live
+        session. On their own stream so other draws keep still."""
         chooser, sub = self.chooser, "workload:archive"
         # A nested child is spawned while its parent runs; it never moves to reuse a key.
         reused = bool(earlier) and child.parent is None and chooser.chance(sub, 0.15)

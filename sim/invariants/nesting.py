@@ -171,17 +171,27 @@ def abort_cascades(trace: Sequence[Record]) -> list[Violation]:
     latest: dict[str, str] = {}  # (requester session, child id) -> latest run, as a key string
     ended: dict[str, Record] = {}
     owed: dict[str, Record] = {}  # run -> the abort that must end it
+    # Where each run started (its spawn, or lane.started after a wait; None while it waits):
+    # a spawn into its session before then belongs to the session's earlier run.
+    starts: dict[str, int | None] = {}
     violations: list[Violation] = []
 
     def children(run_id: str, until: int) -> list[str]:
-        spawn = spawns[run_id]
+        spawn, start = spawns[run_id], starts[run_id]
+        if start is None:
+            return []
         return [c for c in by_session.get(spawn.data["child_session_key"], ())
-                if spawn.seq < spawns[c].seq < until]
+                if start < spawns[c].seq < until]
 
     for r in trace:
         kind = r.kind
-        if kind == "spawn":
+        if kind in ("lane.queued", "session.queued"):
+            starts[r.data["run_id"]] = None
+        elif kind == "lane.started":
+            starts[r.data["run_id"]] = r.seq
+        elif kind == "spawn":
             spawns[r.data["run_id"]] = r
+            starts[r.data["run_id"]] = r.seq
             by_session.setdefault(r.data["requester"], []).append(r.data["run_id"])
             latest[f"{r.data['requester']}/{r.data['child']}"] = r.data["run_id"]
         elif kind == "abort" and r.data["running"]:

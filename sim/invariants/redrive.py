@@ -56,7 +56,9 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
     awaiting: dict[str, Record] = {}  # run -> a redrive of it given up, not yet sent
     barred: dict[str, tuple[Record, int]] = {}  # run -> a redrive of it delivered, its end
     redriven: dict[tuple[str, str], tuple[Record, str | None]] = {}  # (run, key) -> request
-    taken: dict[tuple[str, int], Record] = {}  # (run, end time) -> the requester's first take
+    # (reader, run, end time) -> that reader's first take: a fallback reader (DEL-4) never had
+    # what the deleted session took before it was deleted.
+    taken: dict[tuple[str, str, int], Record] = {}
     violations: list[Violation] = []
 
     def fail(what: str, *records: Record) -> None:
@@ -111,7 +113,7 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
             last_end[run_id] = ended
         elif kind == "requester.accept":
             run_id, key, ended = r.data["run_id"], r.data["key"], r.data["ended_at"]
-            first = taken.setdefault((run_id, ended), r)
+            first = taken.setdefault((r.actor, run_id, ended), r)
             asked = redriven.get((run_id, key))
             if asked is None:
                 continue

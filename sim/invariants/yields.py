@@ -112,6 +112,9 @@ class _Seen:
     busy: dict[str, list[tuple[int, int]]] = attrs.field(factory=dict)
     turn_starts: dict[str, Record] = attrs.field(factory=dict)  # the open turn, by session
     end: Record | None = None
+    # When each run started: its spawn, or lane.started after a wait (the lane, or its
+    # session's earlier run); None while it waits.
+    started: dict[str, int | None] = attrs.field(factory=dict)
 
 
 def _seen(trace: Sequence[Record]) -> _Seen:
@@ -143,6 +146,11 @@ def _read_seen(trace: Sequence[Record]) -> _Seen:
                 seen.gave_up.add(r.data["run_id"])
         elif kind == "spawn":
             seen.spawns[r.data["run_id"]] = r
+            seen.started[r.data["run_id"]] = r.t_ms
+        elif kind in ("lane.queued", "session.queued"):
+            seen.started[r.data["run_id"]] = None
+        elif kind == "lane.started":
+            seen.started[r.data["run_id"]] = r.t_ms
         elif kind == "gateway.send":
             if is_wake(r.data.get("key", "")):
                 seen.wake_sends.append(r)
@@ -186,17 +194,19 @@ def _turn_over(seen: _Seen, session: str, at_ms: int) -> None:
 
 
 def _descendants(seen: _Seen, run_id: str) -> list[str]:
-    """Runs spawned by the run's child session while it ran, theirs, and so on."""
+    """Runs spawned by the run's child session while it ran (from its start: a spawn into the
+    session while it waited for an earlier run is that run's), theirs, and so on."""
     found: list[str] = []
     frontier = [run_id]
     while frontier:
         parent = seen.spawns.get(frontier.pop())
-        if parent is None:
+        start = None if parent is None else seen.started[parent.data["run_id"]]
+        if parent is None or start is None:
             continue
         end = seen.ends.get(parent.data["run_id"])
         for child_id, spawn in seen.spawns.items():
             if spawn.data["requester"] == parent.data["child_session_key"] and \
-                    parent.t_ms <= spawn.t_ms and (end is None or spawn.t_ms < end.t_ms):
+                    start <= spawn.t_ms and (end is None or spawn.t_ms < end.t_ms):
                 found.append(child_id)
                 frontier.append(child_id)
     return found
