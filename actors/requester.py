@@ -168,7 +168,8 @@ async def run_requester(
 
                 async def body(child_port: Port, spec: ChildSpec = spec, run_id: str = run_id,
                                key: str = record.child_session_key,
-                               scope: trio.CancelScope = scope, queued: bool = not granted,
+                               scope: trio.CancelScope = scope,
+                               queued: bool = behind is None and not granted,
                                session_queued: bool = behind is not None) -> None:
                     try:
                         await run_child(child_port, spec, run_id, key, store, scope, mutants,
