@@ -371,7 +371,8 @@ class _World:
         kernel.at(event.at_ms, f"arm {event.fault}", arm)
 
     def _delete_session(self, child_id: str) -> None:
-        world_tree.delete_session(self.kernel, self.store, self.specs, child_id)
+        world_tree.delete_session(self.kernel, self.store, self.specs, child_id,
+                                  self.session_queue)
 
     def _schedule_abort(self, at_ms: int, requester: str, child_id: str,
                         caller: Caller | None = None) -> None:

@@ -14,6 +14,7 @@ import attrs
 from actors import addresses
 from actors.messages import ChildSpec
 from actors.session import child_session_key
+from actors.session_queue import SessionQueue
 from actors.spawn_limits import SpawnLimits
 from actors.store import RunStore
 from sim.choices import Chooser
@@ -119,15 +120,17 @@ def deletion_at(chooser: Chooser, parent: ChildSpec, child: ChildSpec) -> int:
 
 
 def delete_session(kernel: Kernel, store: RunStore, specs: Sequence[ChildSpec],
-                   child_id: str) -> None:
+                   child_id: str, sessions: SessionQueue) -> None:
     """A nested requester's session is deleted (DEL-4): as an operator would, straight in the
-    store; only once its run is over (a running session is not deleted under it)."""
+    store; only once its run is over (a running session is not deleted under it; nor one that
+    still holds a run, whose later run in line was aborted and ended first)."""
     spec = next(c for c in specs if c.id == child_id)
     key = child_session_key(spec.requester, spec.session or spec.id)
     run = store.latest_run(key)
-    if run is None or run.ended_at_ms is None:
+    if run is None or run.ended_at_ms is None or sessions.holder(key) is not None:
         kernel.emit(addresses.HARNESS, "timeline.noop", {
-            "fault": "delete-session", "why": "the session has no ended run"})
+            "fault": "delete-session",
+            "why": "the session has no run" if run is None else "the session has a run not ended"})
         return
     store.delete_requester_session(key, kernel.now_ms)
     kernel.emit(addresses.HARNESS, "world.delete-session", {"child": child_id, "session": key})
