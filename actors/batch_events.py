@@ -98,12 +98,34 @@ class WakeRefused(Event):
     reason: str
 
 
+@attrs.frozen(slots=True)
+class TurnAnswered(Event):
+    """The turn a wake resumed answered, as the session's transcript shows it: its final text
+    and what it sent with the message tool (``message_tool``: each message's text)."""
+
+    kind: ClassVar[str] = "requester.turn_answer"
+    turn_run_id: str
+    key: str  # the wake that resumed it
+    final: str
+    message_tool: list[str]
+
+
+@attrs.frozen(slots=True)
+class ConversationReply(Event):
+    """What the session's conversation (its user's chat) received from the session."""
+
+    kind: ClassVar[str] = "conversation.reply"
+    session: str
+    turn_run_id: str
+    text: str
+
+
 def _register_here() -> None:
     from actors import events
 
     mine = tuple(cls for cls in (BatchFrozen, HandedToBatch, WakeDeferred, WakeDispatched,
                                  WakeRetry, WakeDelivered, WakeClosed, WakeRefused,
-                                 WakeTurnPending)
+                                 WakeTurnPending, TurnAnswered, ConversationReply)
                  if cls.kind not in events.KINDS)
     for cls in mine:
         events.register(cls)

@@ -63,6 +63,9 @@ MUTANT_WAKE_INTO_BUSY_TURN = "wake-into-busy-turn"
 MUTANT_PRIVATE_TO_CHANNEL = "private-to-channel"
 MUTANT_PRIVATE_USAGE_STATS = "private-usage-stats"
 MUTANT_PRIVATE_AFTER_RESET = "private-after-reset"
+# A private batch's resumed turn (actors/requester_turns.py) and status checks (PRV-2, PRV-6).
+MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-yield-final-to-channel"
+MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes-private"
 
 MUTANTS: dict[str, str] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: (
@@ -255,6 +258,15 @@ MUTANTS: dict[str, str] = {
         "instead of waiting in the session's queue, so two runs of one session overlap and a "
         "grandchild spawned then belongs to either (a reused key, FMT-6; DEL-6)"
     ),
+    MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL: (
+        "a turn resumed by a private batch's wake treats its plain final as a deliverable reply "
+        "(reference §e7's newer reading taken too far): in message_tool mode it reaches the "
+        "conversation too, instead of staying internal (PRV-2)"
+    ),
+    MUTANT_STATUS_CHECK_CONSUMES_PRIVATE: (
+        "a status check of a completed private child counts as its hand-off: the registry "
+        "records the result delivered, so it never reaches the parent's turn (PRV-6)"
+    ),
 }
 
 
@@ -312,6 +324,8 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_PRIVATE_USAGE_STATS: Breaks("PRV-8", "private-handoff-stable"),
     MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),
     MUTANT_SESSION_QUEUE_OFF: Breaks("DEL-6", "session-runs-serial"),
+    MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL: Breaks("PRV-2", "private-yield-reply-rules"),
+    MUTANT_STATUS_CHECK_CONSUMES_PRIVATE: Breaks("PRV-6", "status-check-keeps-private"),
 }
 
 

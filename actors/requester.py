@@ -36,7 +36,7 @@ from actors.messages import (
     StatusRead,
     TranscriptMirror,
 )
-from actors.mutants import MUTANT_PRIVATE_AFTER_RESET, MUTANT_WAKE_INTO_BUSY_TURN
+from actors.mutants import MUTANT_PRIVATE_AFTER_RESET
 from actors.permissions import DEFAULT_OWNER, Caller, refusal
 from actors.private import COMPLETION_TARGET_PARENT
 from actors.private import spawn_refusal as private_refusal
@@ -92,7 +92,7 @@ async def run_requester(
                                                    str(message.caller), reason))
                     return
             if isinstance(message, (StartTurn, EndTurn, CheckStatus, ResetSession)):
-                turn_act(port, turns, store, message, runs)
+                turn_act(port, turns, store, message, runs, mutants)
             elif isinstance(message, Spawn):
                 spec = message.child
                 invalid = private_refusal(spec.completion_target, spec.options,
@@ -205,7 +205,7 @@ async def run_requester(
             elif isinstance(message, Completion) and message.turn_run_id is not None:
                 # A batch wake resumes the yielded turn (actors/requester_turns.py).
                 port.send(addresses.GATEWAY, receive_wake(
-                    port, turns, core, message, MUTANT_WAKE_INTO_BUSY_TURN in mutants))
+                    port, turns, core, message, store, mutants))
             elif isinstance(message, Completion) and _other_incarnation(message, turns, mutants):
                 # PRV-3: a private result bound to an earlier incarnation (a reset or delete
                 # raced its hand-off) never enters this one; unanswered, the delivery actor's

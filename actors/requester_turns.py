@@ -18,7 +18,12 @@ from actors.messages import (
     StartTurn,
     TurnSettled,
 )
-from actors.run_record import YieldFrozen
+from actors.mutants import (
+    MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL,
+    MUTANT_STATUS_CHECK_CONSUMES_PRIVATE,
+    MUTANT_WAKE_INTO_BUSY_TURN,
+)
+from actors.run_record import Delivered, YieldFrozen
 from actors.runtime import Port
 from actors.session import SessionCore
 from actors.store import RunStore
@@ -32,7 +37,7 @@ TURN_PENDING = "requester_turn_pending"
 
 def turn_act(port: Port, turns: TurnCore, store: RunStore,
               act: StartTurn | EndTurn | CheckStatus | ResetSession,
-              runs: dict[str, tuple[str, str]]) -> None:
+              runs: dict[str, tuple[str, str]], mutants: frozenset[str] = frozenset()) -> None:
     """A turn opens or ends, checks a child's status, or the session is reset or deleted; the
     session store keeps the incarnation (what the delivery side reads before a wake)."""
     if isinstance(act, StartTurn):
@@ -52,7 +57,8 @@ def turn_act(port: Port, turns: TurnCore, store: RunStore,
         if ended is not None:
             port.emit(events.TurnEnded(ended.run_id, act.how, list(ended.children)))
             if act.how == TurnEnd.YIELD:
-                freeze(port, store, turns.session_key, ended)
+                freeze(port, store, turns.session_key, ended,
+                       MUTANT_STATUS_CHECK_CONSUMES_PRIVATE in mutants)
             settled(port, store, ended)
     elif isinstance(act, CheckStatus):
         run_id = runs[act.child_id][0] if act.child_id in runs else None
@@ -61,6 +67,9 @@ def turn_act(port: Port, turns: TurnCore, store: RunStore,
             record = store.get(run_id)
             status = "running" if record.outcome_status is None else record.outcome_status.value
         checking = turns.check_status(run_id) if run_id is not None else turns.open_turn
+        if MUTANT_STATUS_CHECK_CONSUMES_PRIVATE in mutants and run_id is not None \
+                and store.get(run_id).private and store.get(run_id).ended_at_ms is not None:
+            store.apply(run_id, Delivered(port.now_ms))  # the bug: the check was the hand-off
         port.emit(events.StatusChecked(act.child_id, run_id, status,
                                        None if checking is None else checking.run_id))
     else:
@@ -74,10 +83,13 @@ def turn_act(port: Port, turns: TurnCore, store: RunStore,
     store.save_session(turns.session_key, turns.incarnation, turns.deleted)
 
 
-def freeze(port: Port, store: RunStore, session: str, turn: Turn) -> None:
+def freeze(port: Port, store: RunStore, session: str, turn: Turn,
+           checks_consume: bool = False) -> None:
     """sessions_yield: the turn's required children become one frozen batch (reference §c9).
-    With none, or for a cron requester, the batch is consumed at once and no wake is due."""
-    members = tuple(sorted(r for r in turn.children if store.get(r).required))
+    With none, or for a cron requester, the batch is consumed at once and no wake is due.
+    (``checks_consume`` is the known bug that takes a checked private child as handed over.)"""
+    members = tuple(sorted(r for r in turn.children if store.get(r).required and not (
+        checks_consume and r in turn.checked and store.get(r).private)))
     consumed = ("cron requester" if ":cron:" in session
                 else "no required children" if not members else None)
     row = BatchRow(batch_id=f"batch:{turn.run_id}", requester=session,
@@ -115,17 +127,17 @@ def settled(port: Port, store: RunStore, turn: Turn) -> None:
 
 
 def receive_wake(port: Port, turns: TurnCore, core: SessionCore, wake: Completion,
-                 busy_wakes: bool = False) -> CompletionAck:
+                 store: RunStore, mutants: frozenset[str] = frozenset()) -> CompletionAck:
     """A batch wake resumes its yielded turn, unless a reset or delete abandoned that turn (the
     new conversation never sees it: requester_abandoned), and not while another turn of the
-    session runs (requester_turn_pending; ``busy_wakes`` is the known bug: it cuts in). In
-    message_tool mode the resumed turn may forget the message tool, leaving no visible reply."""
+    session runs (requester_turn_pending; MUTANT_WAKE_INTO_BUSY_TURN cuts in). The resumed turn
+    then answers by the session's reply rules (:func:`answer`)."""
     assert wake.turn_run_id is not None
     turn = turns.turns.get(wake.turn_run_id)
     if turn is None or turn.state is TurnState.ABANDONED or turns.deleted:
         port.emit(batch_events.WakeRefused(wake.run_id, wake.key, "requester_abandoned"))
         return CompletionAck(wake.key, wake.run_id, accepted=False, abandoned=True)
-    if turns.open_turn is not None and not busy_wakes:
+    if turns.open_turn is not None and MUTANT_WAKE_INTO_BUSY_TURN not in mutants:
         # Another turn of the session is running: the wake does not cut into it.
         port.probe("batch.requester-turn-pending")
         port.emit(batch_events.WakeRefused(wake.run_id, wake.key, TURN_PENDING))
@@ -137,8 +149,28 @@ def receive_wake(port: Port, turns: TurnCore, core: SessionCore, wake: Completio
                                              verdict.value))
         return ack
     turns.resume(wake.turn_run_id)
-    visible = turns.reply_mode is ReplyMode.AUTO or port.choose(
-        "requester:message-tool", MISSED_VISIBLE_REPLY) != 0
+    message_tool = turns.reply_mode is ReplyMode.MESSAGE_TOOL
+    visible = not message_tool or port.choose("requester:message-tool",
+                                              MISSED_VISIBLE_REPLY) != 0
     port.emit(events.CompletionAccepted(wake.run_id, wake.key, wake.status, wake.text,
                                         wake.ended_at_ms, wake.generation, None, visible))
+    private = any(store.get(r).private for r in turn.children)
+    answer(port, turns.session_key, wake, message_tool, visible,
+           private and MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL in mutants)
     return CompletionAck(wake.key, wake.run_id, accepted=True, visible_reply=visible)
+
+
+def answer(port: Port, session: str, wake: Completion, message_tool: bool, tool_called: bool,
+           final_to_channel: bool = False) -> None:
+    """The resumed turn answers by the session's normal reply rules (PRV-2; after a private
+    batch too, reference §e7's newer reading): in ``auto`` mode its final text is the visible
+    reply; in ``message_tool`` mode only what it sends with the message tool is visible (if it
+    calls the tool at all) and its final text stays in the transcript. ``final_to_channel`` is
+    the known bug that sends the plain final anyway."""
+    assert wake.turn_run_id is not None
+    final = f"Done: the children of {wake.turn_run_id} settled; their results are in hand."
+    sent = [f"Update for the user: the work of {wake.turn_run_id} is finished."] \
+        if message_tool and tool_called else []
+    port.emit(batch_events.TurnAnswered(wake.turn_run_id, wake.key, final, sent))
+    for text in ([final] if not message_tool or final_to_channel else []) + sent:
+        port.emit(batch_events.ConversationReply(session, wake.turn_run_id, text))

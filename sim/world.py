@@ -56,7 +56,7 @@ from sim.kernel import ActorPort, Kernel, run_trio
 from sim.scenario import Scenario, SessionDef, WorkloadDef
 from sim.trace import Trace
 from sim.world_control import Control, ControlDesk
-from sim.world_private import draw_private, draw_reset_race, refused
+from sim.world_private import draw_private, draw_reset_race, draw_status_check, refused
 from sim.world_redrive import OperatorDesk
 from sim.world_trees import TreeBook, spread
 
@@ -234,14 +234,17 @@ class _World:
         kernel.emit(addresses.HARNESS, "world.limits", attrs.asdict(limits))
         self.limits, self.lane = limits, Lane(limits.max_concurrent)
         turns, lifecycle = self.scenario.turns, self.scenario.lifecycle
+        timeline = self.scenario.timeline
         reply_modes = {s.key: ReplyMode(s.visible_replies) for s in self.sessions.values()}
         if workload is not None:
             children += self._draw_children(workload, len(children))
             if not turns:  # a scenario's own turns are what it scripts
                 children, turns, lifecycle = world_turns.draw(
                     self.chooser, workload.requester, children, workload.run_max_ms)
-                lifecycle = (self.scenario.lifecycle + lifecycle
-                             + draw_reset_race(self.chooser, children, turns))
+                turns = draw_status_check(self.chooser, children, turns)
+                race = draw_reset_race(self.chooser, children, turns)
+                lifecycle = self.scenario.lifecycle + lifecycle + race.lifecycle
+                timeline += race.timeline
                 if self.chooser.chance("workload:turns", 0.3):
                     reply_modes[workload.requester] = ReplyMode.MESSAGE_TOOL
         kernel.trace.limit = max(MAX_RECORDS, PER_CHILD * len(children))
@@ -249,7 +252,7 @@ class _World:
         async with trio.open_nursery() as root:
             self._root = root
             for session in self.sessions.values():
-                self.desk.record_session(session.key)
+                self.desk.record_session(session.key, reply_modes[session.key].value)
                 self._start_requester(root, session.key, reply_modes[session.key])
             # A child that spawns children is itself a requester: its session receives their
             # completions as internal updates (DEL-4).
@@ -268,7 +271,7 @@ class _World:
             # Top-level children are spawned by their session's turns.
             world_turns.schedule(kernel, list(self.sessions), turns, lifecycle, children,
                                  self.desk.spawn_request, self.desk.drop)
-            for event in self.scenario.timeline:
+            for event in timeline:
                 self._schedule_fault(event)
             for t_ms in self.plan.parked_crash_times():
                 kernel.at(t_ms, "crash delivery while it waits", self._crash_parked)

@@ -46,12 +46,13 @@ class ControlDesk:
         session = self.sessions.get(session_key)
         return (DEFAULT_OWNER,) if session is None else session.owners
 
-    def record_session(self, key: str) -> None:
-        """The session's configuration as the oracles read it (``world.session``): its owners
-        and, for a top-level session, its routing facts."""
+    def record_session(self, key: str, reply_mode: str = "auto") -> None:
+        """The session's configuration as the oracles read it (``world.session``): its owners,
+        its reply mode (``visible_replies``: auto or message_tool) and, for a top-level session,
+        its routing facts."""
         session = self.sessions.get(key)
         data: dict[str, Any] = {"key": key, "nested": session is None,
-                                "owners": list(self.owners(key))}
+                                "owners": list(self.owners(key)), "reply_mode": reply_mode}
         if session is not None:
             routing = session.routing
             for name, target in (("origin", routing.origin), ("route", routing.stored),

@@ -16,8 +16,10 @@ from actors.private import (
     SpawnOptions,
     spawn_refusal,
 )
+from actors.turns import TurnEnd
 from sim.choices import Chooser
-from sim.scenario.turns import LifecycleDef, TurnDef
+from sim.faults import TimelineEvent
+from sim.scenario.turns import LifecycleDef, StatusCheckDef, TurnDef
 
 # The share of drawn top-level children that complete privately, and of those requests the share
 # that is refused at spawn time (PRV-4).
@@ -75,19 +77,74 @@ def refused(child: ChildSpec) -> bool:
 # The share of seeds where the requester is reset just as a private result is handed back, so
 # the reset can race the hand-off (the session then refuses it, PRV-3).
 RESET_RACE_SHARE = 0.12
+# The share of seeds (with a private child whose turn finishes normally) where the race is
+# aimed: that child's hand-off is held up in transit for a few seconds (a network delay armed on
+# its run) and the /new is drawn inside that stretch, so the hand-off is already released and
+# travelling when the session is reset (``private.refused-by-session``). Unaimed, a reset whole
+# seconds after the release almost always finds the result either handed over already (the
+# hand-off takes no virtual time) or not yet released; an aimed one still misses when the
+# child's end comes later than drawn (a lane queue, a lost notice, a crash).
+AIMED_SHARE = 0.2
+AIMED_DELAY_S = (2, 6)  # the held-up hand-off's transit, in whole seconds
+
+
+@attrs.frozen
+class ResetRace:
+    lifecycle: tuple[LifecycleDef, ...] = ()
+    timeline: tuple[TimelineEvent, ...] = ()  # the armed transit delay of an aimed race
 
 
 def draw_reset_race(chooser: Chooser, children: Sequence[ChildSpec],
-                    turns: Sequence[TurnDef]) -> tuple[LifecycleDef, ...]:
-    """Maybe a ``/new`` a few seconds after a private child's result is due back to its
-    parent (its turn's normal finish, or its own end if later)."""
+                    turns: Sequence[TurnDef]) -> ResetRace:
+    """Maybe a ``/new`` around the moment a private child's result is due back to its parent
+    (its turn's normal finish, or its own end if later)."""
     sub = "workload:private:reset"
-    ends: dict[tuple[str, str | None], int] = {
-        (t.session, t.id): t.end_ms for t in turns if t.end_ms is not None}
-    due = [(max(c.spawn_at_ms + c.run_ms, ends[(c.requester, c.turn)]), c.requester)
+    ends: dict[tuple[str, str | None], TurnDef] = {
+        (t.session, t.id): t for t in turns if t.end_ms is not None}
+    due = [(max(c.spawn_at_ms + c.run_ms, ends[(c.requester, c.turn)].end_ms or 0), c)
            for c in children if c.completion_target == COMPLETION_TARGET_PARENT
            and not refused(c) and (c.requester, c.turn) in ends]
+    finished = [(at_ms, c) for at_ms, c in due
+                if ends[(c.requester, c.turn)].ends is TurnEnd.FINISH]
+    if finished and chooser.chance(sub, AIMED_SHARE):
+        at_ms, child = finished[chooser.choose(sub, len(finished))]
+        low, high = AIMED_DELAY_S
+        delay_ms = 1000 * (low + chooser.choose(sub, high - low + 1))
+        # Somewhere inside the transit, from just after the hand-off left.
+        reset_ms = at_ms + 1 + chooser.choose(sub, delay_ms - 1)
+        return ResetRace((LifecycleDef(reset_ms, child.requester, "reset"),),
+                         (TimelineEvent(child.spawn_at_ms, "delay", child=child.id,
+                                        delay_ms=delay_ms),))
     if not due or not chooser.chance(sub, RESET_RACE_SHARE):
-        return ()
-    at_ms, session = due[chooser.choose(sub, len(due))]
-    return (LifecycleDef(at_ms + 1000 * chooser.choose(sub, 3), session, "reset"),)
+        return ResetRace()
+    at_ms, child = due[chooser.choose(sub, len(due))]
+    return ResetRace((LifecycleDef(at_ms + 1000 * chooser.choose(sub, 3), child.requester,
+                                   "reset"),))
+
+
+# The share of seeds (with a private child that should end while its turn is still open) where
+# that turn also checks the child's status after its end, before the turn yields or finishes:
+# the check must neither consume nor invalidate the retained result (PRV-6).
+CHECK_SHARE = 0.3
+
+
+def draw_status_check(chooser: Chooser, children: Sequence[ChildSpec],
+                      turns: Sequence[TurnDef]) -> tuple[TurnDef, ...]:
+    """``turns``, one of them maybe with a status check of a completed private child."""
+    sub = "workload:private:check"
+    by_turn: dict[tuple[str, str | None], int] = {
+        (t.session, t.id): n for n, t in enumerate(turns)}
+    candidates = [(by_turn[(c.requester, c.turn)], c) for c in children
+                  if c.completion_target == COMPLETION_TARGET_PARENT and not refused(c)
+                  and (c.requester, c.turn) in by_turn
+                  and (end := turns[by_turn[(c.requester, c.turn)]].end_ms) is not None
+                  and c.spawn_at_ms + c.run_ms < end - 1]
+    if not candidates or not chooser.chance(sub, CHECK_SHARE):
+        return tuple(turns)
+    n, child = candidates[chooser.choose(sub, len(candidates))]
+    turn = turns[n]
+    assert turn.end_ms is not None
+    done = child.spawn_at_ms + child.run_ms
+    at_ms = done + 1 + chooser.choose(sub, turn.end_ms - done - 1)
+    checked = attrs.evolve(turn, checks=(*turn.checks, StatusCheckDef(child.id, at_ms)))
+    return (*turns[:n], checked, *turns[n + 1:])

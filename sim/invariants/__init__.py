@@ -19,6 +19,7 @@ from sim.invariants.nesting import INVARIANTS as _NESTING
 from sim.invariants.output import INVARIANTS as _OUTPUT
 from sim.invariants.permissions import INVARIANTS as _PERMISSIONS
 from sim.invariants.private import INVARIANTS as _PRIVATE
+from sim.invariants.private_turns import INVARIANTS as _PRIVATE_TURNS
 from sim.invariants.receipts import INVARIANTS as _RECEIPTS
 from sim.invariants.recovery import INVARIANTS as _RECOVERY
 from sim.invariants.redrive import INVARIANTS as _REDRIVE
@@ -36,7 +37,7 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _ANNOUNCE + _ARCHIVE + _LIFECYCLE + _NESTING + _ROUTES
                               + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS
                               + _RECEIPTS + _FINDINGS + _LIMITS + _REDRIVE + _TURNS
-                              + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS)
+                              + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

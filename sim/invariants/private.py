@@ -169,12 +169,11 @@ _RUN_LIST = re.compile(r"^run-\d+(,run-\d+)*$")
 
 def carried_runs(key: str) -> list[str]:
     """The run ids whose results a hand-off key carries, as an outside reader of the key sees
-    them: ``announce:v1:<childSessionKey>:<runId>`` carries one, a batch wake
+    them: ``announce:v1:<childSessionKey>:<runId>[:g<n>]`` carries one (a later generation's
+    key has the suffix, DEL-12), a batch wake
     ``announce:requester-settle:<agent>:<session>:<sorted run ids>[:yield-n][:retry-n]`` its
     members (reference §a)."""
     parts = key.split(":")
-    if key.startswith(PER_CHILD_KEY):
-        return [parts[-1]]
     runs: list[str] = []
     for part in parts:
         if _RUN_LIST.match(part):

@@ -1,0 +1,205 @@
+"""PRV-2 and PRV-6 oracles: what a private child's parent turn gets back, judged from what was
+asked and what an outsider saw.
+
+What was asked: each session's configured reply mode (``world.session``: ``reply_mode``, auto or
+message_tool), the spawn requests with their completion target, turn and incarnation
+(``world.spawn``), each turn's end (``world.turn_end``: a normal finish or ``sessions_yield``),
+each status check (``world.status_check``) and each reset or delete (``world.lifecycle``). What
+was seen: each child's own end (``child.end``, ``child.correction``), what the gateway was handed
+(``gateway.send``), what entered the requester's transcript (``requester.accept``: the hand-off
+or wake it read; ``requester.turn_answer``: what the resumed turn wrote, its final text and its
+message-tool sends) and what the session's conversation received (``conversation.reply``).
+Nothing here reads a verdict of the registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sim.invariants.asked import Asked
+from sim.invariants.base import Invariant, Violation
+from sim.invariants.delivery import LIVENESS_BOUND_MS
+from sim.invariants.private import carried_runs, private_runs
+from sim.invariants.yields import Batch, batches, is_wake, key_runs
+from sim.trace import Record
+
+SILENT = ("NO_REPLY", "ANNOUNCE_SKIP")  # an ok answer the wake leaves out (reference §c9)
+SUMMARY = "more child results omitted:"  # the 160,000-character layout's summary line (FMT-2)
+
+
+def _wake_accepts(batch: Batch, trace: Sequence[Record]) -> list[Record]:
+    return [r for r in trace if r.kind == "requester.accept" and is_wake(r.data["key"])
+            and key_runs(r.data["key"]) == batch.members and r.actor == batch.actor]
+
+
+def private_yield_reply_rules(trace: Sequence[Record]) -> list[Violation]:
+    """PRV-2: a parent that yielded on a private child is resumed by its batch's wake, and its
+    answer follows the normal reply rules of its session as configured: in ``auto`` mode the
+    resumed turn's final text reaches the conversation; in ``message_tool`` mode only what it
+    sent with the message tool does, and its plain final stays internal."""
+    private = private_runs(trace)
+    modes = {r.data["key"]: r.data.get("reply_mode", "auto") for r in trace
+             if r.kind == "world.session"}
+    answers: dict[str, list[Record]] = {}  # wake key -> the resumed turn's answers
+    replies: dict[tuple[str, str], list[Record]] = {}  # (session, turn run) -> what it received
+    for r in trace:
+        if r.kind == "requester.turn_answer":
+            answers.setdefault(r.data["key"], []).append(r)
+        elif r.kind == "conversation.reply":
+            replies.setdefault((r.data["session"], r.data["turn_run_id"]), []).append(r)
+    violations = []
+    for batch in batches(trace):
+        if not any(run_id in private for run_id in batch.members):
+            continue
+        mode = modes.get(batch.session, "auto")
+        for accept in _wake_accepts(batch, trace):
+            answer = next((a for a in answers.get(accept.data["key"], [])
+                           if a.actor == accept.actor and a.seq > accept.seq), None)
+            where = (f"the turn {batch.turn} of {batch.session} ({mode} mode), resumed by its "
+                     f"private batch's wake at {accept.t_ms} ms,")
+            if answer is None:
+                violations.append(Violation(
+                    "private-yield-reply-rules", "PRV-2", f"{where} never answered",
+                    (batch.yielded.seq, accept.seq)))
+                continue
+            final, sent = answer.data["final"], list(answer.data["message_tool"])
+            got = replies.get((batch.session, answer.data["turn_run_id"]), [])
+            texts = [r.data["text"] for r in got]
+            wanted = sent if mode == "message_tool" else [final]
+            problems = []
+            if mode == "message_tool" and final in texts:
+                problems.append("its plain final reached the conversation")
+            problems += [f"{text[:60]!r} never reached the conversation" for text in wanted
+                         if text not in texts]
+            problems += [f"the conversation received {text[:60]!r}, which the turn did not "
+                         "answer visibly" for text in texts if text not in wanted
+                         and not (mode == "message_tool" and text == final)]
+            if problems:
+                violations.append(Violation(
+                    "private-yield-reply-rules", "PRV-2", f"{where} answered against its "
+                    f"session's reply rules: {'; '.join(problems)}",
+                    (batch.yielded.seq, accept.seq, answer.seq, *(r.seq for r in got))))
+    return violations
+
+
+def _checked_completed(trace: Sequence[Record]) -> list[tuple[Asked, Record]]:
+    """Each status check of a private child that had already ended, with the run it read."""
+    private = private_runs(trace)
+    by_child: dict[tuple[str, str], list[Asked]] = {}
+    for run in sorted(private.values(), key=lambda a: a.request.seq):
+        by_child.setdefault((run.request.data["requester"], run.child), []).append(run)
+    ended: set[str] = set()
+    found = []
+    for r in trace:
+        if r.kind == "child.end":
+            ended.add(r.data["run_id"])
+        elif r.kind == "world.status_check":
+            runs = [a for a in by_child.get((r.data["session"], r.data["child"]), [])
+                    if a.request.seq < r.seq]
+            if runs and runs[-1].run_id in ended:
+                found.append((runs[-1], r))
+    return found
+
+
+def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
+    """PRV-6: a status check of a completed private child (before its turn yields or finishes)
+    neither consumes nor invalidates the result: it still reaches the parent's own turn, by its
+    own hand-off or in the batch wake's findings, as it would without the check."""
+    checked = _checked_completed(trace)
+    if not checked:
+        return []
+    spawns = {r.data["run_id"]: r for r in trace if r.kind == "spawn"}
+    ends: dict[str, Record] = {}
+    produced: dict[str, list[str]] = {}  # run -> every answer its producer wrote
+    turn_ends: dict[tuple[str, str | None, int], Record] = {}
+    resets: dict[str, list[int]] = {}
+    sent: set[str] = set()  # runs some gateway.send carried
+    accepts: dict[str, list[Record]] = {}  # run -> transcript entries that carried it
+    end: Record | None = None
+    for r in trace:
+        kind = r.kind
+        if kind == "child.end":
+            ends.setdefault(r.data["run_id"], r)
+            produced.setdefault(r.data["run_id"], []).append(r.data["result"] or "")
+        elif kind == "child.correction":
+            produced.setdefault(r.data["run_id"], []).append(r.data["result"] or "")
+        elif kind == "world.turn_end":
+            turn_ends[(r.data["session"], r.data["turn"], r.data["incarnation"])] = r
+        elif kind == "world.lifecycle":
+            resets.setdefault(r.data["session"], []).append(r.seq)
+        elif kind == "gateway.send":
+            sent.update(carried_runs(r.data["key"]))
+        elif kind == "requester.accept":
+            for run_id in carried_runs(r.data["key"]):
+                accepts.setdefault(run_id, []).append(r)
+        elif kind == "world.end":
+            end = r
+    violations = []
+    seen: set[str] = set()
+    for run, check in checked:
+        if run.run_id in seen:
+            continue
+        seen.add(run.run_id)
+        request = run.request.data
+        # From a reset or delete on, it may rightly be closed (PRV-3): only what reached the
+        # parent before that is judged.
+        reset = min((seq for seq in resets.get(request["requester"], [])
+                     if seq > run.request.seq), default=None)
+        turn_end = turn_ends.get((request["requester"], request.get("turn"),
+                                  request.get("incarnation", 1)))
+        if turn_end is None:
+            continue  # its turn is still open: retained, nothing owed yet (PRV-5)
+        taken = [a for a in accepts.get(run.run_id, []) if a.actor == run.actor
+                 and (reset is None or a.seq < reset)]
+        members = [run.run_id]
+        if turn_end.data["how"] == "yield":
+            # Its batch: the turn's required children as asked (sim/invariants/yields.py).
+            members = next((list(b.members) for b in batches(trace)
+                            if run.run_id in b.members), members)
+        if not taken:
+            if any(m not in ends for m in members) or run.run_id in sent or end is None \
+                    or reset is not None:
+                continue  # a member still runs, or a send was made: its fate is the gateway's
+            due = max([turn_end.t_ms, *(ends[m].t_ms for m in members)])
+            if end.t_ms >= due + LIVENESS_BOUND_MS:
+                violations.append(Violation(
+                    "status-check-keeps-private", "PRV-6",
+                    f"{run.run_id}'s private result (checked at {check.t_ms} ms after it ended) "
+                    f"was never handed back to {request['requester']}: nothing carried it by "
+                    f"{end.t_ms} ms, though its turn ended at {turn_end.t_ms} ms",
+                    (run.request.seq, check.seq, turn_end.seq)))
+            continue
+        key = spawns[run.run_id].data["child_session_key"] if run.run_id in spawns else None
+        silent = any(len(text) < 64 and text.strip() in SILENT
+                     for text in produced.get(run.run_id, []))
+        for accept in taken:
+            text = accept.data["text"]
+            if len(members) > 1 or turn_end.data["how"] == "yield":
+                if key_runs(accept.data["key"]) != tuple(members):
+                    violations.append(Violation(
+                        "status-check-keeps-private", "PRV-6",
+                        f"{run.run_id}'s private result (checked at {check.t_ms} ms after it "
+                        f"ended) reached {request['requester']} at {accept.t_ms} ms under "
+                        f"{accept.data['key']}, not in the wake of its yielded batch "
+                        f"({', '.join(members)})", (run.request.seq, check.seq, accept.seq)))
+                    continue
+            if is_wake(accept.data["key"]) and key is not None and not silent \
+                    and SUMMARY not in text and f"session_key: {key}\n" not in text:
+                violations.append(Violation(
+                    "status-check-keeps-private", "PRV-6",
+                    f"{run.run_id}'s private result (checked at {check.t_ms} ms after it ended) "
+                    f"is missing from the findings of the wake {accept.data['key']} that "
+                    f"resumed {request['requester']} at {accept.t_ms} ms",
+                    (run.request.seq, check.seq, accept.seq)))
+    return violations
+
+
+INVARIANTS = (
+    Invariant("private-yield-reply-rules", "PRV-2", "safety",
+              "A turn resumed by a private batch's wake answers by its session's reply rules: "
+              "auto, its final reaches the conversation; message_tool, only message-tool sends "
+              "do.", private_yield_reply_rules),
+    Invariant("status-check-keeps-private", "PRV-6", "liveness",
+              "A status check of a completed private child neither consumes nor invalidates its "
+              "result: it still reaches the parent's own turn.", status_check_keeps_private),
+)
