@@ -14,6 +14,7 @@ Nothing here reads a verdict of the registry.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from sim.invariants.asked import Asked
@@ -25,6 +26,7 @@ from sim.trace import Record
 
 SILENT = ("NO_REPLY", "ANNOUNCE_SKIP")  # an ok answer the wake leaves out (reference §c9)
 SUMMARY = "more child results omitted:"  # the 160,000-character layout's summary line (FMT-2)
+GENERATION = re.compile(r":g\d+$")  # a per-child key's later generation (reference §a)
 
 
 def _wake_accepts(batch: Batch, trace: Sequence[Record]) -> list[Record]:
@@ -115,6 +117,9 @@ def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
     resets: dict[str, list[int]] = {}
     sent: set[str] = set()  # runs some gateway.send carried
     accepts: dict[str, list[Record]] = {}  # run -> transcript entries that carried it
+    # run -> its producer's first correction or an operator's first request about it: from
+    # then on a later generation of its hand-off (``...:g<n>``) is due (DEL-12, DEL-16)
+    renewed: dict[str, int] = {}
     end: Record | None = None
     for r in trace:
         kind = r.kind
@@ -123,6 +128,9 @@ def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
             produced.setdefault(r.data["run_id"], []).append(r.data["result"] or "")
         elif kind == "child.correction":
             produced.setdefault(r.data["run_id"], []).append(r.data["result"] or "")
+            renewed.setdefault(r.data["run_id"], r.seq)
+        elif kind == "world.operator" and r.data["run_id"] is not None:
+            renewed.setdefault(r.data["run_id"], r.seq)  # a redrive's next generation
         elif kind == "world.turn_end":
             turn_ends[(r.data["session"], r.data["turn"], r.data["incarnation"])] = r
         elif kind == "world.lifecycle":
@@ -174,6 +182,16 @@ def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
                      for text in produced.get(run.run_id, []))
         for accept in taken:
             text = accept.data["text"]
+            if renewed.get(run.run_id, accept.seq) < accept.seq:
+                continue  # after a correction or an operator's redrive: a new hand-off
+            if GENERATION.search(accept.data["key"]):
+                violations.append(Violation(
+                    "status-check-keeps-private", "PRV-6",
+                    f"{run.run_id}'s private result (checked at {check.t_ms} ms after it ended) "
+                    f"reached {request['requester']} at {accept.t_ms} ms as a later generation "
+                    f"({accept.data['key']}) with no correction or redrive before it: the check "
+                    "was taken for its first hand-off", (run.request.seq, check.seq, accept.seq)))
+                continue
             if len(members) > 1 or turn_end.data["how"] == "yield":
                 if key_runs(accept.data["key"]) != tuple(members):
                     violations.append(Violation(

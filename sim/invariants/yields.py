@@ -2,13 +2,14 @@
 
 What was asked: each spawn request with the turn and session incarnation that asked
 (``world.spawn``), each turn's end (``world.turn_end``, ``how = "yield"`` for ``sessions_yield``)
-and each reset or delete (``world.lifecycle``). What was seen: each child's end (``child.end``), the
-registry's cleanup of each run (``run.cleanup``: a run's obligations resolved), every completion the
-gateway was handed (``gateway.send``) and what each requester's transcript took
-(``requester.accept``, with whether the requester answered the user visibly), the delivery
-process's crashes and restarts, and the faults the world injected. A batch is the required
-children one turn asked for before it yielded; its wake is the completion keyed
-``announce:requester-settle:...`` whose key names exactly those runs.
+and each reset or delete (``world.lifecycle``). What was seen: each child's end (``child.end``),
+every completion the gateway was handed (``gateway.send``) and how it was answered: what each
+requester's transcript took (``requester.accept``, with whether the requester answered the user
+visibly, or ``requester.duplicate``), the gateway's refusals and its lost or slow
+acknowledgements (``fault`` records), the delivery process's crashes and restarts, and the faults
+the world injected. A batch is the required children one turn asked for before it yielded; its
+wake is the completion keyed ``announce:requester-settle:...`` whose key names exactly those runs.
+(``wake-after-settle`` still reads the registry's cleanup of descendants, ``run.cleanup``.)
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from sim.invariants.asked import asked_runs, is_delivery_crash
+from sim.invariants.asked import Asked, asked_runs, is_delivery_crash, rejection_class
 from sim.invariants.base import Invariant, Violation
 from sim.trace import Record
 
@@ -26,6 +27,9 @@ SETTLE_PREFIX = "announce:requester-settle:"
 # member's descendant cleaned up), the wake may wait one deferral recheck (30 s) and nothing
 # else, besides time the delivery process was down.
 RECHECK_MS = 30_000
+# A batch whose descendants stay unsettled, none of them running, through this many rechecks
+# closes without a wake (reference §c9: "deferred too many times").
+DEFERRAL_LIMIT = 10
 TURN_PENDING = "requester_turn_pending"
 
 
@@ -94,18 +98,18 @@ def yielded_members(trace: Sequence[Record]) -> set[str]:
 @attrs.define
 class _Seen:
     ends: dict[str, Record] = attrs.field(factory=dict)
-    cleanups: dict[str, Record] = attrs.field(factory=dict)
-    # When the registry recorded a run settled on its own or taken by its batch (each time: a
-    # correction reopens a delivered run, whose next generation settles again).
-    taken: dict[str, list[Record]] = attrs.field(factory=dict)
+    cleanups: dict[str, Record] = attrs.field(factory=dict)  # wake-after-settle's only
     spawns: dict[str, Record] = attrs.field(factory=dict)
     sends: dict[str, list[Record]] = attrs.field(factory=dict)  # run_id -> per-child sends
+    # run_id -> its own delivery as the gateway and its requester saw it: each per-child send,
+    # the transcript taking it (or answering it as a duplicate), a refusal, an acknowledgement
+    # lost or slowed on its way back.
+    trail: dict[str, list[Record]] = attrs.field(factory=dict)
     wake_sends: list[Record] = attrs.field(factory=list)
     wake_accepts: list[Record] = attrs.field(factory=list)
     downtime: list[tuple[int, int]] = attrs.field(factory=list)
     lifecycle: dict[str, list[Record]] = attrs.field(factory=dict)
     wake_faults: list[Record] = attrs.field(factory=list)
-    gave_up: set[str] = attrs.field(factory=set)  # runs the registry recorded given up
     late_notices: list[tuple[int, int]] = attrs.field(factory=list)
     # Each session's turns as the harness asked for them: (start, end) while one runs (a turn
     # ends by its end, a reset or delete, or the next turn's start).
@@ -124,26 +128,12 @@ def _seen(trace: Sequence[Record]) -> _Seen:
 def _read_seen(trace: Sequence[Record]) -> _Seen:
     seen = _Seen()
     down_at: int | None = None
-    by_batch: set[str] = set()  # runs a batch's wake (or its closing) just resolved
     for r in trace:
         kind = r.kind
         if kind == "child.end":
             seen.ends.setdefault(r.data["run_id"], r)
         elif kind == "run.cleanup":
             seen.cleanups.setdefault(r.data["run_id"], r)
-            if r.data["run_id"] not in by_batch:
-                seen.taken.setdefault(r.data["run_id"], []).append(r)
-        elif kind in ("delivery.batch_owned", "delivery.delivered", "delivery.give_up"):
-            # (Its own delivery settling it; not the batch's resolution of it, nor the cleanup
-            # that follows that.)
-            if (kind == "delivery.delivered" and is_wake(r.data["key"])) or (
-                    kind == "delivery.give_up" and r.data["reason"] == "batch_closed"):
-                by_batch.add(r.data["run_id"])
-            else:
-                by_batch.discard(r.data["run_id"])
-                seen.taken.setdefault(r.data["run_id"], []).append(r)
-            if kind == "delivery.give_up":
-                seen.gave_up.add(r.data["run_id"])
         elif kind == "spawn":
             seen.spawns[r.data["run_id"]] = r
             seen.started[r.data["run_id"]] = r.t_ms
@@ -156,8 +146,14 @@ def _read_seen(trace: Sequence[Record]) -> _Seen:
                 seen.wake_sends.append(r)
             else:
                 seen.sends.setdefault(r.data["run_id"], []).append(r)
+                seen.trail.setdefault(r.data["run_id"], []).append(r)
         elif kind == "requester.accept" and is_wake(r.data.get("key", "")):
             seen.wake_accepts.append(r)
+        elif not is_wake(str(r.data.get("key", ""))) and (
+                kind in ("requester.accept", "requester.duplicate", "requester.private_refused")
+                or rejection_class(r) is not None or (kind == "fault" and r.data.get("kind") in (
+                    "send-ambiguous", "ack-slow"))):
+            seen.trail.setdefault(r.data["run_id"], []).append(r)
         elif is_delivery_crash(r):
             down_at = r.t_ms if down_at is None else down_at
         elif kind == "delivery.start" and down_at is not None:
@@ -174,8 +170,10 @@ def _read_seen(trace: Sequence[Record]) -> _Seen:
         elif (kind == "fault" and is_wake(str(r.data.get("key", "")))) or \
                 kind == "requester.wake_refused":
             seen.wake_faults.append(r)  # the gateway's refusals, and the session's own
-        elif kind == "fault" and r.data.get("kind") == "delay" and r.data.get("dst") == "delivery":
-            # A late notice to the delivery actor (a child's end, a frozen batch).
+        elif kind == "fault" and r.data.get("kind") == "delay" and r.data.get("dst") in (
+                "delivery", "gateway"):
+            # A late notice to the delivery actor (a child's end, a frozen batch), or a
+            # session's acknowledgement late to the gateway.
             seen.late_notices.append((r.t_ms, r.t_ms + int(r.data.get("delay_ms") or 0)))
         elif kind == "world.end":
             seen.end = r
@@ -217,26 +215,60 @@ def _wake_of(batch: Batch, records: list[Record]) -> list[Record]:
             and f":{batch.session}:" in r.data["key"]]
 
 
-def _settled_at(batch: Batch, seen: _Seen, before_ms: int) -> int | None:
+UNKNOWN = -1  # the trail ends where an outsider cannot tell when the run settled
+
+
+def _own_settle(run_id: str, seen: _Seen, asked: Asked | None, member: bool) -> int | None:
+    """When ``run_id`` settled as far as an outsider can tell: its end, then its own delivery's
+    last answer (the transcript taking it, or a refusal: a member's refused try hands it to its
+    batch; another run's refusal settles it only when permanent). None: it never ended;
+    UNKNOWN: its trail ends in a send nobody answered, an acknowledgement lost, a refusal it
+    may retry after, or (for a descendant) no send at all (then its give-up at its expiry, or
+    its deferral, shows nowhere but in the registry)."""
+    end = seen.ends.get(run_id)
+    if end is None:
+        return None
+    if asked is not None and not asked.required:
+        return end.t_ms  # nothing owed: it settles as it ends
+    trail = seen.trail.get(run_id, [])
+    last = max((i for i, r in enumerate(trail) if r.kind == "gateway.send"), default=None)
+    if last is None:
+        return end.t_ms if member else UNKNOWN  # a member is handed over as it ends
+    send = trail[last]
+    settled: int | None = None
+    for r in trail[last + 1:]:
+        if r.kind in ("requester.accept", "requester.duplicate") and \
+                r.data["key"] == send.data["key"] and settled is None:
+            settled = r.t_ms
+        elif r.kind == "fault" and r.data["kind"] == "send-ambiguous":
+            return UNKNOWN  # the acknowledgement was lost: it waits for a replay or expiry
+        elif r.kind == "fault" and r.data["kind"] == "ack-slow" and settled is not None:
+            settled += int(r.data.get("delay_ms") or 0)
+        elif (klass := rejection_class(r)) is not None and settled is None:
+            settled = r.t_ms if member or klass in ("permanent", "sent") else UNKNOWN
+    return UNKNOWN if settled is None else settled
+
+
+def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]) -> tuple[int, int] | None:
     """When the batch's members and their descendants had all settled, as far as an observer
-    can tell (None: some never did)."""
+    can tell, and the latest moment a descendant was still running (None: some never did, or
+    the trail does not say when)."""
     ready = batch.yielded.t_ms
+    running = 0
+    descendants: list[str] = []
     for run_id in batch.members:
-        end = seen.ends.get(run_id)
-        if end is None:
+        own = _own_settle(run_id, seen, asked.get(run_id), member=True)
+        if own is None or own == UNKNOWN:
             return None
-        ready = max(ready, end.t_ms)
-        taken = max((t for t in seen.taken.get(run_id, []) if t.t_ms <= before_ms),
-                    key=lambda t: t.t_ms, default=None)
-        if taken is not None:
-            # The registry's record of it settling (a late end notice, an answer awaited).
-            ready = max(ready, taken.t_ms)
-        for descendant in _descendants(seen, run_id):
-            cleaned = seen.cleanups.get(descendant)
-            if cleaned is None:
-                return None
-            ready = max(ready, cleaned.t_ms)
-    return ready
+        ready = max(ready, own)
+        descendants += _descendants(seen, run_id)
+    for run_id in descendants:
+        own = _own_settle(run_id, seen, asked.get(run_id), member=False)
+        if own is None or own == UNKNOWN:
+            return None
+        ready = max(ready, own)
+        running = max(running, seen.ends[run_id].t_ms)
+    return ready, running
 
 
 def _overlap(spans: list[tuple[int, int]], start: int, end: int) -> int:
@@ -299,14 +331,16 @@ def wake_not_delayed(trace: Sequence[Record]) -> list[Violation]:
     the wake goes out within one recheck, unless the delivery process was down or the requester
     was busy in another turn meanwhile (a child of an earlier turn never delays it)."""
     seen = _seen(trace)
+    asked = asked_runs(trace)
     violations = []
     for batch in batches(trace):
         sends = _wake_of(batch, seen.wake_sends)
         end_ms = seen.end.t_ms if seen.end is not None else 0
         first = sends[0].t_ms if sends else end_ms
-        ready = _settled_at(batch, seen, first)
-        if ready is None or not batch.members:
+        settled = _settled_at(batch, seen, asked)
+        if settled is None or not batch.members:
             continue
+        ready, running = settled
         if any(r.t_ms >= batch.yielded.t_ms for r in seen.lifecycle.get(batch.session, [])):
             continue  # reset or deleted: the wake may be closed, not sent
         # A requester busy in another turn answers requester_turn_pending: the wake waits for
@@ -314,7 +348,9 @@ def wake_not_delayed(trace: Sequence[Record]) -> list[Violation]:
         busy = _overlap(seen.busy.get(batch.session, []), ready, first)
         allowed = ready + RECHECK_MS + _overlap(seen.downtime, ready, first) + _overlap(
             seen.late_notices, ready, first) + busy + (RECHECK_MS if busy else 0)
-        closed = any(run_id in seen.gave_up for run_id in batch.members)
+        # Descendants unsettled long after the last of them stopped running: the batch may
+        # have run out of deferrals and closed without a wake.
+        closed = ready > max(running, batch.yielded.t_ms) + (DEFERRAL_LIMIT - 1) * RECHECK_MS
         if first > allowed and (sends or (end_ms > allowed and not closed)):
             what = f"was sent at {first} ms" if sends else "was never sent"
             violations.append(Violation(
