@@ -310,7 +310,8 @@ def private_retained_until_turn_settles(trace: Sequence[Record]) -> list[Violati
             if at in turns:
                 turns[at] = attrs.evolve(turns[at], ended_ms=r.t_ms, how=r.data["how"])
         elif r.kind == "requester.accept" and r.data["key"].startswith(PER_CHILD_KEY):
-            run = private.get(carried_runs(r.data["key"])[0])
+            carried = carried_runs(r.data["key"])
+            run = private.get(carried[0]) if carried else None
             if run is None or run.request.data.get("turn") is None:
                 continue
             request = run.request.data
