@@ -21,17 +21,12 @@ from sim.invariants.asked import Asked
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery import LIVENESS_BOUND_MS
 from sim.invariants.private import carried_runs, private_runs
-from sim.invariants.yields import Batch, batches, is_wake, key_runs
+from sim.invariants.yields import batches, is_wake, key_runs
 from sim.trace import Record
 
 SILENT = ("NO_REPLY", "ANNOUNCE_SKIP")  # an ok answer the wake leaves out (reference §c9)
 SUMMARY = "more child results omitted:"  # the 160,000-character layout's summary line (FMT-2)
 GENERATION = re.compile(r":g\d+$")  # a per-child key's later generation (reference §a)
-
-
-def _wake_accepts(batch: Batch, trace: Sequence[Record]) -> list[Record]:
-    return [r for r in trace if r.kind == "requester.accept" and is_wake(r.data["key"])
-            and key_runs(r.data["key"]) == batch.members and r.actor == batch.actor]
 
 
 def private_yield_reply_rules(trace: Sequence[Record]) -> list[Violation]:
@@ -40,21 +35,26 @@ def private_yield_reply_rules(trace: Sequence[Record]) -> list[Violation]:
     resumed turn's final text reaches the conversation; in ``message_tool`` mode only what it
     sent with the message tool does, and its plain final stays internal."""
     private = private_runs(trace)
-    modes = {r.data["key"]: r.data.get("reply_mode", "auto") for r in trace
-             if r.kind == "world.session"}
+    yielded = [b for b in batches(trace) if any(run_id in private for run_id in b.members)]
+    if not yielded:
+        return []
+    modes: dict[str, str] = {}
+    woken: dict[tuple[str, tuple[str, ...]], list[Record]] = {}  # (actor, runs) -> wakes taken
     answers: dict[str, list[Record]] = {}  # wake key -> the resumed turn's answers
     replies: dict[tuple[str, str], list[Record]] = {}  # (session, turn run) -> what it received
     for r in trace:
-        if r.kind == "requester.turn_answer":
+        if r.kind == "world.session":
+            modes[r.data["key"]] = r.data.get("reply_mode", "auto")
+        elif r.kind == "requester.accept" and is_wake(r.data["key"]):
+            woken.setdefault((r.actor, key_runs(r.data["key"])), []).append(r)
+        elif r.kind == "requester.turn_answer":
             answers.setdefault(r.data["key"], []).append(r)
         elif r.kind == "conversation.reply":
             replies.setdefault((r.data["session"], r.data["turn_run_id"]), []).append(r)
     violations = []
-    for batch in batches(trace):
-        if not any(run_id in private for run_id in batch.members):
-            continue
+    for batch in yielded:
         mode = modes.get(batch.session, "auto")
-        for accept in _wake_accepts(batch, trace):
+        for accept in woken.get((batch.actor, batch.members), []):
             answer = next((a for a in answers.get(accept.data["key"], [])
                            if a.actor == accept.actor and a.seq > accept.seq), None)
             where = (f"the turn {batch.turn} of {batch.session} ({mode} mode), resumed by its "
