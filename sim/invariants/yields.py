@@ -149,10 +149,9 @@ def _read_seen(trace: Sequence[Record]) -> _Seen:
                 seen.trail.setdefault(r.data["run_id"], []).append(r)
         elif kind == "requester.accept" and is_wake(r.data.get("key", "")):
             seen.wake_accepts.append(r)
-        elif not is_wake(str(r.data.get("key", ""))) and (
-                kind in ("requester.accept", "requester.duplicate", "requester.private_refused")
-                or rejection_class(r) is not None or (kind == "fault" and r.data.get("kind") in (
-                    "send-ambiguous", "ack-slow"))):
+        elif kind in _TRAIL_KINDS and not is_wake(str(r.data.get("key") or "")) and (
+                kind != "fault" or rejection_class(r) is not None
+                or r.data.get("kind") in ("send-ambiguous", "ack-slow")):
             seen.trail.setdefault(r.data["run_id"], []).append(r)
         elif is_delivery_crash(r):
             down_at = r.t_ms if down_at is None else down_at
@@ -215,6 +214,10 @@ def _wake_of(batch: Batch, records: list[Record]) -> list[Record]:
             and f":{batch.session}:" in r.data["key"]]
 
 
+# What may answer a run's own send: its requester taking it (or refusing it), the gateway's
+# refusals and its lost or slowed acknowledgements (``fault``).
+_TRAIL_KINDS = ("requester.accept", "requester.duplicate", "requester.private_refused",
+                "requester.gone", "fault")
 UNKNOWN = -1  # the trail ends where an outsider cannot tell when the run settled
 
 
