@@ -64,8 +64,8 @@ MUTANT_PRIVATE_TO_CHANNEL = "private-to-channel"
 MUTANT_PRIVATE_USAGE_STATS = "private-usage-stats"
 MUTANT_PRIVATE_AFTER_RESET = "private-after-reset"
 # A private batch's resumed turn (actors/requester_turns.py) and status checks (PRV-2, PRV-6).
-MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-yield-final-to-channel"
-MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes-private"
+MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-final-visible"
+MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes"
 
 MUTANTS: dict[str, str] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: (
