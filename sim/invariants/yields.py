@@ -20,6 +20,7 @@ import attrs
 
 from sim.invariants.asked import Asked, asked_runs, is_delivery_crash, rejection_class
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.settled import TRAIL_KINDS, UNKNOWN, own_settle
 from sim.trace import Record
 
 SETTLE_PREFIX = "announce:requester-settle:"
@@ -149,7 +150,7 @@ def _read_seen(trace: Sequence[Record]) -> _Seen:
                 seen.trail.setdefault(r.data["run_id"], []).append(r)
         elif kind == "requester.accept" and is_wake(r.data.get("key", "")):
             seen.wake_accepts.append(r)
-        elif kind in _TRAIL_KINDS and not is_wake(str(r.data.get("key") or "")) and (
+        elif kind in TRAIL_KINDS and not is_wake(str(r.data.get("key") or "")) and (
                 kind != "fault" or rejection_class(r) is not None
                 or r.data.get("kind") in ("send-ambiguous", "ack-slow")):
             seen.trail.setdefault(r.data["run_id"], []).append(r)
@@ -214,44 +215,6 @@ def _wake_of(batch: Batch, records: list[Record]) -> list[Record]:
             and f":{batch.session}:" in r.data["key"]]
 
 
-# What may answer a run's own send: its requester taking it (or refusing it), the gateway's
-# refusals and its lost or slowed acknowledgements (``fault``).
-_TRAIL_KINDS = ("requester.accept", "requester.duplicate", "requester.private_refused",
-                "requester.gone", "fault")
-UNKNOWN = -1  # the trail ends where an outsider cannot tell when the run settled
-
-
-def _own_settle(run_id: str, seen: _Seen, asked: Asked | None, member: bool) -> int | None:
-    """When ``run_id`` settled as far as an outsider can tell: its end, then its own delivery's
-    last answer (the transcript taking it, or a refusal: a member's refused try hands it to its
-    batch; another run's refusal settles it only when permanent). None: it never ended;
-    UNKNOWN: its trail ends in a send nobody answered, an acknowledgement lost, a refusal it
-    may retry after, or (for a descendant) no send at all (then its give-up at its expiry, or
-    its deferral, shows nowhere but in the registry)."""
-    end = seen.ends.get(run_id)
-    if end is None:
-        return None
-    if asked is not None and not asked.required:
-        return end.t_ms  # nothing owed: it settles as it ends
-    trail = seen.trail.get(run_id, [])
-    last = max((i for i, r in enumerate(trail) if r.kind == "gateway.send"), default=None)
-    if last is None:
-        return end.t_ms if member else UNKNOWN  # a member is handed over as it ends
-    send = trail[last]
-    settled: int | None = None
-    for r in trail[last + 1:]:
-        if r.kind in ("requester.accept", "requester.duplicate") and \
-                r.data["key"] == send.data["key"] and settled is None:
-            settled = r.t_ms
-        elif r.kind == "fault" and r.data["kind"] == "send-ambiguous":
-            return UNKNOWN  # the acknowledgement was lost: it waits for a replay or expiry
-        elif r.kind == "fault" and r.data["kind"] == "ack-slow" and settled is not None:
-            settled += int(r.data.get("delay_ms") or 0)
-        elif (klass := rejection_class(r)) is not None and settled is None:
-            settled = r.t_ms if member or klass in ("permanent", "sent") else UNKNOWN
-    return UNKNOWN if settled is None else settled
-
-
 def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]) -> tuple[int, int] | None:
     """When the batch's members and their descendants had all settled, as far as an observer
     can tell, and the latest moment a descendant was still running (None: some never did, or
@@ -260,13 +223,15 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]) -> tuple[int
     running = 0
     descendants: list[str] = []
     for run_id in batch.members:
-        own = _own_settle(run_id, seen, asked.get(run_id), member=True)
+        own = own_settle(seen.ends.get(run_id), seen.trail.get(run_id, []),
+                         asked.get(run_id), member=True)
         if own is None or own == UNKNOWN:
             return None
         ready = max(ready, own)
         descendants += _descendants(seen, run_id)
     for run_id in descendants:
-        own = _own_settle(run_id, seen, asked.get(run_id), member=False)
+        own = own_settle(seen.ends.get(run_id), seen.trail.get(run_id, []),
+                         asked.get(run_id), member=False)
         if own is None or own == UNKNOWN:
             return None
         ready = max(ready, own)

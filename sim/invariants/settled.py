@@ -1,0 +1,48 @@
+"""When a child run settled, as an outsider sees it: its own end (``child.end``), then its own
+delivery as the gateway and the transcripts saw it (``trail``: each per-child send of it, the
+transcript taking it or answering it as a duplicate, a refusal, an acknowledgement lost or slowed
+on its way back), never the registry's own settle, hand-over, give-up or cleanup records. Read by
+``wake-not-delayed`` (sim/invariants/yields.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sim.invariants.asked import Asked, rejection_class
+from sim.trace import Record
+
+# What may answer a run's own send: its requester taking it (or refusing it), the gateway's
+# refusals and its lost or slowed acknowledgements (``fault``).
+TRAIL_KINDS = ("requester.accept", "requester.duplicate", "requester.private_refused",
+               "requester.gone", "fault")
+UNKNOWN = -1  # the trail ends where an outsider cannot tell when the run settled
+
+
+def own_settle(end: Record | None, trail: Sequence[Record], asked: Asked | None,
+               member: bool) -> int | None:
+    """When the run settled as far as an outsider can tell: its end (``end``), then its own
+    delivery's last answer (the transcript taking it, or a refusal: a member's refused try hands
+    it to its batch; another run's refusal settles it only when permanent). None: it never ended;
+    UNKNOWN: its trail ends in a send nobody answered, an acknowledgement lost, a refusal it
+    may retry after, or (for a descendant) no send at all (then its give-up at its expiry, or
+    its deferral, shows nowhere but in the registry)."""
+    if end is None:
+        return None
+    if asked is not None and not asked.required:
+        return end.t_ms  # nothing owed: it settles as it ends
+    last = max((i for i, r in enumerate(trail) if r.kind == "gateway.send"), default=None)
+    if last is None:
+        return end.t_ms if member else UNKNOWN  # a member is handed over as it ends
+    send = trail[last]
+    settled: int | None = None
+    for r in trail[last + 1:]:
+        if r.kind in ("requester.accept", "requester.duplicate") and \
+                r.data["key"] == send.data["key"] and settled is None:
+            settled = r.t_ms
+        elif r.kind == "fault" and r.data["kind"] == "send-ambiguous":
+            return UNKNOWN  # the acknowledgement was lost: it waits for a replay or expiry
+        elif r.kind == "fault" and r.data["kind"] == "ack-slow" and settled is not None:
+            settled += int(r.data.get("delay_ms") or 0)
+        elif (klass := rejection_class(r)) is not None and settled is None:
+            settled = r.t_ms if member or klass in ("permanent", "sent") else UNKNOWN
+    return UNKNOWN if settled is None else settled
