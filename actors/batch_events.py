@@ -120,12 +120,26 @@ class ConversationReply(Event):
     text: str
 
 
+@attrs.frozen(slots=True)
+class WaveSettled(Event):
+    """A wave of a requester's non-yield children settled (reference §c9 unfrozen batch): its
+    wake is frozen now (``consumed``: none is due, exactly one already-delivered child)."""
+
+    kind: ClassVar[str] = "batch.wave"
+    batch_id: str
+    members: list[str]
+    key: str
+    consumed: str | None
+    joined_late: bool  # part of its connected set was carried by an earlier wave
+
+
 def _register_here() -> None:
     from actors import events
 
     mine = tuple(cls for cls in (BatchFrozen, HandedToBatch, WakeDeferred, WakeDispatched,
                                  WakeRetry, WakeDelivered, WakeClosed, WakeRefused,
-                                 WakeTurnPending, TurnAnswered, ConversationReply)
+                                 WakeTurnPending, TurnAnswered, ConversationReply,
+                                 WaveSettled)
                  if cls.kind not in events.KINDS)
     for cls in mine:
         events.register(cls)

@@ -45,6 +45,7 @@ UNAVAILABLE = "requester session unavailable"
 ABANDONED = "requester_abandoned"
 HANDED_TO_BATCH = "intentional_non_delivery"
 TURN_PENDING = "requester_turn_pending"
+SETTLE_TOOL = "subagent_settle"  # the wake's sourceTool: an internal call (reference §c9)
 
 
 @attrs.frozen
@@ -278,7 +279,8 @@ class BatchWakeCore:
         key = row.attempt_key()
         completion = Completion(key=key, run_id=row.batch_id, child_session_key="",
                                 requester=row.requester, status=OutcomeStatus.OK, text=text,
-                                turn_run_id=row.turn_run_id, source_tool="subagent_settle")
+                                turn_run_id=row.turn_run_id, source_tool=SETTLE_TOOL,
+                                incarnation=None if row.yielded else row.incarnation)
         return [SaveBatch(row),
                 batch_events.WakeDispatched(row.batch_id, key, row.attempt_count,
                                            row.replay_count),

@@ -21,6 +21,7 @@ from actors import addresses, announce, events, findings, retry, routing
 from actors.child import KILLED_ERROR
 from actors.delivery_io import Effect, OperatorAsked, Persist, Send, StartTimer
 from actors.delivery_wakes import Wakes
+from actors.delivery_waves import Waves
 from actors.messages import (
     ChildEnded,
     Completion,
@@ -337,12 +338,18 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
     port.emit(events.DeliveryStarted(port.incarnation))
     records = list(store.open_deliveries())
     recovery.note(records)
-    _perform(port, store, core.restore(records, port.now_ms), routes, mutants, recovery)
+    # Runs cleaned up while handling a message: their requesters' unfrozen waves may be due.
+    cleaned: list[str] = []
+    _perform(port, store, core.restore(records, port.now_ms), routes, mutants, recovery,
+             cleaned)
     recovery.perform(recovery.resume())
     wakes = Wakes(port, store, core, mutants,
-                  lambda effects: _perform(port, store, effects, routes, mutants, recovery),
+                  lambda effects: _perform(port, store, effects, routes, mutants, recovery,
+                                           cleaned),
                   child_result)
     wakes.restore()
+    waves = Waves(wakes, mutants)
+    waves.restore()
     while True:
         try:
             message = await port.receive()
@@ -354,8 +361,10 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
             raise
         if wakes.owns(message):
             wakes.handle(message)  # a yield batch's: its wake (actors/delivery_wakes.py)
+            _waves(waves, cleaned)
             continue
         if recovery.handle(message):
+            _waves(waves, cleaned)
             continue
         if isinstance(message, ChildEnded):
             record = store.get(message.run_id)
@@ -374,18 +383,28 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
             # The turn finished or was abandoned: its retained private results go on (PRV-5).
             effects = [effect for record in store.retained_private(message.turn_run_id)
                        for effect in core.child_ended(record, port.now_ms)]
+            waves.turn_finished(message.turn_run_id)  # its children may make waves now
         else:
             effects = core.handle(message, port.now_ms)
-        _perform(port, store, effects, routes, mutants, recovery)
+        _perform(port, store, effects, routes, mutants, recovery, cleaned)
         if store.has_open_batches():
             wakes.poke()  # a member or a member's descendant may have settled
+        _waves(waves, cleaned)
+
+
+def _waves(waves: Waves, cleaned: list[str]) -> None:
+    """After a message: the waves of the requesters whose runs were cleaned up meanwhile."""
+    for run_id in cleaned:
+        waves.settled(run_id)
+    cleaned.clear()
+    waves.check()
 
 
 def _perform(port: Port, store: RunStore, effects: Iterable[Effect],
              routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str],
-             recovery: _Recovery) -> None:
+             recovery: _Recovery, cleaned: list[str]) -> None:
     try:
-        _perform_each(port, store, effects, routes, mutants, recovery)
+        _perform_each(port, store, effects, routes, mutants, recovery, cleaned)
         recovery.perform(recovery.started())
     except Crash as crash:
         if crash.point in _CRASH_PROBES:
@@ -405,7 +424,7 @@ _CRASH_PROBES: dict[str, str] = {
 
 def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],
                   routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str],
-                  recovery: _Recovery) -> None:
+                  recovery: _Recovery, cleaned: list[str]) -> None:
     for effect in effects:
         if isinstance(effect, Persist):
             port.crash_point(CrashPoint.BEFORE_PERSIST)
@@ -426,4 +445,6 @@ def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],
         elif isinstance(effect, StartTimer):
             port.set_timer(effect.delay_ms, effect.payload)
         else:
+            if isinstance(effect, events.RunCleanedUp):
+                cleaned.append(effect.run_id)
             port.emit(effect)

@@ -15,7 +15,7 @@ from actors import events
 from actors import mutants as mutant_names
 from actors.announce import ChildResult
 from actors.announce.wake import ROUTE_CAP, Wake, format_wake, route_section
-from actors.batch_record import SETTLE_KEY_PREFIX, BatchRow
+from actors.batch_record import SETTLE_KEY_PREFIX, BatchRow, BatchStatus
 from actors.batch_wake import (
     BatchWakeCore,
     ClaimMember,
@@ -96,8 +96,8 @@ class Wakes:
     def restore(self) -> None:
         handed = False
         for row in self.store.open_batches():
-            handed |= self._run(self.outbox.restore(row, self._members(row),
-                                                    self._requester(row), self.port.now_ms))
+            handed |= self.run(self.outbox.restore(row, self.members(row),
+                                                    self.requester(row), self.port.now_ms))
         if handed:
             self.poke()  # a member it claimed may have been the last
 
@@ -110,11 +110,11 @@ class Wakes:
         row = self.store.batch(batch_id)
         if row is None:
             return
-        now, members = self.port.now_ms, self._members(row)
+        now, members = self.port.now_ms, self.members(row)
         if isinstance(message, BatchReady):
-            effects = self.outbox.check(row, members, self._requester(row), now)
+            effects = self.outbox.check(row, members, self.requester(row), now)
         elif isinstance(message, WakeDue):
-            effects = self.outbox.due(row, members, self._requester(row), now)
+            effects = self.outbox.due(row, members, self.requester(row), now)
         elif isinstance(message, WakeAckTimeout):
             effects = self.outbox.timed_out(row, members, message, now)
         elif isinstance(message, CompletionAck):
@@ -122,7 +122,7 @@ class Wakes:
         else:
             assert isinstance(message, SendRejected)
             effects = self.outbox.rejected(row, members, message, now)
-        self._run(effects)
+        self.run(effects)
         self.poke()
 
     def poke(self) -> None:
@@ -131,17 +131,18 @@ class Wakes:
         for _ in range(2):
             claimed = False
             for row in self.store.open_batches():
-                if self.outbox.waiting(row, self.port.now_ms):
-                    continue
-                effects = self.outbox.check(row, self._members(row), self._requester(row),
+                if self.outbox.waiting(row, self.port.now_ms) or (
+                        not row.yielded and row.status == BatchStatus.DISPATCHING):
+                    continue  # (a wave's wake out: its members all settled before it went)
+                effects = self.outbox.check(row, self.members(row), self.requester(row),
                                             self.port.now_ms)
-                claimed |= self._run(effects)
+                claimed |= self.run(effects)
             if not claimed:
                 return
 
     # -- views and effects -----------------------------------------------------------------------
 
-    def _members(self, row: BatchRow) -> list[Member]:
+    def members(self, row: BatchRow) -> list[Member]:
         run_ids = list(row.members)
         if self._earlier_turns and row.yielded:
             # The bug: the batch also waits for the requester's children of earlier turns.
@@ -155,13 +156,13 @@ class Wakes:
             members.append(Member(record, self.core.sending(run_id), pending, active))
         return members
 
-    def _requester(self, row: BatchRow) -> Requester:
+    def requester(self, row: BatchRow) -> Requester:
         entry = self.store.session(row.requester)
         if entry is None or entry[1]:
             return Requester(None)
         return Requester(entry[0])
 
-    def _run(self, effects: Iterable[object]) -> bool:
+    def run(self, effects: Iterable[object]) -> bool:
         """Perform the outbox's effects in order; whether a member was handed over. A member's
         resolution (its persist, its events, its cleanup) goes to the delivery shell as one
         list, as the core's own effects do: lost-answer recovery (DEL-2) starts only after the

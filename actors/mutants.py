@@ -66,6 +66,8 @@ MUTANT_PRIVATE_AFTER_RESET = "private-after-reset"
 # A private batch's resumed turn (actors/requester_turns.py) and status checks (PRV-2, PRV-6).
 MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-final-visible"
 MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes"
+# Unfrozen waves (actors/waves.py).
+MUTANT_WAVE_STALE_SIBLING = "wave-includes-stale-sibling"
 
 MUTANTS: dict[str, str] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: (
@@ -267,6 +269,11 @@ MUTANTS: dict[str, str] = {
         "a status check of a completed private child counts as its hand-off: the registry "
         "records the result delivered, so it never reaches the parent's turn (PRV-6)"
     ),
+    MUTANT_WAVE_STALE_SIBLING: (
+        "an unfrozen wave ignores the overlap rule: every settled sibling of the requester's "
+        "non-yield turns joins it, long-settled, non-overlapping older children included "
+        "(reference §c9 unfrozen batch; YLD-1)"
+    ),
 }
 
 
@@ -326,6 +333,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_SESSION_QUEUE_OFF: Breaks("DEL-6", "session-runs-serial"),
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL: Breaks("PRV-2", "private-yield-reply-rules"),
     MUTANT_STATUS_CHECK_CONSUMES_PRIVATE: Breaks("PRV-6", "status-check-keeps-private"),
+    MUTANT_WAVE_STALE_SIBLING: Breaks("YLD-1", "wave-is-overlapping-set"),
 }
 
 

@@ -242,6 +242,13 @@ PROBES: dict[str, str] = {
                                        "slot of the maxConcurrent lane",
     "child.aborted-in-session-queue": "a run was aborted while it waited for its session's "
                                       "earlier run (it left the queue)",
+    # -- unfrozen waves (actors/waves.py, actors/delivery_waves.py; reference §c9) -------------
+    "wave.wake": "a wave of a requester's non-yield children settled and got its settle wake",
+    "wave.consumed-one-delivered": "a wave of exactly one already-delivered child was consumed "
+                                   "without a wake",
+    "wave.joined-late": "a sibling joined a wave after an earlier wave carried part of it",
+    "wave.descendants-pending": "a settled wave waited for a member's descendants (it just "
+                                "returned; a later settle rechecked)",
 }
 
 

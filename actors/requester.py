@@ -13,6 +13,7 @@ from typing import Any
 import trio
 
 from actors import addresses, events
+from actors.batch_wake import SETTLE_TOOL
 from actors.child import run_child
 from actors.history import ArchiveStore, Reader, read_run_history, sessions_history
 from actors.lane import Lane
@@ -42,6 +43,7 @@ from actors.private import COMPLETION_TARGET_PARENT
 from actors.private import spawn_refusal as private_refusal
 from actors.private_events import PrivateRefused
 from actors.requester_turns import receive_wake, turn_act
+from actors.requester_waves import receive_wave_wake
 from actors.run_record import RunRecord
 from actors.runtime import Port
 from actors.send_error import SendError
@@ -202,6 +204,11 @@ async def run_requester(
                 gone = SendError(f"session not found: {session_key}")
                 port.emit(events.SessionRefused(message.run_id, message.key, gone.to_json()))
                 port.send(addresses.GATEWAY, SendRejected(message.key, message.run_id, gone))
+            elif isinstance(message, Completion) and message.source_tool == SETTLE_TOOL \
+                    and message.turn_run_id is None:
+                # An unfrozen wave's settle wake (actors/requester_waves.py).
+                port.send(addresses.GATEWAY, receive_wave_wake(port, turns, core, message,
+                                                               mutants))
             elif isinstance(message, Completion) and message.turn_run_id is not None:
                 # A batch wake resumes the yielded turn (actors/requester_turns.py).
                 port.send(addresses.GATEWAY, receive_wake(

@@ -304,6 +304,28 @@ class RunStore:
                                 [requester]).fetchall()
         return max((_batch(p).rearm_generation for (p,) in rows), default=0)
 
+    def wave_candidates(self, requester: str) -> list[RunRecord]:
+        """The required, public runs a turn of ``requester`` spawned that no yield froze, in
+        registration order (the siblings of its unfrozen waves, before their turns' states)."""
+        rows = self._db.execute(
+            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester = ? AND required = 1 "
+            "AND private = 0 AND requester_turn_id IS NOT NULL AND yield_batch IS NULL "
+            "ORDER BY row_order", [requester]).fetchall()
+        return [_record(row) for row in rows]
+
+    def turn_requesters(self) -> list[str]:
+        """Every session some turn of which spawned a run, in the order first seen."""
+        rows = self._db.execute(
+            "SELECT requester FROM runs WHERE requester_turn_id IS NOT NULL "
+            "GROUP BY requester ORDER BY MIN(row_order)").fetchall()
+        return [str(row[0]) for row in rows]
+
+    def batches_of(self, requester: str) -> list[BatchRow]:
+        """Every batch row of the requester session, in the order they were first saved."""
+        rows = self._db.execute("SELECT payload FROM batches WHERE requester = ? "
+                                "ORDER BY row_order", [requester]).fetchall()
+        return [_batch(payload) for (payload,) in rows]
+
     def has_open_batches(self) -> bool:
         return bool(self._open_batches)
 

@@ -51,6 +51,10 @@ def failures(result: RunResult) -> list[str]:
         if want.received is not None and len(accepted) != want.received:
             problems.append(f"{where}: child {want.child}: its requester received it "
                             f"{len(accepted)} time(s), expected {want.received}")
+        woken = len(read) - len(accepted)
+        if want.woken is not None and woken != want.woken:
+            problems.append(f"{where}: child {want.child}: {woken} settle wake(s) naming it "
+                            f"reached its requester, expected {want.woken}")
         if want.status is not None and run.outcome_status != want.status:
             problems.append(f"{where}: child {want.child}: status {run.outcome_status}, "
                             f"expected {want.status}")

@@ -4,6 +4,7 @@ the default world finds it with the invariant that guards that requirement."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -28,7 +29,9 @@ def test_list_mutants_prints_each_with_its_requirement() -> None:
     assert out.exit_code == 0
     lines = out.output.splitlines()
     assert [line.split()[0] for line in lines] == list(MUTANTS)
-    assert "permanent-retried        DEL-10  found by permanent-stops-retries" in out.output
+    # (The name column is as wide as the longest name.)
+    assert re.search(r"^permanent-retried +DEL-10  found by permanent-stops-retries",
+                     out.output, re.MULTILINE)
     doc = json.loads(CliRunner().invoke(cli.main, ["explore", "--list-mutants", "--json"]).output)
     assert {row["name"]: row["requirement"] for row in doc["mutants"]} == {
         name: b.requirement for name, b in BREAKS.items()}

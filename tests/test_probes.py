@@ -15,7 +15,7 @@ from sim.kernel import Kernel
 
 ACTORS = Path(__file__).resolve().parent.parent / "actors"
 _NAME = re.compile(
-    r'"((?:delivery|announce|child|requester|gateway|route|turns|batch|private)\.[a-z-]+)"')
+    r'"((?:delivery|announce|child|requester|gateway|route|turns|batch|private|wave)\.[a-z-]+)"')
 _CALL = re.compile(r'probe(?:_cut)?\([^"()]*"([a-z]+\.[a-z-]+)"')
 
 

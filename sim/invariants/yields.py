@@ -92,6 +92,25 @@ def _batches(trace: Sequence[Record]) -> list[Batch]:
     return found
 
 
+def wave_batches(trace: Sequence[Record]) -> list[Batch]:
+    """Every unfrozen wave (reference §c9) as its wakes show it: a settle key without
+    ``:yield-`` names its members; the first send stands for its freezing (the wave oracle,
+    sim/invariants/waves.py, judges whether the members are the right ones)."""
+    return _memo(trace, "waves", _wave_batches)  # type: ignore[return-value]
+
+
+def _wave_batches(trace: Sequence[Record]) -> list[Batch]:
+    found: dict[tuple[str, tuple[str, ...]], Batch] = {}
+    for r in _seen(trace).wake_sends:
+        if ":yield-" in r.data["key"]:
+            continue
+        session = r.data["requester"].removeprefix("requester:")
+        runs = tuple(sorted(key_runs(r.data["key"])))
+        if (session, runs) not in found:
+            found[(session, runs)] = Batch(session, r.data["requester"], "wave", 0, runs, r)
+    return list(found.values())
+
+
 def yielded_members(trace: Sequence[Record]) -> set[str]:
     return {run_id for batch in batches(trace) for run_id in batch.members}
 
@@ -263,6 +282,16 @@ def one_wake_per_batch(trace: Sequence[Record]) -> list[Violation]:
                 violations.append(Violation(
                     "one-wake-per-batch", "YLD-1", f"the wake of {batch.turn} of "
                     f"{batch.session} reached {r.actor}", (batch.yielded.seq, r.seq)))
+    for wave in wave_batches(trace):
+        # A wave needs no visible reply: any second wake it made the requester take is one too
+        # many (the session takes each key once).
+        taken = _wake_of(wave, seen.wake_accepts)
+        if len(taken) > 1:
+            violations.append(Violation(
+                "one-wake-per-batch", "YLD-1",
+                f"the wave {', '.join(wave.members)} of {wave.session} woke its requester "
+                f"{len(taken)} times (at {', '.join(str(r.t_ms) for r in taken)} ms)",
+                tuple(r.seq for r in taken)))
     yielded = {(b.session, b.members) for b in batches(trace)}
     for r in seen.wake_accepts:
         runs = key_runs(r.data["key"])
@@ -280,7 +309,7 @@ def wake_after_settle(trace: Sequence[Record]) -> list[Violation]:
     ended and settled."""
     seen = _seen(trace)
     violations = []
-    for batch in batches(trace):
+    for batch in [*batches(trace), *wave_batches(trace)]:
         for send in _wake_of(batch, seen.wake_sends)[:1]:
             early = [run_id for run_id in batch.members
                      if run_id not in seen.ends or seen.ends[run_id].t_ms > send.t_ms]
@@ -363,7 +392,7 @@ def wake_budgets(trace: Sequence[Record]) -> list[Violation]:
         if r.kind == "requester.wake_refused" or "error" in r.data:
             refusals.setdefault(r.data["key"], []).append(r)
     violations = []
-    for batch in batches(trace):
+    for batch in [*batches(trace), *wave_batches(trace)]:
         sends = _wake_of(batch, seen.wake_sends)
         accepts = _wake_of(batch, seen.wake_accepts)
         keys = list(dict.fromkeys(r.data["key"] for r in sends))

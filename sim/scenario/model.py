@@ -148,6 +148,8 @@ class ChildExpectation:
     reader: str | None = None
     # PRV-4: the spawn is refused with an error containing this (it never runs).
     refused_with: str | None = None
+    # YLD-1: how many settle wakes naming it (a yield batch's or a wave's) the requester took.
+    woken: int | None = None
 
 
 @attrs.frozen

@@ -128,7 +128,7 @@ def expectations(root: Node, child_ids: list[str]) -> Expectation:
     found = []
     for child_table in table.nodes("children"):
         child_table.check_keys(("child", "delivery", "received", "status", "text", "sent_to",
-                                "refused", "reader", "refused_with"))
+                                "refused", "reader", "refused_with", "woken"))
         child = child_table.text("child")
         if child not in child_ids:
             raise child_table.fail("child", f"{child!r} is not one of the [[children]]")
@@ -143,6 +143,7 @@ def expectations(root: Node, child_ids: list[str]) -> Expectation:
             refused=child_table.boolean("refused", False),
             reader=child_table.text("reader", None),
             refused_with=child_table.text("refused_with", None),
+            woken=child_table.integer("woken", None, maximum=MAX_COUNT),
         ))
     return Expectation(violations, tuple(found), table.integer("refusals", None,
                                                                maximum=MAX_COUNT))
