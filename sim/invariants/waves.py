@@ -6,7 +6,8 @@ required, whether it is private). What the requester session showed: the run eac
 became and the turn that asked (``spawn``), and how each turn ended (``requester.turn_end``:
 ``finish`` or ``yield``; a turn still open when the session's next one starts,
 ``requester.turn``, has finished; a reset or delete, ``requester.lifecycle``, abandons it).
-What was seen of each child: its start (``child.start``) and its own end record
+What was seen of each child: its start (``child.start``, or ``lane.started`` when it waited for
+the lane or its session's earlier run) and its own end record
 (``child.end``), the registry's cleanup of it (``run.cleanup``), whether its own result reached
 the requester (``requester.accept`` on its own key) or the registry gave its own delivery up
 (``delivery.give_up``); and every settle wake the delivery process sent (``batch.dispatch``
@@ -106,6 +107,10 @@ def _read(trace: Sequence[Record]) -> _Seen:
         elif kind == "child.start" and r.data["run_id"] in children:
             child = children[r.data["run_id"]]
             child.start = child.start or r
+        elif kind == "lane.started" and r.data["run_id"] in children:
+            # A run told to wait (for the lane, or for its session's earlier run) starts
+            # executing only now: its interval begins here, not at its spawn.
+            children[r.data["run_id"]].start = r
         elif kind == "child.end" and r.data["run_id"] in children:
             child = children[r.data["run_id"]]
             child.end = child.end or r
