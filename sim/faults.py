@@ -311,7 +311,9 @@ class FaultPlan:
             return ((0, dst, message),)
         child = None
         if isinstance(message, Completion | CompletionAck):
-            child = self._child_of_run(message.run_id)
+            # A batch wake's run id stands for its child (an aimed delay names it).
+            child = self._child_of_run(message.run_id) or (
+                message.run_id if message.run_id.startswith("batch:") else None)
         delay = 0
         armed = self._take_armed("delay", child=child)
         if armed is not None:

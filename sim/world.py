@@ -46,6 +46,7 @@ from sim import (
     world_receipts,
     world_routes,
     world_tree,
+    world_reach,
     world_turns,
 )
 from sim.choices import Chooser, Schedule, Span
@@ -230,7 +231,8 @@ class _World:
                 self.chooser, self.sessions[workload.requester])
         limits = self.scenario.limits
         if self.scenario.draw_limits:
-            limits = world_tree.draw_limits(self.chooser, limits)
+            limits = world_reach.narrow_lane(self.chooser, world_tree.draw_limits(
+                self.chooser, limits))
         kernel.emit(addresses.HARNESS, "world.limits", attrs.asdict(limits))
         self.limits, self.lane = limits, Lane(limits.max_concurrent)
         turns, lifecycle = self.scenario.turns, self.scenario.lifecycle
@@ -243,8 +245,10 @@ class _World:
                     self.chooser, workload.requester, children, workload.run_max_ms)
                 turns = draw_status_check(self.chooser, children, turns)
                 race = draw_reset_race(self.chooser, children, turns)
-                lifecycle = self.scenario.lifecycle + lifecycle + race.lifecycle
-                timeline += race.timeline
+                wake = world_reach.wake_race(self.chooser, children, turns,
+                                             (*lifecycle, *race.lifecycle))
+                lifecycle = self.scenario.lifecycle + lifecycle + race.lifecycle + wake.lifecycle
+                timeline += race.timeline + wake.timeline
                 if self.chooser.chance("workload:turns", 0.3):
                     reply_modes[workload.requester] = ReplyMode.MESSAGE_TOOL
         kernel.trace.limit = max(MAX_RECORDS, PER_CHILD * len(children))
@@ -394,6 +398,9 @@ class _World:
                 child = world_tree.draw_tree(self.chooser, child, drawn, trees,
                                              workload.tree_share)
                 child = self._draw_archive_use(child, drawn, trees)
+                queued_abort = world_reach.abort_in_queue(self.chooser, self.plan, child, trees)
+                if queued_abort is not None:
+                    self._schedule_abort(queued_abort, child.requester, child.id)
                 child = world_receipts.draw_correction(self.chooser, self.plan, child)
                 child = draw_private(self.chooser, child)
                 crash_at = world_receipts.aim_at_frozen_findings(self.chooser, self.plan, child)
@@ -405,7 +412,11 @@ class _World:
                 trees.add(child, may_parent=not refused(child))
                 if child.parent is not None and self.plan.strikes("delete-session"):
                     parent = next(c for c in reversed(drawn) if c.id == child.parent)
-                    at = world_tree.deletion_at(self.chooser, parent, child)
+                    at, transit = world_reach.gone_in_transit(
+                        self.chooser, parent, child,
+                        world_tree.deletion_at(self.chooser, parent, child))
+                    if transit is not None:
+                        self._schedule_fault(transit)
                     self.kernel.at(at, f"delete session of {parent.id}",
                                    functools.partial(self._delete_session, parent.id))
                 if child.parent is not None:
@@ -505,12 +516,14 @@ class _World:
         if plan.strikes("child-error"):
             error = CHILD_ERRORS[chooser.choose("fault:child-error", len(CHILD_ERRORS))]
             steps[-1] = attrs.evolve(steps[-1], finish=StepFinish.STREAM_ERROR)
+            steps, retried = world_reach.retry_before_error(chooser, plan, steps, retried)
         timeout_ms = None
         if plan.strikes("child-timeout"):
             timeout_ms = 1000 * (1 + chooser.choose("fault:child-timeout", run_ms // 1000))
             if retried is not None and chooser.chance("fault:child-timeout", 0.5):
                 # Aimed: the attempt fails, then the timeout comes before its retry streams.
                 timeout_ms = (retried + 1) * step_ms + 1
+        timeout_ms = world_reach.timeout_before_retry(chooser, plan, steps, retried, timeout_ms)
         answer_lost = plan.strikes("answer-lost")  # DEL-2: lost-answer recovery finds it
         encoding = (Encoding.V1 if chooser.chance("workload", 0.25) else Encoding.V2).value
         expects_completion = not chooser.chance("workload", 0.1)

@@ -102,6 +102,8 @@ def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
             queued.discard(data["run_id"])
         elif kind in _ACTIVITY:
             run_id = data["run_id"]
+            if kind == "child.turn_end" and run_id in queued and data["reason"] == "aborted":
+                continue  # aborted while it waited (lane or session): it never streamed
             if run_id not in streaming and run_id not in ended:
                 streaming[run_id] = None
                 lane = limits.get("max_concurrent")
