@@ -43,10 +43,10 @@ from sim import (
     replies,
     world_observe,
     world_permissions,
+    world_reach,
     world_receipts,
     world_routes,
     world_tree,
-    world_reach,
     world_turns,
 )
 from sim.choices import Chooser, Schedule, Span

@@ -48,7 +48,7 @@ WAKE_RACE_DELETE_SHARE = 0.3
 # The share of seeds that run under a lane of two (and the world's other limits): a run that
 # waited for its session's earlier run then finds the lane's slots taken
 # (``child.lane-queued-after-session``).
-NARROW_LANE_SHARE = 0.12
+NARROW_LANE_SHARE = 0.16
 NARROW_LANE = 2
 # Of runs spawned into a session whose earlier run should still run (and the abort fault on),
 # the share aborted while they wait for it (``child.aborted-in-session-queue``).
@@ -97,7 +97,8 @@ def gone_in_transit(chooser: Chooser, parent: ChildSpec, child: ChildSpec, at_ms
     return at_ms, TimelineEvent(child.spawn_at_ms, "delay", child=child.id, delay_ms=delay_ms)
 
 
-def wake_race(chooser: Chooser, children: Sequence[ChildSpec], turns: Sequence[TurnDef], lifecycle: Sequence[LifecycleDef]) -> ResetRace:
+def wake_race(chooser: Chooser, children: Sequence[ChildSpec], turns: Sequence[TurnDef],
+              lifecycle: Sequence[LifecycleDef]) -> ResetRace:
     """Maybe a ``/new`` (or a delete) of a session around the moment a yielded batch of its
     should wake, its wake held up in transit (an armed delay on the batch's run id, which the
     fault plan matches like a child's). Only for a yield no earlier lifecycle event touched, so
@@ -135,7 +136,9 @@ def narrow_lane(chooser: Chooser, limits: SpawnLimits) -> SpawnLimits:
     """Now and then a lane of two, the world's other limits kept."""
     if not chooser.chance("aim:narrow-lane", NARROW_LANE_SHARE):
         return limits
-    return attrs.evolve(limits, max_concurrent=min(limits.max_concurrent, NARROW_LANE))
+    lane = limits.max_concurrent
+    return attrs.evolve(limits, max_concurrent=NARROW_LANE if lane is None
+                        else min(lane, NARROW_LANE))
 
 
 def abort_in_queue(chooser: Chooser, plan: FaultPlan, child: ChildSpec, trees: TreeBook

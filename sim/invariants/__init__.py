@@ -29,6 +29,7 @@ from sim.invariants.routes import INVARIANTS as _ROUTES
 from sim.invariants.send_errors import INVARIANTS as _SEND_ERRORS
 from sim.invariants.sessions import INVARIANTS as _SESSIONS
 from sim.invariants.turns import INVARIANTS as _TURNS
+from sim.invariants.wake_budgets import INVARIANTS as _WAKE_BUDGETS
 from sim.invariants.wake_message import INVARIANTS as _WAKE_MESSAGE
 from sim.invariants.waves import INVARIANTS as _WAVES
 from sim.invariants.yields import INVARIANTS as _YIELDS
@@ -39,7 +40,7 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS
                               + _RECEIPTS + _FINDINGS + _LIMITS + _REDRIVE + _TURNS
                               + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS
-                              + _WAVES)
+                              + _WAVES + _WAKE_BUDGETS)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

@@ -346,6 +346,8 @@ def private_window_from_release(trace: Sequence[Record]) -> list[Violation]:
             if found[run_id].how == "yielded":
                 continue  # its yield batch owns it: the batch wake's budgets decide (YLD-3)
             release = found[run_id].due_from(ends[run_id])
+            if found[run_id].how == "closed" and release is not None and r.t_ms >= release:
+                continue  # a reset or delete closed it (PRV-3): no window is owed (seed 792)
             if release is None or r.t_ms < release:
                 violations.append(Violation(
                     "private-window-from-release", "PRV-7",

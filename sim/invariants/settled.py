@@ -19,13 +19,16 @@ UNKNOWN = -1  # the trail ends where an outsider cannot tell when the run settle
 
 
 def own_settle(end: Record | None, trail: Sequence[Record], asked: Asked | None,
-               member: bool) -> int | None:
+               member: bool, crashes: Sequence[int] = ()) -> int | None:
     """When the run settled as far as an outsider can tell: its end (``end``), then its own
     delivery's last answer (the transcript taking it, or a refusal: a member's refused try hands
     it to its batch; another run's refusal settles it only when permanent). None: it never ended;
     UNKNOWN: its trail ends in a send nobody answered, an acknowledgement lost, a refusal it
     may retry after, or (for a descendant) no send at all (then its give-up at its expiry, or
-    its deferral, shows nowhere but in the registry)."""
+    its deferral, shows nowhere but in the registry). A member whose earlier send may have
+    landed (nobody answered it, or the delivery process died, ``crashes``, after the run ended:
+    a restarted process counts any earlier attempt as possibly landed) is never handed to its
+    batch: only the transcript taking it, or its expiry (UNKNOWN), settles it (seed 983)."""
     if end is None:
         return None
     if asked is not None and not asked.required:
@@ -34,6 +37,8 @@ def own_settle(end: Record | None, trail: Sequence[Record], asked: Asked | None,
     if last is None:
         return end.t_ms if member else UNKNOWN  # a member is handed over as it ends
     send = trail[last]
+    if member and _may_have_landed(end, trail, last, crashes):
+        member = False  # a refusal of it hands nothing over
     settled: int | None = None
     for r in trail[last + 1:]:
         if r.kind in ("requester.accept", "requester.duplicate") and \
@@ -46,3 +51,23 @@ def own_settle(end: Record | None, trail: Sequence[Record], asked: Asked | None,
         elif (klass := rejection_class(r)) is not None and settled is None:
             settled = r.t_ms if member or klass in ("permanent", "sent") else UNKNOWN
     return UNKNOWN if settled is None else settled
+
+
+def _may_have_landed(end: Record, trail: Sequence[Record], last: int,
+                     crashes: Sequence[int]) -> bool:
+    """Whether a send before the trail's ``last`` one may have reached the requester: one that
+    nobody answered before the next, an acknowledgement lost, or a restart of the delivery
+    process after the run ended (what it attempted before dying is not known to it)."""
+    if any(end.t_ms <= c <= trail[last].t_ms for c in crashes):
+        return True
+    answered = True
+    for r in trail[:last]:
+        if r.kind == "gateway.send":
+            if not answered:
+                return True
+            answered = False
+        elif r.kind == "fault" and r.data["kind"] == "send-ambiguous":
+            return True
+        elif r.kind != "fault" or rejection_class(r) is not None:
+            answered = True
+    return not answered

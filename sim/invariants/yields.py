@@ -4,12 +4,16 @@ What was asked: each spawn request with the turn and session incarnation that as
 (``world.spawn``), each turn's end (``world.turn_end``, ``how = "yield"`` for ``sessions_yield``)
 and each reset or delete (``world.lifecycle``). What was seen: each child's end (``child.end``),
 every completion the gateway was handed (``gateway.send``) and how it was answered: what each
-requester's transcript took (``requester.accept``, with whether the requester answered the user
-visibly, or ``requester.duplicate``), the gateway's refusals and its lost or slow
-acknowledgements (``fault`` records), the delivery process's crashes and restarts, and the faults
-the world injected. A batch is the required children one turn asked for before it yielded; its
-wake is the completion keyed ``announce:requester-settle:...`` whose key names exactly those runs.
-(``wake-after-settle`` still reads the registry's cleanup of descendants, ``run.cleanup``.)
+requester's transcript took (``requester.accept``, ``requester.duplicate``) or the session
+refused to take (``requester.wake_refused``, ``requester.gone``), the gateway's refusals and its
+lost or slow acknowledgements (``fault`` records), the delivery process's crashes and restarts,
+and the faults the world injected; after a wake, what the resumed turn wrote
+(``requester.turn_answer``) and what the session's conversation received from it
+(``conversation.reply``: a wake was answered visibly exactly when its turn's reply reached the
+conversation). A batch is the required children one turn asked for before it yielded; its wake
+is the completion keyed ``announce:requester-settle:...`` whose key names exactly those runs.
+No oracle here reads a verdict of the registry (its settle, hand-over, give-up or cleanup
+records) nor what the session said of itself (``visible_reply``, a refusal's ``reason``).
 """
 
 from __future__ import annotations
@@ -31,7 +35,6 @@ RECHECK_MS = 30_000
 # A batch whose descendants stay unsettled, none of them running, through this many rechecks
 # closes without a wake (reference §c9: "deferred too many times").
 DEFERRAL_LIMIT = 10
-TURN_PENDING = "requester_turn_pending"
 
 
 def is_wake(key: str) -> bool:
@@ -118,7 +121,11 @@ def yielded_members(trace: Sequence[Record]) -> set[str]:
 @attrs.define
 class _Seen:
     ends: dict[str, Record] = attrs.field(factory=dict)
-    cleanups: dict[str, Record] = attrs.field(factory=dict)  # wake-after-settle's only
+    # When a run's producer first corrected it (``child.correction``), and when an operator
+    # first asked about a child (``world.operator``): a send after either may be a new
+    # generation of a run that had settled (DEL-12, DEL-16).
+    corrected: dict[str, int] = attrs.field(factory=dict)
+    operator: dict[str, int] = attrs.field(factory=dict)
     spawns: dict[str, Record] = attrs.field(factory=dict)
     sends: dict[str, list[Record]] = attrs.field(factory=dict)  # run_id -> per-child sends
     # run_id -> its own delivery as the gateway and its requester saw it: each per-child send,
@@ -127,6 +134,8 @@ class _Seen:
     trail: dict[str, list[Record]] = attrs.field(factory=dict)
     wake_sends: list[Record] = attrs.field(factory=list)
     wake_accepts: list[Record] = attrs.field(factory=list)
+    # The seqs of the wake accepts whose resumed turn's reply reached the conversation.
+    answered: set[int] = attrs.field(factory=set)
     downtime: list[tuple[int, int]] = attrs.field(factory=list)
     lifecycle: dict[str, list[Record]] = attrs.field(factory=dict)
     wake_faults: list[Record] = attrs.field(factory=list)
@@ -148,12 +157,17 @@ def _seen(trace: Sequence[Record]) -> _Seen:
 def _read_seen(trace: Sequence[Record]) -> _Seen:
     seen = _Seen()
     down_at: int | None = None
+    wakes_taken: dict[str, Record] = {}  # wake key -> the transcript taking it
+    # (session actor, turn run) -> the wake its latest answer answered, and when
+    answering: dict[tuple[str, str], tuple[Record, int]] = {}
     for r in trace:
         kind = r.kind
         if kind == "child.end":
             seen.ends.setdefault(r.data["run_id"], r)
-        elif kind == "run.cleanup":
-            seen.cleanups.setdefault(r.data["run_id"], r)
+        elif kind == "child.correction":
+            seen.corrected.setdefault(r.data["run_id"], r.t_ms)
+        elif kind == "world.operator":
+            seen.operator.setdefault(r.data["child"], r.t_ms)
         elif kind == "spawn":
             seen.spawns[r.data["run_id"]] = r
             seen.started[r.data["run_id"]] = r.t_ms
@@ -169,6 +183,13 @@ def _read_seen(trace: Sequence[Record]) -> _Seen:
                 seen.trail.setdefault(r.data["run_id"], []).append(r)
         elif kind == "requester.accept" and is_wake(r.data.get("key", "")):
             seen.wake_accepts.append(r)
+            wakes_taken[r.data["key"]] = r
+        elif kind == "requester.turn_answer" and r.data["key"] in wakes_taken:
+            answering[(r.actor, r.data["turn_run_id"])] = (wakes_taken[r.data["key"]], r.t_ms)
+        elif kind == "conversation.reply":
+            taken = answering.get((r.actor, r.data["turn_run_id"]))
+            if taken is not None and taken[1] == r.t_ms:  # the answer to that very wake
+                seen.answered.add(taken[0].seq)
         elif kind in TRAIL_KINDS and not is_wake(str(r.data.get("key") or "")) and (
                 kind != "fault" or rejection_class(r) is not None
                 or r.data.get("kind") in ("send-ambiguous", "ack-slow")):
@@ -243,7 +264,8 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]) -> tuple[int
     descendants: list[str] = []
     for run_id in batch.members:
         own = own_settle(seen.ends.get(run_id), seen.trail.get(run_id, []),
-                         asked.get(run_id), member=True)
+                         asked.get(run_id), member=True,
+                         crashes=[down for down, _ in seen.downtime])
         if own is None or own == UNKNOWN:
             return None
         ready = max(ready, own)
@@ -269,7 +291,7 @@ def one_wake_per_batch(trace: Sequence[Record]) -> list[Violation]:
     violations = []
     for batch in batches(trace):
         accepts = _wake_of(batch, seen.wake_accepts)
-        answered = [r for r in accepts if r.data.get("visible_reply", True)]
+        answered = [r for r in accepts if r.seq in seen.answered]
         if len(answered) > 1:
             violations.append(Violation(
                 "one-wake-per-batch", "YLD-1",
@@ -304,17 +326,33 @@ def one_wake_per_batch(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+def _still_delivering(seen: _Seen, asked: dict[str, Asked], run_id: str, at_ms: int) -> bool:
+    """Whether a run's own delivery was surely still going at ``at_ms``: it is owed (asked for as
+    required) and the gateway was handed a send of it later, which no correction of its result
+    and no operator's request explains (either may send a settled run again: a new generation,
+    a redrive)."""
+    request = asked.get(run_id)
+    if request is None or not request.required:
+        return False
+    since = min(seen.corrected.get(run_id, 2**62),
+                seen.operator.get(request.child, 2**62))
+    return any(at_ms < r.t_ms < since for r in seen.sends.get(run_id, []))
+
+
 def wake_after_settle(trace: Sequence[Record]) -> list[Violation]:
     """A batch's wake is never sent before every member and every member's descendant has
-    ended and settled."""
+    ended, nor while a descendant's own delivery was still going (the gateway was handed a send
+    of it after the wake)."""
     seen = _seen(trace)
+    asked = asked_runs(trace)
     violations = []
     for batch in [*batches(trace), *wave_batches(trace)]:
         for send in _wake_of(batch, seen.wake_sends)[:1]:
             early = [run_id for run_id in batch.members
                      if run_id not in seen.ends or seen.ends[run_id].t_ms > send.t_ms]
             early += [d for run_id in batch.members for d in _descendants(seen, run_id)
-                      if d not in seen.cleanups or seen.cleanups[d].t_ms > send.t_ms]
+                      if d not in seen.ends or seen.ends[d].t_ms > send.t_ms
+                      or _still_delivering(seen, asked, d, send.t_ms)]
             if early:
                 violations.append(Violation(
                     "wake-after-settle", "YLD-1",
@@ -374,76 +412,6 @@ def wake_between_turns(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
-RETRY_DELAYS_MS = (30_000, 120_000)
-MAX_ATTEMPTS = 3
-_PERMANENT_OR_SENT = ("permanent", "sent")
-
-
-def wake_budgets(trace: Sequence[Record]) -> list[Violation]:
-    """YLD-3 from the gateway's view of each wake: at most three attempts; a fresh key
-    (``:retry-n``) only after the previous key was refused as not delivered or answered without a
-    visible reply (never after a send that may have landed unanswered), 30 s and then 120 s
-    later (plus any downtime of the delivery process); nothing after a permanent refusal. A
-    session busy in another turn refuses a wake (requester_turn_pending): that spends no
-    attempt, so the next send is the same key."""
-    seen = _seen(trace)
-    refusals: dict[str, list[Record]] = {}
-    for r in seen.wake_faults:
-        if r.kind == "requester.wake_refused" or "error" in r.data:
-            refusals.setdefault(r.data["key"], []).append(r)
-    violations = []
-    for batch in [*batches(trace), *wave_batches(trace)]:
-        sends = _wake_of(batch, seen.wake_sends)
-        accepts = _wake_of(batch, seen.wake_accepts)
-        keys = list(dict.fromkeys(r.data["key"] for r in sends))
-        for busy in seen.wake_faults:
-            if busy.kind != "requester.wake_refused" or busy.data["reason"] != TURN_PENDING \
-                    or busy.data["key"] not in keys:
-                continue
-            after = next((s for s in sends if s.seq > busy.seq), None)
-            if after is not None and after.data["key"] != busy.data["key"]:
-                violations.append(Violation(
-                    "wake-budgets", "YLD-3", f"the wake of {batch.turn} moved to "
-                    f"{after.data['key']} after {busy.actor} was busy in another turn (an "
-                    "attempt spent on requester_turn_pending)", (busy.seq, after.seq)))
-        if len(keys) > MAX_ATTEMPTS:
-            violations.append(Violation("wake-budgets", "YLD-3", f"the wake of {batch.turn} "
-                                        f"used {len(keys)} attempt keys, over {MAX_ATTEMPTS}",
-                                        tuple(r.seq for r in sends)))
-        for n, key in enumerate(keys[1:], start=1):
-            first = next(r for r in sends if r.data["key"] == key)
-            before = [r for r in sends if r.data["key"] == keys[n - 1] and r.t_ms <= first.t_ms]
-            refused = [f for f in refusals.get(keys[n - 1], []) if f.t_ms <= first.t_ms]
-            silent = [a for a in accepts if a.data["key"] == keys[n - 1]
-                      and not a.data.get("visible_reply", True) and a.t_ms <= first.t_ms]
-            # The session records a key once: once it took the key without a visible reply,
-            # every other send of that key lands as a duplicate and can show nothing more.
-            # Refusals prove nothing about other sends: each must have been refused.
-            if not silent and (not refused or len(refused) < len(before)):
-                violations.append(Violation(
-                    "wake-budgets", "YLD-3", f"the wake of {batch.turn} moved to the fresh key "
-                    f"{key} although a send of {keys[n - 1]} may have landed",
-                    (*(r.seq for r in before), first.seq)))
-                continue
-            delay = RETRY_DELAYS_MS[min(n, len(RETRY_DELAYS_MS)) - 1]
-            # The answer the retry followed: the last one at least the delay before it (a key
-            # refused, then replayed and taken without a visible reply, has two).
-            answers = sorted([*refused, *silent], key=lambda a: a.seq)
-            timely = [a for a in answers if a.t_ms + delay <= first.t_ms]
-            why = timely[-1] if timely else answers[-1]
-            late = why.t_ms + delay + _overlap(seen.downtime, why.t_ms, first.t_ms) + 1_000
-            # A refusal answers at once; a reply's acknowledgement may come late (only the lower
-            # bound holds then, also when a later refusal of a replay came before that late
-            # acknowledgement: seed 1846).
-            if first.t_ms < why.t_ms + delay or (why.kind == "fault" and not silent
-                                                 and first.t_ms > late):
-                violations.append(Violation(
-                    "wake-budgets", "YLD-3", f"attempt {n + 1} of the wake of {batch.turn} was "
-                    f"sent {first.t_ms - why.t_ms} ms after attempt {n} failed, not "
-                    f"{delay} ms", (why.seq, first.seq)))
-    return violations
-
-
 INVARIANTS = (
     Invariant("one-wake-per-batch", "YLD-1", "safety",
               "A yielded batch wakes its requester once (a wake the requester could not answer "
@@ -452,10 +420,6 @@ INVARIANTS = (
     Invariant("wake-after-settle", "YLD-1", "safety",
               "A batch's wake is sent only after every member and every member's descendant "
               "settled.", wake_after_settle),
-    Invariant("wake-budgets", "YLD-3", "safety",
-              "A wake makes at most three attempts, 30 s then 120 s apart, each fresh key only "
-              "after the previous one was refused or answered without a visible reply.",
-              wake_budgets),
     Invariant("wake-not-delayed", "YLD-1", "liveness",
               "Once a batch's members and their descendants settled, its wake goes out within "
               "one recheck (plus any downtime of the delivery process): a child of an "
