@@ -8,7 +8,7 @@ of the first 200, so a bug there goes unseen by a short sweep. Each aim is a sma
 its own Chooser subsystem (so the other draws keep still where they can). Each aim needs the
 fault kinds of its corner on in the seed (``--faults`` narrows them), except the transit delay
 an aim arms for the message it races (as sim/world_private.py's aimed reset does): a race
-against a message needs the message in flight. Issue 12; docs/fidelity.md "Aimed draws".
+against a message needs the message in flight. Issue 12; docs/scenarios.md "Aimed draws".
 """
 
 from __future__ import annotations
