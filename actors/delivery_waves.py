@@ -14,6 +14,7 @@ from actors import batch_events, waves
 from actors.batch_record import BatchRow, BatchStatus, agent_id
 from actors.batch_wake import SaveBatch
 from actors.delivery_wakes import Wakes
+from actors.mutants import MUTANT_WAVE_NEVER_WOKEN
 from actors.run_record import RunRecord
 from actors.states import DeliveryStatus
 from actors.turns import TurnState
@@ -112,6 +113,8 @@ class Waves:
     def _settle(self, session: str, incarnation: int, wave: waves.Wave,
                 records: list[RunRecord]) -> None:
         consumed = wave.verdict is waves.Verdict.CONSUMED
+        if not consumed and MUTANT_WAVE_NEVER_WOKEN in self._mutants:
+            return  # the bug: a wave due its wake is dropped (and found due again, in vain)
         row = BatchRow(batch_id=f"wave:{','.join(wave.members)}", requester=session,
                        agent_id=agent_id(session), turn_run_id=None, incarnation=incarnation,
                        members=wave.members, rearm_generation=0, frozen_at_ms=self.port.now_ms,

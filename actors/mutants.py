@@ -68,6 +68,7 @@ MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-final-visible"
 MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes"
 # Unfrozen waves (actors/waves.py).
 MUTANT_WAVE_STALE_SIBLING = "wave-includes-stale-sibling"
+MUTANT_WAVE_NEVER_WOKEN = "wave-never-woken"
 
 MUTANTS: dict[str, str] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: (
@@ -274,6 +275,10 @@ MUTANTS: dict[str, str] = {
         "non-yield turns joins it, long-settled, non-overlapping older children included "
         "(reference §c9 unfrozen batch; YLD-1)"
     ),
+    MUTANT_WAVE_NEVER_WOKEN: (
+        "a settled wave of two or more overlapping siblings is never woken: the delivery side "
+        "finds it due and sends nothing (reference §c9 unfrozen batch; YLD-1)"
+    ),
 }
 
 
@@ -334,6 +339,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL: Breaks("PRV-2", "private-yield-reply-rules"),
     MUTANT_STATUS_CHECK_CONSUMES_PRIVATE: Breaks("PRV-6", "status-check-keeps-private"),
     MUTANT_WAVE_STALE_SIBLING: Breaks("YLD-1", "wave-is-overlapping-set"),
+    MUTANT_WAVE_NEVER_WOKEN: Breaks("YLD-1", "wave-woken"),
 }
 
 
