@@ -14,10 +14,11 @@ import pytest
 
 import actors.batch_wake
 from actors.batch_record import BatchRow
-from actors.mutants import MUTANT_TWO_WAKES
+from actors.mutants import MUTANT_TWO_WAKES, MUTANT_WAVE_NEVER_WOKEN
 from actors.store import RunStore
 from sim import scenario, world
 from sim.invariants.wake_budgets import wake_budgets
+from sim.invariants.wave_liveness import wave_woken
 from sim.invariants.yields import one_wake_per_batch, wake_after_settle
 from sim.trace import Record
 from tests.conftest import SCENARIOS
@@ -79,3 +80,11 @@ def test_wake_budgets_catch_an_attempt_spent_on_a_refusing_session(
 
     monkeypatch.setattr(actors.batch_wake.BatchWakeCore, "acked", spent)
     assert wake_budgets(_outside(_run("yield-turn-pending.toml"), visible=True))
+
+
+def test_wave_woken_catches_a_wave_never_woken_from_outside() -> None:
+    assert wave_woken(_outside(_run("wave-overlapping.toml"), visible=True)) == []
+    broken = _run("wave-overlapping.toml", mutants=[MUTANT_WAVE_NEVER_WOKEN])
+    found = wave_woken(_outside(broken, visible=True))
+    # Both of its waves: {a, b} of t1 and {d, e} of t3 (c alone is consumed, owed nothing).
+    assert len(found) == 2
