@@ -180,6 +180,9 @@ PARKED_CRASH_SPAN_MS = 15 * 60_000
 # After a seeded transient refusal, how often the run's next tries go unanswered, and how many.
 AMBIGUOUS_AFTER_REFUSAL = 0.25
 TRIES_AFTER_REFUSAL = 3
+# After a seeded transient refusal (crashes on), how often the delivery process dies during the
+# wait before the next transport try (``delivery.crash-in-try-wait``, issue 12).
+CRASH_IN_TRY_WAIT = 0.1
 
 
 _IN_PROCESS = {addresses.DELIVERY, addresses.GATEWAY}
@@ -239,6 +242,8 @@ class FaultPlan:
         # Set by a scripted crash: how long the crashed actor stays down.
         self.restart_after_ms: int | None = None
         self.kernel: Emitter | None = None
+        # Set by the world: put a crash of the delivery process (while it waits) on the agenda.
+        self.crash_at: Callable[[int], None] | None = None
         self._child_of_run = child_of_run  # run_id -> child_id
         # A seeded gateway outage: [start, end) in virtual ms and the error it answers with.
         self.outage: tuple[int, int, SendError] | None = None
@@ -378,6 +383,11 @@ class FaultPlan:
             # concrete one, DEL-9). On its own stream, so other draws keep still.
             self.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_AMBIGUOUS,
                                                        child=child), TRIES_AFTER_REFUSAL))
+        if kind == FaultKind.SEND_TRANSIENT and "crash" in self.rates and \
+                self.crash_at is not None and self.chooser.chance("aim:crash-in-try-wait",
+                                                                  CRASH_IN_TRY_WAIT):
+            # Aimed: the process dies while it waits the 5 s before the next transport try.
+            self.crash_at(now + 1000 * (1 + self.chooser.choose("aim:crash-in-try-wait", 4)))
         echo = (1000 * self.chooser.choose("fault:duplicate", 5)
                 if self.strikes("duplicate") else None)
         return ChunkVerdict(ChunkFate.FAILED, error, echo)

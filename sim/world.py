@@ -194,6 +194,7 @@ class _World:
         self.kernel = Kernel(chooser, Trace(MAX_RECORDS), clock, self.plan.network,
                              self.plan.crash)
         self.plan.kernel = self.kernel
+        self.plan.crash_at = lambda at: self.kernel.at(at, "crash delivery", self._crash_parked)
         self._root: trio.Nursery | None = None
         # The top-level sessions as this run configures them (routing drawn by the seed when the
         # workload asks for it), and the number of the harness's last session-control request.
