@@ -10,9 +10,9 @@ What was seen of each child: its start (``child.start``, or ``lane.started`` whe
 the lane or its session's earlier run) and its own end record
 (``child.end``), the registry's cleanup of it (``run.cleanup``), whether its own result reached
 the requester (``requester.accept`` on its own key) or the registry gave its own delivery up
-(``delivery.give_up``); and every settle wake the delivery process sent (``batch.dispatch``
-keyed ``announce:requester-settle:...`` without ``:yield-``: a wave's wake, naming its
-members).
+(``delivery.give_up``: still the registry's own records, both); and every settle wake the gateway
+was handed (``gateway.send`` keyed ``announce:requester-settle:...`` without ``:yield-``: a
+wave's wake, naming its members).
 
 A wave's siblings are the required, public children of one top-level requester session (not a
 sub-agent's, not a cron requester's) spawned by turns that ended normally (never yielded), in
@@ -138,9 +138,10 @@ def _read(trace: Sequence[Record]) -> _Seen:
                 finished.setdefault(r.data["turn_run_id"], r)
             elif r.data["how"] == "yield":
                 yielded.add(r.data["turn_run_id"])
-        elif kind == "batch.dispatch" and ":yield-" not in r.data["key"]:
-            # The delivery process sending it (the gateway may get it later: a delayed message
-            # must not make a sibling whose turn ended meanwhile look left out).
+        elif kind == "gateway.send" and is_wake(r.data["key"]) \
+                and ":yield-" not in r.data["key"]:
+            # The gateway handed it as the delivery process sends it (a message delayed on its
+            # way must not make a sibling whose turn ended meanwhile look left out).
             wakes.setdefault(_base(r.data["key"]), r)
     return _Seen(children, finished, yielded, list(wakes.values()))
 
