@@ -136,6 +136,9 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
     # (run, key) -> when its announcement was first rendered: the registry's record of storing
     # its findings with the run, else its first hand-off to the gateway under that key.
     rendered: dict[tuple[str, str], int] = {}
+    # run -> its latest storing of findings: a resend under another key (a restart's fresh key)
+    # carries what was stored, not a rendering of its own.
+    frozen: dict[str, int] = {}
     # DEL-12: a producer's later correction replaces a run's result (a newer receipt).
     corrections: dict[str, list[Record]] = {}
     made = produced(trace)
@@ -160,10 +163,12 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
             corrections.setdefault(r.data["run_id"], []).append(r)
         elif kind in ("delivery.findings-frozen", "gateway.send"):
             rendered.setdefault((r.data["run_id"], r.data["key"]), r.seq)
+            if kind == "delivery.findings-frozen":
+                frozen[r.data["run_id"]] = r.seq
         elif kind == "requester.accept" and r.data["run_id"] in ends:
             run_id = r.data["run_id"]
             spawn, end = spawns[run_id], ends[run_id]
-            at = rendered.get((run_id, r.data["key"]), r.seq)
+            at = min(rendered.get((run_id, r.data["key"]), r.seq), frozen.get(run_id, r.seq))
             start = starts[run_id]
             children = [s for s in by_session.get(spawn.data["child_session_key"], ())
                         if start < s.seq < end.seq]
