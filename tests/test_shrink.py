@@ -29,7 +29,7 @@ from tests.conftest import ROOT, SCENARIOS
 # A failing seed of the default world for each built-in mutant, with a long trace (so a tenfold
 # shrink is possible: the smallest failing runs are 15-17 records).
 FAILING = {"last-assistant-message": (532, "output-rule"),
-           "claim-cleared-first": (154, "evidence-before-claim")}
+           "claim-cleared-first": (189, "evidence-before-claim")}
 LONG = 200  # trace records
 BUDGET = 300
 
