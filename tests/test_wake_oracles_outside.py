@@ -13,7 +13,6 @@ import attrs
 import pytest
 
 import actors.batch_wake
-from actors.batch_record import BatchRow
 from actors.mutants import MUTANT_TWO_WAKES, MUTANT_WAVE_NEVER_WOKEN
 from actors.store import RunStore
 from sim import scenario, world
@@ -22,6 +21,7 @@ from sim.invariants.wave_liveness import wave_woken
 from sim.invariants.yields import one_wake_per_batch, wake_after_settle
 from sim.trace import Record
 from tests.conftest import SCENARIOS
+from tests.test_yields import spend_refused_attempts
 
 REGISTRY = ("delivery.", "batch.", "run.cleanup", "private.")
 
@@ -69,16 +69,7 @@ def test_wake_budgets_read_no_visible_reply_nor_reason(monkeypatch: pytest.Monke
 def test_wake_budgets_catch_an_attempt_spent_on_a_refusing_session(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real = actors.batch_wake.BatchWakeCore.acked
-
-    def spent(self: Any, row: BatchRow, members: Any, ack: Any, now_ms: int) -> Any:
-        effects = real(self, row, members, ack, now_ms)
-        if ack.turn_pending:  # the bug: the refused attempt counts
-            effects = [attrs.evolve(e, row=attrs.evolve(e.row, attempt_count=row.attempt_count))
-                       if isinstance(e, actors.batch_wake.SaveBatch) else e for e in effects]
-        return effects
-
-    monkeypatch.setattr(actors.batch_wake.BatchWakeCore, "acked", spent)
+    spend_refused_attempts(monkeypatch)
     assert wake_budgets(_outside(_run("yield-turn-pending.toml"), visible=True))
 
 

@@ -98,9 +98,8 @@ def test_wake_between_turns_catches_a_wake_cutting_into_a_turn() -> None:
     assert "wake-between-turns" in _found(result)
 
 
-def test_wake_budgets_catch_an_attempt_spent_on_a_busy_requester(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def spend_refused_attempts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken variant: a wake attempt refused by a busy requester counts against the budget."""
     real = actors.batch_wake.BatchWakeCore.acked
 
     def spent(self: Any, row: BatchRow, members: Any, ack: Any, now_ms: int) -> Any:
@@ -111,4 +110,10 @@ def test_wake_budgets_catch_an_attempt_spent_on_a_busy_requester(
         return effects
 
     monkeypatch.setattr(actors.batch_wake.BatchWakeCore, "acked", spent)
+
+
+def test_wake_budgets_catch_an_attempt_spent_on_a_busy_requester(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spend_refused_attempts(monkeypatch)
     assert "wake-budgets" in _found(_run("yield-turn-pending.toml"))
