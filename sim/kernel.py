@@ -15,6 +15,7 @@ must never vanish into a quiet result.
 from __future__ import annotations
 
 import enum
+import math
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -182,6 +183,14 @@ class Kernel:
         self._incarnations: dict[str, int] = {}
         self._running = 0
         self._harness: trio.lowlevel.Task | None = None
+        # While run() waits: its bounds, so whichever actor parks last takes the next agenda
+        # entries itself (see _advance); what the harness must return or raise when woken.
+        self._bounds: tuple[int, int] | None = None
+        self._ended: EndReason | _Action | BaseException | None = None
+        # The actor whose park is taking agenda entries, and what it is woken with if one of
+        # them is for itself (it cannot be rescheduled before it has suspended).
+        self._parking: ActorPort | None = None
+        self._self_wake: outcome.Outcome[Any] | None = None
         # Code probes hit in this run: name -> hits (a plain counter; see actors/probes.py).
         self.probes: dict[str, int] = {}
 
@@ -223,38 +232,68 @@ class Kernel:
         on_crash: Callable[[ActorPort, Crash], None] | None,
     ) -> None:
         port.task = trio.lowlevel.current_task()
+        ended = False  # its body returned or crashed as modelled (not cancelled, not a bug)
         try:
             await body(port)
+            ended = True
         except Crash as crash:
             port.alive = False
             self.emit(port.name, "crash", {"point": crash.point, "incarnation": port.incarnation})
             if on_crash is not None and not self.closed:
                 on_crash(port, crash)
+            ended = True
         finally:
             port.alive = False
             port.mailbox.clear()
             self._running -= 1
-            self._maybe_wake_harness()
+            if self._running == 0 and self._harness is not None:
+                self._take_entries(ended)
 
     def crash_parked(self, name: str, point: str = "parked") -> bool:
         """Kill actor ``name`` where it waits (its mailbox and timers die with it)."""
         port = self._ports.get(name)
         if port is None or not port.alive or port.waiting is None or port.task is None:
             return False
-        port.waiting = None
-        self._running += 1
-        trio.lowlevel.reschedule(port.task, outcome.Error(Crash(point)))
+        self._wake(port, outcome.Error(Crash(point)))
         return True
 
     async def _park(self, port: ActorPort) -> Any:
         self._running -= 1
-        self._maybe_wake_harness()
+        if self._running == 0 and self._harness is not None:
+            self._parking = port
+            try:
+                self._take_entries(trio.current_effective_deadline() != -math.inf)
+            finally:
+                self._parking = None
+            woken, self._self_wake = self._self_wake, None
+            if woken is not None:
+                # Woken by its own entry: it yields once, as it would have parked and been
+                # rescheduled, and goes on with what it was woken with.
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                return woken.unwrap()
         return await trio.lowlevel.wait_task_rescheduled(port._abort)
 
-    def _maybe_wake_harness(self) -> None:
-        if self._running == 0 and self._harness is not None:
-            task, self._harness = self._harness, None
-            trio.lowlevel.reschedule(task)
+    def _take_entries(self, here: bool) -> None:
+        """Every actor is parked or gone: go on with the agenda here, in the task that parked
+        last, instead of waking the harness for it (one Trio batch per hand-off, not two: the
+        harness's own batch was half of Trio's run loop). The entries taken, the choices drawn
+        and the order of everything are exactly what the harness would take; it is woken only
+        to end the run, to run a scripted action (it may cancel or spawn tasks, so it runs while
+        every actor is suspended, as before), or to raise what taking an entry raised. Not
+        ``here`` (a task cancelled, woken with Cancelled as it suspends, or ending in an error),
+        the harness is woken, as before."""
+        if here and self._bounds is not None:
+            reason: EndReason | _Action | BaseException | None
+            try:
+                reason = self._advance(*self._bounds, inline=True)
+            except BaseException as exc:  # the harness's error, raised where it waits
+                reason = exc
+            if reason is None:
+                return
+            self._ended = reason
+        task, self._harness = self._harness, None
+        assert task is not None
+        trio.lowlevel.reschedule(task)
 
     def _hand_to(self, port: ActorPort, value: Any) -> None:
         """Wake a receiving actor with ``value``; a sleeping one finds it in its mailbox."""
@@ -264,10 +303,16 @@ class Kernel:
             port.mailbox.append(value)
 
     def _resume(self, port: ActorPort, value: Any) -> None:
+        self._wake(port, outcome.Value(value))
+
+    def _wake(self, port: ActorPort, what: outcome.Outcome[Any]) -> None:
         assert port.task is not None
         port.waiting = None
         self._running += 1
-        trio.lowlevel.reschedule(port.task, outcome.Value(value))
+        if port is self._parking:  # still running its park: it picks this up there
+            self._self_wake = what
+        else:
+            trio.lowlevel.reschedule(port.task, what)
 
     # -- the agenda ----------------------------------------------------------------------------
 
@@ -297,11 +342,31 @@ class Kernel:
     async def run(self, until_ms: int, max_steps: int) -> EndReason:
         """Dispatch agenda entries until nothing is left, time runs out, or the step budget does.
 
-        Returns why it stopped.
+        Returns why it stopped. While it waits, the actor that parks last takes the entries.
         """
+        self._bounds = (until_ms, max_steps)
+        self._ended = None
+        try:
+            while True:
+                await self.settle()
+                reason, self._ended = self._ended, None
+                if reason is None:  # every actor parked and none took the next entries
+                    reason = self._advance(until_ms, max_steps)
+                if isinstance(reason, _Action):  # left to the harness by an actor's park
+                    reason.fn()
+                elif isinstance(reason, BaseException):
+                    raise reason
+                elif reason is not None:
+                    return reason
+        finally:
+            self._bounds = None
+
+    def _advance(self, until_ms: int, max_steps: int,
+                 inline: bool = False) -> EndReason | _Action | None:
+        """Dispatch agenda entries until one wakes an actor (None) or the run must stop. Taken
+        in an actor's park (``inline``), a scripted action is returned for the harness to run."""
         agenda = self._agenda
-        while True:
-            await self.settle()
+        while self._running == 0:
             if not agenda:
                 return EndReason.QUIESCENT
             t_ms = agenda[0][0]
@@ -319,7 +384,10 @@ class Kernel:
                 if self.clock is not None:
                     self.clock.jump((t_ms - self.now_ms) / 1000)
                 self.now_ms = t_ms
+            if inline and isinstance(entry, _Action):
+                return entry
             self._dispatch(entry)
+        return None
 
     def _dispatch(self, entry: _Entry) -> None:
         if isinstance(entry, _Deliver):
