@@ -52,6 +52,14 @@ def seed_trio_scheduler(seed: int) -> None:
     _trio_run._r.seed(rng_seed(seed, "trio-scheduler"))
 
 
+def others_runnable() -> bool:
+    """Whether Trio's run queue holds any task (the kernel's hand-off to the running task
+    itself skips a yield when nothing else would share the next batch; sim/kernel.py)."""
+    import trio._core._run as _trio_run
+
+    return bool(_trio_run.GLOBAL_RUN_CONTEXT.runner.runq)
+
+
 def rng_seed(seed: int, subsystem: str) -> str:
     return f"handoff:{seed}:{subsystem}"
 

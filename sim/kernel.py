@@ -6,7 +6,7 @@ at a time, in an order the :class:`~sim.choices.Chooser` picks among the events 
 virtual instant. Time moves only when the harness jumps the clock to the next agenda entry, so there
 is one task switch per hand-off and no Trio sleeps at all (an autojump sleep costs two epoll calls;
 see ``shared/reference/trio-determinism.md``). Ties at equal time keep insertion order (a
-``SortedList`` keyed by ``(time, seq)``, as SimPy does) and the chooser may permute them.
+heap keyed by ``(time, seq)``, as SimPy's) and the chooser may permute them.
 
 An exception escaping an actor (other than a modelled :class:`Crash`) crashes the whole run: a bug
 must never vanish into a quiet result.
@@ -15,6 +15,7 @@ must never vanish into a quiet result.
 from __future__ import annotations
 
 import enum
+import heapq
 import math
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,12 +25,12 @@ import attrs
 import outcome
 import trio
 import trio.lowlevel
-from sortedcontainers import SortedList
 
 from actors import probes
 from actors.events import Event
 from actors.runtime import Crash
 from sim.choices import Chooser
+from sim.determinism import others_runnable
 from sim.trace import Trace
 
 # How many events due at the same instant the chooser may pick from. Bounded so that a burst of
@@ -78,6 +79,7 @@ class _Action:
 
 
 _Entry = _Deliver | _Timer | _Wake | _Action
+_Item = tuple[int, int, _Entry]  # (due time, insertion order, entry): the agenda's order
 
 # Where and when a message arrives: (delay, destination, message) for each copy; () loses it.
 NetworkHook = Callable[[str, str, Any], Sequence[tuple[int, str, Any]]]
@@ -176,8 +178,8 @@ class Kernel:
         self.now_ms = 0
         self.steps = 0
         self.closed = False
-        # Entries are (time, seq, entry); seq is unique, so entries themselves are never compared.
-        self._agenda: SortedList = SortedList()
+        # A heap of (time, seq, entry); seq is unique, so entries themselves are never compared.
+        self._agenda: list[_Item] = []
         self._seq = 0
         self._ports: dict[str, ActorPort] = {}
         self._incarnations: dict[str, int] = {}
@@ -267,9 +269,11 @@ class Kernel:
                 self._parking = None
             woken, self._self_wake = self._self_wake, None
             if woken is not None:
-                # Woken by its own entry: it yields once, as it would have parked and been
-                # rescheduled, and goes on with what it was woken with.
-                await trio.lowlevel.cancel_shielded_checkpoint()
+                # Woken by its own entry: it goes on with what it was woken with. With another
+                # task runnable it yields first, as it would have parked and been rescheduled
+                # into the next batch beside it; alone, that batch would be its own.
+                if others_runnable():
+                    await trio.lowlevel.cancel_shielded_checkpoint()
                 return woken.unwrap()
         return await trio.lowlevel.wait_task_rescheduled(port._abort)
 
@@ -318,7 +322,7 @@ class Kernel:
 
     def _push(self, t_ms: int, entry: _Entry) -> None:
         self._seq += 1
-        self._agenda.add((t_ms, self._seq, entry))
+        heapq.heappush(self._agenda, (t_ms, self._seq, entry))
 
     def send(self, src: str, dst: str, message: Any) -> None:
         for delay, to, what in self.network(src, dst, message):
@@ -375,11 +379,10 @@ class Kernel:
             if self.steps >= max_steps:
                 return EndReason.STEP_LIMIT
             self.steps += 1
-            index = 0
-            if len(agenda) > 1 and agenda[1][0] == t_ms:
-                ties = [entry for entry in agenda.islice(0, CHOICE_WINDOW) if entry[0] == t_ms]
-                index = self.chooser.pick_event([_target(e[2]) for e in ties])
-            _, _, entry = agenda.pop(index)
+            first = heapq.heappop(agenda)
+            if agenda and agenda[0][0] == t_ms:
+                first = self._pick_tie(first)
+            entry = first[2]
             if t_ms != self.now_ms:
                 if self.clock is not None:
                     self.clock.jump((t_ms - self.now_ms) / 1000)
@@ -388,6 +391,20 @@ class Kernel:
                 return entry
             self._dispatch(entry)
         return None
+
+    def _pick_tie(self, first: _Item) -> _Item:
+        """The chooser picks among the first entries due at ``first``'s time (popped in
+        (time, seq) order); the others go back."""
+        agenda = self._agenda
+        ties = [first]
+        while agenda and agenda[0][0] == first[0] and len(ties) < CHOICE_WINDOW:
+            ties.append(heapq.heappop(agenda))
+        try:
+            picked = ties.pop(self.chooser.pick_event([_target(e[2]) for e in ties]))
+        finally:
+            for item in ties:
+                heapq.heappush(agenda, item)
+        return picked
 
     def _dispatch(self, entry: _Entry) -> None:
         if isinstance(entry, _Deliver):
