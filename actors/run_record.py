@@ -8,6 +8,7 @@ the type checker (not a runtime assert) holds each change to real column names.
 
 from __future__ import annotations
 
+import operator
 from typing import ClassVar, Literal
 
 import attrs
@@ -109,7 +110,7 @@ def generation_key(key: str, generation: int) -> str:
 
 # -- changes: one field set per transition -----------------------------------------------------
 # Each change's fields are the columns it writes, by name: the store writes exactly them, and
-# :func:`apply` (checked by the type checker through ``attrs.evolve``) makes the same record.
+# :func:`apply` makes the same record (tests/test_run_record_apply.py checks every change type).
 
 
 @attrs.frozen
@@ -319,72 +320,23 @@ CHANGE_TYPES: tuple[type[Change], ...] = (RunEnded, AttemptStarted, RetrySchedul
 
 
 def apply(record: RunRecord, change: Change) -> RunRecord:
-    """The record after ``change``."""
-    if isinstance(change, AttemptStarted):
-        return attrs.evolve(record, attempt_count=change.attempt_count,
-                            next_attempt_at_ms=change.next_attempt_at_ms)
-    if isinstance(change, RetryScheduled):
-        return attrs.evolve(record, next_attempt_at_ms=change.next_attempt_at_ms,
-                            last_error=change.last_error)
-    if isinstance(change, Delivered):
-        return attrs.evolve(record, delivery_status=change.delivery_status,
-                            delivered_at_ms=change.delivered_at_ms)
-    if isinstance(change, GaveUp):
-        return attrs.evolve(record, delivery_status=change.delivery_status,
-                            last_error=change.last_error)
-    if isinstance(change, CleanedUp):
-        return attrs.evolve(record, cleaned_up_at_ms=change.cleaned_up_at_ms)
-    if isinstance(change, Corrected):
-        return attrs.evolve(record, receipt_ended_at_ms=change.receipt_ended_at_ms,
-                            result_text=change.result_text)
-    if isinstance(change, ClaimMoved):
-        return attrs.evolve(record, claim_phase=change.claim_phase, claim_key=change.claim_key,
-                            claim_ended_at_ms=change.claim_ended_at_ms)
-    if isinstance(change, EvidenceSaved):
-        return attrs.evolve(record, evidence_kind=change.evidence_kind,
-                            evidence_key=change.evidence_key,
-                            evidence_ended_at_ms=change.evidence_ended_at_ms)
-    if isinstance(change, Reopened):
-        return attrs.evolve(record, generation=change.generation,
-                            delivery_status=change.delivery_status,
-                            attempt_count=change.attempt_count,
-                            next_attempt_at_ms=change.next_attempt_at_ms,
-                            delivered_at_ms=change.delivered_at_ms,
-                            claim_phase=change.claim_phase, claim_key=change.claim_key,
-                            claim_ended_at_ms=change.claim_ended_at_ms,
-                            findings_text=change.findings_text,
-                            delivery_disposition=change.delivery_disposition)
-    if isinstance(change, RunStarted):
-        return attrs.evolve(record, started_at_ms=change.started_at_ms)
-    if isinstance(change, FindingsFrozen):
-        return attrs.evolve(record, findings_text=change.findings_text)
-    if isinstance(change, Redriven):
-        return attrs.evolve(record, generation=change.generation,
-                            redriven_at_ms=change.redriven_at_ms,
-                            delivery_status=change.delivery_status,
-                            attempt_count=change.attempt_count,
-                            next_attempt_at_ms=change.next_attempt_at_ms,
-                            claim_phase=change.claim_phase, claim_key=change.claim_key,
-                            claim_ended_at_ms=change.claim_ended_at_ms,
-                            findings_text=change.findings_text,
-                            delivery_disposition=change.delivery_disposition)
-    if isinstance(change, Dismissed):
-        return attrs.evolve(record, delivery_status=change.delivery_status)
-    if isinstance(change, YieldFrozen):
-        return attrs.evolve(record, yield_batch=change.yield_batch)
-    if isinstance(change, HandedToBatch):
-        return attrs.evolve(record, delivery_disposition=change.delivery_disposition)
-    if isinstance(change, WindowStarted):
-        return attrs.evolve(record, window_started_at_ms=change.window_started_at_ms)
-    if isinstance(change, HandoffClosed):
-        return attrs.evolve(record, delivery_status=change.delivery_status,
-                            last_error=change.last_error)
-    return attrs.evolve(record, ended_at_ms=change.ended_at_ms,
-                        outcome_status=change.outcome_status, outcome_error=change.outcome_error,
-                        result_text=change.result_text, stop_reason=change.stop_reason,
-                        input_tokens=change.input_tokens, output_tokens=change.output_tokens)
+    """The record after ``change``: its fields written into the record's columns of the same
+    names (as the store writes them). Built positionally, not with ``attrs.evolve``: the core
+    applies a change at almost every transition, and evolve's per-field walk was ~3 % of a
+    seed (docs/performance.md); tests/test_run_record_apply.py compares the two."""
+    values = list(_values(record))
+    for index, name in _WRITES[type(change)]:
+        values[index] = getattr(change, name)
+    return RunRecord(*values)
 
 
 def columns(change_type: type[Change]) -> tuple[str, ...]:
     """The columns a change of this type writes (its field names)."""
     return tuple(f.name for f in attrs.fields(change_type))
+
+
+# RunRecord's fields in ``__init__`` order (all are init arguments), read in one C call.
+_FIELD_INDEX = {name: i for i, name in enumerate(f.name for f in attrs.fields(RunRecord))}
+_values = operator.attrgetter(*_FIELD_INDEX)
+# Per change type: (field index in RunRecord, the change's field of that name) for each column.
+_WRITES = {t: tuple((_FIELD_INDEX[name], name) for name in columns(t)) for t in CHANGE_TYPES}

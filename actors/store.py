@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
@@ -311,7 +311,7 @@ class RunStore:
             f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester = ? AND required = 1 "
             "AND private = 0 AND requester_turn_id IS NOT NULL AND yield_batch IS NULL "
             "ORDER BY row_order", [requester]).fetchall()
-        return [_record(row) for row in rows]
+        return self._records.decode_all(rows)
 
     def turn_requesters(self) -> list[str]:
         """Every session some turn of which spawned a run, in the order first seen."""
@@ -513,14 +513,26 @@ def _batch(payload: str) -> BatchRow:
 
 
 def _record(row: tuple[Any, ...]) -> RunRecord:
-    values = dict(zip(_FIELDS, row, strict=True))
-    values["required"] = bool(values["required"])
-    values["private"] = bool(values["private"])
-    values["delivery_status"] = DeliveryStatus(values["delivery_status"])
-    if values["outcome_status"] is not None:
-        values["outcome_status"] = OutcomeStatus(values["outcome_status"])
-    if values["claim_phase"] is not None:
-        values["claim_phase"] = ClaimPhase(values["claim_phase"])
-    if values["evidence_kind"] is not None:
-        values["evidence_kind"] = EvidenceKind(values["evidence_kind"])
-    return RunRecord(**values)
+    """A run's row as its record (columns in RunRecord's field order; positional, one dict
+    lookup per enum column: ~120 decodes per default-world seed)."""
+    values = list(row)
+    for index, decode in _DECODE:
+        value = values[index]
+        if value is not None:
+            values[index] = decode(value)
+    return RunRecord(*values)
+
+
+def _enum_of(enum: type[DeliveryStatus | OutcomeStatus | ClaimPhase | EvidenceKind]
+             ) -> Callable[[Any], Any]:
+    return {member.value: member for member in enum}.__getitem__
+
+
+# The columns that are not stored as themselves: booleans as integers, enums by value.
+_DECODE: tuple[tuple[int, Callable[[Any], Any]], ...] = tuple(
+    (_FIELDS.index(name), decode) for name, decode in (
+        ("required", bool), ("private", bool),
+        ("delivery_status", _enum_of(DeliveryStatus)),
+        ("outcome_status", _enum_of(OutcomeStatus)),
+        ("claim_phase", _enum_of(ClaimPhase)),
+        ("evidence_kind", _enum_of(EvidenceKind))))
