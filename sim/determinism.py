@@ -60,6 +60,16 @@ def others_runnable() -> bool:
     return bool(_trio_run.GLOBAL_RUN_CONTEXT.runner.runq)
 
 
+def cancelled() -> bool:
+    """Whether the running task's cancel scope is cancelled (it is woken with Cancelled at its
+    next wait): ``trio.current_effective_deadline() == -inf`` without its walk up every
+    enclosing scope, which the kernel paid at every hand-off (sim/kernel.py)."""
+    import trio._core._run as _trio_run
+
+    task = _trio_run.GLOBAL_RUN_CONTEXT.task
+    return bool(task._cancel_status.effectively_cancelled)
+
+
 def rng_seed(seed: int, subsystem: str) -> str:
     return f"handoff:{seed}:{subsystem}"
 

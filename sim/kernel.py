@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import enum
 import heapq
-import math
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -30,7 +29,7 @@ from actors import probes
 from actors.events import Event
 from actors.runtime import Crash
 from sim.choices import Chooser
-from sim.determinism import others_runnable
+from sim.determinism import cancelled, others_runnable
 from sim.trace import Trace
 
 # How many events due at the same instant the chooser may pick from. Bounded so that a burst of
@@ -264,7 +263,7 @@ class Kernel:
         if self._running == 0 and self._harness is not None:
             self._parking = port
             try:
-                self._take_entries(trio.current_effective_deadline() != -math.inf)
+                self._take_entries(not cancelled())
             finally:
                 self._parking = None
             woken, self._self_wake = self._self_wake, None

@@ -109,3 +109,29 @@ def test_subsystem_generators_are_independent() -> None:
     c = [determinism.rng_for(1, "fault:delay").random() for _ in range(3)]
     assert a == b
     assert a != c
+
+
+def test_the_kernels_trio_peeks_agree_with_trio() -> None:
+    """sim.determinism.cancelled and others_runnable read Trio's private state for the kernel's
+    hand-off; they must say what Trio's public API says."""
+    import math
+
+    import trio
+
+    from sim.determinism import cancelled, others_runnable
+
+    async def main() -> None:
+        assert not cancelled()
+        with trio.CancelScope() as scope:  # noqa: ASYNC100 (no checkpoint wanted)
+            scope.cancel()
+            assert cancelled() == (trio.current_effective_deadline() == -math.inf)
+            assert cancelled()
+            with trio.CancelScope(shield=True):  # noqa: ASYNC100
+                assert not cancelled()
+        assert not others_runnable()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.sleep_forever)
+            assert others_runnable()  # started, not yet run
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
