@@ -194,8 +194,8 @@ class RunStore:
     def apply(self, run_id: str, change: Change) -> None:
         """Make ``change`` durable: write the columns it names."""
         names, sql = _UPDATES[type(change)]
-        self._records.forget(run_id)
         self._db.execute(sql, [*(getattr(change, name) for name in names), run_id])
+        self._records.changed(run_id, change)  # after the write: a failed one changes nothing
         if isinstance(change, CleanedUp):
             self._tree.clean(run_id)
         elif isinstance(change, RunEnded):

@@ -4,11 +4,12 @@ decoded run records, the open batch rows, and each run's counts of unsettled des
 The delivery actor looks at every open yield batch after each message it handles (a member may
 have settled), reading each batch's member records and their descendants: over a default-world
 sweep that was ~260 record decodes per seed, a tenth of a seed's CPU time (docs/performance.md).
-Both caches are exact: every write to a run's row (``RunStore.register``, ``apply``,
-``forget_result``) drops that run's decoded record first, and a batch row is decoded from the same
-JSON the table holds when it is saved, so a read returns a value equal to what decoding the row
-would give. Records and batch rows are frozen, so sharing one decoded value is safe. Nothing here
-is iterated in an order that matters except the open batches, which keep the table's order.
+Both caches are exact: every write to a run's row drops that run's decoded record first
+(``RunStore.register``, ``forget_result``) or applies the same change to it (``apply``), and a
+batch row is decoded from the same JSON the table holds when it is saved, so a read returns a
+value equal to what decoding the row would give. Records and batch rows are frozen, so sharing
+one decoded value is safe. Nothing here is iterated in an order that matters except the open
+batches, which keep the table's order.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from actors.batch_record import BatchRow
-from actors.run_record import RunRecord
+from actors.run_record import Change, RunRecord, apply
 
 # A bound on the decoded records kept (each may hold a run's task and result text, which the
 # database holds too): the cache is emptied when full, so a big run's memory does not grow with it.
@@ -47,6 +48,14 @@ class RecordCache:
 
     def decode_all(self, rows: Sequence[tuple[Any, ...]]) -> list[RunRecord]:
         return [self.decode(row) for row in rows]
+
+    def changed(self, run_id: str, change: Change) -> None:
+        """The run's row is about to take ``change``: a decoded record takes it too (``apply``
+        writes the same columns the UPDATE writes, and a column reads back as the value
+        written), so the next read of a run whose row changed skips the query and the decode."""
+        record = self._records.get(run_id)
+        if record is not None:
+            self._records[run_id] = apply(record, change)
 
     def forget(self, run_id: str) -> None:
         """The run's row is about to change (or a registration may have replaced it)."""
