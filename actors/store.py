@@ -505,6 +505,22 @@ class RunStore:
 
 
 def _batch(payload: str) -> BatchRow:
+    """A batch row from its JSON; equal payloads decode to equal rows, and a row is frozen, so
+    one decoded row serves every read of the same payload (a wave check reads every row of its
+    session: ~30 decodes per default-world seed)."""
+    row = _DECODED_BATCHES.get(payload)
+    if row is None:
+        if len(_DECODED_BATCHES) >= _DECODED_BATCHES_MAX:
+            _DECODED_BATCHES.clear()
+        row = _DECODED_BATCHES[payload] = _decode_batch(payload)
+    return row
+
+
+_DECODED_BATCHES: dict[str, BatchRow] = {}
+_DECODED_BATCHES_MAX = 1024
+
+
+def _decode_batch(payload: str) -> BatchRow:
     values = json.loads(payload)
     values["members"] = tuple(values["members"])
     values["rendered"] = tuple((run_id, ended) for run_id, ended in values.get("rendered", ()))
