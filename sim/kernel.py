@@ -187,7 +187,7 @@ class Kernel:
         # While run() waits: its bounds, so whichever actor parks last takes the next agenda
         # entries itself (see _advance); what the harness must return or raise when woken.
         self._bounds: tuple[int, int] | None = None
-        self._ended: EndReason | _Action | BaseException | None = None
+        self._ended: EndReason | BaseException | None = None
         # The actor whose park is taking agenda entries, and what it is woken with if one of
         # them is for itself (it cannot be rescheduled before it has suspended).
         self._parking: ActorPort | None = None
@@ -280,15 +280,15 @@ class Kernel:
         """Every actor is parked or gone: go on with the agenda here, in the task that parked
         last, instead of waking the harness for it (one Trio batch per hand-off, not two: the
         harness's own batch was half of Trio's run loop). The entries taken, the choices drawn
-        and the order of everything are exactly what the harness would take; it is woken only
-        to end the run, to run a scripted action (it may cancel or spawn tasks, so it runs while
-        every actor is suspended, as before), or to raise what taking an entry raised. Not
-        ``here`` (a task cancelled, woken with Cancelled as it suspends, or ending in an error),
-        the harness is woken, as before."""
+        and the order of everything are exactly what the harness would take, scripted actions
+        included (one that cancels the parking actor's own scope stops the taking: that actor
+        is woken with Cancelled as it suspends). The harness is woken only to end the run or to
+        raise what taking an entry raised; and, not ``here`` (a task already cancelled, or ending
+        in an error), to take the entries itself, as before."""
         if here and self._bounds is not None:
-            reason: EndReason | _Action | BaseException | None
+            reason: EndReason | BaseException | None
             try:
-                reason = self._advance(*self._bounds, inline=True)
+                reason = self._advance(*self._bounds)
             except BaseException as exc:  # the harness's error, raised where it waits
                 reason = exc
             if reason is None:
@@ -355,19 +355,15 @@ class Kernel:
                 reason, self._ended = self._ended, None
                 if reason is None:  # every actor parked and none took the next entries
                     reason = self._advance(until_ms, max_steps)
-                if isinstance(reason, _Action):  # left to the harness by an actor's park
-                    reason.fn()
-                elif isinstance(reason, BaseException):
+                if isinstance(reason, BaseException):
                     raise reason
-                elif reason is not None:
+                if reason is not None:
                     return reason
         finally:
             self._bounds = None
 
-    def _advance(self, until_ms: int, max_steps: int,
-                 inline: bool = False) -> EndReason | _Action | None:
-        """Dispatch agenda entries until one wakes an actor (None) or the run must stop. Taken
-        in an actor's park (``inline``), a scripted action is returned for the harness to run."""
+    def _advance(self, until_ms: int, max_steps: int) -> EndReason | None:
+        """Dispatch agenda entries until one wakes an actor (None) or the run must stop."""
         agenda = self._agenda
         while self._running == 0:
             if not agenda:
@@ -386,9 +382,11 @@ class Kernel:
                 if self.clock is not None:
                     self.clock.jump((t_ms - self.now_ms) / 1000)
                 self.now_ms = t_ms
-            if inline and isinstance(entry, _Action):
-                return entry
             self._dispatch(entry)
+            if self._parking is not None and isinstance(entry, _Action) and cancelled():
+                # A scripted action cancelled the parking actor's scope: it is woken with
+                # Cancelled as it suspends, as if it had been parked when the action ran.
+                return None
         return None
 
     def _pick_tie(self, first: _Item) -> _Item:
