@@ -184,8 +184,8 @@ class Kernel:
         self._incarnations: dict[str, int] = {}
         self._running = 0
         self._harness: trio.lowlevel.Task | None = None
-        # While run() waits: its bounds, so whichever actor parks last takes the next agenda
-        # entries itself (see _advance); what the harness must return or raise when woken.
+        # While run() waits: its bounds (the actor parking last takes entries, _take_entries),
+        # and what the harness must return or raise when woken.
         self._bounds: tuple[int, int] | None = None
         self._ended: EndReason | BaseException | None = None
         # The actor whose park is taking agenda entries, and what it is woken with if one of
@@ -268,23 +268,18 @@ class Kernel:
                 self._parking = None
             woken, self._self_wake = self._self_wake, None
             if woken is not None:
-                # Woken by its own entry: it goes on with what it was woken with. With another
-                # task runnable it yields first, as it would have parked and been rescheduled
-                # into the next batch beside it; alone, that batch would be its own.
+                # Woken by its own entry. It yields first only if another task would share
+                # the next batch with it (alone, that batch would be its own).
                 if others_runnable():
                     await trio.lowlevel.cancel_shielded_checkpoint()
                 return woken.unwrap()
         return await trio.lowlevel.wait_task_rescheduled(port._abort)
 
     def _take_entries(self, here: bool) -> None:
-        """Every actor is parked or gone: go on with the agenda here, in the task that parked
-        last, instead of waking the harness for it (one Trio batch per hand-off, not two: the
-        harness's own batch was half of Trio's run loop). The entries taken, the choices drawn
-        and the order of everything are exactly what the harness would take, scripted actions
-        included (one that cancels the parking actor's own scope stops the taking: that actor
-        is woken with Cancelled as it suspends). The harness is woken only to end the run or to
-        raise what taking an entry raised; and, not ``here`` (a task already cancelled, or ending
-        in an error), to take the entries itself, as before."""
+        """Every actor is parked or gone: take the harness's next entries in the task that
+        parked last (one Trio batch per hand-off, not two), exactly as the harness would. It is
+        woken to end the run, to raise what taking an entry raised, or, not ``here`` (a task
+        already cancelled, or ending in an error), to take the entries itself."""
         if here and self._bounds is not None:
             reason: EndReason | BaseException | None
             try:
@@ -384,9 +379,7 @@ class Kernel:
                 self.now_ms = t_ms
             self._dispatch(entry)
             if self._parking is not None and isinstance(entry, _Action) and cancelled():
-                # A scripted action cancelled the parking actor's scope: it is woken with
-                # Cancelled as it suspends, as if it had been parked when the action ran.
-                return None
+                return None  # it cancelled the parking actor: Cancelled as that suspends
         return None
 
     def _pick_tie(self, first: _Item) -> _Item:
