@@ -137,17 +137,9 @@ def receive_wake(port: Port, turns: TurnCore, core: SessionCore, wake: Completio
     if turn is None or turn.state is TurnState.ABANDONED or turns.deleted:
         port.emit(batch_events.WakeRefused(wake.run_id, wake.key, "requester_abandoned"))
         return CompletionAck(wake.key, wake.run_id, accepted=False, abandoned=True)
-    if turns.open_turn is not None and MUTANT_WAKE_INTO_BUSY_TURN not in mutants:
-        # Another turn of the session is running: the wake does not cut into it.
-        port.probe("batch.requester-turn-pending")
-        port.emit(batch_events.WakeRefused(wake.run_id, wake.key, TURN_PENDING))
-        return CompletionAck(wake.key, wake.run_id, accepted=False, turn_pending=True)
-    ack, verdict = core.receive_completion(wake, port.now_ms)
-    if not ack.accepted:
-        port.probe("requester.duplicate-completion")
-        port.emit(events.CompletionDuplicate(wake.run_id, wake.key, wake.ended_at_ms,
-                                             verdict.value))
-        return ack
+    refused = between_turns_once(port, turns, core, wake, mutants)
+    if refused is not None:
+        return refused
     turns.resume(wake.turn_run_id)
     message_tool = turns.reply_mode is ReplyMode.MESSAGE_TOOL
     visible = not message_tool or port.choose("requester:message-tool",
@@ -158,6 +150,25 @@ def receive_wake(port: Port, turns: TurnCore, core: SessionCore, wake: Completio
     answer(port, turns.session_key, wake, message_tool, visible,
            private and MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL in mutants)
     return CompletionAck(wake.key, wake.run_id, accepted=True, visible_reply=visible)
+
+
+def between_turns_once(port: Port, turns: TurnCore, core: SessionCore, wake: Completion,
+                       mutants: frozenset[str]) -> CompletionAck | None:
+    """What every wake (a yield batch's or a wave's) passes before the session takes it: not
+    while another turn of the session runs (it waits, spending no attempt; the known bug
+    MUTANT_WAKE_INTO_BUSY_TURN cuts in), and not a second time (a duplicate key). Returns the
+    refusal, or None when the session took the completion."""
+    if turns.open_turn is not None and MUTANT_WAKE_INTO_BUSY_TURN not in mutants:
+        port.probe("batch.requester-turn-pending")
+        port.emit(batch_events.WakeRefused(wake.run_id, wake.key, TURN_PENDING))
+        return CompletionAck(wake.key, wake.run_id, accepted=False, turn_pending=True)
+    ack, verdict = core.receive_completion(wake, port.now_ms)
+    if not ack.accepted:
+        port.probe("requester.duplicate-completion")
+        port.emit(events.CompletionDuplicate(wake.run_id, wake.key, wake.ended_at_ms,
+                                             verdict.value))
+        return ack
+    return None
 
 
 def answer(port: Port, session: str, wake: Completion, message_tool: bool, tool_called: bool,

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from actors import batch_events, events
 from actors.messages import Completion, CompletionAck
-from actors.mutants import MUTANT_WAKE_INTO_BUSY_TURN
-from actors.requester_turns import TURN_PENDING
+from actors.requester_turns import between_turns_once
 from actors.runtime import Port
 from actors.session import SessionCore
 from actors.turns import ReplyMode, TurnCore
@@ -23,16 +22,9 @@ def receive_wave_wake(port: Port, turns: TurnCore, core: SessionCore, wake: Comp
     if turns.deleted or wake.incarnation != turns.incarnation:
         port.emit(batch_events.WakeRefused(wake.run_id, wake.key, "requester_abandoned"))
         return CompletionAck(wake.key, wake.run_id, accepted=False, abandoned=True)
-    if turns.open_turn is not None and MUTANT_WAKE_INTO_BUSY_TURN not in mutants:
-        port.probe("batch.requester-turn-pending")
-        port.emit(batch_events.WakeRefused(wake.run_id, wake.key, TURN_PENDING))
-        return CompletionAck(wake.key, wake.run_id, accepted=False, turn_pending=True)
-    ack, verdict = core.receive_completion(wake, port.now_ms)
-    if not ack.accepted:
-        port.probe("requester.duplicate-completion")
-        port.emit(events.CompletionDuplicate(wake.run_id, wake.key, wake.ended_at_ms,
-                                             verdict.value))
-        return ack
+    refused = between_turns_once(port, turns, core, wake, mutants)
+    if refused is not None:
+        return refused
     # No visible reply is required after a wave: nothing is drawn; an auto-reply session's
     # final text is visible as always.
     visible = turns.reply_mode is ReplyMode.AUTO

@@ -49,21 +49,19 @@ _tuned = False
 def tune_for_sweeps() -> None:
     """Freeze what exists now and raise the gen-0 threshold for many small runs; a process tunes
     once (a forked worker inherits it), and a big run's tuning, if first, stays."""
-    global _tuned
-    if _tuned:
-        return
-    _tuned = True
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*SWEEP_THRESHOLDS)
+    _tune_once(SWEEP_THRESHOLDS)
 
 
 def tune_for_big_runs() -> None:
     """Freeze what exists now and raise the thresholds; later calls do nothing."""
+    _tune_once(THRESHOLDS)
+
+
+def _tune_once(thresholds: tuple[int, ...]) -> None:
     global _tuned
     if _tuned:
         return
     _tuned = True
     gc.collect()
     gc.freeze()
-    gc.set_threshold(*THRESHOLDS)
+    gc.set_threshold(*thresholds)

@@ -393,27 +393,26 @@ class _Shrinker:
         return improved
 
     def delete_blocks(self) -> bool:
-        improved = False
-        for name in self.names():
-            for size in BLOCK_SIZES:
-                i = len(self.stream(name)) - size
-                while i >= 0:
-                    values = self.stream(name)
-                    if i + size <= len(values) and self.with_stream(
-                            name, values[:i] + values[i + size:]):
-                        improved = True
-                    i -= 1
-        return improved
+        return self._each_block(lambda values, i, size: values[:i] + values[i + size:]
+                                if i + size <= len(values) else None)
 
     def zero_blocks(self) -> bool:
+        # A block already all zeros cannot get simpler.
+        return self._each_block(lambda values, i, size: values[:i] + (0,) * size + values[i + size:]
+                                if any(values[i:i + size]) else None)
+
+    def _each_block(self, change: Callable[[tuple[int, ...], int, int], tuple[int, ...] | None],
+                    ) -> bool:
+        """Try ``change`` on every block of every stream, from the end back (so an accepted
+        change leaves the blocks still to try where they were); True if any was kept."""
         improved = False
         for name in self.names():
             for size in BLOCK_SIZES:
                 i = len(self.stream(name)) - size
                 while i >= 0:
                     values = self.stream(name)
-                    if any(values[i:i + size]) and self.with_stream(
-                            name, values[:i] + (0,) * size + values[i + size:]):
+                    changed = change(values, i, size)
+                    if changed is not None and self.with_stream(name, changed):
                         improved = True
                     i -= 1
         return improved
