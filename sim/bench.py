@@ -72,6 +72,7 @@ def message_rounds(rounds: int, messages: int, seeds_per_round: int) -> dict[str
     from sim.bench_micro import kernel_messages_per_second, trio_messages_per_second
     cost, steps_ratio, per_core = [], [], []
     trio_rates, kernel_rates, step_rates = [], [], []
+    kernel_ceiling, trio_ceiling = [], []
     from sim.gc_tuning import tune_for_sweeps
 
     world_batch(range(1_000_000, 1_000_002))  # warm-up: imports, caches
@@ -88,6 +89,11 @@ def message_rounds(rounds: int, messages: int, seeds_per_round: int) -> dict[str
         cost.append(trio_rate / kernel_rate)
         steps_ratio.append(step_rate / trio_rate)
         per_core.append(seeds_per_round / seconds)
+        # The seeds/s a world of this many steps per seed could reach if a step cost only its
+        # kernel message (or only a bare Trio message): no actor, store, trace or invariant work.
+        steps_per_seed = steps / seeds_per_round
+        kernel_ceiling.append(kernel_rate / steps_per_seed)
+        trio_ceiling.append(trio_rate / steps_per_seed)
     return {
         "kernel_message_cost_vs_trio": spread(cost),
         "world_steps_vs_trio_messages": spread(steps_ratio),
@@ -95,6 +101,8 @@ def message_rounds(rounds: int, messages: int, seeds_per_round: int) -> dict[str
         "trio_messages_per_second": spread(trio_rates, 0),
         "kernel_messages_per_second": spread(kernel_rates, 0),
         "world_steps_per_second": spread(step_rates, 0),
+        "kernel_only_seeds_per_second": spread(kernel_ceiling, 1),
+        "trio_only_seeds_per_second": spread(trio_ceiling, 1),
     }
 
 

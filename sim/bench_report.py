@@ -26,6 +26,10 @@ def print_figures(figures: dict[str, Any]) -> None:
                   _f(figures["world_steps_vs_trio_messages"], "{:.3f}"), ">= 0.333")
     table.add_row("default-world seeds/s per core",
                   _f(figures["seeds_per_second_per_core"], "{:.0f}"), ">= 400")
+    table.add_row("  the same seeds' steps as kernel messages only",
+                  _f(figures["kernel_only_seeds_per_second"], "{:.0f}"), "(a ceiling)")
+    table.add_row("  the same seeds' steps as bare Trio messages only",
+                  _f(figures["trio_only_seeds_per_second"], "{:.0f}"), "(a ceiling)")
     jobs = figures["parallel"]["jobs"]
     table.add_row(f"parallel efficiency, --jobs {jobs} vs --jobs 1",
                   _f(figures["parallel_efficiency"]), "near 1 (>= 0.85)")

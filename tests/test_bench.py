@@ -50,7 +50,8 @@ def test_quick_json_has_the_spec_keys() -> None:
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     for key in ("seeds_per_second_per_core", "world_steps_vs_trio_messages",
-                "kernel_message_cost_vs_trio", "parallel_efficiency"):
+                "kernel_message_cost_vs_trio", "parallel_efficiency",
+                "kernel_only_seeds_per_second", "trio_only_seeds_per_second"):
         figure = doc[key]
         assert isinstance(figure, float) or set(figure) == {"median", "min", "max"}, key
     assert {"children", "seconds", "peak_mib"} <= set(doc["scale"][0])
