@@ -25,6 +25,22 @@ def error_class(error: str | Mapping[str, Any]) -> str:
     return chain_class({"message": error} if isinstance(error, str) else error)
 
 
+SETTLE_PREFIX = "announce:requester-settle:"
+
+
+def is_wake(key: str) -> bool:
+    """Whether a completion key is a batch wake's (YLD-1), not one run's own."""
+    return key.startswith(SETTLE_PREFIX)
+
+
+def key_runs(key: str) -> tuple[str, ...]:
+    """The run ids a batch-wake key names (``...:<run,run,...>[:yield-g][:retry-n]``)."""
+    for part in key[len(SETTLE_PREFIX):].split(":"):
+        if part.startswith("run-"):
+            return tuple(part.split(","))
+    return ()
+
+
 @attrs.frozen
 class Asked:
     """One spawn request as the world made it, and the run that answered it."""

@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.settled import EarliestSettle
 from sim.invariants.yields import is_wake, key_runs
 from sim.trace import Record
 
 # The reply instructions of reference §c5, restated by a phrase each form must carry.
 NESTED_PHRASE = "short internal update"
 TOP_LEVEL_PHRASE = "give the user"
-_RESOLUTIONS = ("requester.accept", "delivery.delivered", "delivery.give_up", "private.closed",
-                "delivery.announce_skip", "delivery.skip")
 
 
 def nested_instruction(trace: Sequence[Record]) -> list[Violation]:
@@ -52,11 +51,13 @@ def nested_instruction(trace: Sequence[Record]) -> list[Violation]:
 
 def descendants_first(trace: Sequence[Record]) -> list[Violation]:
     """A child that spawned children announces only after every descendant its run spawned has
-    settled (its own result reached its requester or was recorded as resolved)."""
+    settled, as an outsider can tell (:class:`~sim.invariants.settled.EarliestSettle`: taken by
+    its requester, nothing owed, refused for good, closed by its session's reset, or its expiry
+    reached); never the registry's own records of a give-up, skip or close."""
     spawns: dict[str, Record] = {}
     ends: dict[str, Record] = {}
-    settled: dict[str, Record] = {}
     by_requester: dict[str, list[str]] = {}
+    settle = EarliestSettle(trace)
     # When each run started: at its spawn, or later (lane.started) if it was told to wait for
     # the lane or its session's earlier run; None while it waits (it spawns nothing then).
     starts: dict[str, int | None] = {}
@@ -86,19 +87,16 @@ def descendants_first(trace: Sequence[Record]) -> list[Violation]:
             starts[r.data["run_id"]] = r.t_ms
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
-            if not spawns[r.data["run_id"]].data["required"]:
-                settled.setdefault(r.data["run_id"], r)
-        elif kind in _RESOLUTIONS:
+        settle.see(r)
+        if kind == "requester.accept" and r.data["run_id"] in spawns:
             run_id = r.data["run_id"]
-            if kind == "requester.accept" and run_id in spawns:
-                pending = [d for d in descendants(run_id) if d not in settled]
-                if pending:
-                    violations.append(Violation(
-                        "descendants-first", "DEL-6",
-                        f"{run_id} reached {r.actor} while its descendants "
-                        f"{', '.join(pending)} were still pending",
-                        (spawns[run_id].seq, r.seq)))
-            settled.setdefault(run_id, r)
+            pending = [d for d in descendants(run_id) if not settle.settled(d, r.t_ms)]
+            if pending:
+                violations.append(Violation(
+                    "descendants-first", "DEL-6",
+                    f"{run_id} reached {r.actor} while its descendants "
+                    f"{', '.join(pending)} were still pending",
+                    (spawns[run_id].seq, r.seq)))
     return violations
 
 

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sim.invariants.asked import Asked, rejection_class
+import attrs
+
+from sim.invariants.asked import Asked, asked_runs, is_wake, key_runs, rejection_class
 from sim.trace import Record
+
+# A required completion's expiry, counted from the run's end (reference §c11): the registry gives
+# up at the first attempt at or after it, never sooner but on a refusal for good.
+EXPIRY_MS = 30 * 60_000
 
 # What may answer a run's own send: its requester taking it (or refusing it), the gateway's
 # refusals and its lost or slowed acknowledgements (``fault``).
@@ -71,3 +77,63 @@ def _may_have_landed(end: Record, trail: Sequence[Record], last: int,
         elif r.kind != "fault" or rejection_class(r) is not None:
             answered = True
     return not answered
+
+
+@attrs.define(init=False)
+class EarliestSettle:
+    """The earliest a run's own delivery can have settled, from what was asked and seen alone,
+    fed the trace record by record (``see``): when its requester took it (on its own or in a
+    batch wake), when it ended owing nothing (asked as not required, or an exact
+    ANNOUNCE_SKIP reply), when the gateway refused it for good (a permanent refusal, or a
+    break after part of it reached the platform), when its requester session was reset or
+    deleted after a private spawn (PRV-3: it is closed then), else at its expiry (30 minutes
+    after its end). Never the registry's own settle, give-up, skip or close records: a model that
+    wrongly gives a run up must not excuse what waited on it (descendants-first)."""
+
+    asked: dict[str, Asked]
+    at: dict[str, int]  # run_id -> the earliest evidence of its settle seen so far
+    ends: dict[str, int]
+    # session -> its private runs asked so far (they are closed by the session's reset)
+    private: dict[str, list[str]]
+
+    def __init__(self, trace: Sequence[Record]) -> None:
+        self.asked = asked_runs(trace)
+        self.at, self.ends, self.private = {}, {}, {}
+
+    def _settle(self, run_id: str, t_ms: int) -> None:
+        if run_id not in self.at:
+            self.at[run_id] = t_ms
+
+    def see(self, r: Record) -> None:
+        kind = r.kind
+        if kind == "child.end":
+            run_id = r.data["run_id"]
+            self.ends.setdefault(run_id, r.t_ms)
+            asked = self.asked.get(run_id)
+            result = r.data["result"]
+            if (asked is not None and not asked.required) or (
+                    result is not None and result.strip() == "ANNOUNCE_SKIP"):
+                self._settle(run_id, r.t_ms)
+            asked_private = asked is not None and \
+                asked.request.data.get("completion_target") == "parent"
+            if asked_private and asked is not None:
+                self.private.setdefault(asked.request.data["requester"], []).append(run_id)
+        elif kind == "requester.accept":
+            key = r.data["key"]
+            if is_wake(key):
+                for run_id in key_runs(key):
+                    self._settle(run_id, r.t_ms)
+            else:
+                self._settle(r.data["run_id"], r.t_ms)
+        elif kind == "world.lifecycle":
+            for run_id in self.private.pop(r.data["session"], []):
+                self._settle(run_id, r.t_ms)
+        elif kind in ("fault", "requester.gone") and rejection_class(r) in ("permanent", "sent"):
+            self._settle(r.data["run_id"], r.t_ms)
+
+    def settled(self, run_id: str, t_ms: int) -> bool:
+        """Whether the run may have settled by ``t_ms``."""
+        end = self.ends.get(run_id)
+        if end is None or end > t_ms:
+            return False
+        return self.at.get(run_id, end + EXPIRY_MS) <= t_ms or end + EXPIRY_MS <= t_ms

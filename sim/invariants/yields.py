@@ -22,12 +22,14 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from sim.invariants.asked import SETTLE_PREFIX as SETTLE_PREFIX
 from sim.invariants.asked import Asked, asked_runs, is_delivery_crash, rejection_class
+from sim.invariants.asked import is_wake as is_wake
+from sim.invariants.asked import key_runs as key_runs
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.settled import TRAIL_KINDS, UNKNOWN, own_settle
 from sim.trace import Record
 
-SETTLE_PREFIX = "announce:requester-settle:"
 # After its batch settled (every member ended and recorded settled or taken by the batch, every
 # member's descendant cleaned up), the wake may wait one deferral recheck (30 s) and nothing
 # else, besides time the delivery process was down.
@@ -35,18 +37,6 @@ RECHECK_MS = 30_000
 # A batch whose descendants stay unsettled, none of them running, through this many rechecks
 # closes without a wake (reference §c9: "deferred too many times").
 DEFERRAL_LIMIT = 10
-
-
-def is_wake(key: str) -> bool:
-    return key.startswith(SETTLE_PREFIX)
-
-
-def key_runs(key: str) -> tuple[str, ...]:
-    """The run ids a batch-wake key names (``...:<run,run,...>[:yield-g][:retry-n]``)."""
-    for part in key[len(SETTLE_PREFIX):].split(":"):
-        if part.startswith("run-"):
-            return tuple(part.split(","))
-    return ()
 
 
 @attrs.frozen
