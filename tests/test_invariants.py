@@ -105,7 +105,8 @@ def test_eventually_resolved_reports_a_stuck_delivery(monkeypatch: pytest.Monkey
 
 
 def test_eventually_resolved_enforces_its_time_bound() -> None:
-    # A hand-made trace: the registry resolves the run, but far too late.
+    # A hand-made trace: the run is still sent far too late, and its row says it failed (the
+    # registry's own give-up record is no evidence either way).
     from sim.trace import Trace
 
     trace = Trace()
@@ -115,7 +116,10 @@ def test_eventually_resolved_enforces_its_time_bound() -> None:
     trace.append(10, "c", "child.end", {"run_id": "run-1"})
     trace.append(5, "h", "world.heal", {})
     late = 10 + LIVENESS_BOUND_MS + 1
+    trace.append(late, "gateway", "gateway.send", {"run_id": "run-1", "key": "k1"})
     trace.append(late, "d", "delivery.give_up", {"run_id": "run-1"})
+    trace.append(late, "h", "world.rows", {"rows": [{"run_id": "run-1",
+                                                     "delivery_status": "failed"}]})
     trace.append(late, "h", "world.end", {"reason": "quiescent"})
     found = invariants.check(trace.records, ["eventually-resolved"])
     assert [v.invariant for v in found] == ["eventually-resolved"]

@@ -202,7 +202,8 @@ def test_a_suppressed_send_is_its_own_evidence() -> None:
 @pytest.mark.parametrize(("name", "found"), [
     ("mutant-receipt-by-arrival.toml", ["newest-receipt-owns"]),
     ("mutant-claim-cleared-first.toml", ["evidence-before-claim"]),
-    ("mutant-other-run-proof.toml", ["delivered-means-received", "evidence-is-own"]),
+    ("mutant-other-run-proof.toml", ["cleanup-once", "delivered-means-received",
+                                     "evidence-is-own"]),
     ("mutant-key-without-run-id.toml", ["rerun-keeps-answer"]),
 ])
 def test_each_oracle_catches_its_mutant(name: str, found: list[str]) -> None:

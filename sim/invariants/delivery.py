@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sim.invariants.asked import asked_runs, final_rows
+from sim.invariants.asked import asked_runs, final_rows, rejection_class
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.private import releases
 from sim.invariants.yields import is_wake, key_runs
@@ -113,12 +113,22 @@ def delivered_means_received(trace: Sequence[Record]) -> list[Violation]:
 
 
 def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
-    """Liveness: every required child run ends, and its delivery is resolved in bounded time."""
+    """Liveness: every required child run ends, and its delivery is resolved in bounded time.
+
+    Resolved, as an outsider sees it: its requester took it (on its own or in a batch wake), it
+    replied exactly ANNOUNCE_SKIP, the gateway refused it for good, or (a private result) its
+    session was reset; else the registry's row as an operator reads it when the world stops
+    shows it settled (delivered, failed, suspended or discarded), and then it resolved by its
+    last send or refusal. Never the registry's own give-up, close or skip records: a model that
+    records a give-up it never made leaves a pending row, and that is stuck. A correction of
+    its result (DEL-12) or an operator's redrive (DEL-16) may open a new generation, which must
+    resolve too, in time counted from then."""
     asked = asked_runs(trace)
     private = releases(trace)
     spawns: dict[str, Record] = {}
     ends: dict[str, Record] = {}
     resolved: dict[str, Record] = {}
+    last: dict[str, Record] = {}  # each run's last send, or answer to one, since it was owed
     heal_ms = 0
     end: Record | None = None
     for r in trace:
@@ -127,20 +137,38 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
             spawns[r.data["run_id"]] = r
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
-        elif kind in ("requester.accept", "delivery.delivered", "delivery.give_up",
-                      "delivery.announce_skip", "private.closed"):
-            # For liveness, a resolution is either the registry's terminal record or the
-            # requester having the result (the safety invariants judge whether they agree).
-            # A silent skip resolves nothing: only a run asked as not required may be skipped,
-            # and such a run carries no obligation here.
+            result = r.data.get("result")
+            if result is not None and result.strip() == "ANNOUNCE_SKIP":
+                resolved.setdefault(r.data["run_id"], r)
+        elif kind == "requester.accept" and is_wake(r.data["key"]):
+            for run_id in key_runs(r.data["key"]):
+                resolved.setdefault(run_id, r)
+        elif kind == "requester.accept":
+            # For liveness, having the result resolves it (the safety invariants judge whether
+            # the registry agrees).
             resolved.setdefault(r.data["run_id"], r)
-        elif kind in ("delivery.reopen", "delivery.redrive"):
-            # A newer receipt (DEL-12) or an operator's redrive (DEL-16) reopened it: that
-            # generation must resolve too, in time counted from the reopening.
+            last[r.data["run_id"]] = r
+        elif kind == "gateway.send" and not is_wake(r.data["key"]):
+            last[r.data["run_id"]] = r
+        elif rejection_class(r) is not None and r.data.get("run_id") in spawns:
+            last[r.data["run_id"]] = r
+            if rejection_class(r) in ("permanent", "sent"):
+                resolved.setdefault(r.data["run_id"], r)
+        elif kind == "child.correction" or (
+                kind == "world.operator" and r.data["action"] == "redrive" and r.data["run_id"]):
+            # A newer receipt (DEL-12) or an operator's redrive (DEL-16) may reopen it: that
+            # generation must resolve too, in time counted from the reopening (if the registry
+            # rightly did not reopen it, its row shows it settled).
             resolved.pop(r.data["run_id"], None)
             ends[r.data["run_id"]] = r
         elif kind == "world.heal":
             heal_ms = r.t_ms
+        elif kind == "world.rows":
+            for row in r.data["rows"]:
+                run_id = row["run_id"]
+                if row["delivery_status"] != "pending" and run_id not in resolved \
+                        and run_id in ends:
+                    resolved[run_id] = last.get(run_id, ends[run_id])
         elif kind == "world.end":
             end = r
     if end is None:

@@ -1,7 +1,9 @@
 """A run's end of life: the ANNOUNCE_SKIP reply (reference §c1) and cleanup once per run (DEL-16).
 
 Restated from what the child wrote (``child.end``), what each requester received
-(``requester.accept``) and what the registry recorded (``delivery.*`` and ``run.cleanup``).
+(``requester.accept``), what the gateway refused, and the registry's rows as an operator reads
+them when the world stops (``world.rows``: status, cleaned up); the registry's own
+``delivery.announce_skip`` and ``run.cleanup`` records are the claims under test, never premises.
 """
 
 from __future__ import annotations
@@ -9,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.settled import EarliestSettle
+from sim.invariants.yields import yielded_members
 from sim.trace import Record
 
 SKIP = "ANNOUNCE_SKIP"
-# What the registry records when a run's obligations resolve.
-_RESOLUTIONS = ("delivery.delivered", "delivery.give_up", "delivery.announce_skip",
-                "private.closed",
-                "delivery.skip")
+# A row in one of these states has nothing more to deliver (``pending`` has).
+_RESOLVED = ("delivered", "failed", "suspended", "discarded", "not_required")
 
 
 def _skips(result: str | None) -> bool:
@@ -48,23 +50,19 @@ def announce_skip(trace: Sequence[Record]) -> list[Violation]:
 
 
 def cleanup_once(trace: Sequence[Record]) -> list[Violation]:
-    """Cleanup runs once per run, only after the run ended and its obligations resolved, and
-    every resolved run is cleaned up by the time the world ends."""
-    ends: dict[str, Record] = {}
-    resolved: dict[str, Record] = {}
+    """Cleanup runs once per run, only after the run ended and its obligations may have
+    resolved as an outsider can tell (:class:`~sim.invariants.settled.EarliestSettle`: taken,
+    owed nothing, refused for good, closed by a reset, handed to its yield batch, or expired),
+    and every row the registry shows resolved when a quiet world stops is cleaned up."""
+    settle = EarliestSettle(trace, members=yielded_members(trace))
     cleaned: dict[str, Record] = {}
-    optional: set[str] = set()
     end: Record | None = None
+    rows: Record | None = None
     violations: list[Violation] = []
     for r in trace:
         kind = r.kind
-        if kind == "spawn" and not r.data["required"]:
-            optional.add(r.data["run_id"])
-        elif kind == "child.end":
-            ends[r.data["run_id"]] = r
-        elif kind in _RESOLUTIONS:
-            resolved.setdefault(r.data["run_id"], r)
-        elif kind == "run.cleanup":
+        settle.see(r)
+        if kind == "run.cleanup":
             run_id = r.data["run_id"]
             first = cleaned.get(run_id)
             if first is not None:
@@ -74,20 +72,21 @@ def cleanup_once(trace: Sequence[Record]) -> list[Violation]:
                     (first.seq, r.seq)))
                 continue
             cleaned[run_id] = r
-            # A run with nothing to deliver resolves when it ends.
-            if run_id not in ends or (run_id not in optional and run_id not in resolved):
+            if not settle.settled(run_id, r.t_ms):
                 violations.append(Violation(
                     "cleanup-once", "DEL-16",
                     f"{run_id} was cleaned up before its obligations resolved", (r.seq,)))
         elif kind == "world.end":
             end = r
-    if end is not None and end.data["reason"] == "quiescent":
-        for run_id, resolution in resolved.items():
-            if run_id not in cleaned:
+        elif kind == "world.rows":
+            rows = r
+    if end is not None and rows is not None and end.data["reason"] == "quiescent":
+        for row in rows.data["rows"]:
+            if row["delivery_status"] in _RESOLVED and not row["cleaned_up"]:
                 violations.append(Violation(
                     "cleanup-once", "DEL-16",
-                    f"{run_id} resolved at {resolution.t_ms} ms but was never cleaned up",
-                    (resolution.seq, end.seq)))
+                    f"{row['run_id']}'s row shows it {row['delivery_status']} but never cleaned "
+                    "up when the world went quiet", (rows.seq, end.seq)))
     return violations
 
 

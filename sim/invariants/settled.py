@@ -6,7 +6,7 @@ on its way back), never the registry's own settle, hand-over, give-up or cleanup
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import attrs
 
@@ -87,7 +87,8 @@ class EarliestSettle:
     ANNOUNCE_SKIP reply), when the gateway refused it for good (a permanent refusal, or a
     break after part of it reached the platform), when its requester session was reset or
     deleted after a private spawn (PRV-3: it is closed then), else at its expiry (30 minutes
-    after its end). Never the registry's own settle, give-up, skip or close records: a model that
+    after its end); a member of a yield batch (``members``) is handed to its batch as it ends.
+    Never the registry's own settle, give-up, skip or close records: a model that
     wrongly gives a run up must not excuse what waited on it (descendants-first)."""
 
     asked: dict[str, Asked]
@@ -95,10 +96,12 @@ class EarliestSettle:
     ends: dict[str, int]
     # session -> its private runs asked so far (they are closed by the session's reset)
     private: dict[str, list[str]]
+    members: Collection[str]
 
-    def __init__(self, trace: Sequence[Record]) -> None:
+    def __init__(self, trace: Sequence[Record], members: Collection[str] = ()) -> None:
         self.asked = asked_runs(trace)
         self.at, self.ends, self.private = {}, {}, {}
+        self.members = members
 
     def _settle(self, run_id: str, t_ms: int) -> None:
         if run_id not in self.at:
@@ -111,13 +114,13 @@ class EarliestSettle:
             self.ends.setdefault(run_id, r.t_ms)
             asked = self.asked.get(run_id)
             result = r.data["result"]
-            if (asked is not None and not asked.required) or (
+            if run_id in self.members or (asked is not None and not asked.required) or (
                     result is not None and result.strip() == "ANNOUNCE_SKIP"):
                 self._settle(run_id, r.t_ms)
-            asked_private = asked is not None and \
-                asked.request.data.get("completion_target") == "parent"
-            if asked_private and asked is not None:
-                self.private.setdefault(asked.request.data["requester"], []).append(run_id)
+        elif kind == "spawn":
+            asked = self.asked.get(r.data["run_id"])
+            if asked is not None and asked.request.data.get("completion_target") == "parent":
+                self.private.setdefault(asked.request.data["requester"], []).append(asked.run_id)
         elif kind == "requester.accept":
             key = r.data["key"]
             if is_wake(key):
@@ -125,7 +128,7 @@ class EarliestSettle:
                     self._settle(run_id, r.t_ms)
             else:
                 self._settle(r.data["run_id"], r.t_ms)
-        elif kind == "world.lifecycle":
+        elif kind in ("world.lifecycle", "world.delete-session"):
             for run_id in self.private.pop(r.data["session"], []):
                 self._settle(run_id, r.t_ms)
         elif kind in ("fault", "requester.gone") and rejection_class(r) in ("permanent", "sent"):
