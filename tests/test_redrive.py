@@ -173,35 +173,64 @@ END = (10_000, "child.end", {"run_id": "run-1", "result": "r"})
 GIVE_UP = (10_000, "delivery.give_up", {"run_id": "run-1", "status": "suspended"})
 
 
+REFUSED = (10_000, "fault", {"kind": "send-permanent", "run_id": "run-1", "key": KEY,
+                             "error": {"message": "chat not found"}})
+
+
 def test_redrive_from_retained_wants_a_newer_generation_and_the_newest_receipt() -> None:
-    fine = _trace(END, _send(10_000, KEY), GIVE_UP, _operator(60_000),
+    # Given up as an outsider sees it (its key refused for good, never taken), with or without
+    # the registry's own give-up record.
+    fine = _trace(END, _send(10_000, KEY), REFUSED, _operator(60_000),
                   _send(60_000, f"{KEY}:g2"))
     assert redrive_from_retained(fine) == []
-    same = _trace(END, _send(10_000, KEY), GIVE_UP, _operator(60_000), _send(60_000, KEY))
+    same = _trace(END, _send(10_000, KEY), REFUSED, GIVE_UP, _operator(60_000),
+                  _send(60_000, KEY))
     assert "not a newer generation" in redrive_from_retained(same)[0].message
     corrected = (40_000, "child.correction", {"run_id": "run-1", "ended_at": 40_000,
                                               "result": "r2"})
-    stale = _trace(END, _send(10_000, KEY), GIVE_UP, corrected, _operator(60_000),
+    stale = _trace(END, _send(10_000, KEY), REFUSED, corrected, _operator(60_000),
                    _send(60_000, f"{KEY}:g2"))
     assert "not the newest one" in redrive_from_retained(stale)[0].message
+    # A forged give-up of a run whose send is still going asks nothing of the next send.
+    going = _trace(END, _send(10_000, KEY), GIVE_UP, _operator(20_000), _send(25_000, KEY))
+    assert redrive_from_retained(going) == []
 
 
 def test_redrive_from_retained_bars_a_delivered_run() -> None:
-    delivered = (10_000, "delivery.delivered", {"run_id": "run-1", "key": KEY})
-    trace = _trace(END, _send(10_000, KEY), delivered, _operator(60_000),
+    # Delivered as its requester saw it: the registry's record is neither needed nor believed.
+    taken = (10_000, "requester.accept", {"run_id": "run-1", "key": KEY, "ended_at": 10_000,
+                                          "text": "x"})
+    trace = _trace(END, _send(10_000, KEY), taken, GIVE_UP, _operator(60_000),
                    _send(60_000, f"{KEY}:g2"))
     assert "was delivered when an operator asked" in redrive_from_retained(trace)[0].message
 
 
 def test_given_up_waits_for_operator() -> None:
-    assert given_up_waits_for_operator(_trace(END, GIVE_UP, _operator(60_000),
+    # Given up as an outsider sees it: its key refused for good (or expired) and never taken;
+    # the registry's own give-up record is neither needed nor believed.
+    assert given_up_waits_for_operator(_trace(END, _send(10_000, KEY), REFUSED,
+                                              _operator(60_000),
                                               _send(60_000, f"{KEY}:g2"))) == []
-    unasked = _trace(END, GIVE_UP, _send(40_000, f"{KEY}:g2"))
+    unasked = _trace(END, _send(10_000, KEY), REFUSED, _send(40_000, f"{KEY}:g2"))
     assert "no operator redrive asked" in given_up_waits_for_operator(unasked)[0].message
+    expired = _trace(END, _send(10_000, KEY), _send(10_000 + 30 * 60_000, f"{KEY}:g2"))
+    assert "past its expiry" in given_up_waits_for_operator(expired)[0].message
+    # No give-up record hides it, and a forged one excuses nothing nor blames a delivered run.
+    taken = (10_000, "requester.accept", {"run_id": "run-1", "key": KEY})
+    assert given_up_waits_for_operator(_trace(END, _send(10_000, KEY), taken, GIVE_UP,
+                                              _send(40_000, f"{KEY}:g2"))) == []
     dismissed = (50_000, "delivery.dismiss", {"run_id": "run-1", "request": 1,
                                               "was": "suspended"})
-    released = _trace(END, GIVE_UP, dismissed, _operator(60_000), _send(60_000, f"{KEY}:g2"))
+    rows = (90_000, "world.rows", {"rows": [{"run_id": "run-1",
+                                            "delivery_status": "discarded"}]})
+    released = _trace(END, _send(10_000, KEY), REFUSED, _operator(50_000, "dismiss"),
+                      _operator(60_000), _send(60_000, f"{KEY}:g2"), rows)
     assert "payload was released" in given_up_waits_for_operator(released)[0].message
+    # A dismissal the registry refused (its row is not discarded) bars nothing.
+    kept = (90_000, "world.rows", {"rows": [{"run_id": "run-1", "delivery_status": "delivered"}]})
+    assert given_up_waits_for_operator(_trace(END, _send(10_000, KEY), dismissed,
+                                              _operator(50_000, "dismiss"), _operator(60_000),
+                                              _send(60_000, f"{KEY}:g2"), kept)) == []
 
 
 def test_incomplete_not_retried_allows_only_an_operators_resend() -> None:
@@ -227,7 +256,7 @@ def test_redrive_from_retained_reads_the_text_the_requester_took() -> None:
             "status": "ok", "replaces": None,
             "text": f"Child result:\n<prompt-data>\n{text}\n</prompt-data>\n\nStats: ..."})
 
-    base = (END, _send(10_000, KEY), GIVE_UP, _operator(60_000), _send(60_000, f"{KEY}:g2"))
+    base = (END, _send(10_000, KEY), REFUSED, _operator(60_000), _send(60_000, f"{KEY}:g2"))
     assert redrive_from_retained(_trace(*base, accept("r"))) == []
     wrong = redrive_from_retained(_trace(*base, accept("an older text")))
     assert "not the payload its store retained" in wrong[0].message

@@ -25,6 +25,7 @@ import attrs
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.receipts import produced
+from sim.invariants.settled import EarliestSettle
 from sim.trace import Record
 
 HEADER = "Child completion results:\n\n"
@@ -145,9 +146,17 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
     # Where each run started: its spawn, or its lane.started if it was told to wait (for the
     # lane, or for its session's earlier run: spawns into the session then are that run's).
     starts: dict[str, int] = {}
+    # The registry's record of when it stored a run's findings scopes what they must hold, so
+    # it is itself checked against what was seen: never before each of the run's children
+    # ended and may have settled (a registry that froze them early, and said so, would
+    # otherwise be judged by its own word).
+    settle = EarliestSettle(trace)
     violations: list[Violation] = []
     for r in trace:
         kind = r.kind
+        settle.see(r)
+        if kind == "delivery.findings-frozen" and r.data["run_id"] in spawns:
+            violations += _frozen_early(r, spawns, starts, ends, by_session, settle)
         if kind == "spawn":
             spawns[r.data["run_id"]] = r
             starts[r.data["run_id"]] = r.seq
@@ -199,6 +208,24 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
             receipt = made.get((run_id, r.data["ended_at"]), end)  # the result it carries
             violations += _judge(r, spawn, end, receipt, [e[3] for e in expected], spawns)
     return violations
+
+
+def _frozen_early(r: Record, spawns: dict[str, Record], starts: dict[str, int],
+                  ends: dict[str, Record], by_session: dict[str, list[Record]],
+                  settle: EarliestSettle) -> list[Violation]:
+    run_id = r.data["run_id"]
+    spawn, end = spawns[run_id], ends.get(run_id)
+    if end is None:
+        return [Violation("findings-scoped", "DEL-6", f"{run_id}'s findings were stored at "
+                          f"{r.t_ms} ms, before the run ended", (spawn.seq, r.seq))]
+    pending = [s.data["run_id"] for s in by_session.get(spawn.data["child_session_key"], ())
+               if starts[run_id] < s.seq < end.seq
+               and not settle.settled(s.data["run_id"], r.t_ms)]
+    if not pending:
+        return []
+    return [Violation("findings-scoped", "DEL-6", f"{run_id}'s findings were stored at "
+                      f"{r.t_ms} ms, before its children {', '.join(pending)} had settled",
+                      (spawn.seq, r.seq))]
 
 
 def _judge(r: Record, spawn: Record, end: Record, receipt: Record, expected: list[Record],

@@ -22,7 +22,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import attrs
+
+from sim.invariants.asked import is_delivery_crash, is_wake, rejection_class
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.private import Release, releases
+from sim.invariants.settled import EXPIRY_MS
 from sim.trace import Record
 
 _GENERATION = re.compile(r":g(\d+)$")
@@ -52,7 +57,8 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
     keys: dict[str, set[str]] = {}  # run -> keys handed to the gateway
     top: dict[str, int] = {}  # run -> highest generation handed over
     last_end: dict[str, int] = {}  # run -> the producer end time of its last send
-    registry: dict[str, str] = {}  # run -> what the registry last recorded of it
+    gone = _GivenUp(releases(trace))  # given up or delivered, as an outsider tells
+    released: set[str] = set()  # runs an operator dismissed once given up
     awaiting: dict[str, Record] = {}  # run -> a redrive of it given up, not yet sent
     barred: dict[str, tuple[Record, int]] = {}  # run -> a redrive of it delivered, its end
     redriven: dict[tuple[str, str], tuple[Record, str | None]] = {}  # (run, key) -> request
@@ -67,25 +73,21 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
 
     for r in trace:
         kind = r.kind
+        gone.see(r)
         if kind == "child.end":
             newest[r.data["run_id"]] = (r.t_ms, r.data["result"])
         elif kind == "child.correction":
             newest[r.data["run_id"]] = (r.data["ended_at"], r.data["result"])
-        elif kind == "delivery.give_up":
-            registry[r.data["run_id"]] = "given-up"
-        elif kind == "delivery.delivered":
-            registry[r.data["run_id"]] = "delivered"
-        elif kind == "delivery.reopen":
-            registry[r.data["run_id"]] = "pending"
-            barred.pop(r.data["run_id"], None)
-        elif kind == "delivery.dismiss":
-            registry[r.data["run_id"]] = "released"
+        elif kind == "world.operator" and r.data["action"] == "dismiss" and r.data["run_id"] \
+                and gone.why(r.data["run_id"], r.t_ms):
+            released.add(r.data["run_id"])
         elif kind == "world.operator" and r.data["action"] == "redrive" and r.data["run_id"]:
             run_id = r.data["run_id"]
-            state = registry.get(run_id)
-            if state == "given-up":
+            if run_id in released:
+                pass
+            elif gone.why(run_id, r.t_ms):
                 awaiting[run_id] = r
-            elif state == "delivered" and run_id in last_end:
+            elif run_id in gone.taken and run_id in last_end:
                 barred[run_id] = (r, last_end[run_id])
         elif kind == "gateway.send":
             run_id, key, ended = r.data["run_id"], r.data["key"], r.data["ended_at"]
@@ -107,7 +109,9 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
                     fail(f"{run_id}'s redrive carries the receipt ended at {ended} ms, not the "
                          f"newest one its store retained (ended at {want[0]} ms)", request, r)
                 redriven[(run_id, key)] = (request, None if want is None else want[1])
-            registry[run_id] = "sending"  # whatever it recorded before, it sends again
+            if not is_wake(key) and (run_id not in gone.latest
+                                     or gone.latest[run_id].data["key"] != key):
+                gone.sent(r)  # a new generation: whatever was known before, it sends again
             keys.setdefault(run_id, set()).add(key)
             top[run_id] = max(top.get(run_id, 0), generation(key))
             last_end[run_id] = ended
@@ -134,35 +138,108 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+@attrs.define
+class _GivenUp:
+    """Whether a run's current generation was given up, as an outsider can tell: its latest key
+    was never taken by its requester, and the gateway refused it for good or its expiry (30
+    minutes from the receipt's end the send carries; a private result's from its release,
+    PRV-7) passed. A restart of the delivery process since that key's first send hides it (the
+    new process may count an unanswered send as landed, and a refusal that reached only the
+    dead one was never heard): then nothing is said."""
+
+    private: dict[str, Release]
+    latest: dict[str, Record] = attrs.field(factory=dict)  # run -> its latest key's first send
+    taken: set[str] = attrs.field(factory=set)
+    refused: set[str] = attrs.field(factory=set)
+    hidden: set[str] = attrs.field(factory=set)
+    down: bool = False
+
+    def see(self, r: Record) -> None:
+        kind = r.kind
+        if kind == "delivery.start":
+            self.down = False
+        if kind in ("requester.accept", "requester.duplicate") and self._latest(r):
+            self.taken.add(r.data["run_id"])
+        elif rejection_class(r) in ("permanent", "sent") and self._latest(r) and not self.down:
+            self.refused.add(r.data["run_id"])
+        elif is_delivery_crash(r):
+            self.down = True
+            self.hidden.update(self.latest)
+
+    def _latest(self, r: Record) -> bool:
+        send = self.latest.get(r.data["run_id"])
+        return send is not None and r.data.get("key", send.data["key"]) == send.data["key"]
+
+    def why(self, run_id: str, t_ms: int) -> str | None:
+        """Why the run counts as given up at ``t_ms`` (None: it does not, or nobody can tell)."""
+        send = self.latest.get(run_id)
+        if send is None or run_id in self.taken or run_id in self.hidden:
+            return None
+        if run_id in self.refused:
+            return "refused for good"
+        release = self.private.get(run_id)
+        window = max(send.data["ended_at"] or 0,
+                     release.at if release is not None and release.at is not None else 0)
+        return f"past its expiry at {window + EXPIRY_MS} ms" if t_ms >= window + EXPIRY_MS \
+            else None
+
+    def sent(self, r: Record) -> None:
+        run_id = r.data["run_id"]
+        self.latest[run_id] = r
+        self.taken.discard(run_id)
+        self.refused.discard(run_id)
+        self.hidden.discard(run_id)
+
+
 def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
-    """Once the registry gave a run up, nothing of it is handed to the gateway again but after
-    an operator asked to redrive it (a newer receipt only updates the retained payload); once
-    an operator dismissed it (its payload released), nothing ever."""
-    quiet: dict[str, Record] = {}  # run -> its give-up, no redrive asked since
-    released: dict[str, Record] = {}  # run -> its dismissal
+    """Once a run's current generation was given up, as an outsider can tell (:class:`_GivenUp`),
+    no new generation of it is handed to the gateway but after an operator asked to redrive it
+    (a newer receipt only updates the retained payload); once an operator dismissed a given-up
+    run (and the registry's row shows it discarded when the world stops), nothing of it after
+    that request ever. A transport try of the same key after the expiry belongs to an attempt
+    started before it (retry-timing judges those). Never the registry's own give-up or
+    dismissal records."""
+    gone = _GivenUp(releases(trace))
+    redriven: dict[str, int] = {}  # run -> when an operator last asked to redrive it
+    dismissed: dict[str, Record] = {}  # run -> an operator's dismissal of it once given up
+    sends: list[Record] = []
     violations: list[Violation] = []
     for r in trace:
         kind = r.kind
-        if kind == "delivery.give_up":
-            quiet[r.data["run_id"]] = r
-        elif kind == "delivery.dismiss":
-            released[r.data["run_id"]] = r
-        elif kind == "world.operator" and r.data["action"] == "redrive":
-            quiet.pop(r.data["run_id"] or "", None)
-        elif kind == "gateway.send":
+        gone.see(r)
+        if kind == "world.operator" and r.data["run_id"]:
+            if r.data["action"] == "redrive":
+                redriven[r.data["run_id"]] = r.t_ms
+            elif r.data["action"] == "dismiss" and gone.why(r.data["run_id"], r.t_ms):
+                dismissed[r.data["run_id"]] = r
+        elif kind == "gateway.send" and not is_wake(r.data["key"]):
             run_id = r.data["run_id"]
-            if run_id in released:
+            sends.append(r)
+            before = gone.latest.get(run_id)
+            if before is not None and before.data["key"] == r.data["key"]:
+                continue  # a try (or a replay) of the same generation
+            why = gone.why(run_id, r.t_ms)
+            if before is not None and why is not None and \
+                    redriven.get(run_id, -1) < before.t_ms:
                 violations.append(Violation(
                     "given-up-waits-for-operator", "DEL-16",
-                    f"{run_id} was sent under {r.data['key']} after an operator dismissed it "
-                    "and its payload was released", (released[run_id].seq, r.seq)))
-            elif run_id in quiet:
-                gave_up = quiet.pop(run_id)
-                violations.append(Violation(
-                    "given-up-waits-for-operator", "DEL-16",
-                    f"{run_id} was given up ({gave_up.data['status']}) at {gave_up.t_ms} ms, "
-                    f"yet it was sent again under {r.data['key']} at {r.t_ms} ms with no "
-                    "operator redrive asked", (gave_up.seq, r.seq)))
+                    f"{run_id} was given up ({before.data['key']} never taken, {why}), yet it "
+                    f"was sent again under {r.data['key']} at {r.t_ms} ms with no operator "
+                    "redrive asked", (before.seq, r.seq)))
+            gone.sent(r)
+        elif kind == "world.rows":
+            for row in r.data["rows"]:
+                dismissal = dismissed.get(row["run_id"])
+                if row["delivery_status"] != "discarded" or dismissal is None:
+                    continue
+                for send in sends:
+                    if send.data["run_id"] == row["run_id"] and send.t_ms > dismissal.t_ms:
+                        violations.append(Violation(
+                            "given-up-waits-for-operator", "DEL-16",
+                            f"{send.data['run_id']} was sent under {send.data['key']} after an "
+                            "operator dismissed it and its payload was released",
+                            (dismissal.seq, send.seq)))
+                        break
     return violations
 
 
