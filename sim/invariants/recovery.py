@@ -2,11 +2,12 @@
 
 Read from the trace alone: what was asked (``world.spawn``: required, and whether the scripted
 answer-lost fault took the run's captured reply), the child's own end record and transcript
-(``child.end``, ``child.message``: the answer it really wrote), the registry's records (the run
-recorded delivered; each recovery attempt and the recovery's end, as its recovery table holds
-them), the gateway's refusals of a recovery hand-off (``recovery-fail`` fault records) and what the
-requester's transcript received (``requester.recovered``), and the delivery process's crashes (one
-can take a recorded attempt before its hand-off). Restated from seed 002 and
+(``child.end``, ``child.message``: the answer it really wrote), what the requester's transcript
+took (``requester.accept``: the run's (no output), which owes a recovery; never the registry's
+own delivered record), the registry's recovery table as the claim under test (each attempt and
+the recovery's end), the gateway's refusals of a recovery hand-off (``recovery-fail`` fault
+records), what the requester received (``requester.recovered``), and the delivery process's
+crashes (one can take a recorded attempt before its hand-off). Restated from seed 002 and
 docs/recovery.md: at most three attempts; none for a run that answered.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sim.invariants.asked import asked_runs, is_delivery_crash
+from sim.invariants.asked import asked_runs, is_delivery_crash, is_wake, rejection_class
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.output import _shown_result
 from sim.trace import Record
@@ -60,6 +61,7 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
     unanswered: set[str] = set()
     crashed: set[str] = set()
     recovered: dict[tuple[str, str], Record] = {}
+    refused: set[tuple[str, str]] = set()  # (run, key) refused for good
     world_end: Record | None = None
     violations: list[Violation] = []
 
@@ -79,8 +81,17 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
             ends[r.data["run_id"]] = r
         elif kind == "child.message":
             messages.setdefault(r.data["run_id"], []).append(r)
-        elif kind == "delivery.delivered":
-            delivered.setdefault(r.data["run_id"], r)
+        elif kind in ("requester.accept", "requester.duplicate") and \
+                not is_wake(r.data["key"]) and (r.data["run_id"], r.data["key"]) not in refused:
+            # Its (no output) reached its requester and the acknowledgement may tell the
+            # registry so: recovery is owed (the registry's own delivered record is no premise).
+            delivered[r.data["run_id"]] = r
+        elif rejection_class(r) in ("permanent", "sent") and r.data.get("key"):
+            # Given up on that key: a copy of it taken late (a delayed hand-off) is news the
+            # registry no longer acts on.
+            refused.add((r.data["run_id"], r.data["key"]))
+        elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow"):
+            delivered.pop(r.data["run_id"], None)  # that acknowledgement never told it
         elif kind == "recovery.attempt":
             run_id = r.data["run_id"]
             made = attempts.setdefault(run_id, [])
@@ -97,6 +108,9 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
         elif is_delivery_crash(r):
             crashed.update(unanswered)
             unanswered.clear()
+            # An acknowledgement on its way to the dead process is dropped.
+            for run_id in [k for k, v in delivered.items() if v.t_ms == r.t_ms]:
+                del delivered[run_id]
         elif kind == "fault" and r.data.get("kind") == "recovery-fail":
             refusals[r.data["run_id"]] = refusals.get(r.data["run_id"], 0) + 1
             unanswered.discard(r.data["run_id"])

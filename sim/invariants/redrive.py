@@ -87,7 +87,7 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
                 pass
             elif gone.why(run_id, r.t_ms):
                 awaiting[run_id] = r
-            elif run_id in gone.taken and run_id in last_end:
+            elif gone.delivered(run_id) and run_id in last_end:
                 barred[run_id] = (r, last_end[run_id])
         elif kind == "gateway.send":
             run_id, key, ended = r.data["run_id"], r.data["key"], r.data["ended_at"]
@@ -152,6 +152,9 @@ class _GivenUp:
     taken: set[str] = attrs.field(factory=set)
     refused: set[str] = attrs.field(factory=set)
     hidden: set[str] = attrs.field(factory=set)
+    # Runs whose latest key's acknowledgement was lost or slowed on its way back: the registry
+    # may not know its requester took it.
+    unacked: set[str] = attrs.field(factory=set)
     down: bool = False
 
     def see(self, r: Record) -> None:
@@ -162,6 +165,9 @@ class _GivenUp:
             self.taken.add(r.data["run_id"])
         elif rejection_class(r) in ("permanent", "sent") and self._latest(r) and not self.down:
             self.refused.add(r.data["run_id"])
+        elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow") \
+                and self._latest(r):
+            self.unacked.add(r.data["run_id"])
         elif is_delivery_crash(r):
             self.down = True
             self.hidden.update(self.latest)
@@ -183,12 +189,15 @@ class _GivenUp:
         return f"past its expiry at {window + EXPIRY_MS} ms" if t_ms >= window + EXPIRY_MS \
             else None
 
+    def delivered(self, run_id: str) -> bool:
+        """Whether the registry surely knows its requester took the run's latest key."""
+        return run_id in self.taken and run_id not in self.unacked and run_id not in self.hidden
+
     def sent(self, r: Record) -> None:
         run_id = r.data["run_id"]
         self.latest[run_id] = r
-        self.taken.discard(run_id)
-        self.refused.discard(run_id)
-        self.hidden.discard(run_id)
+        for known in (self.taken, self.refused, self.hidden, self.unacked):
+            known.discard(run_id)
 
 
 def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:

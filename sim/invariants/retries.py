@@ -109,15 +109,16 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
         if r.kind == "child.end":
             ends[r.data["run_id"]] = r.t_ms
             unsent.add(r.data["run_id"])
-        elif r.kind == "delivery.reopen" or (
+        elif r.kind == "child.correction" or (
                 r.kind == "world.operator" and r.data["action"] == "redrive"
                 and r.data["run_id"]):
-            # A new generation (a correction's, or one an operator asked for): its attempts
-            # count from one.
+            # The producer's newer receipt (DEL-12) or an operator's redrive (DEL-16) may open
+            # a new generation: if the next send is under a new key, its attempts count from
+            # one (a send under the same key says it did not; never the registry's reopen).
             unsent.add(r.data["run_id"])
             reopened.add(r.data["run_id"])
-        elif r.kind == "child.correction":
-            ends[r.data["run_id"]] = r.data["ended_at"]  # its window starts at its own end
+            if r.kind == "child.correction":
+                ends[r.data["run_id"]] = r.data["ended_at"]  # its window starts at its end
         elif is_delivery_crash(r):
             for known in runs.values():
                 known.crashed = True
@@ -142,10 +143,10 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             unknown = run_id in hidden or (run_id in latest and run_id not in reopened)
             latest[run_id] = key
             unsent.discard(run_id)
+            reopened.discard(run_id)
             if run is None:
                 runs[(run_id, key)] = _Run(r, ends.get(run_id), attempt=None if unknown else 1)
                 hidden.discard(run_id)
-                reopened.discard(run_id)
                 continue
             # A deleted session refuses when the completion reaches it (DEL-4), maybe later than
             # the send; the wait runs from that refusal.

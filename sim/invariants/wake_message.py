@@ -9,9 +9,10 @@ individually when the wake was first handed to the gateway (it is rendered once)
 the shared 160,000-character layout (its result whole, or a head plus an exact truncation
 marker, or the children past the floor folded into one summary line), or says the results were
 announced individually; lists the unfinished children to reconcile; and ends with the members'
-route notices deduplicated, sorted and capped at 1,024 characters. (A result the registry
-recorded as given up on its own counts as owed even if an unanswered send of it landed:
-repeating it in the wake is the safe side.)
+route notices deduplicated, sorted and capped at 1,024 characters. (A result whose own send
+may have landed unbeknown to the registry, an acknowledgement lost or slowed or the delivery
+process dead after a send of it, may be carried or not: the registry may have given it up, and
+repeating it is the safe side. The registry's own give-up and skip records are never read.)
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from sim.invariants.asked import asked_runs
+from sim.invariants.asked import asked_runs, is_delivery_crash
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.yields import is_wake, key_runs
 from sim.trace import Record
@@ -48,6 +49,10 @@ def _silent(result: str | None) -> bool:
     return result is not None and result.strip() in ("NO_REPLY", "ANNOUNCE_SKIP")
 
 
+def _skip(result: str | None) -> bool:
+    return result is not None and result.strip() == "ANNOUNCE_SKIP"
+
+
 def _visible(result: str | None) -> bool:
     return result is not None and result.strip() not in ("", "NO_REPLY")
 
@@ -70,7 +75,12 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
     # once): by (session, member runs), the members whose newest receipt had reached the
     # requester on its own (or was skipped), and those given up.
     rendered: dict[tuple[str, tuple[str, ...]], tuple[set[str], set[str]]] = {}
-    gave_up: set[str] = set()  # runs whose own delivery the registry recorded given up
+    # Runs whose own send may have reached their requester unbeknown to the registry (an
+    # acknowledgement lost or slowed, or the delivery process died after a send of it): it may
+    # give them up and the wake may carry them again, or not (never the registry's give-up
+    # record).
+    unsure: set[str] = set()
+    sent: set[str] = set()  # runs handed to the gateway on their own
     violations: list[Violation] = []
     for r in trace:
         if r.kind == "spawn":
@@ -79,16 +89,20 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
             ends[r.data["run_id"]] = r
             receipts[r.data["run_id"]] = [r.data["result"]]
             newest[r.data["run_id"]] = r.t_ms
+            if _skip(r.data["result"]):
+                skipped.add(r.data["run_id"])  # an exact ANNOUNCE_SKIP: announced by nothing
         elif r.kind == "child.correction":
             receipts.setdefault(r.data["run_id"], []).append(r.data["result"])
             newest[r.data["run_id"]] = r.data["ended_at"]
-        elif r.kind == "delivery.give_up":
-            gave_up.add(r.data["run_id"])
-        elif r.kind == "delivery.announce_skip":
-            skipped.add(r.data["run_id"])
+        elif r.kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow") \
+                and not is_wake(str(r.data.get("key") or "")):
+            unsure.add(r.data["run_id"])
+        elif is_delivery_crash(r):
+            unsure.update(sent)
         elif r.kind == "requester.accept" and not is_wake(r.data.get("key", "")):
             individually.add((r.data["run_id"], r.data["ended_at"]))  # announced on its own
-            gave_up.discard(r.data["run_id"])  # (an operator's redrive after a give-up)
+        elif r.kind == "gateway.send" and not is_wake(r.data["key"]):
+            sent.add(r.data["run_id"])
         elif r.kind == "gateway.send" and is_wake(r.data["key"]):
             runs = key_runs(r.data["key"])
             # Owed: a member whose newest receipt did not reach the requester on its own (a
@@ -98,11 +112,10 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
             # to its own delivery: the delivery process may not have heard of the correction
             # yet (a late notice), and then delivers it on its own afterwards.
             taken = {run for run in runs if run in skipped
-                     or (run, newest.get(run, -1)) in individually} - gave_up
-            announced = {run for run, _ in individually}
+                     or (run, newest.get(run, -1)) in individually} - unsure
+            announced = {run for run, _ in individually} | unsure
             rendered.setdefault((r.data["requester"], runs),
-                                (taken, {run for run in runs if run in announced} - taken
-                                 - gave_up))
+                                (taken, {run for run in runs if run in announced} - taken))
         elif r.kind == "requester.accept":
             runs = key_runs(r.data["key"])
             taken, maybe = rendered.get((r.actor, runs), (set(), set()))

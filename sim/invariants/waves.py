@@ -8,9 +8,11 @@ became and the turn that asked (``spawn``), and how each turn ended (``requester
 ``requester.turn``, has finished; a reset or delete, ``requester.lifecycle``, abandons it).
 What was seen of each child: its start (``child.start``, or ``lane.started`` when it waited for
 the lane or its session's earlier run) and its own end record
-(``child.end``), the registry's cleanup of it (``run.cleanup``), whether its own result reached
-the requester (``requester.accept`` on its own key) or the registry gave its own delivery up
-(``delivery.give_up``: still the registry's own records, both); and every settle wake the gateway
+(``child.end``), the registry's cleanup of it (``run.cleanup``: still the registry's own record,
+see docs/architecture.md), whether its own result reached the requester (``requester.accept`` on
+its own key), whether its own send may have landed unbeknown to the registry (an acknowledgement
+lost or slowed, ``fault``; a crash of the delivery process after it), an operator's redrive of it
+(``world.operator``); and every settle wake the gateway
 was handed (``gateway.send`` keyed ``announce:requester-settle:...`` without ``:yield-``: a
 wave's wake, naming its members).
 
@@ -21,16 +23,16 @@ first send of each wave wake must show:
 
 * its members are such siblings, all of one session and incarnation;
 * each member ended and was cleaned up (its own delivery settled) before the send, and a result
-  of its own that reached the requester reached it before the send (unless its own delivery had
-  given up by then: an operator's later redrive may still send what the registry retained);
+  of its own that reached the requester reached it before the send (unless its own send may
+  have landed unbeknown to the registry by then, or an operator redrove it since);
 * the members are connected by overlapping intervals (through siblings that had settled by
   then: a member an earlier wave carried links a late joiner);
 * no sibling overlapping a member is left out: each one whose turn had ended by then was
   settled, and is named by this wake or an earlier one, or had settled before the member's
   own turn ended (an earlier wave could carry it, or consume it alone, only then);
 * no run is named by two different wave wakes; a wake of one member carries a result that did
-  not reach the requester on its own, or that the registry recorded given up (exactly one
-  delivered child is consumed without a wake).
+  not reach the requester on its own, or whose send may have landed unbeknown to the registry
+  (exactly one delivered child is consumed without a wake).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from sim.invariants.asked import asked_runs
+from sim.invariants.asked import asked_runs, is_delivery_crash
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.yields import is_wake, key_runs
 from sim.trace import Record
@@ -58,7 +60,13 @@ class _Child:
     end: Record | None = None
     cleanup: Record | None = None
     own_accept: Record | None = None
-    gave_up: Record | None = None  # the registry recorded its own delivery given up
+    # Its own send may have landed unbeknown to the registry (an acknowledgement lost or slowed,
+    # or the delivery process died after a send of it), or a newer generation of it was sent
+    # after its requester took it: the registry may give it up, and a wave may then carry it.
+    # Never the registry's own give-up record.
+    unsure: Record | None = None
+    sent: bool = False
+    redriven: Record | None = None  # an operator asked to redrive it (DEL-16)
 
     def interval(self) -> tuple[int, int]:
         start = self.start.t_ms if self.start is not None else 0
@@ -121,9 +129,24 @@ def _read(trace: Sequence[Record]) -> _Seen:
                 and not is_wake(r.data["key"]):
             child = children[r.data["run_id"]]
             child.own_accept = child.own_accept or r
-        elif kind == "delivery.give_up" and r.data["run_id"] in children:
+        elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow") \
+                and r.data.get("run_id") in children and not is_wake(str(r.data.get("key") or "")):
             child = children[r.data["run_id"]]
-            child.gave_up = child.gave_up or r
+            child.unsure = child.unsure or r
+        elif is_delivery_crash(r):
+            for child in children.values():
+                if child.sent:
+                    child.unsure = child.unsure or r
+        elif kind == "gateway.send" and r.data["run_id"] in children \
+                and not is_wake(r.data["key"]):
+            child = children[r.data["run_id"]]
+            child.sent = True
+            if child.own_accept is not None and child.own_accept.data["key"] != r.data["key"]:
+                child.unsure = child.unsure or r  # a newer generation (DEL-12): owed again
+        elif kind == "world.operator" and r.data["action"] == "redrive" \
+                and r.data["run_id"] in children:
+            child = children[r.data["run_id"]]
+            child.redriven = child.redriven or r
         elif kind == "requester.turn":
             # One turn at a time: a turn still open when the next one starts has finished.
             before = open_turn.pop(r.actor, None)
@@ -200,7 +223,8 @@ def wave_is_overlapping_set(trace: Sequence[Record]) -> list[Violation]:
                 fail(f"the wave wake {key} was sent at {send.t_ms} ms, before its member "
                      f"{m.run_id} had ended and settled", send)
             elif m.own_accept is not None and m.own_accept.seq > send.seq and (
-                    m.gave_up is None or m.gave_up.seq > send.seq):
+                    m.unsure is None or m.unsure.seq > send.seq) and (
+                    m.redriven is None or m.redriven.seq > m.own_accept.seq):
                 fail(f"the wave wake {key} was sent at {send.t_ms} ms, before {m.run_id}'s own "
                      f"result reached the requester ({m.own_accept.t_ms} ms)", send,
                      m.own_accept)
@@ -208,11 +232,10 @@ def wave_is_overlapping_set(trace: Sequence[Record]) -> list[Violation]:
                 fail(f"{m.run_id} was carried by two wave wakes: {carried[m.run_id].data['key']} "
                      f"and {key}", carried[m.run_id], send)
         had = members[0].own_accept if len(members) == 1 else None
-        given_up = members[0].gave_up
-        if had is not None and had.seq < send.seq and (
-                given_up is None or given_up.seq > send.seq):
-            # (A result the registry recorded given up is owed, even if an unanswered send of
-            # it landed: repeating it is the safe side, as wake-message says.)
+        unsure = members[0].unsure
+        if had is not None and had.seq < send.seq and (unsure is None or unsure.seq > send.seq):
+            # (A result whose send may have landed unbeknown to the registry may be owed:
+            # repeating it is the safe side, as wake-message says.)
             fail(f"the wave wake {key} carries one child whose result already reached the "
                  "requester on its own (it is consumed without a wake)", had, send)
         siblings = [c for c in seen.children.values() if c.run_id not in names
