@@ -93,6 +93,7 @@ class EarliestSettle:
 
     asked: dict[str, Asked]
     at: dict[str, int]  # run_id -> the earliest evidence of its settle seen so far
+    seqs: dict[str, int]  # run_id -> that evidence's trace position
     ends: dict[str, int]
     # session -> its private runs asked so far (they are closed by the session's reset)
     private: dict[str, list[str]]
@@ -100,12 +101,24 @@ class EarliestSettle:
 
     def __init__(self, trace: Sequence[Record], members: Collection[str] = ()) -> None:
         self.asked = asked_runs(trace)
-        self.at, self.ends, self.private = {}, {}, {}
+        self.at, self.seqs, self.ends, self.private = {}, {}, {}, {}
         self.members = members
 
-    def _settle(self, run_id: str, t_ms: int) -> None:
+    def _settle(self, run_id: str, t_ms: int, seq: int) -> None:
         if run_id not in self.at:
             self.at[run_id] = t_ms
+            self.seqs[run_id] = seq
+
+    def earliest(self, run_id: str) -> tuple[int, int] | None:
+        """The earliest (time, trace position) the ended run may have settled at (its expiry
+        at position -1: any record at that time may follow it); None: it never ended."""
+        end = self.ends.get(run_id)
+        if end is None:
+            return None
+        at = self.at.get(run_id)
+        if at is None or at >= end + EXPIRY_MS:
+            return end + EXPIRY_MS, -1
+        return at, self.seqs[run_id]
 
     def see(self, r: Record) -> None:
         kind = r.kind
@@ -116,7 +129,7 @@ class EarliestSettle:
             result = r.data["result"]
             if run_id in self.members or (asked is not None and not asked.required) or (
                     result is not None and result.strip() == "ANNOUNCE_SKIP"):
-                self._settle(run_id, r.t_ms)
+                self._settle(run_id, r.t_ms, r.seq)
         elif kind == "spawn":
             asked = self.asked.get(r.data["run_id"])
             if asked is not None and asked.request.data.get("completion_target") == "parent":
@@ -125,14 +138,14 @@ class EarliestSettle:
             key = r.data["key"]
             if is_wake(key):
                 for run_id in key_runs(key):
-                    self._settle(run_id, r.t_ms)
+                    self._settle(run_id, r.t_ms, r.seq)
             else:
-                self._settle(r.data["run_id"], r.t_ms)
+                self._settle(r.data["run_id"], r.t_ms, r.seq)
         elif kind in ("world.lifecycle", "world.delete-session"):
             for run_id in self.private.pop(r.data["session"], []):
-                self._settle(run_id, r.t_ms)
+                self._settle(run_id, r.t_ms, r.seq)
         elif kind in ("fault", "requester.gone") and rejection_class(r) in ("permanent", "sent"):
-            self._settle(r.data["run_id"], r.t_ms)
+            self._settle(r.data["run_id"], r.t_ms, r.seq)
 
     def settled(self, run_id: str, t_ms: int) -> bool:
         """Whether the run may have settled by ``t_ms``."""

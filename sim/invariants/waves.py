@@ -8,8 +8,9 @@ became and the turn that asked (``spawn``), and how each turn ended (``requester
 ``requester.turn``, has finished; a reset or delete, ``requester.lifecycle``, abandons it).
 What was seen of each child: its start (``child.start``, or ``lane.started`` when it waited for
 the lane or its session's earlier run) and its own end record
-(``child.end``), the registry's cleanup of it (``run.cleanup``: still the registry's own record,
-see docs/architecture.md), whether its own result reached the requester (``requester.accept`` on
+(``child.end``), when its own delivery may have settled as an outsider tells (taken, owed nothing,
+refused for good, expired: ``sim/invariants/settled.py``; never the registry's ``run.cleanup``),
+whether its own result reached the requester (``requester.accept`` on
 its own key), whether its own send may have landed unbeknown to the registry (an acknowledgement
 lost or slowed, ``fault``; a crash of the delivery process after it), an operator's redrive of it
 (``world.operator``); and every settle wake the gateway
@@ -22,7 +23,7 @@ one session incarnation. Two siblings overlap when each started before the other
 first send of each wave wake must show:
 
 * its members are such siblings, all of one session and incarnation;
-* each member ended and was cleaned up (its own delivery settled) before the send, and a result
+* each member ended and may have settled (its own delivery) before the send, and a result
   of its own that reached the requester reached it before the send (unless its own send may
   have landed unbeknown to the registry by then, or an operator redrove it since);
 * the members are connected by overlapping intervals (through siblings that had settled by
@@ -43,6 +44,7 @@ import attrs
 
 from sim.invariants.asked import asked_runs, is_delivery_crash
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.settled import EarliestSettle
 from sim.invariants.yields import is_wake, key_runs
 from sim.trace import Record
 
@@ -58,7 +60,10 @@ class _Child:
     eligible_request: bool  # required, public, of a top-level requester
     start: Record | None = None
     end: Record | None = None
-    cleanup: Record | None = None
+    # The earliest (time, trace position) its own delivery may have settled at, as an outsider
+    # tells (sim/invariants/settled.py; its end plus the expiry at the latest), never the
+    # registry's cleanup record.
+    settle: tuple[int, int] | None = None
     own_accept: Record | None = None
     # Its own send may have landed unbeknown to the registry (an acknowledgement lost or slowed,
     # or the delivery process died after a send of it), or a newer generation of it was sent
@@ -102,8 +107,10 @@ def _read(trace: Sequence[Record]) -> _Seen:
     yielded: set[str] = set()
     wakes: dict[str, Record] = {}
     open_turn: dict[str, str] = {}  # requester actor -> its open turn run
+    settle = EarliestSettle(trace)
     for r in trace:
         kind = r.kind
+        settle.see(r)
         if kind == "spawn":
             run_id = r.data["run_id"]
             request = asked.get(run_id)
@@ -122,9 +129,6 @@ def _read(trace: Sequence[Record]) -> _Seen:
         elif kind == "child.end" and r.data["run_id"] in children:
             child = children[r.data["run_id"]]
             child.end = child.end or r
-        elif kind == "run.cleanup" and r.data["run_id"] in children:
-            child = children[r.data["run_id"]]
-            child.cleanup = child.cleanup or r
         elif kind == "requester.accept" and r.data["run_id"] in children \
                 and not is_wake(r.data["key"]):
             child = children[r.data["run_id"]]
@@ -166,6 +170,8 @@ def _read(trace: Sequence[Record]) -> _Seen:
             # The gateway handed it as the delivery process sends it (a message delayed on its
             # way must not make a sibling whose turn ended meanwhile look left out).
             wakes.setdefault(_base(r.data["key"]), r)
+    for child in children.values():
+        child.settle = settle.earliest(child.run_id)
     return _Seen(children, finished, yielded, list(wakes.values()))
 
 
@@ -177,8 +183,9 @@ def _sibling(seen: _Seen, child: _Child, before: int) -> bool:
     return ended is not None and ended.seq < before
 
 
-def _settled(child: _Child, before: int) -> bool:
-    return child.end is not None and child.cleanup is not None and child.cleanup.seq < before
+def _settled(child: _Child, before: Record) -> bool:
+    """Whether the child may have settled before the record ``before``."""
+    return child.settle is not None and child.settle < (before.t_ms, before.seq)
 
 
 def _connected(members: list[_Child], links: list[_Child]) -> bool:
@@ -219,7 +226,7 @@ def wave_is_overlapping_set(trace: Sequence[Record]) -> list[Violation]:
                 fail(f"the wave wake {key} names {m.run_id}, which is not a required public "
                      f"child of a turn of {members[0].session} (incarnation "
                      f"{members[0].incarnation}) that ended normally before it", send)
-            elif not _settled(m, send.seq):
+            elif not _settled(m, send):
                 fail(f"the wave wake {key} was sent at {send.t_ms} ms, before its member "
                      f"{m.run_id} had ended and settled", send)
             elif m.own_accept is not None and m.own_accept.seq > send.seq and (
@@ -241,7 +248,7 @@ def wave_is_overlapping_set(trace: Sequence[Record]) -> list[Violation]:
         siblings = [c for c in seen.children.values() if c.run_id not in names
                     and c.session == members[0].session
                     and c.incarnation == members[0].incarnation and _sibling(seen, c, send.seq)]
-        links = [c for c in siblings if _settled(c, send.seq)]
+        links = [c for c in siblings if _settled(c, send)]
         if not _connected(members, links):
             fail(f"the wave wake {key} names runs whose execution intervals are not one "
                  "connected overlapping set", send)
@@ -250,11 +257,12 @@ def wave_is_overlapping_set(trace: Sequence[Record]) -> list[Violation]:
             for other in siblings:
                 if not _overlap(m, other):
                     continue
-                if not _settled(other, send.seq):
+                if not _settled(other, send):
                     fail(f"the wave wake {key} went at {send.t_ms} ms while {other.run_id}, "
                          f"overlapping {m.run_id}, had not settled", send)
                 elif other.run_id not in carried and turn_end is not None \
-                        and other.cleanup is not None and other.cleanup.seq > turn_end.seq:
+                        and other.settle is not None \
+                        and other.settle > (turn_end.t_ms, turn_end.seq):
                     fail(f"the wave wake {key} leaves out {other.run_id}, which overlaps "
                          f"{m.run_id} and settled with it", send)
         for m in members:
