@@ -54,11 +54,10 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
     attempts: dict[str, list[Record]] = {}
     ended: dict[str, Record] = {}
     refusals: dict[str, int] = {}
-    # Runs whose recovery lost a recorded attempt to a crash: the delivery process died after
-    # recording the attempt (the bound counts it, durably, before the hand-off) and before the
-    # requester or the gateway answered it. Only such an attempt is excused; a crash while no
-    # attempt was outstanding excuses nothing.
-    unanswered: set[str] = set()
+    # Runs whose recovery may have lost an attempt to a crash: the delivery process died while
+    # the run's recovery was owed (its (no output) taken) and its answer not yet recovered. The
+    # bound counts an attempt, durably, before its hand-off, so such a crash may spend one; the
+    # recovery table's own records (which attempt was outstanding) are not read to narrow it.
     crashed: set[str] = set()
     recovered: dict[tuple[str, str], Record] = {}
     refused: set[tuple[str, str]] = set()  # (run, key) refused for good
@@ -96,7 +95,6 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
             run_id = r.data["run_id"]
             made = attempts.setdefault(run_id, [])
             made.append(r)
-            unanswered.add(run_id)
             if not needs(run_id):
                 fail(f"{run_id} gave a visible answer (or none was required), yet lost-answer "
                      "recovery ran for it", r)
@@ -106,17 +104,15 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "recovery.end":
             ended[r.data["run_id"]] = r
         elif is_delivery_crash(r):
-            crashed.update(unanswered)
-            unanswered.clear()
+            crashed.update(run_id for run_id in delivered
+                           if not any(key[1] == run_id for key in recovered))
             # An acknowledgement on its way to the dead process is dropped.
             for run_id in [k for k, v in delivered.items() if v.t_ms == r.t_ms]:
                 del delivered[run_id]
         elif kind == "fault" and r.data.get("kind") == "recovery-fail":
             refusals[r.data["run_id"]] = refusals.get(r.data["run_id"], 0) + 1
-            unanswered.discard(r.data["run_id"])
         elif kind == "requester.recovered":
             run_id = r.data["run_id"]
-            unanswered.discard(run_id)
             first = recovered.setdefault((r.actor, run_id), r)
             if first is not r:
                 fail(f"{run_id}'s recovered answer reached {r.actor} twice", first, r)
