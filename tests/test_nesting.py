@@ -46,7 +46,8 @@ def test_nested_instruction_catches_the_top_level_form_for_a_nested_requester() 
 
 def test_descendants_first_catches_an_announcement_before_its_descendants() -> None:
     result = _run("nested-children.toml", mutants=["no-descendant-gating"])
-    assert _names(result) == ["descendants-first"]
+    # (findings-scoped too: the registry says it froze the findings before the children settled.)
+    assert _names(result) == ["descendants-first", "findings-scoped"]
     assert any("still pending" in v.message for v in result.violations)
 
 

@@ -71,6 +71,7 @@ class _Child:
     # Never the registry's own give-up record.
     unsure: Record | None = None
     sent: bool = False
+    sends: list[Record] = attrs.field(factory=list)  # its own sends (not wakes), in order
     redriven: Record | None = None  # an operator asked to redrive it (DEL-16)
 
     def interval(self) -> tuple[int, int]:
@@ -145,6 +146,7 @@ def _read(trace: Sequence[Record]) -> _Seen:
                 and not is_wake(r.data["key"]):
             child = children[r.data["run_id"]]
             child.sent = True
+            child.sends.append(r)
             if child.own_accept is not None and child.own_accept.data["key"] != r.data["key"]:
                 child.unsure = child.unsure or r  # a newer generation (DEL-12): owed again
         elif kind == "world.operator" and r.data["action"] == "redrive" \
@@ -186,6 +188,13 @@ def _sibling(seen: _Seen, child: _Child, before: int) -> bool:
 def _settled(child: _Child, before: Record) -> bool:
     """Whether the child may have settled before the record ``before``."""
     return child.settle is not None and child.settle < (before.t_ms, before.seq)
+
+
+def _latest_key(child: _Child, before: Record) -> str | None:
+    """The key of the child's own latest send before ``before``: a take of an older one,
+    arriving late, is not the result the wave had to wait for (a newer generation, DEL-12)."""
+    keys = [r.data["key"] for r in child.sends if r.seq < before.seq]
+    return keys[-1] if keys else None
 
 
 def _connected(members: list[_Child], links: list[_Child]) -> bool:
@@ -231,7 +240,8 @@ def wave_is_overlapping_set(trace: Sequence[Record]) -> list[Violation]:
                      f"{m.run_id} had ended and settled", send)
             elif m.own_accept is not None and m.own_accept.seq > send.seq and (
                     m.unsure is None or m.unsure.seq > send.seq) and (
-                    m.redriven is None or m.redriven.seq > m.own_accept.seq):
+                    m.redriven is None or m.redriven.seq > m.own_accept.seq) and \
+                    _latest_key(m, send) in (None, m.own_accept.data["key"]):
                 fail(f"the wave wake {key} was sent at {send.t_ms} ms, before {m.run_id}'s own "
                      f"result reached the requester ({m.own_accept.t_ms} ms)", send,
                      m.own_accept)
