@@ -143,9 +143,10 @@ class _GivenUp:
     """Whether a run's current generation was given up, as an outsider can tell: its latest key
     was never taken by its requester, and the gateway refused it for good or its expiry (30
     minutes from the receipt's end the send carries; a private result's from its release,
-    PRV-7) passed. A restart of the delivery process since that key's first send hides it (the
-    new process may count an unanswered send as landed, and a refusal that reached only the
-    dead one was never heard): then nothing is said."""
+    PRV-7; a redriven generation's from the operator's request) passed. A restart of the
+    delivery process since that key's first send hides it (the new process may count an
+    unanswered send as landed, and a refusal that reached only the dead one was never heard):
+    then nothing is said."""
 
     private: dict[str, Release]
     latest: dict[str, Record] = attrs.field(factory=dict)  # run -> its latest key's first send
@@ -155,6 +156,8 @@ class _GivenUp:
     # Runs whose latest key's acknowledgement was lost or slowed on its way back: the registry
     # may not know its requester took it.
     unacked: set[str] = attrs.field(factory=set)
+    redriven: dict[str, int] = attrs.field(factory=dict)  # run -> its latest redrive request
+    window: dict[str, int] = attrs.field(factory=dict)  # run -> its latest key's window start
     down: bool = False
 
     def see(self, r: Record) -> None:
@@ -171,6 +174,8 @@ class _GivenUp:
         elif is_delivery_crash(r):
             self.down = True
             self.hidden.update(self.latest)
+        elif kind == "world.operator" and r.data["action"] == "redrive" and r.data["run_id"]:
+            self.redriven[r.data["run_id"]] = r.t_ms
 
     def _latest(self, r: Record) -> bool:
         send = self.latest.get(r.data["run_id"])
@@ -183,9 +188,7 @@ class _GivenUp:
             return None
         if run_id in self.refused:
             return "refused for good"
-        release = self.private.get(run_id)
-        window = max(send.data["ended_at"] or 0,
-                     release.at if release is not None and release.at is not None else 0)
+        window = self.window[run_id]
         return f"past its expiry at {window + EXPIRY_MS} ms" if t_ms >= window + EXPIRY_MS \
             else None
 
@@ -196,6 +199,12 @@ class _GivenUp:
     def sent(self, r: Record) -> None:
         run_id = r.data["run_id"]
         self.latest[run_id] = r
+        # Its window: from the receipt's end, a private result's release (PRV-7), or the
+        # operator's redrive that asked for it (a redriven generation's expiry counts from then).
+        release = self.private.get(run_id)
+        self.window[run_id] = max(
+            r.data["ended_at"] or 0, self.redriven.get(run_id, 0),
+            release.at if release is not None and release.at is not None else 0)
         for known in (self.taken, self.refused, self.hidden, self.unacked):
             known.discard(run_id)
 
