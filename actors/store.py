@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -245,7 +246,7 @@ class RunStore:
         self._db.execute("INSERT OR REPLACE INTO transcripts (session_key, generation) "
                          "VALUES (?, ?)", [session_key, generation])
         self._db.execute("INSERT INTO archives (session_key, generation, payload) "
-                         "VALUES (?, ?, ?)", [session_key, generation, record.payload])
+                         "VALUES (?, ?, ?)", [session_key, generation, _pack(record.payload)])
         return record
 
     def transcript(self, session_key: str) -> list[dict[str, Any]]:
@@ -253,7 +254,8 @@ class RunStore:
         row = self._db.execute(
             "SELECT payload FROM transcripts JOIN archives USING (session_key, generation) "
             "WHERE session_key = ?", [session_key]).fetchone()
-        messages: list[dict[str, Any]] = [] if row is None else json.loads(row[0])["messages"]
+        messages: list[dict[str, Any]] = [] if row is None else json.loads(
+            _unpack(row[0]))["messages"]
         return messages
 
     def delete_session(self, session_key: str) -> bool:
@@ -265,7 +267,7 @@ class RunStore:
     def archives(self, session_key: str) -> list[ArchiveRecord]:
         cursor = self._db.execute("SELECT generation, payload FROM archives WHERE session_key = ? "
                                   "ORDER BY generation", [session_key])
-        return [ArchiveRecord(session_key, g, bytes(p)) for g, p in cursor.fetchall()]
+        return [ArchiveRecord(session_key, g, _unpack(p)) for g, p in cursor.fetchall()]
 
     def save_session(self, session_key: str, incarnation: int, deleted: bool) -> None:
         self._db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?)",
@@ -500,8 +502,14 @@ class RunStore:
                                 [session_key]).fetchone() is not None
 
     def all_runs(self) -> list[RunRecord]:
+        return list(self.each_run())
+
+    def each_run(self) -> Iterator[RunRecord]:
+        """Every run in registration order, decoded one row at a time: a big run's end reads
+        every row, and a list of them all was a peak of its own (docs/performance.md)."""
         cursor = self._db.execute(f"SELECT {', '.join(_FIELDS)} FROM runs ORDER BY row_order")
-        return [_record(row) for row in cursor.fetchall()]
+        for row in cursor:
+            yield _record(row)
 
 
 def _batch(payload: str) -> BatchRow:
@@ -526,6 +534,17 @@ def _decode_batch(payload: str) -> BatchRow:
     values["rendered"] = tuple((run_id, ended) for run_id, ended in values.get("rendered", ()))
     values["status"] = BatchStatus(values["status"])
     return BatchRow(**values)
+
+
+def _pack(payload: bytes) -> bytes:
+    """An archive's payload as its row keeps it: deflated. A big run's retained transcripts
+    were over a third of its database (JSON, the child's answer in each); the record a reader
+    gets is the payload as encoded, byte for byte."""
+    return zlib.compress(payload, 1)
+
+
+def _unpack(stored: bytes) -> bytes:
+    return zlib.decompress(stored)
 
 
 def _record(row: tuple[Any, ...]) -> RunRecord:

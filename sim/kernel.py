@@ -93,6 +93,10 @@ def _no_crash(actor: str, point: str) -> bool:
     return False
 
 
+# The mailbox of every dead incarnation: holds nothing (an append is dropped).
+_NO_MAIL: deque[Any] = deque(maxlen=0)
+
+
 @attrs.define(eq=False)
 class ActorPort:
     """One incarnation of one actor: its mailbox and how the harness wakes it."""
@@ -245,7 +249,11 @@ class Kernel:
             ended = True
         finally:
             port.alive = False
-            port.mailbox.clear()
+            # A dead incarnation is never woken or handed mail again (the kernel checks
+            # ``alive`` first), and its port stays in ``_ports`` to the end of the run: it
+            # lets go of its Trio task and its mailbox (a big run keeps every child's port).
+            port.task = None
+            port.mailbox = _NO_MAIL
             self._running -= 1
             if self._running == 0 and self._harness is not None:
                 self._take_entries(ended)

@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
+from attrs import AttrsInstance
 
 from sim.textout import printable
+
+T = TypeVar("T", bound=AttrsInstance)
 
 
 @attrs.frozen(slots=True)
@@ -119,6 +122,20 @@ class Trace:
                         value[key] = shared
             elif isinstance(item, dict | list):
                 self._share(item, depth + 1)
+
+    def share_fields(self, value: T) -> T:
+        """``value`` (a frozen attrs instance: a run record ``world.run`` returns beside the
+        trace) with each long string field the trace's equal copy, where it holds one: the same
+        value. A big run's returned records were fresh copies of the texts its trace holds."""
+        strings = self._strings
+        changes = {}
+        for field in attrs.fields(type(value)):
+            item = getattr(value, field.name)
+            if type(item) is str and len(item) >= SHARED_STRING_MIN:
+                shared = strings.get(item, item)
+                if shared is not item:
+                    changes[field.alias] = shared
+        return attrs.evolve(value, **changes) if changes else value  # type: ignore[misc]
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self._records)

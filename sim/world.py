@@ -148,7 +148,7 @@ def run(
     world = _World(scenario, seed, chooser, clock, frozenset(mutant_names), fault_kinds)
     try:
         run_trio(world.main, clock)
-        runs = tuple(world.store.all_runs())
+        runs = tuple(map(world.kernel.trace.share_fields, world.store.each_run()))
     finally:
         world.store.close()
     trace = world.kernel.trace

@@ -25,7 +25,7 @@ def emit_final_state(kernel: Kernel, store: RunStore,
         {"run_id": r.run_id, "delivery_status": str(r.delivery_status),
          "cleaned_up": r.cleaned_up_at_ms is not None, "task_chars": sizes[r.run_id][0],
          "result_chars": sizes[r.run_id][1], **world_receipts.row_columns(r)}
-        for r in store.all_runs()]})
+        for r in store.each_run()]})
     if memory is not None:
         kernel.emit(addresses.HARNESS, "world.memory", {"runs": memory()})
 
