@@ -78,6 +78,9 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
 
 # Strings at least this long are shared between records (see ``Trace._share``).
 SHARED_STRING_MIN = 24
+# ``share_fields`` shares from a trace of this many records: a big run's (a default-world seed's
+# few hundred records and runs gain nothing that matters, for ~0.7 % of its CPU).
+SHARE_FIELDS_FROM = 5_000
 
 
 class Trace:
@@ -127,6 +130,8 @@ class Trace:
         """``value`` (a frozen attrs instance: a run record ``world.run`` returns beside the
         trace) with each long string field the trace's equal copy, where it holds one: the same
         value. A big run's returned records were fresh copies of the texts its trace holds."""
+        if len(self._records) < SHARE_FIELDS_FROM:
+            return value
         strings = self._strings
         changes = {}
         for field in attrs.fields(type(value)):
