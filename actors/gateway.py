@@ -139,9 +139,11 @@ async def run_gateway(port: Port, routes: dict[str, Route], faults: GatewayFault
             _append_mirrors(port, faults, due)
         elif isinstance(message, SendRejected):
             # A deleted session refused the injection (DEL-4): it answered, so the input no
-            # longer holds the session's mirror lane; the delivery actor retries or falls back.
-            texts.pop(message.key, None)
-            session = lanes.session_of(message.key)
+            # longer holds that session's mirror lane; the delivery actor retries or falls back.
+            # (A late refusal leaves alone the same key's resend to the fallback session.)
+            session = message.session or lanes.session_of(message.key)
+            if session == lanes.session_of(message.key):
+                texts.pop(message.key, None)
             if session is not None:
                 _append_mirrors(port, faults, lanes.input_done(session, message.key))
             port.send(addresses.DELIVERY, message)

@@ -292,6 +292,9 @@ class SendRejected:
     key: str
     run_id: str
     error: SendError
+    # The requester session that refused it (a deleted one, DEL-4); None: the gateway did. The
+    # same key may be on its way to a fallback session too, whose mirror lane it still holds.
+    session: str | None = None
 
 
 @attrs.frozen

@@ -203,7 +203,8 @@ async def run_requester(
                 port.probe("requester.session-gone")
                 gone = SendError(f"session not found: {session_key}")
                 port.emit(events.SessionRefused(message.run_id, message.key, gone.to_json()))
-                port.send(addresses.GATEWAY, SendRejected(message.key, message.run_id, gone))
+                port.send(addresses.GATEWAY, SendRejected(message.key, message.run_id, gone,
+                                                            session_key))
             elif isinstance(message, Completion) and message.source_tool == SETTLE_TOOL \
                     and message.turn_run_id is None:
                 # An unfrozen wave's settle wake (actors/requester_waves.py).
