@@ -252,9 +252,12 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]) -> tuple[int
     ready = batch.yielded.t_ms
     running = 0
     descendants: list[str] = []
-    for run_id in batch.members:
+    # A public member of a batch with a private member keeps its own delivery (PRV-5): nothing
+    # hands it over, so it settles as a non-member does.
+    private = [_asked_private(asked.get(run_id)) for run_id in batch.members]
+    for run_id, own_private in zip(batch.members, private, strict=True):
         own = own_settle(seen.ends.get(run_id), seen.trail.get(run_id, []),
-                         asked.get(run_id), member=True,
+                         asked.get(run_id), member=own_private or not any(private),
                          crashes=[down for down, _ in seen.downtime])
         if own is None or own == UNKNOWN:
             return None
@@ -268,6 +271,10 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]) -> tuple[int
         ready = max(ready, own)
         running = max(running, seen.ends[run_id].t_ms)
     return ready, running
+
+
+def _asked_private(asked: Asked | None) -> bool:
+    return asked is not None and asked.request.data.get("completion_target") == "parent"
 
 
 def _overlap(spans: list[tuple[int, int]], start: int, end: int) -> int:
