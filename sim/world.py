@@ -398,6 +398,13 @@ class _World:
                                self._draw_child(workload, f"c{first + i + 1}", i))
                 child = world_tree.draw_tree(self.chooser, child, drawn, trees,
                                              workload.tree_share)
+                findings = world_reach.findings_rows(self.chooser, self.limits, child, trees,
+                                                     functools.partial(self._draw_child,
+                                                                       workload, i=i))
+                child = findings.child
+                if findings.sibling is not None:
+                    drawn.append(findings.sibling)
+                    trees.add(findings.sibling)
                 child = self._draw_archive_use(child, drawn, trees)
                 queued_abort = world_reach.abort_in_queue(self.chooser, self.plan, child, trees)
                 if queued_abort is not None:
@@ -423,7 +430,8 @@ class _World:
                 if child.parent is not None:
                     extra = world_tree.draw_stale_rerun(
                         self.chooser, child, drawn,
-                        functools.partial(self._draw_child, workload, child.parent, i), trees)
+                        functools.partial(self._draw_child, workload, child.parent, i), trees,
+                        findings.rerun_share)
                     drawn += extra
                     for spec in extra:
                         trees.add(spec)

@@ -13,7 +13,7 @@ against a message needs the message in flight. Issue 12; docs/scenarios.md "Aime
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -23,6 +23,7 @@ from actors.states import StepFinish
 from actors.turns import TurnEnd, turn_run_id
 from sim.choices import Chooser
 from sim.faults import FaultPlan, TimelineEvent
+from sim.scenario import nested_requester
 from sim.scenario.turns import LifecycleDef, TurnDef
 from sim.world_private import ResetRace, refused
 from sim.world_trees import TreeBook
@@ -53,6 +54,19 @@ NARROW_LANE = 2
 # Of runs spawned into a session whose earlier run should still run (and the abort fault on),
 # the share aborted while they wait for it (``child.aborted-in-session-queue``).
 ABORT_IN_QUEUE_SHARE = 0.6
+# Of nested children of a top-level run that runs once (under limits that let it spawn two and
+# a lane that seldom queues it), the share given a short earlier sibling, so that the run's
+# findings hold two rows: then either (STALE_ROW_SHARE) the run's session runs again and
+# re-spawns the sibling's session while the first run still waits for this child
+# (``delivery.findings-stale-row``), or this child reuses the sibling's session
+# (``delivery.findings-older-row``).
+FINDINGS_ROWS_SHARE = 0.3
+STALE_ROW_SHARE = 0.6
+# The aimed findings: the run lasts this long at least; a stale row's child ends this long
+# (40 s and up to two minutes more) after the run, past its session's second run's spawn.
+FINDINGS_PARENT_MIN_MS = 6000
+STALE_CHILD_AFTER_S = (40, 160)
+FINDINGS_MIN_LANE = 6
 
 
 def retry_before_error(chooser: Chooser, plan: FaultPlan, steps: list[StepSpec],
@@ -156,3 +170,58 @@ def abort_in_queue(chooser: Chooser, plan: FaultPlan, child: ChildSpec, trees: T
         return None
     return child.spawn_at_ms + 1 + chooser.choose("aim:abort-in-queue",
                                                   free_ms - child.spawn_at_ms - 1)
+
+
+@attrs.frozen
+class FindingsAim:
+    """``child`` as aimed, the sibling to spawn before it (None: not aimed), and the share of the
+    stale re-run draw for it (None: the plain draw's)."""
+
+    child: ChildSpec
+    sibling: ChildSpec | None = None
+    rerun_share: float | None = None
+
+
+def findings_rows(chooser: Chooser, limits: SpawnLimits, child: ChildSpec, trees: TreeBook,
+                  draw: Callable[[str], ChildSpec]) -> FindingsAim:
+    """Maybe a short sibling (``draw``n under the id given) for the nested ``child`` of a
+    top-level run, and ``child`` moved to make a stale or an older row of the run's findings.
+    Plain draws need two nested children of one run, the right one ending first: a few seeds
+    in 2,000."""
+    sub = "aim:findings-rows"
+    specs = trees.specs_of(child.parent) if child.parent is not None else []
+    if len(specs) != 1 or specs[0].parent is not None:
+        return FindingsAim(child)
+    parent = specs[0]
+    lane = limits.max_concurrent
+    if (parent.run_ms < FINDINGS_PARENT_MIN_MS or limits.max_spawn_depth < 2
+            or limits.max_children_per_agent < 3 or (lane is not None and lane < FINDINGS_MIN_LANE)
+            or len(trees.on_session(parent.session or parent.id)) != 1
+            or not chooser.chance(sub, FINDINGS_ROWS_SHARE)):
+        return FindingsAim(child)
+    parent_end = parent.spawn_at_ms + parent.run_ms
+    # The sibling: spawned a second into the run, done at least three seconds before it ends.
+    spawn_ms = parent.spawn_at_ms + 1000
+    run_ms = 1000 * (1 + chooser.choose(sub, (parent_end - 3000 - spawn_ms) // 1000))
+    drawn = draw(f"{child.id}a")
+    per_step = max(1, run_ms // len(drawn.steps))
+    sibling = attrs.evolve(drawn, parent=parent.id, requester=nested_requester(parent),
+                           spawn_at_ms=spawn_ms, session=None, timeout_ms=None,
+                           steps=tuple(attrs.evolve(s, duration_ms=per_step)
+                                       for s in drawn.steps))
+    if chooser.chance(sub, STALE_ROW_SHARE):
+        # Still running well after the run ends, past its session's second run's spawn (up to
+        # 31 s after the end, sim/world_tree.py), its timeout dropped so it does.
+        low, high = STALE_CHILD_AFTER_S
+        end_ms = parent_end + 1000 * (low + chooser.choose(sub, high - low + 1))
+        if child.spawn_at_ms + child.run_ms < end_ms:
+            last = child.steps[-1]
+            child = attrs.evolve(child, timeout_ms=None, steps=(*child.steps[:-1], attrs.evolve(
+                last, duration_ms=last.duration_ms + end_ms - child.spawn_at_ms
+                - child.run_ms)))
+        return FindingsAim(child, sibling, 1.0)
+    # A later run of the sibling's session, spawned by the same run once the sibling is done.
+    sibling_end = spawn_ms + sibling.run_ms
+    return FindingsAim(attrs.evolve(child, session=sibling.id,
+                                    spawn_at_ms=max(child.spawn_at_ms, sibling_end + 1000)),
+                       sibling, 0.0)

@@ -62,18 +62,21 @@ def draw_tree(chooser: Chooser, child: ChildSpec, earlier: list[ChildSpec], tree
 
 
 def draw_stale_rerun(chooser: Chooser, child: ChildSpec, earlier: list[ChildSpec],
-                     draw_rerun: Callable[[], ChildSpec], trees: TreeBook) -> list[ChildSpec]:
+                     draw_rerun: Callable[[], ChildSpec], trees: TreeBook,
+                     share: float | None = None) -> list[ChildSpec]:
     """Now and then the session of ``child``'s parent runs again soon after its first run, and
     that second run spawns again the session of a sibling the first run had: while the first
     run still waits for ``child``, the sibling's row of the first run goes stale (reference
     §c8: the session now belongs to a newer run). Returns the extra specs (none, or the
-    parent's second run and its child)."""
+    parent's second run and its child). ``share``: how often, when it can (None: ``STALE_SHARE``;
+    an aimed draw's, sim/world_reach.py)."""
     sub = "workload:tree"
     # (The earlier specs are looked up in the tree book, which holds them all in draw order.)
     assert len(trees) == len(earlier), "the tree book must have seen every earlier spec"
     specs = trees.specs_of(child.parent) if child.parent is not None else []
     parent = specs[0] if specs else None
-    if parent is None or parent.parent is not None or not chooser.chance(sub, STALE_SHARE):
+    if parent is None or parent.parent is not None or not chooser.chance(
+            sub, STALE_SHARE if share is None else share):
         return []
     if len(specs) > 1:
         return []  # already runs twice
