@@ -193,9 +193,9 @@ def findings_rows(chooser: Chooser, limits: SpawnLimits, child: ChildSpec, trees
     if len(specs) != 1 or specs[0].parent is not None:
         return FindingsAim(child)
     parent = specs[0]
-    lane = limits.max_concurrent
-    if (parent.run_ms < FINDINGS_PARENT_MIN_MS or limits.max_spawn_depth < 2
-            or limits.max_children_per_agent < 3 or (lane is not None and lane < FINDINGS_MIN_LANE)
+    if (parent.run_ms < FINDINGS_PARENT_MIN_MS or not _at_least(limits.max_spawn_depth, 2)
+            or not _at_least(limits.max_children_per_agent, 3)
+            or not _at_least(limits.max_concurrent, FINDINGS_MIN_LANE)
             or len(trees.on_session(parent.session or parent.id)) != 1
             or not chooser.chance(sub, FINDINGS_ROWS_SHARE)):
         return FindingsAim(child)
@@ -225,3 +225,7 @@ def findings_rows(chooser: Chooser, limits: SpawnLimits, child: ChildSpec, trees
     return FindingsAim(attrs.evolve(child, session=sibling.id,
                                     spawn_at_ms=max(child.spawn_at_ms, sibling_end + 1000)),
                        sibling, 0.0)
+
+
+def _at_least(limit: int | None, n: int) -> bool:
+    return limit is None or limit >= n  # None: no limit
