@@ -316,7 +316,10 @@ class BatchWakeCore:
         carried = dict(row.rendered)
         for member in members:
             record = member.record
-            if record.delivery_status == DeliveryStatus.PENDING and record.run_id in row.members:
+            # A member whose own try is out (reopened by a correction since the wake left) is
+            # left to that try's answer, as a hand-over leaves it.
+            if record.delivery_status == DeliveryStatus.PENDING and record.run_id in row.members \
+                    and not member.in_flight:
                 # DEL-13 as for a run's own delivery: the wake its requester took is the
                 # evidence (of the receipt the wake carried), saved before a claim left from
                 # its own tries is cleared.
@@ -340,7 +343,10 @@ class BatchWakeCore:
         effects: list[Effect] = []  # members first, the row last (as _complete)
         for member in members:
             record = member.record
-            if record.delivery_status == DeliveryStatus.PENDING and record.run_id in row.members:
+            # A member whose own try is out (reopened by a correction since the wake left) is
+            # left to that try's answer, as a hand-over leaves it.
+            if record.delivery_status == DeliveryStatus.PENDING and record.run_id in row.members \
+                    and not member.in_flight:
                 change = GaveUp(DeliveryStatus.SUSPENDED, error) \
                     if record.outcome_status == OutcomeStatus.OK \
                     else GaveUp(DeliveryStatus.FAILED, error)

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from actors import events
 from actors.delivery_io import Effect, Input, OperatorAsked, Persist
 from actors.mutants import MUTANT_GIVE_UP_CORRECTION_SENDS, MUTANT_REDRIVE_SAME_GENERATION
-from actors.registry_receipts import Active
+from actors.registry_receipts import Active, carried_error
 from actors.run_record import Dismissed, Redriven, RunRecord, apply
 from actors.states import DeliveryStatus, Waiting
 
@@ -122,7 +122,8 @@ class OperatorSteps:
             generation = record.generation  # the bug: the old generation's key again
         change = Redriven(generation, now_ms)
         record = apply(record, change)
-        fresh = self._active[record.run_id] = Active(record, self._key(record))
+        fresh = self._active[record.run_id] = Active(record, self._key(record),
+                                                     concrete_error=carried_error(active, record))
         return [Persist(record.run_id, change),
                 events.DeliveryRedriven(record.run_id, event.request, record.generation, was,
                                         record.receipt_at_ms),

@@ -40,6 +40,15 @@ class Active:
 REQUESTER_UNAVAILABLE = "requester session unavailable"
 
 
+def carried_error(active: Active | None, record: RunRecord) -> str | None:
+    """The concrete error a restarted actor, or a run's next delivery generation (reopened,
+    redriven), is still blocked on (DEL-9: kept across retries): the in-flight delivery's, else
+    the row's persisted one. A "requester unavailable" wait was no refusal of a send (DEL-4)."""
+    if active is not None and active.concrete_error is not None:
+        return active.concrete_error
+    return None if record.last_error == REQUESTER_UNAVAILABLE else record.last_error
+
+
 class ReceiptSteps:
     """What the steps below need of the core (it provides all of them)."""
 
@@ -117,8 +126,7 @@ class ReceiptSteps:
             else self._key(record)
         if mutants.MUTANT_FRESH_KEY_AFTER_RESTART in self._mutants and self.incarnation > 1:
             key = f"{key}:restart-{self.incarnation}"
-        # A "requester unavailable" wait was no refusal of a send (DEL-9, DEL-4).
-        concrete = None if record.last_error == REQUESTER_UNAVAILABLE else record.last_error
+        concrete = carried_error(None, record)
         # Whether an earlier try was answered is not persisted: after a restart any earlier
         # attempt may have reached the requester (a refusal seen since proves nothing about it),
         # so a yield batch never takes this run's result over (actors/batch_handover.py).
@@ -167,7 +175,8 @@ class ReceiptSteps:
         self._probe("delivery.reopened-in-flight" if active else "delivery.reopened-after-delivery")
         change = Reopened(record.generation + 1)
         record = apply(record, change)
-        fresh = self._active[record.run_id] = Active(record, self._key(record))
+        fresh = self._active[record.run_id] = Active(record, self._key(record),
+                                                     concrete_error=carried_error(active, record))
         return [Persist(record.run_id, change),
                 events.DeliveryReopened(record.run_id, record.generation, record.receipt_at_ms),
                 *self._start_attempt(fresh, now_ms)]

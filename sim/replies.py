@@ -59,3 +59,13 @@ def _draw_size(chooser: Chooser) -> int:
             return low + (chooser.choose("workload:size", (high - low) // 100 + 1) * 100
                           if high > low else 0)
     return 0
+
+
+def big_answer(chooser: Chooser, subsystem: str, child_id: str, text: str) -> str:
+    """``text`` (a drawn answer of ``child_id``) grown past the 160,000-character cap, as the
+    rare big replies are (an aimed draw's, sim/world_reach.py)."""
+    low, high = SIZES[-1][1:]
+    size = low + 100 * chooser.choose(subsystem, (high - low) // 100 + 1)
+    text = text or f"{child_id} done."
+    filler = _FILLER * (1 + (size - len(text)) // len(_FILLER))
+    return text + "\n" + filler[: size - len(text) - 1]

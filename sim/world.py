@@ -245,6 +245,11 @@ class _World:
                 children, turns, lifecycle = world_turns.draw(
                     self.chooser, workload.requester, children, workload.run_max_ms)
                 turns = draw_status_check(self.chooser, children, turns)
+                children = world_reach.big_finding(self.chooser, children, turns)
+                children, slow = world_reach.wave_descendant(
+                    self.chooser, self.plan, limits, children, turns,
+                    functools.partial(self._draw_child, workload))
+                timeline += (slow,) if slow is not None else ()
                 race = draw_reset_race(self.chooser, children, turns)
                 wake = world_reach.wake_race(self.chooser, children, turns,
                                              (*lifecycle, *race.lifecycle))
@@ -416,6 +421,10 @@ class _World:
                     self.kernel.at(crash_at, "crash delivery after a correction",
                                    self._crash_parked)
                 self.operator.draw(self.chooser, child)
+                redrive_at = world_reach.operator_aim(self.chooser, self.plan, child)
+                if redrive_at is not None:
+                    self.operator.ask(redrive_at, "redrive", child.id)
+                world_reach.slow_ack(self.chooser, self.plan, child)
                 drawn.append(child)
                 trees.add(child, may_parent=not refused(child))
                 if child.parent is not None and self.plan.strikes("delete-session"):

@@ -22,7 +22,8 @@ from actors.spawn_limits import SpawnLimits
 from actors.states import StepFinish
 from actors.turns import TurnEnd, turn_run_id
 from sim.choices import Chooser
-from sim.faults import FaultPlan, TimelineEvent
+from sim.faults import ArmedFault, FaultKind, FaultPlan, TimelineEvent
+from sim.replies import big_answer
 from sim.scenario import nested_requester
 from sim.scenario.turns import LifecycleDef, TurnDef
 from sim.world_private import ResetRace, refused
@@ -67,6 +68,31 @@ STALE_ROW_SHARE = 0.6
 FINDINGS_PARENT_MIN_MS = 6000
 STALE_CHILD_AFTER_S = (40, 160)
 FINDINGS_MIN_LANE = 6
+# Of drawn children that owe a public completion, the share an operator redrives while its
+# delivery is paused in the registry's backoff (its first four tries refused, transiently:
+# ``delivery.redrive-paused``) or once it failed (its first send refused for good:
+# ``delivery.redrive-failed``; after its correction, if it corrects:
+# ``delivery.redrive-corrected-payload``). The four tries go at 0, 5, 15 and 35 s after the
+# end, the next attempt some 15 s later.
+OPERATOR_AIM_SHARE = 0.06
+PAUSED_AT_S = (36, 48)
+FAILED_AFTER_S = (2, 60)
+# Of drawn children, the share whose first acknowledgement comes back past the 120 s announce
+# timeout (``delivery.late-ack``); of those that correct their answer, a larger share: the ack of
+# the first generation then arrives after the correction reopened it
+# (``delivery.older-generation-ack``).
+SLOW_ACK_SHARE = 0.04
+SLOW_ACK_CORRECTED_SHARE = 0.3
+# The share of seeds where the last child to end of a turn that finishes (one that runs long
+# enough) spawns a child whose correction is still being delivered when it settles: the turn's
+# wave then waits for that descendant (``wave.descendants-pending``). The descendant ends this
+# long before its parent.
+WAVE_DESCENDANT_SHARE = 0.8
+WAVE_DESCENDANT_BEFORE_S = (20, 40)
+# The share of seeds (with a yielded batch member that should end after its yield) where that
+# member answers past the 160,000-character cap, so the batch's wake cuts it
+# (``batch.findings-truncated``).
+BIG_FINDING_SHARE = 0.05
 
 
 def retry_before_error(chooser: Chooser, plan: FaultPlan, steps: list[StepSpec],
@@ -229,3 +255,107 @@ def findings_rows(chooser: Chooser, limits: SpawnLimits, child: ChildSpec, trees
 
 def _at_least(limit: int | None, n: int) -> bool:
     return limit is None or limit >= n  # None: no limit
+
+
+def operator_aim(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> int | None:
+    """When an aimed operator redrives ``child`` (None: not aimed); arms the refusals that
+    pause or fail its delivery (only when the seed turns those refusals on)."""
+    sub = "aim:operator"
+    if child.completion_target is not None or not child.expects_completion or \
+            not chooser.chance(sub, OPERATOR_AIM_SHARE):
+        return None
+    end_ms = child.spawn_at_ms + child.run_ms
+    if chooser.chance(sub, 0.5):
+        if FaultKind.SEND_TRANSIENT not in plan.rates:
+            return None
+        plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_TRANSIENT, child=child.id),
+                                     4))
+        low, high = PAUSED_AT_S
+        return end_ms + 1000 * (low + chooser.choose(sub, high - low + 1))
+    if FaultKind.SEND_PERMANENT not in plan.rates:
+        return None
+    plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_PERMANENT, child=child.id), 1))
+    low, high = FAILED_AFTER_S
+    return end_ms + (child.correction_after_ms or 0) + 1000 * (
+        low + chooser.choose(sub, high - low + 1))
+
+
+def slow_ack(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
+    """Maybe (ack-slow on) ``child``'s first acknowledgement comes back late."""
+    share = SLOW_ACK_SHARE if child.correction_after_ms is None else SLOW_ACK_CORRECTED_SHARE
+    if FaultKind.ACK_SLOW in plan.rates and chooser.chance("aim:slow-ack", share):
+        plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.ACK_SLOW, child=child.id), 1))
+
+
+def wave_descendant(chooser: Chooser, plan: FaultPlan, limits: SpawnLimits,
+                    children: Sequence[ChildSpec], turns: Sequence[TurnDef],
+                    draw: Callable[[str, int], ChildSpec]
+                    ) -> tuple[list[ChildSpec], TimelineEvent | None]:
+    """``children``, maybe with a child ``draw``n (under the id and index given) for the last
+    child to end of a turn that finishes by then: it ends a while before its parent, then
+    corrects its answer just before its parent ends, the correction's acknowledgement slow (the
+    armed ``ack-slow`` returned), so its newer generation is still open when its parent
+    settles. Only with ack-slow on."""
+    sub = "aim:wave-descendant"
+    if FaultKind.ACK_SLOW not in plan.rates or not _at_least(limits.max_spawn_depth, 2) or \
+            not chooser.chance(sub, WAVE_DESCENDANT_SHARE):
+        return list(children), None
+    finish = {(t.session, t.id): t.end_ms for t in turns
+              if t.ends is TurnEnd.FINISH and t.end_ms is not None}
+    ids = [c.id for c in children]
+    # Its turn's other children should be done by its end (a wave waits for its every member).
+    last_end: dict[tuple[str, str | None], list[int]] = {}
+    for c in children:
+        if c.parent is None:
+            last_end.setdefault((c.requester, c.turn), []).append(c.spawn_at_ms + c.run_ms)
+    low, high = WAVE_DESCENDANT_BEFORE_S
+    candidates = [n for n, c in enumerate(children) if c.parent is None and c.turn is not None
+                  and c.completion_target is None and c.expects_completion
+                  and c.run_ms >= 1000 * (high + 5) and ids.count(c.id) == 1
+                  and f"{c.id}d" not in ids
+                  and (finish.get((c.requester, c.turn)) or 2**62) <= c.spawn_at_ms + c.run_ms
+                  and max(last_end[(c.requester, c.turn)]) == c.spawn_at_ms + c.run_ms]
+    if not candidates:
+        return list(children), None
+    n = candidates[chooser.choose(sub, len(candidates))]
+    parent = children[n]
+    parent_end = parent.spawn_at_ms + parent.run_ms
+    before_s = low + chooser.choose(sub, high - low + 1)
+    end_ms = parent_end - 1000 * before_s
+    drawn = draw(f"{parent.id}d", n)
+    spawn_ms = parent.spawn_at_ms + 1000
+    per_step = max(1, (end_ms - spawn_ms) // len(drawn.steps))
+    # Corrected from two seconds after its end to five seconds before its parent's end.
+    correction_ms = 1000 * (2 + chooser.choose(sub, before_s - 6))
+    descendant = attrs.evolve(drawn, parent=parent.id, requester=nested_requester(parent),
+                              spawn_at_ms=spawn_ms, session=None, timeout_ms=None,
+                              expects_completion=True, correction_after_ms=correction_ms,
+                              error=None, answer_lost=False,  # it answers, so it corrects
+                              steps=tuple(attrs.evolve(s, duration_ms=per_step,
+                                                       finish=StepFinish.AUTO)
+                                          for s in drawn.steps))
+    slow = TimelineEvent(spawn_ms + descendant.run_ms + 1000, FaultKind.ACK_SLOW,
+                         child=descendant.id)
+    return [*children, descendant], slow
+
+
+def big_finding(chooser: Chooser, children: Sequence[ChildSpec], turns: Sequence[TurnDef]
+                ) -> list[ChildSpec]:
+    """``children``, maybe one member of a yielded batch (that should end after the yield)
+    answering past the cap."""
+    sub = "aim:big-finding"
+    if not chooser.chance(sub, BIG_FINDING_SHARE):
+        return list(children)
+    yields = {(t.session, t.id): t.end_ms for t in turns
+              if t.ends is TurnEnd.YIELD and t.end_ms is not None}
+    members = [n for n, c in enumerate(children) if c.turn is not None and c.expects_completion
+               and c.completion_target is None and c.error is None
+               and c.spawn_at_ms + c.run_ms > (yields.get((c.requester, c.turn)) or 2**62)]
+    if not members:
+        return list(children)
+    n = members[chooser.choose(sub, len(members))]
+    child = children[n]
+    last = child.steps[-1]
+    text = big_answer(chooser, sub, child.id, last.text)
+    big = attrs.evolve(child, steps=(*child.steps[:-1], attrs.evolve(last, text=text)))
+    return [*children[:n], big, *children[n + 1:]]
