@@ -191,6 +191,8 @@ class _World:
         kinds = scenario.faults.kinds if fault_kinds is None else tuple(fault_kinds)
         self.plan = FaultPlan.draw(chooser, kinds, scenario.faults.swarm,
                                    scenario.faults.heal_at_ms, self._child_of_run)
+        if scenario.workload is not None:
+            world_reach.long_outage(chooser, self.plan)
         self.kernel = Kernel(chooser, Trace(MAX_RECORDS), clock, self.plan.network,
                              self.plan.crash)
         self.plan.kernel = self.kernel

@@ -22,7 +22,15 @@ from actors.spawn_limits import SpawnLimits
 from actors.states import StepFinish
 from actors.turns import TurnEnd, turn_run_id
 from sim.choices import Chooser
-from sim.faults import ArmedFault, FaultKind, FaultPlan, TimelineEvent
+from sim.faults import (
+    OTHER_ERRORS,
+    OUTAGE_MINUTES,
+    TRANSIENT_ERRORS,
+    ArmedFault,
+    FaultKind,
+    FaultPlan,
+    TimelineEvent,
+)
 from sim.replies import big_answer
 from sim.scenario import nested_requester
 from sim.scenario.turns import LifecycleDef, TurnDef
@@ -93,6 +101,11 @@ WAVE_DESCENDANT_BEFORE_S = (20, 40)
 # member answers past the 160,000-character cap, so the batch's wake cuts it
 # (``batch.findings-truncated``).
 BIG_FINDING_SHARE = 0.05
+# The share of seeds with send-outage on but no outage drawn that get the longest outage, from
+# the first minutes on: runs' 30-minute expiries, backoffs clamped to them, batch wakes out of
+# attempts or deferrals (``delivery.expiry``, ``batch.attempts-exhausted``, ...).
+LONG_OUTAGE_SHARE = 0.08
+LONG_OUTAGE_START_S = 300
 
 
 def retry_before_error(chooser: Chooser, plan: FaultPlan, steps: list[StepSpec],
@@ -359,3 +372,15 @@ def big_finding(chooser: Chooser, children: Sequence[ChildSpec], turns: Sequence
     text = big_answer(chooser, sub, child.id, last.text)
     big = attrs.evolve(child, steps=(*child.steps[:-1], attrs.evolve(last, text=text)))
     return [*children[:n], big, *children[n + 1:]]
+
+
+def long_outage(chooser: Chooser, plan: FaultPlan) -> None:
+    """Maybe (send-outage on, none drawn) the longest outage, early in the seed."""
+    sub = "aim:long-outage"
+    if FaultKind.SEND_OUTAGE not in plan.rates or plan.outage is not None or \
+            not chooser.chance(sub, LONG_OUTAGE_SHARE):
+        return
+    start = 1000 * chooser.choose(sub, LONG_OUTAGE_START_S + 1)
+    errors = TRANSIENT_ERRORS + OTHER_ERRORS
+    plan.outage = (start, start + 60_000 * OUTAGE_MINUTES[-1],
+                   errors[chooser.choose(sub, len(errors))])
