@@ -69,7 +69,7 @@ ABORT_IN_QUEUE_SHARE = 0.6
 # re-spawns the sibling's session while the first run still waits for this child
 # (``delivery.findings-stale-row``), or this child reuses the sibling's session
 # (``delivery.findings-older-row``).
-FINDINGS_ROWS_SHARE = 0.3
+FINDINGS_ROWS_SHARE = 0.2
 STALE_ROW_SHARE = 0.6
 # The aimed findings: the run lasts this long at least; a stale row's child ends this long
 # (40 s and up to two minutes more) after the run, past its session's second run's spawn.
@@ -104,7 +104,7 @@ BIG_FINDING_SHARE = 0.05
 # The share of seeds with send-outage on but no outage drawn that get the longest outage, from
 # the first minutes on: runs' 30-minute expiries, backoffs clamped to them, batch wakes out of
 # attempts or deferrals (``delivery.expiry``, ``batch.attempts-exhausted``, ...).
-LONG_OUTAGE_SHARE = 0.08
+LONG_OUTAGE_SHARE = 0.05
 LONG_OUTAGE_START_S = 300
 
 
