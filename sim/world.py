@@ -257,7 +257,7 @@ class _World:
                                              (*lifecycle, *race.lifecycle))
                 lifecycle = self.scenario.lifecycle + lifecycle + race.lifecycle + wake.lifecycle
                 timeline += race.timeline + wake.timeline
-                if self.chooser.chance("workload:turns", 0.3):
+                if self.chooser.chance("workload:turns", 0.45):
                     reply_modes[workload.requester] = ReplyMode.MESSAGE_TOOL
         kernel.trace.limit = max(MAX_RECORDS, PER_CHILD * len(children))
         self.specs = children
@@ -427,6 +427,7 @@ class _World:
                 if redrive_at is not None:
                     self.operator.ask(redrive_at, "redrive", child.id)
                 world_reach.slow_ack(self.chooser, self.plan, child)
+                world_reach.stuck_descendant(self.chooser, self.plan, child, trees)
                 drawn.append(child)
                 trees.add(child, may_parent=not refused(child))
                 if child.parent is not None and self.plan.strikes("delete-session"):

@@ -74,7 +74,7 @@ STALE_ROW_SHARE = 0.6
 # The aimed findings: the run lasts this long at least; a stale row's child ends this long
 # (40 s and up to two minutes more) after the run, past its session's second run's spawn.
 FINDINGS_PARENT_MIN_MS = 6000
-STALE_CHILD_AFTER_S = (40, 160)
+STALE_CHILD_AFTER_S = (40, 300)
 FINDINGS_MIN_LANE = 6
 # Of drawn children that owe a public completion, the share an operator redrives while its
 # delivery is paused in the registry's backoff (its first four tries refused, transiently:
@@ -89,7 +89,7 @@ FAILED_AFTER_S = (2, 60)
 # timeout (``delivery.late-ack``); of those that correct their answer, a larger share: the ack of
 # the first generation then arrives after the correction reopened it
 # (``delivery.older-generation-ack``).
-SLOW_ACK_SHARE = 0.04
+SLOW_ACK_SHARE = 0.07
 SLOW_ACK_CORRECTED_SHARE = 0.3
 # The share of seeds where the last child to end of a turn that finishes (one that runs long
 # enough) spawns a child whose correction is still being delivered when it settles: the turn's
@@ -101,6 +101,11 @@ WAVE_DESCENDANT_BEFORE_S = (20, 40)
 # member answers past the 160,000-character cap, so the batch's wake cuts it
 # (``batch.findings-truncated``).
 BIG_FINDING_SHARE = 0.05
+# Of nested children of a top-level run, the share whose completion is refused (transiently) its
+# first STUCK_SENDS times, minutes on end: a yielded batch holding that run waits for it, its
+# deferrals counted, and closes at the limit (``batch.deferral-limit``).
+STUCK_DESCENDANT_SHARE = 0.2
+STUCK_SENDS = 24
 # The share of seeds with send-outage on but no outage drawn that get the longest outage, from
 # the first minutes on: runs' 30-minute expiries, backoffs clamped to them, batch wakes out of
 # attempts or deferrals (``delivery.expiry``, ``batch.attempts-exhausted``, ...).
@@ -384,3 +389,16 @@ def long_outage(chooser: Chooser, plan: FaultPlan) -> None:
     errors = TRANSIENT_ERRORS + OTHER_ERRORS
     plan.outage = (start, start + 60_000 * OUTAGE_MINUTES[-1],
                    errors[chooser.choose(sub, len(errors))])
+
+
+def stuck_descendant(chooser: Chooser, plan: FaultPlan, child: ChildSpec, trees: TreeBook
+                     ) -> None:
+    """Maybe (send-transient on) the completion of ``child``, spawned by a top-level run, is
+    refused for minutes."""
+    parents = trees.specs_of(child.parent) if child.parent is not None else []
+    if not parents or parents[0].parent is not None or not child.expects_completion or \
+            FaultKind.SEND_TRANSIENT not in plan.rates or \
+            not chooser.chance("aim:stuck-descendant", STUCK_DESCENDANT_SHARE):
+        return
+    plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_TRANSIENT, child=child.id),
+                                 STUCK_SENDS))
