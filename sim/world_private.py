@@ -84,7 +84,7 @@ RESET_RACE_SHARE = 0.12
 # seconds after the release almost always finds the result either handed over already (the
 # hand-off takes no virtual time) or not yet released; an aimed one still misses when the
 # child's end comes later than drawn (a lane queue, a lost notice, a crash).
-AIMED_SHARE = 0.2
+AIMED_SHARE = 0.4
 AIMED_DELAY_S = (2, 6)  # the held-up hand-off's transit, in whole seconds
 
 

@@ -62,8 +62,10 @@ FLOOR = 5
 LIFTED = ("delivery.findings-stale-row", "delivery.findings-older-row",
           "requester.abort-cascaded", "delivery.redrive-paused", "delivery.redrive-failed",
           "delivery.redrive-corrected-payload", "delivery.older-generation-ack",
-          "batch.findings-truncated", "delivery.expiry", "delivery.backoff-clamped-to-expiry",
-          "batch.attempts-exhausted")
+          "delivery.late-ack", "batch.findings-truncated", "batch.visible-reply-missing",
+          "wave.descendants-pending", "private.refused-by-session", "delivery.expiry",
+          "delivery.backoff-clamped-to-expiry", "batch.attempts-exhausted",
+          "batch.deferral-limit")
 
 
 def test_the_first_200_default_seeds_hit_the_common_probes_and_the_lifted_ones_often() -> None:
