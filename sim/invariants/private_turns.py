@@ -84,8 +84,10 @@ def private_yield_reply_rules(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
-def _checked_completed(trace: Sequence[Record]) -> list[tuple[Asked, Record]]:
-    """Each status check of a private child that had already ended, with the run it read."""
+def _checked_completed(trace: Sequence[Record], ended_only: bool = True
+                       ) -> list[tuple[Asked, Record]]:
+    """Each status check of a private child that had already ended (with ``ended_only``, else
+    of any private child), with the run it read."""
     private = private_runs(trace)
     by_child: dict[tuple[str, str], list[Asked]] = {}
     for run in sorted(private.values(), key=lambda a: a.request.seq):
@@ -98,7 +100,7 @@ def _checked_completed(trace: Sequence[Record]) -> list[tuple[Asked, Record]]:
         elif r.kind == "world.status_check":
             runs = [a for a in by_child.get((r.data["session"], r.data["child"]), [])
                     if a.request.seq < r.seq]
-            if runs and runs[-1].run_id in ended:
+            if runs and (runs[-1].run_id in ended or not ended_only):
                 found.append((runs[-1], r))
     return found
 
@@ -109,7 +111,7 @@ def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
     own hand-off or in the batch wake's findings, as it would without the check."""
     checked = _checked_completed(trace)
     if not checked:
-        return []
+        return _wake_leaves_out_checked(trace)
     spawns = {r.data["run_id"]: r for r in trace if r.kind == "spawn"}
     ends: dict[str, Record] = {}
     produced: dict[str, list[str]] = {}  # run -> every answer its producer wrote
@@ -209,6 +211,35 @@ def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
                     f"is missing from the findings of the wake {accept.data['key']} that "
                     f"resumed {request['requester']} at {accept.t_ms} ms",
                     (run.request.seq, check.seq, accept.seq)))
+    return violations + _wake_leaves_out_checked(trace)
+
+
+def _wake_leaves_out_checked(trace: Sequence[Record]) -> list[Violation]:
+    """A private child checked (running or ended) before its turn yielded is still one of its
+    batch's members: a wake of that batch naming some of the members but not it took the check
+    for its hand-off."""
+    checks: dict[str, Record] = {}
+    for run, check in _checked_completed(trace, ended_only=False):
+        checks.setdefault(run.run_id, check)
+    if not checks:
+        return []
+    violations = []
+    for batch in batches(trace):
+        checked = [r for r in batch.members if r in checks and checks[r].seq < batch.yielded.seq]
+        if not checked:
+            continue
+        for r in trace:
+            if r.kind != "requester.accept" or r.actor != batch.actor or \
+                    ":yield-" not in r.data["key"]:
+                continue
+            runs = set(key_runs(r.data["key"]))
+            left_out = [c for c in checked if c not in runs]
+            if runs and runs < set(batch.members) and left_out:
+                violations.append(Violation(
+                    "status-check-keeps-private", "PRV-6",
+                    f"the wake {r.data['key']} of the batch {batch.turn} of {batch.session} "
+                    f"leaves out {', '.join(left_out)}, a private child checked before the yield",
+                    (checks[left_out[0]].seq, r.seq)))
     return violations
 
 
