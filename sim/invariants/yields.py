@@ -252,12 +252,14 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]) -> tuple[int
     ready = batch.yielded.t_ms
     running = 0
     descendants: list[str] = []
-    # A public member of a batch with a private member keeps its own delivery (PRV-5): nothing
-    # hands it over, so it settles as a non-member does.
-    private = [_asked_private(asked.get(run_id)) for run_id in batch.members]
-    for run_id, own_private in zip(batch.members, private, strict=True):
+    # One private member makes the batch private, and a public sibling in a private batch keeps
+    # its own delivery (reference §c10, PRV-5): nothing hands it over, so a refusal it may retry
+    # after settles it no more than it settles a descendant (seeds 3769, 4827).
+    private = any(_is_private(asked.get(run_id)) for run_id in batch.members)
+    for run_id in batch.members:
         own = own_settle(seen.ends.get(run_id), seen.trail.get(run_id, []),
-                         asked.get(run_id), member=own_private or not any(private),
+                         asked.get(run_id),
+                         member=not private or _is_private(asked.get(run_id)),
                          crashes=[down for down, _ in seen.downtime])
         if own is None or own == UNKNOWN:
             return None
@@ -273,8 +275,8 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]) -> tuple[int
     return ready, running
 
 
-def _asked_private(asked: Asked | None) -> bool:
-    return asked is not None and asked.request.data.get("completion_target") == "parent"
+def _is_private(request: Asked | None) -> bool:
+    return request is not None and request.request.data.get("completion_target") == "parent"
 
 
 def _overlap(spans: list[tuple[int, int]], start: int, end: int) -> int:
