@@ -1,4 +1,4 @@
-"""Liveness oracles around private yield batches (seeds 3769 and 4827 past the first 2,000):
+"""Liveness oracles around private yield batches (seeds 3769, 4827, 4416 past the first 2,000):
 each shrunk scenario passes, still sets up the case it was saved for (a draw change can move a
 saved run off it), and trips the oracle's earlier reading, so the fix is what makes it pass."""
 
@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from sim import scenario, world
-from sim.invariants import yields
+from sim.invariants import private_turns, yields
 from sim.invariants.asked import asked_runs, rejection_class
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 SIBLING_RETRIES = ("private-batch-public-sibling-retries.toml",
                    "private-batch-public-sibling-other-error.toml")
+DEFERRAL_LIMIT = "private-status-check-batch-deferral-limit.toml"
 
 
 def _run(name: str) -> world.RunResult:
@@ -51,3 +52,20 @@ def test_reading_the_siblings_refusal_as_a_hand_over_flags_the_wait(
         name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(yields, "_is_private", lambda request: False)
     assert "wake-not-delayed" in _found(_run(name))
+
+
+def test_a_checked_private_child_whose_batch_ran_out_of_deferrals_is_excused() -> None:
+    result = _run(DEFERRAL_LIMIT)
+    assert result.violations == ()
+    trace = result.trace
+    [batch] = yields.batches(trace)
+    assert any(r.kind == "world.status_check" for r in trace)
+    assert not any(r.kind == "gateway.send" and yields.key_runs(r.data["key"]) == batch.members
+                   for r in trace)  # closed without a wake
+    assert not yields.wake_owed(trace, batch)
+
+
+def test_asking_a_wake_of_a_batch_the_deferral_limit_closed_flags_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(private_turns, "wake_owed", lambda trace, batch: True)
+    assert "status-check-keeps-private" in _found(_run(DEFERRAL_LIMIT))

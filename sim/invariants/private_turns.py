@@ -21,7 +21,7 @@ from sim.invariants.asked import Asked
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery import LIVENESS_BOUND_MS
 from sim.invariants.private import carried_runs, private_runs
-from sim.invariants.yields import batches, is_wake, key_runs
+from sim.invariants.yields import batches, is_wake, key_runs, wake_owed
 from sim.trace import Record
 
 SILENT = ("NO_REPLY", "ANNOUNCE_SKIP")  # an ok answer the wake leaves out (reference §c9)
@@ -162,14 +162,20 @@ def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
         taken = [a for a in accepts.get(run.run_id, []) if a.actor == run.actor
                  and (reset is None or a.seq < reset)]
         members = [run.run_id]
+        batch = None
         if turn_end.data["how"] == "yield":
             # Its batch: the turn's required children as asked (sim/invariants/yields.py).
-            members = next((list(b.members) for b in batches(trace)
-                            if run.run_id in b.members), members)
+            batch = next((b for b in batches(trace) if run.run_id in b.members), None)
+            members = list(batch.members) if batch is not None else members
         if not taken:
             if any(m not in ends for m in members) or run.run_id in sent or end is None \
                     or reset is not None:
                 continue  # a member still runs, or a send was made: its fate is the gateway's
+            if batch is not None and not wake_owed(trace, batch):
+                # Its batch may rightly close without a wake (its descendants unsettled through
+                # the deferral limit, reference §c9), or when it settled cannot be told: the
+                # check changes neither (seed 4416).
+                continue
             due = max([turn_end.t_ms, *(ends[m].t_ms for m in members)])
             if end.t_ms >= due + LIVENESS_BOUND_MS:
                 violations.append(Violation(

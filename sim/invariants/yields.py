@@ -245,10 +245,11 @@ def _wake_of(batch: Batch, records: list[Record]) -> list[Record]:
             and f":{batch.session}:" in r.data["key"]]
 
 
-def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]) -> tuple[int, int] | None:
+def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]
+                ) -> tuple[int, int, int] | None:
     """When the batch's members and their descendants had all settled, as far as an observer
-    can tell, and the latest moment a descendant was still running (None: some never did, or
-    the trail does not say when)."""
+    can tell, the latest moment a descendant was still running, and when the members alone had
+    settled (None: some never did, or the trail does not say when)."""
     ready = batch.yielded.t_ms
     running = 0
     descendants: list[str] = []
@@ -265,6 +266,7 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]) -> tuple[int
             return None
         ready = max(ready, own)
         descendants += _descendants(seen, run_id)
+    members_ready = ready
     for run_id in descendants:
         own = own_settle(seen.ends.get(run_id), seen.trail.get(run_id, []),
                          asked.get(run_id), member=False)
@@ -272,7 +274,23 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]) -> tuple[int
             return None
         ready = max(ready, own)
         running = max(running, seen.ends[run_id].t_ms)
-    return ready, running
+    return ready, running, members_ready
+
+
+def _may_close_deferred(ready: int, running: int, members_ready: int) -> bool:
+    """Descendants unsettled long after the members settled and the last descendant stopped
+    running: the batch may have run out of deferrals and closed without a wake (reference §c9:
+    "deferred too many times"; a deferral counts only while no descendant runs)."""
+    return ready > max(running, members_ready) + (DEFERRAL_LIMIT - 1) * RECHECK_MS
+
+
+def wake_owed(trace: Sequence[Record], batch: Batch) -> bool:
+    """Whether an outsider can tell the batch's wake was owed: every member and every member's
+    descendant settled as far as the trail says, and not so late that the deferral limit may
+    have closed the batch without a wake (the batches ``wake-not-delayed`` asks a wake of)."""
+    seen = _seen(trace)
+    settled = _settled_at(batch, seen, asked_runs(trace))
+    return settled is not None and not _may_close_deferred(*settled)
 
 
 def _is_private(request: Asked | None) -> bool:
@@ -374,7 +392,7 @@ def wake_not_delayed(trace: Sequence[Record]) -> list[Violation]:
         settled = _settled_at(batch, seen, asked)
         if settled is None or not batch.members:
             continue
-        ready, running = settled
+        ready, running, members_ready = settled
         if any(r.t_ms >= batch.yielded.t_ms for r in seen.lifecycle.get(batch.session, [])):
             continue  # reset or deleted: the wake may be closed, not sent
         # A requester busy in another turn answers requester_turn_pending: the wake waits for
@@ -382,9 +400,7 @@ def wake_not_delayed(trace: Sequence[Record]) -> list[Violation]:
         busy = _overlap(seen.busy.get(batch.session, []), ready, first)
         allowed = ready + RECHECK_MS + _overlap(seen.downtime, ready, first) + _overlap(
             seen.late_notices, ready, first) + busy + (RECHECK_MS if busy else 0)
-        # Descendants unsettled long after the last of them stopped running: the batch may
-        # have run out of deferrals and closed without a wake.
-        closed = ready > max(running, batch.yielded.t_ms) + (DEFERRAL_LIMIT - 1) * RECHECK_MS
+        closed = _may_close_deferred(ready, running, members_ready)
         if first > allowed and (sends or (end_ms > allowed and not closed)):
             what = f"was sent at {first} ms" if sends else "was never sent"
             violations.append(Violation(
