@@ -116,6 +116,7 @@ class _Seen:
     # generation of a run that had settled (DEL-12, DEL-16).
     corrected: dict[str, int] = attrs.field(factory=dict)
     operator: dict[str, int] = attrs.field(factory=dict)
+    operator_times: dict[str, list[int]] = attrs.field(factory=dict)  # child -> every request
     spawns: dict[str, Record] = attrs.field(factory=dict)
     sends: dict[str, list[Record]] = attrs.field(factory=dict)  # run_id -> per-child sends
     # run_id -> its own delivery as the gateway and its requester saw it: each per-child send,
@@ -158,6 +159,7 @@ def _read_seen(trace: Sequence[Record]) -> _Seen:
             seen.corrected.setdefault(r.data["run_id"], r.t_ms)
         elif kind == "world.operator":
             seen.operator.setdefault(r.data["child"], r.t_ms)
+            seen.operator_times.setdefault(r.data["child"], []).append(r.t_ms)
         elif kind == "spawn":
             seen.spawns[r.data["run_id"]] = r
             seen.started[r.data["run_id"]] = r.t_ms
@@ -258,9 +260,16 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]
     # after settles it no more than it settles a descendant (seeds 3769, 4827).
     private = any(_is_private(asked.get(run_id)) for run_id in batch.members)
     for run_id in batch.members:
-        own = own_settle(seen.ends.get(run_id), seen.trail.get(run_id, []),
-                         asked.get(run_id),
-                         member=not private or _is_private(asked.get(run_id)),
+        # An operator's request about the member after the yield (a redrive: a new generation)
+        # starts a delivery of its own, which says nothing of when the batch's member settled
+        # (seed 1078); one before the yield is part of what the frozen member still owes.
+        request = asked.get(run_id)
+        since = min((t for t in seen.operator_times.get(request.child, [])
+                     if t >= batch.yielded.t_ms), default=2**62) if request is not None else 2**62
+        own = own_settle(seen.ends.get(run_id),
+                         [r for r in seen.trail.get(run_id, []) if r.t_ms < since],
+                         request,
+                         member=not private or _is_private(request),
                          crashes=[down for down, _ in seen.downtime])
         if own is None or own == UNKNOWN:
             return None
