@@ -171,6 +171,11 @@ def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
             if any(m not in ends for m in members) or run.run_id in sent or end is None \
                     or reset is not None:
                 continue  # a member still runs, or a send was made: its fate is the gateway's
+            if turn_end.data["how"] != "yield" and all(
+                    text.strip() == "ANNOUNCE_SKIP" for text in produced[run.run_id]):
+                # An exact ANNOUNCE_SKIP reply is handed back by announcing nothing (reference
+                # §c1), checked or not (seed 4777).
+                continue
             if batch is not None and not wake_owed(trace, batch):
                 # Its batch may rightly close without a wake (its descendants unsettled through
                 # the deferral limit, reference §c9), or when it settled cannot be told: the
