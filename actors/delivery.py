@@ -434,6 +434,11 @@ def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],
             if isinstance(effect.change, Delivered):
                 recovery.delivering(effect.run_id)  # DEL-2: (no output) delivered
             store.apply(effect.run_id, effect.change)
+            if isinstance(effect.change, (Delivered, GaveUp)) \
+                    and store.get(effect.run_id).cleaned_up_at_ms is not None:
+                # A newer generation (DEL-12) resolved: no second cleanup follows, yet a wave
+                # that waited for it is due a look now (seed 3195).
+                cleaned.append(effect.run_id)
             if isinstance(effect.change, GaveUp):
                 recovery.silent.pop(effect.run_id, None)  # never delivered: nothing to recover
                 if recovery.drop_payload:
