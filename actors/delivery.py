@@ -393,7 +393,8 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
 
 
 def _waves(waves: Waves, cleaned: list[str]) -> None:
-    """After a message: the waves of the requesters whose runs were cleaned up meanwhile."""
+    """After a message: the waves of the requesters whose runs were cleaned up meanwhile (or,
+    in a newer generation, resolved again)."""
     for run_id in cleaned:
         waves.settled(run_id)
     cleaned.clear()
