@@ -113,3 +113,9 @@ def rejection_class(r: Record) -> str | None:
 
 def is_delivery_crash(r: Record) -> bool:
     return r.kind == "crash" and r.actor == "delivery"
+
+
+def announces_nothing(result: str | None) -> bool:
+    """An exact ANNOUNCE_SKIP reply (surrounding white space aside): delivered by announcing
+    nothing (reference §c1)."""
+    return result is not None and result.strip() == "ANNOUNCE_SKIP"

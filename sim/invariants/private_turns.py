@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from sim.invariants.asked import Asked
+from sim.invariants.asked import Asked, announces_nothing
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery import LIVENESS_BOUND_MS
 from sim.invariants.private import carried_runs, private_runs
@@ -172,7 +172,7 @@ def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
                     or reset is not None:
                 continue  # a member still runs, or a send was made: its fate is the gateway's
             if turn_end.data["how"] != "yield" and all(
-                    text.strip() == "ANNOUNCE_SKIP" for text in produced[run.run_id]):
+                    announces_nothing(text) for text in produced[run.run_id]):
                 # An exact ANNOUNCE_SKIP reply is handed back by announcing nothing (reference
                 # §c1), checked or not (seed 4777).
                 continue

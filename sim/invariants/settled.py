@@ -10,7 +10,14 @@ from collections.abc import Collection, Sequence
 
 import attrs
 
-from sim.invariants.asked import Asked, asked_runs, is_wake, key_runs, rejection_class
+from sim.invariants.asked import (
+    Asked,
+    announces_nothing,
+    asked_runs,
+    is_wake,
+    key_runs,
+    rejection_class,
+)
 from sim.trace import Record
 
 # A required completion's expiry, counted from the run's end (reference §c11): the registry gives
@@ -128,7 +135,7 @@ class EarliestSettle:
             asked = self.asked.get(run_id)
             result = r.data["result"]
             if run_id in self.members or (asked is not None and not asked.required) or (
-                    result is not None and result.strip() == "ANNOUNCE_SKIP"):
+                    announces_nothing(result)):
                 self._settle(run_id, r.t_ms, r.seq)
         elif kind == "spawn":
             asked = self.asked.get(r.data["run_id"])

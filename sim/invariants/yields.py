@@ -112,11 +112,10 @@ def yielded_members(trace: Sequence[Record]) -> set[str]:
 class _Seen:
     ends: dict[str, Record] = attrs.field(factory=dict)
     # When a run's producer first corrected it (``child.correction``), and when an operator
-    # first asked about a child (``world.operator``): a send after either may be a new
-    # generation of a run that had settled (DEL-12, DEL-16).
+    # asked about a child (``world.operator``, every request in order): a send after either may
+    # be a new generation of a run that had settled (DEL-12, DEL-16).
     corrected: dict[str, int] = attrs.field(factory=dict)
-    operator: dict[str, int] = attrs.field(factory=dict)
-    operator_times: dict[str, list[int]] = attrs.field(factory=dict)  # child -> every request
+    operator: dict[str, list[int]] = attrs.field(factory=dict)  # child -> every request
     spawns: dict[str, Record] = attrs.field(factory=dict)
     sends: dict[str, list[Record]] = attrs.field(factory=dict)  # run_id -> per-child sends
     # run_id -> its own delivery as the gateway and its requester saw it: each per-child send,
@@ -158,8 +157,7 @@ def _read_seen(trace: Sequence[Record]) -> _Seen:
         elif kind == "child.correction":
             seen.corrected.setdefault(r.data["run_id"], r.t_ms)
         elif kind == "world.operator":
-            seen.operator.setdefault(r.data["child"], r.t_ms)
-            seen.operator_times.setdefault(r.data["child"], []).append(r.t_ms)
+            seen.operator.setdefault(r.data["child"], []).append(r.t_ms)
         elif kind == "spawn":
             seen.spawns[r.data["run_id"]] = r
             seen.started[r.data["run_id"]] = r.t_ms
@@ -264,7 +262,7 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]
         # starts a delivery of its own, which says nothing of when the batch's member settled
         # (seed 1078); one before the yield is part of what the frozen member still owes.
         request = asked.get(run_id)
-        since = min((t for t in seen.operator_times.get(request.child, [])
+        since = min((t for t in seen.operator.get(request.child, [])
                      if t >= batch.yielded.t_ms), default=2**62) if request is not None else 2**62
         own = own_settle(seen.ends.get(run_id),
                          [r for r in seen.trail.get(run_id, []) if r.t_ms < since],
@@ -361,7 +359,7 @@ def _still_delivering(seen: _Seen, asked: dict[str, Asked], run_id: str, at_ms: 
     if request is None or not request.required:
         return False
     since = min(seen.corrected.get(run_id, 2**62),
-                seen.operator.get(request.child, 2**62))
+                seen.operator.get(request.child, [2**62])[0])
     return any(at_ms < r.t_ms < since for r in seen.sends.get(run_id, []))
 
 
