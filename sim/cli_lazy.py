@@ -12,7 +12,6 @@ import importlib
 from collections.abc import Mapping
 
 import click
-from click.utils import make_default_short_help
 
 from sim.cli_style import HandoffGroup
 
@@ -37,7 +36,10 @@ class LazyGroup(HandoffGroup):
         for name in self.list_commands(ctx):
             limit = formatter.width - 6 - len(name)
             if name in self.lazy and name not in self.commands:
-                rows.append((name, make_default_short_help(self.lazy[name][1], limit)))
+                # A help-only Command shortens the kept text exactly as the loaded command would
+                # (click's public API; its helper for this is deprecated since 8.5).
+                short = click.Command(name, help=self.lazy[name][1]).get_short_help_str(limit)
+                rows.append((name, short))
                 continue
             command = self.get_command(ctx, name)
             if command is not None and not command.hidden:
