@@ -111,10 +111,24 @@ def _group(actor: str) -> int:
 
 
 def _lanes(records: Sequence[Record]) -> dict[str, int]:
-    """Actor -> lane number: grouped (``GROUPS``), in order of first appearance in each group."""
+    """Actor -> lane number: grouped (``GROUPS``), in order of first appearance in each group,
+    except that a child's own session (a nested requester: the spawn record names it) comes right
+    after the child's lane, so a tree reads down the page."""
     first = dict.fromkeys(r.actor for r in records)
-    ordered = sorted(first, key=lambda actor: _group(actor))  # stable: first appearance kept
-    return {actor: n for n, actor in enumerate(ordered)}
+    nested: dict[str, str] = {}  # child actor -> the requester actor of its own session
+    for r in records:
+        if r.kind == "spawn" and isinstance(r.data.get("child_session_key"), str):
+            session = addresses.requester(r.data["child_session_key"])
+            if session in first:
+                nested.setdefault(addresses.child(str(r.data.get("child"))), session)
+    placed = set(nested.values())
+    ordered: dict[str, int] = {}
+    for actor in sorted(first, key=_group):  # stable: first appearance kept within a group
+        if actor not in placed:
+            ordered.setdefault(actor, len(ordered))
+        if actor in nested:  # (a session two children share follows the first of them)
+            ordered.setdefault(nested[actor], len(ordered))
+    return ordered
 
 
 def _arrows_and_marks(records: Sequence[Record], lane: dict[str, int]

@@ -5,7 +5,7 @@
 (function () {
   const D = JSON.parse(document.getElementById("timeline-data").textContent);
   const S = D.S, R = D.R, LANES = D.lanes, ARROWS = D.arrows, MARKS = D.marks, V = D.V;
-  const ROW = 22, AXIS = 26, LABEL = 238, MARGIN = 10, BIN = 4, MAX_ARROWS = 4000;
+  const ROW = 22, AXIS = 26, MARGIN = 10, BIN = 4, MAX_ARROWS = 800;
   const $ = (id) => document.getElementById(id);
   const view = $("view"), chart = $("chart"), spacer = $("spacer"), tip = $("tip");
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})[c]);
@@ -20,6 +20,8 @@
   }
   function pairs(p) { const o = {}; for (let i = 0; i < p.length; i += 2) o[S[p[i]]] = dec(p[i + 1]); return o; }
   const laneName = (l) => S[LANES[l][0]];
+  // The label column fits the longest lane name (11px monospace), within reason.
+  const LABEL = Math.min(330, 16 + 6.7 * Math.max(8, ...LANES.map((_, l) => laneName(l).length)));
   const kindOf = (r) => S[r[3]];
 
   const idx = new Map(); R.forEach((r, i) => idx.set(r[0], i));
@@ -98,7 +100,8 @@
       if (a[3] < t0 || (shown && !shown[idx.get(a[4])])) continue;
       const ya = yOf.get(a[0]), yb = yOf.get(a[1]);
       if (ya === undefined || yb === undefined) continue;
-      if ((ya < AXIS && yb < AXIS) || (ya > H && yb > H)) continue;
+      const on = (y) => y >= AXIS && y <= H;
+      if (!on(ya) && !on(yb)) continue;  // an arrow is drawn when one of its ends is in view
       if (++drawn > MAX_ARROWS) break;
       arrows.push(`<line class="arrow s${a[5]}" data-seq="${a[4]}" x1="${x(a[2]).toFixed(1)}" y1="${ya}" x2="${x(a[3]).toFixed(1)}" y2="${yb}" marker-end="url(#head)"/>`);
     }
@@ -112,7 +115,7 @@
     chart.setAttribute("width", W); chart.setAttribute("height", H);
     chart.innerHTML = out.join("");
     $("window").textContent = `${clock(t0)} to ${clock(t1)}; ${rows.length} of ${LANES.length} lanes` +
-      (drawn > MAX_ARROWS ? `; ${drawn}+ arrows in view: zoom in to draw them` : "");
+      (drawn > MAX_ARROWS ? `; over ${MAX_ARROWS} arrows in view: zoom in to draw them` : "");
   }
   let pending = false;
   function redraw() { if (!pending) { pending = true; requestAnimationFrame(() => { pending = false; draw(); }); } }
@@ -177,10 +180,18 @@
     const box = $("violations"); box.hidden = false;
     box.innerHTML = `<h2>${V.length} violation${V.length > 1 ? "s" : ""}</h2><ul>` + V.map((v) =>
       `<li class="violation"><b>${esc(v.invariant)}</b> (${esc(v.requirement)}): ${esc(v.message)}<br>records: ` +
-      (v.records.length ? v.records.map((s) => `<a class="cite" href="#r-${s}" data-seq="${s}">#${s} ${esc(idx.has(s) ? kindOf(R[idx.get(s)]) : "?")}</a>`).join(" ") : "none cited") +
+      (v.records.length ? v.records.map((s) => `<a class="cite" href="#r-${s}" data-seq="${s}">#${s} ${esc(idx.has(s) ? kindOf(R[idx.get(s)]) : "?")}</a>`).join(" ") +
+        ` <a href="#" class="span" data-records="${v.records.join(",")}">(zoom to them)</a>` : "none cited") +
       `</li>`).join("") + "</ul>";
   }
   document.body.addEventListener("click", (e) => {
+    const z = e.target.closest("a[data-records]");
+    if (z) {  // the window around a violation's records, their lanes on screen
+      e.preventDefault();
+      const ts = z.dataset.records.split(",").map((s) => idx.get(Number(s))).filter((i) => i !== undefined).map((i) => R[i][1]);
+      const lo = Math.min(...ts), hi = Math.max(...ts), m = Math.max((hi - lo) * 0.15, 2000);
+      setWindow(lo - m, hi + m); focus(Number(z.dataset.records.split(",")[0])); return;
+    }
     const a = e.target.closest("a[data-seq]"); if (!a) return;
     e.preventDefault(); focus(Number(a.dataset.seq));
   });
@@ -226,7 +237,7 @@
   $("zoom-in").onclick = () => zoom(0.5); $("zoom-out").onclick = () => zoom(2);
   $("fit").onclick = () => setWindow(tMin, tMax);
   $("filter").addEventListener("input", applyFilter);
-  layout();
+  layout(); draw();  // the first frame now, not on the next animation frame
   const start = /^#r-(\d+)$/.exec(location.hash);
   if (start) focus(Number(start[1])); else if (V.length && V[0].records.length) show(V[0].records[0]);
 })();
