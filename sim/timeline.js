@@ -5,7 +5,7 @@
 (function () {
   const D = JSON.parse(document.getElementById("timeline-data").textContent);
   const S = D.S, R = D.R, LANES = D.lanes, ARROWS = D.arrows, MARKS = D.marks, V = D.V;
-  const ROW = 22, AXIS = 26, MARGIN = 10, BIN = 4, MAX_ARROWS = 800;
+  const ROW = 22, AXIS = 26, MARGIN = 10, BIN = 4, DOT = 6, MAX_ARROWS = 800;
   const $ = (id) => document.getElementById(id);
   const view = $("view"), chart = $("chart"), spacer = $("spacer"), tip = $("tip");
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})[c]);
@@ -67,12 +67,23 @@
       let a = lowerBound(list, t0), b = lowerBound(list, t1 + 1e-9);
       let visible = 0;
       for (let k = a; k < b; k++) if (!shown || shown[list[k]]) visible++;
-      if (visible <= plot / BIN) {
+      if (visible <= plot) {  // dots, those closer than a dot stacked; past that, bins
+        let group = [];  // records within a dot's width of the first: one dot, or a numbered stack
+        const flushDots = () => {
+          if (!group.length) return;
+          const r = R[group[0]], seqs = group.map((i) => R[i][0]), cx = x(r[1]).toFixed(1);
+          const c = seqs.some((q) => cited.has(q)) ? " cited" : "", sel = seqs.includes(selected) ? " sel" : "";
+          const k = `rec k-${esc(kindOf(r).split(".")[0])}${c}${sel}`;
+          out.push(group.length === 1 ? `<circle class="${k}" data-seq="${r[0]}" cx="${cx}" cy="${y}" r="4.5"/>`
+            : `<g class="stack" data-seq="${r[0]}" data-stack="${seqs.join(",")}"><circle class="${k}" cx="${cx}" cy="${y}" r="7"/><text class="count" x="${cx}" y="${y + 3.5}">${group.length}</text></g>`);
+          group = [];
+        };
         for (let k = a; k < b; k++) {
           const i2 = list[k]; if (shown && !shown[i2]) continue;
-          const r = R[i2], c = cited.has(r[0]) ? " cited" : "", sel = selected === r[0] ? " sel" : "";
-          out.push(`<circle class="rec k-${esc(kindOf(r).split(".")[0])}${c}${sel}" data-seq="${r[0]}" cx="${x(r[1]).toFixed(1)}" cy="${y}" r="4.5"/>`);
+          if (group.length && x(R[i2][1]) - x(R[group[0]][1]) >= DOT) flushDots();
+          group.push(i2);
         }
+        flushDots();
       } else {  // zoomed out: one bar per pixel column, its opacity by how many records it holds
         let col = -1, n = 0, seq = 0, any = false;
         const flush = () => { if (n) out.push(`<rect class="bin${any ? " cited" : ""}" data-seq="${seq}" data-n="${n}" x="${LABEL + MARGIN + col * BIN}" y="${y - 6}" width="${BIN - 1}" height="12" fill-opacity="${Math.min(1, 0.25 + n / 20).toFixed(2)}"/>`); };
@@ -146,6 +157,17 @@
       (same.length ? `<p>same lane, same time: ${same.slice(0, 40).map((s) => `<a href="#r-${s}" data-seq="${s}">#${s}</a>`).join(" ")}</p>` : "");
     redraw();
   }
+  function showList(seqs) {  // a stack of records drawn as one: each a link to its fields
+    const r = R[idx.get(seqs[0])];
+    $("details").innerHTML = `<h2>${seqs.length} records</h2><p>${esc(laneName(r[2]))} from ${clock(r[1])}</p><ul>` +
+      seqs.map((q) => { const x2 = R[idx.get(q)]; return `<li><a href="#r-${q}" data-seq="${q}">#${q} ${esc(kindOf(x2))}</a> ${clock(x2[1])}${cited.has(q) ? ' <b class="why">cited</b>' : ""}</li>`; }).join("") + "</ul>";
+  }
+  function around(seqs) {  // the window that shows these records with some time either side
+    const ts = seqs.map((s) => idx.get(s)).filter((i) => i !== undefined).map((i) => R[i][1]);
+    if (!ts.length) return;
+    const lo = Math.min(...ts), hi = Math.max(...ts), m = Math.max((hi - lo) * 0.25, (tMax - tMin) * 0.02, 1000);
+    setWindow(lo - m, hi + m);
+  }
   function focus(seq) {  // bring a record into view: its time in the window, its lane on screen
     const i = idx.get(seq); if (i === undefined) return;
     const r = R[i], span = t1 - t0;
@@ -188,9 +210,8 @@
     const z = e.target.closest("a[data-records]");
     if (z) {  // the window around a violation's records, their lanes on screen
       e.preventDefault();
-      const ts = z.dataset.records.split(",").map((s) => idx.get(Number(s))).filter((i) => i !== undefined).map((i) => R[i][1]);
-      const lo = Math.min(...ts), hi = Math.max(...ts), m = Math.max((hi - lo) * 0.15, 2000);
-      setWindow(lo - m, hi + m); focus(Number(z.dataset.records.split(",")[0])); return;
+      const seqs = z.dataset.records.split(",").map(Number);
+      around(seqs); focus(seqs[0]); return;
     }
     const a = e.target.closest("a[data-seq]"); if (!a) return;
     e.preventDefault(); focus(Number(a.dataset.seq));
@@ -209,7 +230,11 @@
     if (!el || !chart.contains(el)) { tip.hidden = true; return; }
     const r = R[idx.get(Number(el.dataset.seq))], d = pairs(r[4]);
     const brief = Object.entries(d).slice(0, 4).map(([k, v]) => `${k}=${JSON.stringify(v)}`.slice(0, 80)).join("\n");
-    tip.textContent = el.dataset.n ? `${el.dataset.n} records from #${r[0]} (zoom in)` : `#${r[0]} ${kindOf(r)} @ ${clock(r[1])}\n${laneName(r[2])}\n${brief}`;
+    if (el.dataset.stack) {
+      const seqs = el.dataset.stack.split(",").map(Number);
+      tip.textContent = `${seqs.length} records at ${clock(r[1])} on ${laneName(r[2])} (click to list):\n` +
+        seqs.slice(0, 12).map((q) => `#${q} ${kindOf(R[idx.get(q)])}`).join("\n") + (seqs.length > 12 ? "\n..." : "");
+    } else tip.textContent = el.dataset.n ? `${el.dataset.n} records from #${r[0]} (zoom in)` : `#${r[0]} ${kindOf(r)} @ ${clock(r[1])}\n${laneName(r[2])}\n${brief}`;
     tip.style.left = `${e.clientX + 14}px`; tip.style.top = `${e.clientY + 14}px`; tip.hidden = false;
   });
   window.addEventListener("mouseup", (e) => {
@@ -217,7 +242,9 @@
     if (!was || was.moved) return;
     const el = e.target.closest && e.target.closest("[data-seq]");
     if (!el || !chart.contains(el)) return;
-    if (el.dataset.n) { const t = R[idx.get(Number(el.dataset.seq))][1]; zoom(0.1, t); } else show(Number(el.dataset.seq));
+    if (el.dataset.n) { const t = R[idx.get(Number(el.dataset.seq))][1]; zoom(0.1, t); }
+    else if (el.dataset.stack) showList(el.dataset.stack.split(",").map(Number));
+    else show(Number(el.dataset.seq));
   });
   view.addEventListener("wheel", (e) => {
     const rect = chart.getBoundingClientRect(), px = e.clientX - rect.left;
@@ -239,5 +266,7 @@
   $("filter").addEventListener("input", applyFilter);
   layout(); draw();  // the first frame now, not on the next animation frame
   const start = /^#r-(\d+)$/.exec(location.hash);
-  if (start) focus(Number(start[1])); else if (V.length && V[0].records.length) show(V[0].records[0]);
+  // A failing run opens on its violations' records, the first one selected.
+  if (start) focus(Number(start[1]));
+  else if (V.length && V[0].records.length) { around(V.flatMap((v) => v.records)); draw(); focus(V[0].records[0]); }
 })();

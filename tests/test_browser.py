@@ -75,7 +75,11 @@ def test_seed_7_draws_lanes_and_arrows(tmp_path: Path) -> None:
         assert f">{doc['S'][name]}</text>" in dom
     arrows = re.findall(r'<line class="arrow s\d" data-seq="(\d+)"', dom)
     assert len(arrows) == len(doc["arrows"])  # the whole run is in view: every arrow drawn
-    assert len(re.findall(r'<circle class="rec', dom)) > 100
+    # Every record is drawn, as its own dot or in a numbered stack of those a dot's width apart.
+    dots = len(re.findall(r'<circle class="rec[^"]*" data-seq=', dom))
+    stacks = [len(s.split(",")) for s in re.findall(r'<g class="stack" data-seq="\d+" '
+                                                      r'data-stack="([\d,]+)"', dom)]
+    assert dots + sum(stacks) == len(doc["R"]) and dots > 50
     shot = tmp_path / "seed7.png"
     done = _chromium(page, tmp_path / "profile-shot", f"--screenshot={shot}")
     assert done.returncode == 0 and _console(done.stderr) == []
