@@ -19,8 +19,14 @@ from sim import explore as explore_mod
 from sim import scenario as scenario_mod
 from sim import world
 from sim.choices import MAX_SEED, STRATEGIES, Schedule, ScheduleDiverged, load_schedule
-from sim.cli_args import (check_mutants, check_writable, load_world, parse_faults, repro_command,
-                          write_output)
+from sim.cli_args import (
+    check_mutants,
+    check_writable,
+    load_world,
+    parse_faults,
+    repro_command,
+    write_output,
+)
 from sim.cli_style import HandoffCommand
 from sim.cli_style import bad_input as _bad_input
 from sim.export import FORMATS, render

@@ -79,7 +79,7 @@ def test_seed_7_draws_lanes_and_arrows(tmp_path: Path) -> None:
     dots = len(re.findall(r'<circle class="rec[^"]*" data-seq=', dom))
     stacks = [len(s.split(",")) for s in re.findall(r'<g class="stack" data-seq="\d+" '
                                                       r'data-stack="([\d,]+)"', dom)]
-    assert dots + sum(stacks) == len(doc["R"]) and dots > 50
+    assert dots + sum(stacks) == len(doc["R"]) and dots > 0
     shot = tmp_path / "seed7.png"
     done = _chromium(page, tmp_path / "profile-shot", f"--screenshot={shot}")
     assert done.returncode == 0 and _console(done.stderr) == []

@@ -26,10 +26,11 @@ _FETCHING = {("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "sr
              ("video", "src"), ("form", "action"), ("use", "href"), ("image", "href")}
 
 
+_VOID = frozenset({"meta", "br", "input", "link", "img", "hr", "source"})
+
+
 class _Page(HTMLParser):
     """Every start tag with its attributes; the elements still open at the end."""
-
-    VOID = {"meta", "br", "input", "link", "img", "hr", "source"}
 
     def __init__(self) -> None:
         super().__init__()
@@ -38,7 +39,7 @@ class _Page(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append((tag, dict(attrs)))
-        if tag not in self.VOID:
+        if tag not in _VOID:
             self.open.append(tag)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
