@@ -265,7 +265,9 @@
   $("fit").onclick = () => setWindow(tMin, tMax);
   $("filter").addEventListener("input", applyFilter);
   layout(); draw();  // the first frame now, not on the next animation frame
-  const start = /^#r-(\d+)$/.exec(location.hash);
+  // A link may name a record (#r-12) or a filter (#filter=run-3).
+  const start = /^#r-(\d+)$/.exec(location.hash), filtered = /^#filter=(.+)$/.exec(location.hash);
+  if (filtered) { $("filter").value = decodeURIComponent(filtered[1]); applyFilter(); draw(); }
   // A failing run opens on its violations' records, the first one selected.
   if (start) focus(Number(start[1]));
   else if (V.length && V[0].records.length) { around(V.flatMap((v) => v.records)); draw(); focus(V[0].records[0]); }

@@ -29,7 +29,8 @@ REQUIRED = os.environ.get("HANDOFF_REQUIRE_BROWSER", "") not in ("", "0")
 WIDTH, HEIGHT = 1400, 1000
 
 
-def _chromium(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def _chromium(page: Path, profile: Path, *extra: str,
+              fragment: str = "") -> subprocess.CompletedProcess[str]:
     if not CHROMIUM.exists():
         if REQUIRED:
             pytest.fail(f"{CHROMIUM} is missing (apt-get install chromium)")
@@ -39,7 +40,7 @@ def _chromium(page: Path, profile: Path, *extra: str) -> subprocess.CompletedPro
          "--no-first-run", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", f"--user-data-dir={profile}", f"--window-size={WIDTH},{HEIGHT}",
          "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000", *extra,
-         page.as_uri()],
+         page.as_uri() + fragment],
         capture_output=True, text=True, timeout=180, check=False)
 
 
@@ -85,6 +86,30 @@ def test_seed_7_draws_lanes_and_arrows(tmp_path: Path) -> None:
     assert done.returncode == 0 and _console(done.stderr) == []
     assert _png_size(shot) == (WIDTH, HEIGHT)
     assert shot.stat().st_size > 20_000  # a blank page of this size is a few kilobytes
+
+
+def test_the_filter_keeps_the_lanes_of_one_run(tmp_path: Path) -> None:
+    result = world.run(scenario.load(DEFAULT_WORLD), seed=7)
+    page = tmp_path / "seed7.html"
+    page.write_text(to_html(result.trace.records, title="seed 7"), encoding="utf-8")
+    doc = embedded(page.read_text(encoding="utf-8"))
+    done = _chromium(page, tmp_path / "profile", "--dump-dom", fragment="#filter=run-3")
+    assert done.returncode == 0 and _console(done.stderr) == []
+    lanes = {doc["S"][doc["lanes"][int(n)][0]]
+             for n in re.findall(r'<g class="lane g\d" data-lane="(\d+)">', done.stdout)}
+    mentions = {r.actor for r in result.trace if r.data.get("run_id") == "run-3"}
+    spawn = next(r for r in result.trace if r.kind == "spawn" and r.data["run_id"] == "run-3")
+    assert f"child:{spawn.data['child']}" in lanes and "delivery" in lanes
+    assert mentions <= lanes < {doc["S"][name] for name, _ in doc["lanes"]}
+    drawn = [int(seq) for seq in re.findall(r'<circle class="rec[^"]*" data-seq="(\d+)"',
+                                             done.stdout)]
+    drawn += [int(seq) for stack in re.findall(r'data-stack="([\d,]+)"', done.stdout)
+              for seq in stack.split(",")]
+    assert drawn
+    for seq in drawn:
+        record = result.trace[seq]
+        assert "run-3" in record.actor or "run-3" in " ".join(
+            str(record.data.get(k)) for k in ("run_id", "key", "turn_run_id"))
 
 
 def test_a_violation_is_shown_with_links_to_its_records(tmp_path: Path) -> None:
