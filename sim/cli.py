@@ -165,7 +165,8 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
                 f"{seeds[-1]}" + "".join(f", --mutant {m}" for m in mutant_names)
         write_output(report_path, "--report", report_page(
             title=title, spec=spec, outcomes=outcomes, violations=violations, probes=probes,
-            digest=explore_mod.sweep_digest(outcomes), saved=saved, report_path=report_path))
+            digest=explore_mod.sweep_digest(outcomes), saved=saved, report_path=report_path,
+            jobs=jobs))
     if as_json:
         doc: dict[str, Any] = {
             "seeds": len(seeds), "violations": violations, "seeds_per_second": round(rate, 1),

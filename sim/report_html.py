@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from actors.mutants import BREAKS
 from sim import world
-from sim.explore import SeedOutcome, Sweep
+from sim.explore import SERIAL_BELOW, SeedOutcome, Sweep
 from sim.export_html import to_html
 from sim.scenario import Scenario
 
@@ -69,8 +70,18 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
             + "</table>")
 
 
-def _by_fault_kind(spec: Sweep, outcomes: Sequence[SeedOutcome]) -> str:
-    per_seed = {o.seed: fault_kinds_of(spec, o.seed) for o in outcomes if o.violations}
+def _fault_kinds(spec: Sweep, seeds: Sequence[int], jobs: int) -> dict[int, tuple[str, ...]]:
+    """Each failing seed's fault kinds; re-running them over ``jobs`` processes when there are
+    enough to pay for starting them (each run is deterministic, so jobs change nothing)."""
+    if jobs <= 1 or len(seeds) < SERIAL_BELOW:
+        return {seed: fault_kinds_of(spec, seed) for seed in seeds}
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return dict(zip(seeds, pool.map(fault_kinds_of, [spec] * len(seeds), seeds,
+                                        chunksize=8), strict=True))
+
+
+def _by_fault_kind(spec: Sweep, outcomes: Sequence[SeedOutcome], jobs: int) -> str:
+    per_seed = _fault_kinds(spec, [o.seed for o in outcomes if o.violations], jobs)
     kinds = list(dict.fromkeys(k for ks in per_seed.values() for k in ks))
     counts: dict[str, dict[str, int]] = {}
     for o in outcomes:
@@ -101,7 +112,7 @@ def _detection(mutants: Sequence[str], outcomes: Sequence[SeedOutcome]) -> str:
     return (f"<p>{len(failing)} of {len(outcomes)} seeds "
             f"({len(failing) / max(1, len(outcomes)):.1%}) fail some invariant; the first is seed "
             f"{first}.</p>"
-            + _table(["mutant", "breaks", "expected finder", "seeds it fails", "detection rate",
+            + _table(["mutant", "breaks", "expected finder", "seeds it flags", "detection rate",
                       "first seed"], rows))
 
 
@@ -136,7 +147,7 @@ def _failing(violations: Sequence[dict[str, Any]], saved: Sequence[dict[str, Any
 
 def report_page(*, title: str, spec: Sweep, outcomes: Sequence[SeedOutcome],
                 violations: Sequence[dict[str, Any]], probes: dict[str, int], digest: str,
-                saved: Sequence[dict[str, Any]] | None, report_path: str) -> str:
+                saved: Sequence[dict[str, Any]] | None, report_path: str, jobs: int = 1) -> str:
     """The sweep report; ``violations`` are explore's rows (seed, invariant, message, repro)."""
     failing = sorted({v["seed"] for v in violations})
     mutants = tuple(spec.mutants or ())
@@ -145,7 +156,8 @@ def report_page(*, title: str, spec: Sweep, outcomes: Sequence[SeedOutcome],
              f"sweep digest <code>{escape(digest)}</code></p>"]
     if mutants:
         parts += ["<h2>Detection</h2>", _detection(mutants, outcomes)]
-    parts += ["<h2>Violations by invariant and fault kind</h2>", _by_fault_kind(spec, outcomes),
+    parts += ["<h2>Violations by invariant and fault kind</h2>",
+              _by_fault_kind(spec, outcomes, jobs),
               "<h2>Failing seeds</h2>",
               _failing(violations, saved, Path(report_path).resolve().parent),
               "<h2>Probe hits</h2>", _probes(probes, len(outcomes))]
