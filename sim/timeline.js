@@ -21,7 +21,7 @@
   function pairs(p) { const o = {}; for (let i = 0; i < p.length; i += 2) o[S[p[i]]] = dec(p[i + 1]); return o; }
   const laneName = (l) => S[LANES[l][0]];
   // The label column fits the longest lane name (11px monospace), within reason.
-  const LABEL = Math.min(330, 16 + 6.7 * Math.max(8, ...LANES.map((_, l) => laneName(l).length)));
+  const LABEL = Math.min(330, 16 + 6.7 * LANES.reduce((n, _, l) => Math.max(n, laneName(l).length), 8));
   const kindOf = (r) => S[r[3]];
 
   const idx = new Map(); R.forEach((r, i) => idx.set(r[0], i));
@@ -29,7 +29,11 @@
   R.forEach((r, i) => perLane[r[2]].push(i));
   MARKS.forEach((m) => marksOf[m[0]].push(m));
   const cited = new Set(); V.forEach((v) => v.records.forEach((s) => cited.add(s)));
-  let tMin = R.length ? R[0][1] : 0, tMax = R.length ? R[R.length - 1][1] : 1;
+  // A trace is in time order; each lane's list is sorted by time all the same (lowerBound needs it).
+  perLane.forEach((list) => list.sort((a, b) => R[a][1] - R[b][1] || a - b));
+  let tMin = Infinity, tMax = -Infinity;
+  for (const r of R) { tMin = Math.min(tMin, r[1]); tMax = Math.max(tMax, r[1]); }
+  if (!R.length) tMin = tMax = 0;
   if (tMax <= tMin) tMax = tMin + 1000;
   let t0 = tMin, t1 = tMax, selected = null;
   let shown = null, rows = LANES.map((_, l) => l);  // the filter: which records, which lanes
