@@ -19,7 +19,7 @@ import click
 
 from sim.choice_names import MAX_SEED, STRATEGIES
 from sim.cli_args import check_mutants as _check_mutants
-from sim.cli_args import default_world_path, repro_command
+from sim.cli_args import check_writable, default_world_path, repro_command, write_output
 from sim.cli_args import load_world as _load_world
 from sim.cli_args import parse_faults as _parse_faults
 from sim.cli_lazy import LazyGroup
@@ -88,6 +88,9 @@ def main() -> None:
               help="Shrink each failing (seed, invariant) and save it as a scenario in DIR.")
 @click.option("--max-runs", type=click.IntRange(min=1), default=None,
               help="With --save-failures: shrinking budget per failure, in runs (default 2000).")
+@click.option("--report", "report_path", default=None, metavar="FILE.html",
+              help="Write an HTML sweep report: violations by invariant and fault kind, "
+                   "detection figures, probe hits, each failing seed's repro.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--list-mutants", is_flag=True,
               help="List the known-bug variants and the requirement each one breaks.")
@@ -97,7 +100,8 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
             mutants: tuple[str, ...], faults: str | None, strategy: str | None,
             world_path: str | None, check_determinism: bool, branch_from: str | None,
             branch_at: int | None, save_dir: str | None, max_runs: int | None,
-            as_json: bool, list_mutants: bool, dask_address: str | None = None) -> None:
+            as_json: bool, list_mutants: bool, dask_address: str | None = None,
+            report_path: str | None = None) -> None:
     """Sweep seeds over a world and check every run against the invariants."""
     from sim.cli_probes import print_mutants, print_probes
 
@@ -127,6 +131,8 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     if branch is not None:
         check_branch(spec, seeds[0], branch_from)
     jobs = jobs or explore_mod.default_jobs()
+    if report_path is not None:
+        check_writable("--report", report_path)
 
     started = time.perf_counter()  # wall-clock ok: measures the sweep, never enters a run
     with _progress(len(seeds), enabled=sys.stderr.isatty()) as advance:
@@ -152,6 +158,15 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     saved = save_failures(spec, outcomes, save_dir, max_runs, world_path, branch_from, jobs)
     probes = explore_mod.probe_table(outcomes)
     never_hit = [name for name, n in probes.items() if n == 0]
+    if report_path is not None:
+        from sim.report_html import report_page
+
+        title = f"handoff explore: {world_path or 'the default world'}, seeds {seeds[0]}.." \
+                f"{seeds[-1]}" + "".join(f", --mutant {m}" for m in mutant_names)
+        write_output(report_path, "--report", report_page(
+            title=title, spec=spec, outcomes=outcomes, violations=violations, probes=probes,
+            digest=explore_mod.sweep_digest(outcomes), saved=saved, report_path=report_path,
+            jobs=jobs))
     if as_json:
         doc: dict[str, Any] = {
             "seeds": len(seeds), "violations": violations, "seeds_per_second": round(rate, 1),

@@ -8,6 +8,7 @@ recorded one.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import click
@@ -18,7 +19,14 @@ from sim import explore as explore_mod
 from sim import scenario as scenario_mod
 from sim import world
 from sim.choices import MAX_SEED, STRATEGIES, Schedule, ScheduleDiverged, load_schedule
-from sim.cli_args import check_mutants, check_writable, load_world, parse_faults, write_output
+from sim.cli_args import (
+    check_mutants,
+    check_writable,
+    load_world,
+    parse_faults,
+    repro_command,
+    write_output,
+)
 from sim.cli_style import HandoffCommand
 from sim.cli_style import bad_input as _bad_input
 from sim.export import FORMATS, render
@@ -94,15 +102,25 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
                                     "recorded choice(s) left")
         click.echo(f"handoff: replay of {schedule_path}: {diverged}", err=True)
         raise SystemExit(1)
-    text = render(result.trace.records, fmt)
+    summary = (f"seed {result.seed}: {len(result.trace)} records, ended {result.end_reason} at "
+               f"{result.end_ms} ms, trace sha256 {result.trace.digest()[:16]}")
+    if fmt == "html":
+        from sim.export_html import to_html
+
+        repro = (shlex.join(["handoff", "replay", "--schedule", schedule_path, "--format", "text"])
+                 if schedule_path is not None else
+                 repro_command(result.seed, world_path, mutant_names, fault_kinds, strategy,
+                               branch_from, branch_at))
+        text = to_html(result.trace.records, title=f"handoff: {scenario.name}, seed {result.seed}",
+                       repro=repro, violations=result.violations, summary=summary)
+    else:
+        text = render(result.trace.records, fmt)
     if trace_out:
         write_output(trace_out, "--trace-out", text)
     else:
         echo(text, nl=False)
     if schedule_out:
         write_output(schedule_out, "--schedule-out", json.dumps(result.schedule.to_json()) + "\n")
-    summary = (f"seed {result.seed}: {len(result.trace)} records, ended {result.end_reason} at "
-               f"{result.end_ms} ms, trace sha256 {result.trace.digest()[:16]}")
     click.echo(summary, err=True)
     if result.probes:
         click.echo("probes hit: " + ", ".join(f"{name} x{n}" for name, n in result.probes.items()),

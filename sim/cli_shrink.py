@@ -23,6 +23,7 @@ from sim.cli_args import parse_faults as _parse_faults
 from sim.cli_args import write_output as _write
 from sim.cli_replay import _read_schedule, scenario_for
 from sim.cli_style import bad_input as _bad_input
+from sim.report_html import failure_page, timeline_path
 from sim.scenario_write import dumps
 from sim.shrink import DEFAULT_MAX_RUNS, NothingToShrink, NotReproduced, Shrunk, shrink
 
@@ -130,7 +131,8 @@ def failure_file(seed: int, invariant: str, mutants: Sequence[str],
 def save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOutcome],
                   folder: str | None, max_runs: int | None, world_path: str | None,
                   branch_from: str | None, jobs: int) -> list[dict[str, Any]] | None:
-    """Shrink each failing (seed, invariant) of a sweep and save it in ``folder``."""
+    """Shrink each failing (seed, invariant) of a sweep and save it in ``folder``, its HTML
+    timeline beside it."""
     if folder is None:
         if max_runs is not None:
             _bad_input("--max-runs needs --save-failures DIR")
@@ -156,7 +158,10 @@ def save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOu
         path = str(Path(folder) / failure_file(failure.seed, failure.invariant,
                                                mutants, spec.branch_at))
         _write(path, "--save-failures", dumps(shrunk.scenario))
-        saved.append({**_summary(shrunk, failure.seed), "path": path})
+        # Its timeline beside it: the shrunk run, its violations linked to their records.
+        _write(timeline_path(path), "--save-failures", failure_page(shrunk.scenario, path))
+        saved.append({**_summary(shrunk, failure.seed), "path": path,
+                      "timeline": timeline_path(path)})
     return saved
 
 

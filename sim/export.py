@@ -1,5 +1,6 @@
 """Trace exports: JSONL (the canonical form), a plain-text timeline, Chrome trace-event JSON (opens
-in Perfetto: one track per actor, child runs as spans) and a Mermaid sequence diagram."""
+in Perfetto: one track per actor, child runs as spans), a Mermaid sequence diagram and a
+self-contained HTML timeline (sim/export_html.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterable
 from actors import addresses
 from sim.trace import Record
 
-FORMATS = ("jsonl", "text", "perfetto", "mermaid")
+FORMATS = ("jsonl", "text", "perfetto", "mermaid", "html")
 
 
 def to_jsonl(records: Iterable[Record]) -> str:
@@ -133,4 +134,8 @@ def render(records: Iterable[Record], fmt: str) -> str:
         return to_perfetto(records)
     if fmt == "mermaid":
         return to_mermaid(records)
+    if fmt == "html":  # a bare trace; ``handoff replay`` adds the run's violations and repro
+        from sim.export_html import to_html
+
+        return to_html(records, title="handoff trace")
     raise ValueError(f"unknown trace format {fmt!r}; expected one of {FORMATS}")

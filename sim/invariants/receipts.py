@@ -147,18 +147,20 @@ def evidence_before_claim(trace: Sequence[Record]) -> list[Violation]:
                 "though its requester had taken that receipt before the restart",
                 (r.seq,)))
             del settled[(r.data["run_id"], r.data["key"])]
+    rows_record = _final_rows_seq(trace)  # what these findings cite: the rows they read
     for row in _final_rows(trace):
         run_id, claim, evidence = row["run_id"], row.get("claim"), row.get("evidence")
         if claim == "accepted" and evidence is None:
             violations.append(Violation(
                 "evidence-before-claim", "DEL-13",
                 f"{run_id}'s recovery claim was cleared as accepted with no delivery evidence "
-                "saved", ()))
+                "saved", rows_record))
         if row["delivery_status"] == "delivered" and (evidence is None or claim in OPEN_CLAIMS):
             violations.append(Violation(
                 "evidence-before-claim", "DEL-13",
                 f"the registry's row says {run_id} was delivered with evidence {evidence} and "
-                f"its claim {claim}: delivered needs saved evidence and a cleared claim", ()))
+                f"its claim {claim}: delivered needs saved evidence and a cleared claim",
+                rows_record))
     return violations
 
 
@@ -204,6 +206,14 @@ def evidence_is_own(trace: Sequence[Record]) -> list[Violation]:
                 f"{run_id}'s evidence ({evidence}) names receipt {key}, which its requester "
                 f"{run.actor} never took for {run_id}", (run.request.seq,)))
     return violations
+
+
+def _final_rows_seq(trace: Sequence[Record]) -> tuple[int, ...]:
+    """The seq of the record ``_final_rows`` reads, for a finding about a row to cite."""
+    for r in reversed(trace):
+        if r.kind == "world.rows":
+            return (r.seq,)
+    return ()
 
 
 def _final_rows(trace: Sequence[Record]) -> list[dict[str, Any]]:
