@@ -328,7 +328,12 @@ class FaultPlan:
             if self.chooser.chance("fault:delay:long", LONG_DELAY_SHARE):
                 delay += 1000 * self.chooser.choose("fault:delay:long", 121)
         if delay:
-            self._note("delay", {"dst": dst, "message": type(message).__name__, "delay_ms": delay})
+            # A completion's or its acknowledgement's delay names its run and key: an oracle
+            # can then tell the registry had not heard of a take whose acknowledgement was held.
+            about = ({"run_id": message.run_id, "key": message.key}
+                     if isinstance(message, Completion | CompletionAck) else {})
+            self._note("delay", {"dst": dst, "message": type(message).__name__, "delay_ms": delay,
+                                 **about})
         deliveries = [(delay, dst, message)]
         if self._take_armed("duplicate", child=child) or self.strikes("duplicate"):
             extra = 1000 * self.chooser.choose("fault:duplicate", 10)
