@@ -11,8 +11,8 @@ import json
 import click
 
 from actors.announce import DEFAULT_CAP, MIN_CAP, STATUSES, ChildResult, format_results
-from actors.errors import InputError
 from actors.inputs import Node, decode, json_document
+from actors.inputs.files import MAX_RESULTS_BYTES, read_bounded
 from sim.cli_style import HandoffCommand
 from sim.textout import echo
 
@@ -55,11 +55,7 @@ def load_results(path: str, text: str) -> tuple[list[ChildResult], int]:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def announce_command(results_path: str, as_json: bool) -> None:
     """Render the payload a requester reads for these child results."""
-    try:
-        with open(results_path, "rb") as handle:
-            data = handle.read()
-    except OSError as err:
-        raise InputError(results_path, None, "", f"cannot read: {err.strerror}") from None
+    data = read_bounded(results_path, MAX_RESULTS_BYTES)
     children, cap = load_results(results_path, decode(results_path, data))
     result = format_results(children, cap=cap)
     if not as_json:

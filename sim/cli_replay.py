@@ -8,12 +8,11 @@ recorded one.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
-from actors.errors import InputError
 from actors.inputs import decode
+from actors.inputs.files import MAX_SCHEDULE_BYTES, read_bounded
 from sim import explore as explore_mod
 from sim import scenario as scenario_mod
 from sim import world
@@ -114,11 +113,7 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
 
 
 def _read_schedule(path: str) -> Schedule:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(path, None, "", f"cannot read: {exc.strerror or exc}") from None
-    return load_schedule(path, decode(path, data))
+    return load_schedule(path, decode(path, read_bounded(path, MAX_SCHEDULE_BYTES)))
 
 
 def scenario_for(schedule: Schedule | None, schedule_path: str | None,

@@ -146,11 +146,14 @@ class Node:
     # -- scalars -----------------------------------------------------------------------------
 
     def text(self, key: str, default: Any = ..., *, choices: Sequence[str] | None = None,
-             non_empty: bool = False) -> Any:
+             non_empty: bool = False, max_chars: int | None = None) -> Any:
         value = self.get(key, str, default)
         if isinstance(value, str):
             if non_empty and not value:
                 raise self.fail(key, "must not be empty")
+            if max_chars is not None and len(value) > max_chars:
+                raise self.fail(key, f"is {len(value):,} characters long, over the limit of "
+                                f"{max_chars:,}")
             if choices is not None and value not in choices:
                 raise self.fail(key, f"{value!r} is not one of: {', '.join(choices)}")
         return value
