@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sim.choice_names import MAX_SEED, STRATEGIES
+from sim.cli_args import check_folder, default_world_path, repro_command
 from sim.cli_args import check_mutants as _check_mutants
-from sim.cli_args import default_world_path, repro_command
 from sim.cli_args import load_world as _load_world
 from sim.cli_args import parse_faults as _parse_faults
 from sim.cli_lazy import LazyGroup
@@ -70,7 +70,9 @@ def main() -> None:
 @click.option("--start", type=click.IntRange(0, MAX_SEED), default=1, show_default=True,
               help="First seed of the sweep.")
 @click.option("--jobs", type=click.IntRange(1, MAX_JOBS), default=None,
-              help="Worker processes (default: all local cores).")
+              help="Worker processes (default: all usable cores; more only with --force).")
+@click.option("--force", is_flag=True,
+              help="Allow --jobs above the usable cores (each worker is a process of its own).")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
 @click.option("--faults", "faults", default=None,
               help="Comma-separated fault kinds to allow (default: the world's), or 'all'.")
@@ -94,7 +96,7 @@ def main() -> None:
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="Run the seed batches on this Dask scheduler (needs handoff-sim[dask]).")
 def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | None,
-            mutants: tuple[str, ...], faults: str | None, strategy: str | None,
+            force: bool, mutants: tuple[str, ...], faults: str | None, strategy: str | None,
             world_path: str | None, check_determinism: bool, branch_from: str | None,
             branch_at: int | None, save_dir: str | None, max_runs: int | None,
             as_json: bool, list_mutants: bool, dask_address: str | None = None) -> None:
@@ -108,6 +110,9 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
         _bad_input("--seeds and --seed cannot be used together")
     mutant_names = _check_mutants(mutants)
     fault_kinds = _parse_faults(faults)
+    jobs = _check_jobs(jobs, force, dask_address)
+    if save_dir is not None:
+        check_folder("--save-failures", save_dir)
     scenario = _load_world(world_path)
     count = n_seeds or 200
     if one_seed is None and start + count - 1 > MAX_SEED:
@@ -126,7 +131,6 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
                              digests=check_determinism, branch=branch, branch_at=branch_at)
     if branch is not None:
         check_branch(spec, seeds[0], branch_from)
-    jobs = jobs or explore_mod.default_jobs()
 
     started = time.perf_counter()  # wall-clock ok: measures the sweep, never enters a run
     with _progress(len(seeds), enabled=sys.stderr.isatty()) as advance:
@@ -172,6 +176,20 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
 
             print_saved(saved)
     raise SystemExit(1 if violations or divergences else 0)
+
+
+def _check_jobs(jobs: int | None, force: bool, dask_address: str | None) -> int:
+    """Worker processes: at most the usable cores unless forced (a worker beyond them only
+    waits for a core, holding its memory)."""
+    from sim.explore import default_jobs
+
+    usable = default_jobs()
+    if jobs is None:
+        return usable
+    if jobs > usable and not force and dask_address is None:
+        _bad_input(f"--jobs: {jobs} is more than the {usable} usable core(s); "
+                   "add --force to start that many workers anyway")
+    return jobs
 
 
 def _sweep(spec: explore_mod.Sweep, seeds: Sequence[int], jobs: int,

@@ -84,6 +84,25 @@ def check_writable(option: str, path: str) -> None:
         _bad_input(f"{option}: {path}: cannot write: permission denied")
 
 
+def check_folder(option: str, path: str) -> None:
+    """An output folder (created when needed) must be a folder, or be creatable where its
+    nearest existing parent is a writable folder: checked before anything runs."""
+    target = Path(path)
+    if target.exists():
+        if not target.is_dir():
+            _bad_input(f"{option}: {path}: is not a folder")
+        if not os.access(target, os.W_OK):
+            _bad_input(f"{option}: {path}: cannot write: permission denied")
+        return
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        _bad_input(f"{option}: {path}: cannot create: {str(parent)!r} is not a folder")
+    if not os.access(parent, os.W_OK):
+        _bad_input(f"{option}: {path}: cannot create: permission denied")
+
+
 def write_output(path: str, option: str, text: str) -> None:
     try:
         Path(path).write_text(printable(text), encoding="utf-8")

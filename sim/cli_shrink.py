@@ -19,6 +19,7 @@ import click
 from sim import explore as explore_mod
 from sim.choices import STRATEGIES, Schedule, ScheduleDiverged
 from sim.cli_args import check_mutants as _check_mutants
+from sim.cli_args import check_writable
 from sim.cli_args import parse_faults as _parse_faults
 from sim.cli_args import write_output as _write
 from sim.cli_replay import _read_schedule, scenario_for
@@ -82,6 +83,8 @@ def shrink_command(seed: int, world_path: str | None, mutants: tuple[str, ...],
 
     mutant_names = _check_mutants(mutants)
     fault_kinds = _parse_faults(faults)
+    if save_path is not None:
+        check_writable("--save", save_path)
     if invariant is not None and invariant not in BY_NAME:
         _bad_input(f"--invariant: unknown invariant {invariant!r} (known: {', '.join(BY_NAME)})")
     branch = branch_schedule(branch_from, branch_at, mutants, faults, strategy)
