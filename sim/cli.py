@@ -25,6 +25,7 @@ from sim.cli_args import parse_faults as _parse_faults
 from sim.cli_lazy import LazyGroup
 from sim.cli_style import bad_input as _bad_input
 from sim.cli_style import console
+from sim.textout import counted
 
 # The world, the model and Trio are imported inside the commands that run them, and commands in
 # modules of their own are loaded when used, so `handoff --help` starts fast (SPEC §5: under
@@ -77,7 +78,9 @@ def main() -> None:
 @click.option("--faults", "faults", default=None,
               help="Comma-separated fault kinds to allow (default: the world's), or 'all'.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
-              help="Scheduling strategy (default: the world's).")
+              help="How ties between ready actors are ordered: random (uniformly), pct "
+              "(random priorities with three change points) or fifo (a fixed order); "
+              "default: the world's.")
 @click.option("--scenario", "world_path", default=None,
               help="World to explore (default: the built-in default world).")
 @click.option("--check-determinism", is_flag=True,
@@ -91,6 +94,8 @@ def main() -> None:
 @click.option("--max-runs", type=click.IntRange(min=1), default=None,
               help="With --save-failures: shrinking budget per failure, in runs (default 2000).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--probes", "probe_table", is_flag=True,
+              help="Print how many seeds hit each code probe (default: one line of counts).")
 @click.option("--list-mutants", is_flag=True,
               help="List the known-bug variants and the requirement each one breaks.")
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
@@ -99,7 +104,8 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
             force: bool, mutants: tuple[str, ...], faults: str | None, strategy: str | None,
             world_path: str | None, check_determinism: bool, branch_from: str | None,
             branch_at: int | None, save_dir: str | None, max_runs: int | None,
-            as_json: bool, list_mutants: bool, dask_address: str | None = None) -> None:
+            as_json: bool, probe_table: bool, list_mutants: bool,
+            dask_address: str | None = None) -> None:
     """Sweep seeds over a world and check every run against the invariants."""
     from sim.cli_probes import print_mutants, print_probes
 
@@ -170,7 +176,7 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     else:
         _print_explore_summary(len(seeds), violations, rate, jobs, divergences,
                                checked_twice=check_determinism,
-                               probes=lambda: print_probes(probes, never_hit))
+                               probes=lambda: print_probes(probes, never_hit, probe_table))
         if saved is not None:
             from sim.cli_shrink import print_saved
 
@@ -307,7 +313,7 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
         problems = failures(result)
         rows.append({"path": scenario.path, "name": scenario.name, "passed": not problems,
                      "covers": list(scenario.covers),
-                     "failure": "; ".join(problems) if problems else None,
+                     "failure": "; ".join(counted(problems)) if problems else None,
                      "seed": result.seed, "records": len(result.trace)})
     passed = sum(1 for r in rows if r["passed"])
     failed = len(rows) - passed

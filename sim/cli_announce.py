@@ -26,7 +26,11 @@ MAX_TIME = 1e13
 def _child(item: Node) -> ChildResult:
     item.check_keys(("session_key", "session_id", "task", "status", "error", "text", "created_at",
                      "ended_at"))
+    created_at = float(item.number("created_at", minimum=-MAX_TIME, maximum=MAX_TIME))
     ended_at = item.number("ended_at", None, minimum=-MAX_TIME, maximum=MAX_TIME)
+    if ended_at is not None and ended_at < created_at:
+        raise item.fail("ended_at", f"{ended_at:g} is before created_at ({created_at:g}): a "
+                        "child cannot end before it was created")
     return ChildResult(
         session_key=item.text("session_key", non_empty=True),
         session_id=item.text("session_id", None),
@@ -34,7 +38,7 @@ def _child(item: Node) -> ChildResult:
         status=item.text("status", choices=STATUSES),
         error=item.text("error", None),
         text=item.text("text", None),
-        created_at=float(item.number("created_at", minimum=-MAX_TIME, maximum=MAX_TIME)),
+        created_at=created_at,
         ended_at=None if ended_at is None else float(ended_at),
     )
 

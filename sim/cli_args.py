@@ -43,9 +43,13 @@ def parse_faults(value: str | None) -> tuple[str, ...] | None:
         return None
     from sim.faults import FAULT_KINDS
 
-    if value in ("all", ""):
-        return tuple(FAULT_KINDS) if value == "all" else ()
+    if value.strip() == "all":
+        return tuple(FAULT_KINDS)
+    if value.strip() == "none":
+        return ()
     kinds = tuple(k.strip() for k in value.split(",") if k.strip())
+    if not kinds:
+        _bad_input("--faults: names no fault kind (give kinds, 'all', or 'none' for no faults)")
     for kind in kinds:
         if kind not in FAULT_KINDS:
             _bad_input(f"--faults: unknown fault kind {kind!r} "

@@ -21,7 +21,7 @@ from sim.cli_args import check_mutants, check_writable, load_world, parse_faults
 from sim.cli_style import HandoffCommand
 from sim.cli_style import bad_input as _bad_input
 from sim.export import FORMATS, render
-from sim.textout import echo
+from sim.textout import echo, listed
 
 
 @click.command("replay", cls=HandoffCommand)
@@ -39,7 +39,10 @@ from sim.textout import echo
               help="With --from: how many of the schedule's choices to keep.")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
 @click.option("--faults", "faults", default=None, help="Comma-separated fault kinds, or 'all'.")
-@click.option("--strategy", type=click.Choice(STRATEGIES), default=None)
+@click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
+              help="How ties between ready actors are ordered: random (uniformly), pct "
+              "(random priorities with three change points) or fifo (a fixed order); "
+              "default: the world's.")
 @click.option("--trace-out", default=None, help="Write the trace here (default: stdout).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
@@ -104,8 +107,8 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
                f"{result.end_ms} ms, trace sha256 {result.trace.digest()[:16]}")
     click.echo(summary, err=True)
     if result.probes:
-        click.echo("probes hit: " + ", ".join(f"{name} x{n}" for name, n in result.probes.items()),
-                   err=True)
+        hits = [f"{name} x{n}" for name, n in result.probes.items()]
+        click.echo(f"probes hit: {len(hits)}: {listed(hits)}", err=True)
     for v in result.violations:
         echo(f"violation: {v.invariant} ({v.requirement}): {v.message} "
              f"[records {', '.join(map(str, v.records))}]", err=True)

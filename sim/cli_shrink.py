@@ -59,7 +59,10 @@ def _describe(summary: dict[str, Any]) -> str:
               help="World the seed ran in (default: the built-in default world).")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
 @click.option("--faults", "faults", default=None, help="Comma-separated fault kinds, or 'all'.")
-@click.option("--strategy", type=click.Choice(STRATEGIES), default=None)
+@click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
+              help="How ties between ready actors are ordered: random (uniformly), pct "
+              "(random priorities with three change points) or fifo (a fixed order); "
+              "default: the world's.")
 @click.option("--from", "branch_from", default=None, metavar="SCHEDULE",
               help="The seed is a future of this schedule (as explore --from).")
 @click.option("--at", "branch_at", type=click.IntRange(min=0), default=None, metavar="STEP",

@@ -196,7 +196,10 @@ class Node:
     def _in_range(self, key: str, value: float, minimum: float, maximum: float,
                   unit: str) -> None:
         if value < minimum:
-            raise self.fail(key, f"must be at least {minimum:g}{unit.split(',')[0]}")
+            least = unit.split(",")[0]
+            if minimum == 1 and least.endswith("s"):  # "at least 1 second", not "1 seconds"
+                least = least[:-1]
+            raise self.fail(key, f"must be at least {minimum:g}{least}")
         if value > maximum:
             raise self.fail(key, f"must be at most {maximum:,g}{unit} (the limit)"
                             if isinstance(maximum, float) else
