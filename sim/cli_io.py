@@ -68,7 +68,7 @@ class _Guarded(io.RawIOBase):
 
 
 def _guard(stream: TextIO | None, name: str,
-           before: Callable[[], None] | None = None) -> TextIO | None:
+           before: Callable[[], None] | None = None) -> io.TextIOWrapper | None:
     """``stream`` re-made over a guarded descriptor; None when it has no descriptor (a test's
     captured output), which is then left alone."""
     if stream is None or not isinstance(stream, io.TextIOWrapper):
@@ -78,8 +78,10 @@ def _guard(stream: TextIO | None, name: str,
         stream.flush()
     except (OSError, ValueError):
         return None
-    return io.TextIOWrapper(io.BufferedWriter(_Guarded(fd, name, before)), encoding=stream.encoding,
-                            errors=stream.errors, line_buffering=stream.line_buffering)
+    raw = _Guarded(fd, name, before)
+    return io.TextIOWrapper(io.BufferedWriter(raw),  # type: ignore[type-var]
+                            encoding=stream.encoding, errors=stream.errors,
+                            line_buffering=stream.line_buffering)
 
 
 @contextmanager
