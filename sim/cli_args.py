@@ -110,5 +110,7 @@ def check_folder(option: str, path: str) -> None:
 def write_output(path: str, option: str, text: str) -> None:
     try:
         Path(path).write_text(printable(text), encoding="utf-8")
+    except BrokenPipeError:  # `--trace-out /dev/stdout | head`: its reader had enough
+        raise SystemExit(0) from None
     except OSError as exc:
         _bad_input(f"{option}: {path}: cannot write: {exc.strerror or exc}")
