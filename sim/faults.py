@@ -327,13 +327,11 @@ class FaultPlan:
             delay = 1000 * (1 + self.chooser.choose("fault:delay", 60))
             if self.chooser.chance("fault:delay:long", LONG_DELAY_SHARE):
                 delay += 1000 * self.chooser.choose("fault:delay:long", 121)
-        if delay:
-            # A completion's or its acknowledgement's delay names its run and key: an oracle
-            # can then tell the registry had not heard of a take whose acknowledgement was held.
+        if delay:  # a completion's or acknowledgement's names its run and key (redrive oracles)
             about = ({"run_id": message.run_id, "key": message.key}
                      if isinstance(message, Completion | CompletionAck) else {})
-            self._note("delay", {"dst": dst, "message": type(message).__name__, "delay_ms": delay,
-                                 **about})
+            self._note("delay", {"dst": dst, "message": type(message).__name__,
+                                 "delay_ms": delay, **about})
         deliveries = [(delay, dst, message)]
         if self._take_armed("duplicate", child=child) or self.strikes("duplicate"):
             extra = 1000 * self.chooser.choose("fault:duplicate", 10)
