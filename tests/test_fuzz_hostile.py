@@ -181,3 +181,20 @@ def test_an_output_file_on_a_full_disk() -> None:
     assert result.exit_code == 2
     assert result.stderr == "handoff: --trace-out: /dev/full: cannot write: No space left on " \
         "device\n"
+
+
+def test_output_paths_and_jobs_are_checked_before_a_sweep(tmp_path: Path) -> None:
+    # Ten million seeds: a check made after the sweep would never be reached in this test.
+    sweep = ["explore", "--seeds", "10000000"]
+    a_file = tmp_path / "a-file"
+    a_file.write_text("", encoding="utf-8")
+    cases = {
+        (*sweep, "--save-failures", str(a_file)): f"--save-failures: {a_file}: is not a folder",
+        (*sweep, "--save-failures", f"{a_file}/sub"): "is not a folder",
+        (*sweep, "--jobs", str(len(os.sched_getaffinity(0)) + 1)): "add --force",
+        ("shrink", "--seed", "1", "--save", str(tmp_path / "none" / "x.toml")): "no such folder",
+    }
+    for args, what in cases.items():
+        result = CliRunner().invoke(main, list(args))
+        assert result.exit_code == 2 and what in result.stderr, (args, result.stderr)
+        assert len(result.stderr.splitlines()) == 1
