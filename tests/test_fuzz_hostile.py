@@ -162,18 +162,19 @@ def _spawn(args: list[str], stdout: int) -> subprocess.Popen[bytes]:
 
 def test_every_command_on_a_full_disk_and_into_a_closed_pipe(tmp_path: Path) -> None:
     for name, args in _commands(_schedule(tmp_path)).items():
+        # The two at once (two cores): a full disk, and a closed pipe whose reader went away
+        # before the first line (`| head -0`).
         with open("/dev/full", "wb") as full:
-            process = _spawn(args, full.fileno())
-            _, err = process.communicate()
-        lines = err.decode().splitlines()
-        assert process.returncode == 2, (name, err)
-        assert lines == ["handoff: stdout: cannot write: No space left on device"], (name, err)
-        # A closed pipe: the reader went away before the first line (`| head -0`).
-        process = _spawn(args, subprocess.PIPE)
-        assert process.stdout is not None
-        process.stdout.close()
-        _, err = process.communicate()
-        assert (process.returncode, err) == (0, b""), (name, err)
+            on_full = _spawn(args, full.fileno())
+        into_closed = _spawn(args, subprocess.PIPE)
+        assert into_closed.stdout is not None
+        into_closed.stdout.close()
+        _, err = on_full.communicate()
+        assert on_full.returncode == 2, (name, err)
+        assert err.decode().splitlines() == [
+            "handoff: stdout: cannot write: No space left on device"], (name, err)
+        _, err = into_closed.communicate()
+        assert (into_closed.returncode, err) == (0, b""), (name, err)
 
 
 def test_an_output_file_on_a_full_disk() -> None:
