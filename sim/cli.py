@@ -76,7 +76,8 @@ def main() -> None:
               help="Allow --jobs above the usable cores (each worker is a process of its own).")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
 @click.option("--faults", "faults", default=None,
-              help="Comma-separated fault kinds to allow (default: the world's), or 'all'.")
+              help="Comma-separated fault kinds to allow (default: the world's), 'all', or "
+              "'none'.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
               help="How ties between ready actors are ordered: random (uniformly), pct "
               "(random priorities with three change points) or fifo (a fixed order); "

@@ -53,7 +53,7 @@ def parse_faults(value: str | None) -> tuple[str, ...] | None:
     for kind in kinds:
         if kind not in FAULT_KINDS:
             _bad_input(f"--faults: unknown fault kind {kind!r} "
-                       f"(known: {', '.join(FAULT_KINDS)}, or 'all')")
+                       f"(known: {', '.join(FAULT_KINDS)}, 'all' or 'none')")
     return kinds
 
 

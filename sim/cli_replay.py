@@ -38,7 +38,8 @@ from sim.textout import echo, listed
 @click.option("--at", "branch_at", type=click.IntRange(min=0), default=None, metavar="STEP",
               help="With --from: how many of the schedule's choices to keep.")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
-@click.option("--faults", "faults", default=None, help="Comma-separated fault kinds, or 'all'.")
+@click.option("--faults", "faults", default=None,
+              help="Comma-separated fault kinds, 'all', or 'none'.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
               help="How ties between ready actors are ordered: random (uniformly), pct "
               "(random priorities with three change points) or fifo (a fixed order); "

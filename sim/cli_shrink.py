@@ -58,7 +58,8 @@ def _describe(summary: dict[str, Any]) -> str:
 @click.option("--scenario", "world_path", default=None,
               help="World the seed ran in (default: the built-in default world).")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
-@click.option("--faults", "faults", default=None, help="Comma-separated fault kinds, or 'all'.")
+@click.option("--faults", "faults", default=None,
+              help="Comma-separated fault kinds, 'all', or 'none'.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
               help="How ties between ready actors are ordered: random (uniformly), pct "
               "(random priorities with three change points) or fifo (a fixed order); "
