@@ -19,6 +19,7 @@ import attrs
 
 from actors.errors import InputError
 from actors.inputs import Node, json_line
+from actors.inputs.files import bounded_lines
 from actors.output import JsonObject, SessionEvent
 
 
@@ -196,31 +197,26 @@ def iter_log(path: str | Path) -> Iterator[SessionHeader | LogEvent]:
     Missing or unreadable files and bad lines raise ``InputError``.
     """
     name = str(path)
-    try:
-        handle = open(path, "rb")
-    except OSError as err:
-        raise InputError(name, None, "", f"cannot read the log: {err.strerror}") from None
-    with handle:
-        seen_first = False
-        for number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise InputError(name, number, "", "not UTF-8 text") from None
-            if text.strip() == "":
-                continue
-            parsed = parse_line(text, path=name, line=number, first=not seen_first)
-            if not seen_first:
-                seen_first = True
-                if isinstance(parsed, SessionHeader):
-                    yield parsed
-                    continue
-                yield NO_HEADER
-            assert not isinstance(parsed, SessionHeader)
-            for event in parsed:
-                yield LogEvent(number, event)
+    seen_first = False
+    for number, raw in bounded_lines(name):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(name, number, "", "not UTF-8 text") from None
+        if text.strip() == "":
+            continue
+        parsed = parse_line(text, path=name, line=number, first=not seen_first)
         if not seen_first:
-            raise InputError(name, None, "", "no session events (the file is empty)")
+            seen_first = True
+            if isinstance(parsed, SessionHeader):
+                yield parsed
+                continue
+            yield NO_HEADER
+        assert not isinstance(parsed, SessionHeader)
+        for event in parsed:
+            yield LogEvent(number, event)
+    if not seen_first:
+        raise InputError(name, None, "", "no session events (the file is empty)")
 
 
 def read_log(path: str | Path) -> tuple[SessionHeader, list[SessionEvent]]:

@@ -18,13 +18,20 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sim.choice_names import MAX_SEED, STRATEGIES
+from sim.cli_args import (
+    check_folder,
+    check_writable,
+    default_world_path,
+    repro_command,
+    write_output,
+)
 from sim.cli_args import check_mutants as _check_mutants
-from sim.cli_args import check_writable, default_world_path, repro_command, write_output
 from sim.cli_args import load_world as _load_world
 from sim.cli_args import parse_faults as _parse_faults
 from sim.cli_lazy import LazyGroup
 from sim.cli_style import bad_input as _bad_input
 from sim.cli_style import console
+from sim.textout import counted
 
 # The world, the model and Trio are imported inside the commands that run them, and commands in
 # modules of their own are loaded when used, so `handoff --help` starts fast (SPEC §5: under
@@ -70,12 +77,17 @@ def main() -> None:
 @click.option("--start", type=click.IntRange(0, MAX_SEED), default=1, show_default=True,
               help="First seed of the sweep.")
 @click.option("--jobs", type=click.IntRange(1, MAX_JOBS), default=None,
-              help="Worker processes (default: all local cores).")
+              help="Worker processes (default: all usable cores; more only with --force).")
+@click.option("--force", is_flag=True,
+              help="Allow --jobs above the usable cores (each worker is a process of its own).")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
 @click.option("--faults", "faults", default=None,
-              help="Comma-separated fault kinds to allow (default: the world's), or 'all'.")
+              help="Comma-separated fault kinds to allow (default: the world's), 'all', or "
+              "'none'.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
-              help="Scheduling strategy (default: the world's).")
+              help="How ties between ready actors are ordered: random (uniformly), pct "
+              "(random priorities with three change points) or fifo (a fixed order); "
+              "default: the world's.")
 @click.option("--scenario", "world_path", default=None,
               help="World to explore (default: the built-in default world).")
 @click.option("--check-determinism", is_flag=True,
@@ -92,16 +104,18 @@ def main() -> None:
               help="Write an HTML sweep report: violations by invariant and fault kind, "
                    "detection figures, probe hits, each failing seed's repro.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--probes", "probe_table", is_flag=True,
+              help="Print how many seeds hit each code probe (default: one line of counts).")
 @click.option("--list-mutants", is_flag=True,
               help="List the known-bug variants and the requirement each one breaks.")
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="Run the seed batches on this Dask scheduler (needs handoff-sim[dask]).")
 def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | None,
-            mutants: tuple[str, ...], faults: str | None, strategy: str | None,
+            force: bool, mutants: tuple[str, ...], faults: str | None, strategy: str | None,
             world_path: str | None, check_determinism: bool, branch_from: str | None,
             branch_at: int | None, save_dir: str | None, max_runs: int | None,
-            as_json: bool, list_mutants: bool, dask_address: str | None = None,
-            report_path: str | None = None) -> None:
+            as_json: bool, probe_table: bool, list_mutants: bool,
+            dask_address: str | None = None, report_path: str | None = None) -> None:
     """Sweep seeds over a world and check every run against the invariants."""
     from sim.cli_probes import print_mutants, print_probes
 
@@ -112,6 +126,11 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
         _bad_input("--seeds and --seed cannot be used together")
     mutant_names = _check_mutants(mutants)
     fault_kinds = _parse_faults(faults)
+    jobs = _check_jobs(jobs, force, dask_address)
+    if save_dir is not None:
+        check_folder("--save-failures", save_dir)
+    if report_path is not None:
+        check_writable("--report", report_path)
     scenario = _load_world(world_path)
     count = n_seeds or 200
     if one_seed is None and start + count - 1 > MAX_SEED:
@@ -130,9 +149,6 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
                              digests=check_determinism, branch=branch, branch_at=branch_at)
     if branch is not None:
         check_branch(spec, seeds[0], branch_from)
-    jobs = jobs or explore_mod.default_jobs()
-    if report_path is not None:
-        check_writable("--report", report_path)
 
     started = time.perf_counter()  # wall-clock ok: measures the sweep, never enters a run
     with _progress(len(seeds), enabled=sys.stderr.isatty()) as advance:
@@ -181,12 +197,26 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     else:
         _print_explore_summary(len(seeds), violations, rate, jobs, divergences,
                                checked_twice=check_determinism,
-                               probes=lambda: print_probes(probes, never_hit))
+                               probes=lambda: print_probes(probes, never_hit, probe_table))
         if saved is not None:
             from sim.cli_shrink import print_saved
 
             print_saved(saved)
     raise SystemExit(1 if violations or divergences else 0)
+
+
+def _check_jobs(jobs: int | None, force: bool, dask_address: str | None) -> int:
+    """Worker processes: at most the usable cores unless forced (a worker beyond them only
+    waits for a core, holding its memory)."""
+    from sim.explore import default_jobs
+
+    usable = default_jobs()
+    if jobs is None:
+        return usable
+    if jobs > usable and not force and dask_address is None:
+        _bad_input(f"--jobs: {jobs} is more than the {usable} usable core(s); "
+                   "add --force to start that many workers anyway")
+    return jobs
 
 
 def _sweep(spec: explore_mod.Sweep, seeds: Sequence[int], jobs: int,
@@ -304,7 +334,7 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
         problems = failures(result)
         rows.append({"path": scenario.path, "name": scenario.name, "passed": not problems,
                      "covers": list(scenario.covers),
-                     "failure": "; ".join(problems) if problems else None,
+                     "failure": "; ".join(counted(problems)) if problems else None,
                      "seed": result.seed, "records": len(result.trace)})
     passed = sum(1 for r in rows if r["passed"])
     failed = len(rows) - passed

@@ -11,8 +11,8 @@ import json
 import click
 
 from actors.announce import DEFAULT_CAP, MIN_CAP, STATUSES, ChildResult, format_results
-from actors.errors import InputError
 from actors.inputs import Node, decode, json_document
+from actors.inputs.files import MAX_RESULTS_BYTES, read_bounded
 from sim.cli_style import HandoffCommand
 from sim.textout import echo
 
@@ -26,7 +26,11 @@ MAX_TIME = 1e13
 def _child(item: Node) -> ChildResult:
     item.check_keys(("session_key", "session_id", "task", "status", "error", "text", "created_at",
                      "ended_at"))
+    created_at = float(item.number("created_at", minimum=-MAX_TIME, maximum=MAX_TIME))
     ended_at = item.number("ended_at", None, minimum=-MAX_TIME, maximum=MAX_TIME)
+    if ended_at is not None and ended_at < created_at:
+        raise item.fail("ended_at", f"{ended_at:g} is before created_at ({created_at:g}): a "
+                        "child cannot end before it was created")
     return ChildResult(
         session_key=item.text("session_key", non_empty=True),
         session_id=item.text("session_id", None),
@@ -34,7 +38,7 @@ def _child(item: Node) -> ChildResult:
         status=item.text("status", choices=STATUSES),
         error=item.text("error", None),
         text=item.text("text", None),
-        created_at=float(item.number("created_at", minimum=-MAX_TIME, maximum=MAX_TIME)),
+        created_at=created_at,
         ended_at=None if ended_at is None else float(ended_at),
     )
 
@@ -55,11 +59,7 @@ def load_results(path: str, text: str) -> tuple[list[ChildResult], int]:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def announce_command(results_path: str, as_json: bool) -> None:
     """Render the payload a requester reads for these child results."""
-    try:
-        with open(results_path, "rb") as handle:
-            data = handle.read()
-    except OSError as err:
-        raise InputError(results_path, None, "", f"cannot read: {err.strerror}") from None
+    data = read_bounded(results_path, MAX_RESULTS_BYTES)
     children, cap = load_results(results_path, decode(results_path, data))
     result = format_results(children, cap=cap)
     if not as_json:

@@ -43,13 +43,17 @@ def parse_faults(value: str | None) -> tuple[str, ...] | None:
         return None
     from sim.faults import FAULT_KINDS
 
-    if value in ("all", ""):
-        return tuple(FAULT_KINDS) if value == "all" else ()
+    if value.strip() == "all":
+        return tuple(FAULT_KINDS)
+    if value.strip() == "none":
+        return ()
     kinds = tuple(k.strip() for k in value.split(",") if k.strip())
+    if not kinds:
+        _bad_input("--faults: names no fault kind (give kinds, 'all', or 'none' for no faults)")
     for kind in kinds:
         if kind not in FAULT_KINDS:
             _bad_input(f"--faults: unknown fault kind {kind!r} "
-                       f"(known: {', '.join(FAULT_KINDS)}, or 'all')")
+                       f"(known: {', '.join(FAULT_KINDS)}, 'all' or 'none')")
     return kinds
 
 
@@ -84,8 +88,29 @@ def check_writable(option: str, path: str) -> None:
         _bad_input(f"{option}: {path}: cannot write: permission denied")
 
 
+def check_folder(option: str, path: str) -> None:
+    """An output folder (created when needed) must be a folder, or be creatable where its
+    nearest existing parent is a writable folder: checked before anything runs."""
+    target = Path(path)
+    if target.exists():
+        if not target.is_dir():
+            _bad_input(f"{option}: {path}: is not a folder")
+        if not os.access(target, os.W_OK):
+            _bad_input(f"{option}: {path}: cannot write: permission denied")
+        return
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        _bad_input(f"{option}: {path}: cannot create: {str(parent)!r} is not a folder")
+    if not os.access(parent, os.W_OK):
+        _bad_input(f"{option}: {path}: cannot create: permission denied")
+
+
 def write_output(path: str, option: str, text: str) -> None:
     try:
         Path(path).write_text(printable(text), encoding="utf-8")
+    except BrokenPipeError:  # `--trace-out /dev/stdout | head`: its reader had enough
+        raise SystemExit(0) from None
     except OSError as exc:
         _bad_input(f"{option}: {path}: cannot write: {exc.strerror or exc}")

@@ -8,6 +8,7 @@ import json
 import click
 
 from actors.mutants import BREAKS, MUTANTS
+from sim.textout import listed
 
 
 def print_mutants(as_json: bool) -> None:
@@ -23,10 +24,16 @@ def print_mutants(as_json: bool) -> None:
                    f"{row['invariant']}: {row['description']}")
 
 
-def print_probes(probes: dict[str, int], never_hit: list[str]) -> None:
-    """Per code probe, how many seeds hit it; then the ones no seed reached (SIM-10)."""
+def print_probes(probes: dict[str, int], never_hit: list[str], table: bool = False) -> None:
+    """How many code probes the sweep hit, and which none reached (SIM-10); with ``table``,
+    per probe how many seeds hit it."""
+    hit = f"probes: {len(probes) - len(never_hit)} of {len(probes)} hit"
+    if not table:
+        missed = f"; never hit: {listed(never_hit)}" if never_hit else ""
+        click.echo(f"{hit}{missed} (--probes for seeds per probe)")
+        return
     width = max(len(name) for name in probes)
-    click.echo(f"probes: {len(probes) - len(never_hit)} of {len(probes)} hit (seeds per probe)")
+    click.echo(f"{hit} (seeds per probe)")
     for name, n in probes.items():
         click.echo(f"  {name:<{width}} {n}")
     click.echo("never hit: " + (", ".join(never_hit) if never_hit else "none"))

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import shlex
-from pathlib import Path
 
 import click
 
-from actors.errors import InputError
 from actors.inputs import decode
+from actors.inputs.files import MAX_SCHEDULE_BYTES, read_bounded
 from sim import explore as explore_mod
 from sim import scenario as scenario_mod
 from sim import world
@@ -30,7 +29,7 @@ from sim.cli_args import (
 from sim.cli_style import HandoffCommand
 from sim.cli_style import bad_input as _bad_input
 from sim.export import FORMATS, render
-from sim.textout import echo
+from sim.textout import echo, listed
 
 
 @click.command("replay", cls=HandoffCommand)
@@ -47,8 +46,12 @@ from sim.textout import echo
 @click.option("--at", "branch_at", type=click.IntRange(min=0), default=None, metavar="STEP",
               help="With --from: how many of the schedule's choices to keep.")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
-@click.option("--faults", "faults", default=None, help="Comma-separated fault kinds, or 'all'.")
-@click.option("--strategy", type=click.Choice(STRATEGIES), default=None)
+@click.option("--faults", "faults", default=None,
+              help="Comma-separated fault kinds, 'all', or 'none'.")
+@click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
+              help="How ties between ready actors are ordered: random (uniformly), pct "
+              "(random priorities with three change points) or fifo (a fixed order); "
+              "default: the world's.")
 @click.option("--trace-out", default=None, help="Write the trace here (default: stdout).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
@@ -123,8 +126,8 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
         write_output(schedule_out, "--schedule-out", json.dumps(result.schedule.to_json()) + "\n")
     click.echo(summary, err=True)
     if result.probes:
-        click.echo("probes hit: " + ", ".join(f"{name} x{n}" for name, n in result.probes.items()),
-                   err=True)
+        hits = [f"{name} x{n}" for name, n in result.probes.items()]
+        click.echo(f"probes hit: {len(hits)}: {listed(hits)}", err=True)
     for v in result.violations:
         echo(f"violation: {v.invariant} ({v.requirement}): {v.message} "
              f"[records {', '.join(map(str, v.records))}]", err=True)
@@ -132,11 +135,7 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
 
 
 def _read_schedule(path: str) -> Schedule:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(path, None, "", f"cannot read: {exc.strerror or exc}") from None
-    return load_schedule(path, decode(path, data))
+    return load_schedule(path, decode(path, read_bounded(path, MAX_SCHEDULE_BYTES)))
 
 
 def scenario_for(schedule: Schedule | None, schedule_path: str | None,

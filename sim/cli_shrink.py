@@ -19,6 +19,7 @@ import click
 from sim import explore as explore_mod
 from sim.choices import STRATEGIES, Schedule, ScheduleDiverged
 from sim.cli_args import check_mutants as _check_mutants
+from sim.cli_args import check_writable
 from sim.cli_args import parse_faults as _parse_faults
 from sim.cli_args import write_output as _write
 from sim.cli_replay import _read_schedule, scenario_for
@@ -58,8 +59,12 @@ def _describe(summary: dict[str, Any]) -> str:
 @click.option("--scenario", "world_path", default=None,
               help="World the seed ran in (default: the built-in default world).")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
-@click.option("--faults", "faults", default=None, help="Comma-separated fault kinds, or 'all'.")
-@click.option("--strategy", type=click.Choice(STRATEGIES), default=None)
+@click.option("--faults", "faults", default=None,
+              help="Comma-separated fault kinds, 'all', or 'none'.")
+@click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
+              help="How ties between ready actors are ordered: random (uniformly), pct "
+              "(random priorities with three change points) or fifo (a fixed order); "
+              "default: the world's.")
 @click.option("--from", "branch_from", default=None, metavar="SCHEDULE",
               help="The seed is a future of this schedule (as explore --from).")
 @click.option("--at", "branch_at", type=click.IntRange(min=0), default=None, metavar="STEP",
@@ -83,6 +88,8 @@ def shrink_command(seed: int, world_path: str | None, mutants: tuple[str, ...],
 
     mutant_names = _check_mutants(mutants)
     fault_kinds = _parse_faults(faults)
+    if save_path is not None:
+        check_writable("--save", save_path)
     if invariant is not None and invariant not in BY_NAME:
         _bad_input(f"--invariant: unknown invariant {invariant!r} (known: {', '.join(BY_NAME)})")
     branch = branch_schedule(branch_from, branch_at, mutants, faults, strategy)

@@ -22,6 +22,7 @@ import click
 from click.exceptions import NoArgsIsHelpError
 
 from actors.errors import InputError, one_line
+from sim.cli_io import guarded_output
 
 
 def bad_input(message: str) -> NoReturn:
@@ -58,11 +59,17 @@ def _sentence(message: str) -> str:
 
 
 class _OneLineErrors:
-    """``main`` of a top-level click command: bad input is one line and exit status 2."""
+    """``main`` of a top-level click command: bad input is one line and exit status 2, and so is
+    a standard output that cannot be written (a full disk); a closed pipe ends it quietly."""
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
+        with guarded_output():
+            return self._main(args, complete_var, standalone_mode, **extra)
+
+    def _main(self, args: Sequence[str] | None, complete_var: str | None,
+              standalone_mode: bool, **extra: Any) -> Any:
         try:
             # Always "handoff", also as `python -m sim` (its repro lines say handoff too).
             result = super().main(args, "handoff", complete_var,  # type: ignore[misc]

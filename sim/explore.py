@@ -165,5 +165,8 @@ def shrink_failures(spec: Sweep, failures: Sequence[Failure], max_runs: int, sou
     if jobs <= 1 or len(failures) <= 1:
         return [_shrink_one(spec, max_runs, source, f) for f in failures]
     n = len(failures)
-    with ProcessPoolExecutor(max_workers=min(jobs, n)) as pool:
+    from sim.pool import die_with_parent
+
+    with ProcessPoolExecutor(max_workers=min(jobs, n), initializer=die_with_parent,
+                             initargs=(os.getpid(),)) as pool:
         return list(pool.map(_shrink_one, [spec] * n, [max_runs] * n, [source] * n, failures))

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable
 
 from actors import addresses
+from sim.textout import cut
 from sim.trace import Record
 
 FORMATS = ("jsonl", "text", "perfetto", "mermaid", "html")
@@ -32,10 +33,11 @@ def _value(value: object) -> str:
 
 
 def to_text(records: Iterable[Record]) -> str:
-    """One line per record: virtual time, actor, kind, then the data as key=value pairs."""
+    """One line per record: virtual time, actor, kind, then the data as key=value pairs, each
+    value cut at ``FIELD_CHARS`` with its length shown (``jsonl`` keeps every value whole)."""
     lines = []
     for r in records:
-        fields = " ".join(f"{k}={_value(v)}" for k, v in r.data.items())
+        fields = " ".join(f"{k}={cut(_value(v))}" for k, v in r.data.items())
         lines.append(f"{_clock(r.t_ms)}  {r.actor:<28} {r.kind:<22} {fields}".rstrip())
     return "\n".join(lines) + "\n"
 

@@ -327,8 +327,11 @@ class FaultPlan:
             delay = 1000 * (1 + self.chooser.choose("fault:delay", 60))
             if self.chooser.chance("fault:delay:long", LONG_DELAY_SHARE):
                 delay += 1000 * self.chooser.choose("fault:delay:long", 121)
-        if delay:
-            self._note("delay", {"dst": dst, "message": type(message).__name__, "delay_ms": delay})
+        if delay:  # a completion's or acknowledgement's names its run and key (redrive oracles)
+            about = ({"run_id": message.run_id, "key": message.key}
+                     if isinstance(message, Completion | CompletionAck) else {})
+            self._note("delay", {"dst": dst, "message": type(message).__name__,
+                                 "delay_ms": delay, **about})
         deliveries = [(delay, dst, message)]
         if self._take_armed("duplicate", child=child) or self.strikes("duplicate"):
             extra = 1000 * self.chooser.choose("fault:duplicate", 10)

@@ -14,6 +14,9 @@ their results equal to a serial sweep's, which tests/test_pool.py checks seed fo
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -54,6 +57,23 @@ def batches(seeds: Sequence[int], workers: int,
     return out
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent: int) -> None:
+    """A worker's initializer: end when the sweeping process ends, however it ends (SIGTERM,
+    SIGKILL, a crash): on Linux the kernel sends the worker SIGKILL then (PR_SET_PDEATHSIG). A
+    parent gone before this ran is caught by the ``getppid`` check. Elsewhere workers rely on
+    the pool noticing its parent's pipe close, which needs the parent to end cleanly."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def run_batch(spec: Sweep, seeds: Sequence[int]) -> list[SeedOutcome]:
     from sim.explore import run_seed
     from sim.gc_tuning import tune_for_sweeps
@@ -77,8 +97,8 @@ def local(spec: Sweep, seeds: Sequence[int], jobs: int,
     def collect() -> None:
         outcomes.extend(_in_order([pending.popleft().result()], progress))
 
-    with ProcessPoolExecutor(max_workers=min(jobs, len(parts)),
-                             mp_context=get_context("fork")) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(parts)), mp_context=get_context("fork"),
+                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
         for part in parts:
             pending.append(pool.submit(run_batch, spec, part))
             if len(pending) >= window:

@@ -9,6 +9,7 @@ its escape); for readable text it shows the code point.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
 import click
 
@@ -25,3 +26,35 @@ def printable(text: str) -> str:
 def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     """``click.echo`` that never raises on surrogates."""
     click.echo(printable(text), err=err, nl=nl)
+
+
+# Output a person reads is summarised (issue 26): a field longer than this is cut, its length
+# shown; the whole value stays in the JSON forms (`--json`, `--format jsonl`).
+FIELD_CHARS = 240
+
+
+def cut(text: str, limit: int = FIELD_CHARS) -> str:
+    """``text``, or its first ``limit`` characters and how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def listed(items: Sequence[str], limit: int = FIELD_CHARS) -> str:
+    """Comma-separated items up to about ``limit`` characters, then how many more there are."""
+    shown: list[str] = []
+    length = 0
+    for item in items:
+        if shown and length + len(item) > limit:
+            return ", ".join(shown) + f", … and {len(items) - len(shown)} more"
+        shown.append(item)
+        length += len(item) + 2
+    return ", ".join(shown)
+
+
+def counted(messages: Iterable[str]) -> list[str]:
+    """Each distinct message once, in order of first appearance, with ``(×n)`` if repeated."""
+    counts: dict[str, int] = {}
+    for message in messages:
+        counts[message] = counts.get(message, 0) + 1
+    return [message if n == 1 else f"{message} (×{n})" for message, n in counts.items()]

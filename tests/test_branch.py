@@ -67,7 +67,7 @@ def test_explore_from_a_moment_reports_futures_that_replay(tmp_path: Path) -> No
         assert f"violation: {v['invariant']} ({v['requirement']}): {v['message']}" in \
             replayed.stderr
     again = invoke("explore", "--from", str(path), "--at", str(STEP), "--seeds", "12",
-                   "--jobs", "2", "--json")
+                   "--jobs", "2", "--force", "--json")
     assert json.loads(again.stdout)["digest"] == doc["digest"]
 
 
@@ -123,7 +123,7 @@ def test_explore_json_counts_violating_seeds_per_invariant_and_digests_runs() ->
     # 40 seeds: the receipts' and recovery's draws put its first at-most-once seed past 20.
     args = ("explore", "--seeds", "40", "--mutant", "fresh-key-after-restart", "--json")
     serial = json.loads(invoke(*args, "--jobs", "1").stdout)
-    parallel = json.loads(invoke(*args, "--jobs", "2").stdout)
+    parallel = json.loads(invoke(*args, "--jobs", "2", "--force").stdout)
     assert {"seeds", "violations", "seeds_per_second", "invariants", "digest",
             "seed_digests"} <= set(serial)
     assert list(serial["invariants"]) == list(BY_NAME)

@@ -299,7 +299,8 @@ BAD_ARGS: list[tuple[str, list[str], str]] = [
     ("unknown-mutant", ["explore", "--mutant", "nope"],
      f"handoff: --mutant: unknown mutant 'nope' (known: {', '.join(MUTANTS)})"),
     ("unknown-fault", ["explore", "--faults", "crash,nope"],
-     f"handoff: --faults: unknown fault kind 'nope' (known: {', '.join(FAULT_KINDS)}, or 'all')"),
+     f"handoff: --faults: unknown fault kind 'nope' (known: {', '.join(FAULT_KINDS)}, 'all' or "
+     "'none')"),
     ("zero-seeds", ["explore", "--seeds", "0"],
      "handoff: --seeds: 0 is not in the range 1<=x<=10000000."),
     ("too-many-seeds", ["explore", "--seeds", "1000000000000"],

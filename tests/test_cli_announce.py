@@ -22,9 +22,9 @@ def result(key: str, **overrides: Any) -> dict[str, Any]:
         "error": None,
         "text": f"answer from {key}",
         "created_at": 1,
-        "ended_at": 2,
     }
     base.update(overrides)
+    base.setdefault("ended_at", base["created_at"] + 1)
     return base
 
 
@@ -121,3 +121,11 @@ def test_missing_file(tmp_path: Path) -> None:
     out = CliRunner().invoke(announce_command, [str(tmp_path / "nope.json")])
     assert out.exit_code == 2
     assert "cannot read" in out.stderr
+
+
+def test_a_result_that_ends_before_it_was_created_is_refused(tmp_path: Path) -> None:
+    doc = {"results": [result("a"), result("b", created_at=5000, ended_at=4000)]}
+    out = run(tmp_path, json.dumps(doc))
+    assert out.exit_code == 2
+    assert out.stderr.endswith("results[1].ended_at: 4000 is before created_at (5000): a child "
+                               "cannot end before it was created\n"), out.stderr

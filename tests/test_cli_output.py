@@ -135,7 +135,7 @@ def test_missing_file_exits_2(tmp_path: Path) -> None:
     path = tmp_path / "absent.jsonl"
     result = invoke(str(path))
     assert result.exit_code == 2
-    assert result.stderr == f"handoff: {path}: cannot read the log: No such file or directory\n"
+    assert result.stderr == f"handoff: {path}: cannot read: No such file or directory\n"
 
 
 def test_an_empty_file_is_not_a_log(tmp_path: Path) -> None:

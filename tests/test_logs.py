@@ -232,7 +232,7 @@ def test_bad_headers(tmp_path: Path) -> None:
 
 
 def test_missing_file_and_non_utf8(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot read the log"):
+    with pytest.raises(InputError, match="cannot read: No such file"):
         read_log(tmp_path / "absent.jsonl")
     path = tmp_path / "latin.jsonl"
     path.write_bytes(json.dumps(HEADER).encode() + b"\n\xff\xfe\n")

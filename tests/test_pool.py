@@ -80,3 +80,44 @@ def test_dask_cluster_matches_a_serial_sweep(default_world: Scenario) -> None:
     assert [o.digest for o in remote] == [o.digest for o in serial]
     assert remote == serial
     assert any(o.violations for o in serial)  # the mutant is found, so violations are compared
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as handle:
+            found += [int(child) for child in handle.read().split()]
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("signal_number", [15, 9])  # SIGTERM, SIGKILL
+def test_workers_end_when_the_sweep_is_killed(signal_number: int) -> None:
+    sweep = subprocess.Popen(
+        [sys.executable, "-m", "sim", "explore", "--seeds", "100000", "--jobs", "2", "--force"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": os.getcwd()})
+    try:
+        workers: list[int] = []
+        for _ in range(600):  # until both workers are forked (polls, not a time limit)
+            workers = [w for w in _children(sweep.pid) if _alive(w)]
+            if len(workers) >= 2:
+                break
+            subprocess.run(["sleep", "0.1"], check=True)
+        assert len(workers) >= 2, "the sweep started no workers"
+    finally:
+        os.kill(sweep.pid, signal_number)
+        sweep.wait()
+    for _ in range(600):
+        if not any(_alive(w) for w in workers):
+            break
+        subprocess.run(["sleep", "0.1"], check=True)
+    assert [w for w in workers if _alive(w)] == []

@@ -535,7 +535,7 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_a_folder_is_not_a_scenario(tmp_path: Path) -> None:
-    assert str(load_error(tmp_path)) == f"{tmp_path}: cannot read: Is a directory"
+    assert str(load_error(tmp_path)) == f"{tmp_path}: is a folder, not a file"
 
 
 # -- the line finder on its own ------------------------------------------------------------------

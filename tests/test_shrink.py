@@ -284,7 +284,7 @@ def test_explore_saves_each_failure_shrunk(tmp_path: Path) -> None:
     # A scripted world (no seeded draws): every seed fails the same way.
     source = SCENARIOS / "mutant-claim-cleared-first.toml"
     folder = tmp_path / "saved"
-    result = invoke("explore", "--scenario", str(source), "--seeds", "2", "--jobs", "2",
+    result = invoke("explore", "--scenario", str(source), "--seeds", "2", "--jobs", "2", "--force",
                     "--save-failures", str(folder), "--max-runs", "100", "--json")
     assert result.exit_code == 1, result.output
     doc = json.loads(result.stdout)

@@ -105,3 +105,13 @@ def test_a_parent_runs_again_under_its_own_requester() -> None:
             requesters.setdefault(r.data["child"], set()).add(r.data["requester"])
     assert len(requesters) > 900
     assert all(len(asked) == 1 for asked in requesters.values())
+
+
+@pytest.mark.slow
+def test_the_4000_child_big_tree_run_ends_clean() -> None:
+    # `python -m sim.bench_scale 4000`'s run (seed 1, big trees, no spawn limits). It once ended
+    # with two redrive-from-retained findings: an operator's redrive asked while a take's
+    # acknowledgement was held up in transit (scenarios/redrive-while-ack-delayed.toml).
+    result = world.run(world_with(4000, trees=True), seed=1)
+    assert result.end_reason == "quiescent"
+    assert [(v.invariant, v.message) for v in result.violations] == []

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 
 from actors.announce.labels import UNKNOWN, single_line
 from actors.announce.result import ChildResult
 
 _UNITS = (("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1))
+_FLOAT_DIGITS = 400
 
 
 def format_duration(ms: float | None) -> str:
@@ -17,10 +18,13 @@ def format_duration(ms: float | None) -> str:
     significant non-zero units of d, h, m, s: ``45s``, ``2m5s``, ``1h5s``, ``1d1h``, ``29d13h``."""
     if ms is None or not math.isfinite(ms) or ms <= 0:
         return "n/a"
-    whole_ms = int(Decimal(ms).quantize(Decimal(1), rounding=ROUND_HALF_UP))
-    if whole_ms < 1000:
-        return f"{whole_ms}ms"
-    rest = int((Decimal(ms) / 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    # Precision for every finite float (up to 309 integer digits): the default 28 digits make
+    # quantize raise from 1e28 ms on.
+    with localcontext(prec=_FLOAT_DIGITS):
+        whole_ms = int(Decimal(ms).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+        if whole_ms < 1000:
+            return f"{whole_ms}ms"
+        rest = int((Decimal(ms) / 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
     parts: list[str] = []
     for unit, size in _UNITS:
         count, rest = divmod(rest, size)

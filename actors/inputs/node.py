@@ -146,11 +146,14 @@ class Node:
     # -- scalars -----------------------------------------------------------------------------
 
     def text(self, key: str, default: Any = ..., *, choices: Sequence[str] | None = None,
-             non_empty: bool = False) -> Any:
+             non_empty: bool = False, max_chars: int | None = None) -> Any:
         value = self.get(key, str, default)
         if isinstance(value, str):
             if non_empty and not value:
                 raise self.fail(key, "must not be empty")
+            if max_chars is not None and len(value) > max_chars:
+                raise self.fail(key, f"is {len(value):,} characters long, over the limit of "
+                                f"{max_chars:,}")
             if choices is not None and value not in choices:
                 raise self.fail(key, f"{value!r} is not one of: {', '.join(choices)}")
         return value
@@ -193,7 +196,10 @@ class Node:
     def _in_range(self, key: str, value: float, minimum: float, maximum: float,
                   unit: str) -> None:
         if value < minimum:
-            raise self.fail(key, f"must be at least {minimum:g}{unit.split(',')[0]}")
+            least = unit.split(",")[0]
+            if minimum == 1 and least.endswith("s"):  # "at least 1 second", not "1 seconds"
+                least = least[:-1]
+            raise self.fail(key, f"must be at least {minimum:g}{least}")
         if value > maximum:
             raise self.fail(key, f"must be at most {maximum:,g}{unit} (the limit)"
                             if isinstance(maximum, float) else

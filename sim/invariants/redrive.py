@@ -153,8 +153,8 @@ class _GivenUp:
     taken: set[str] = attrs.field(factory=set)
     refused: set[str] = attrs.field(factory=set)
     hidden: set[str] = attrs.field(factory=set)
-    # Runs whose latest key's acknowledgement was lost or slowed on its way back: the registry
-    # may not know its requester took it.
+    # Runs whose latest key's acknowledgement was lost, slowed or held up in transit on its way
+    # back: the registry may not know its requester took it.
     unacked: set[str] = attrs.field(factory=set)
     redriven: dict[str, int] = attrs.field(factory=dict)  # run -> its latest redrive request
     window: dict[str, int] = attrs.field(factory=dict)  # run -> its latest key's window start
@@ -168,8 +168,11 @@ class _GivenUp:
             self.taken.add(r.data["run_id"])
         elif rejection_class(r) in ("permanent", "sent") and self._latest(r) and not self.down:
             self.refused.add(r.data["run_id"])
-        elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow") \
-                and self._latest(r):
+        elif kind == "fault" and (r.data.get("kind") in ("send-ambiguous", "ack-slow") or (
+                r.data.get("kind") == "delay" and r.data.get("message") == "CompletionAck"
+                and "run_id" in r.data)) and self._latest(r):
+            # A take whose acknowledgement was lost, slowed or held up on its way back to the
+            # gateway: until it arrives the registry's send is still in flight.
             self.unacked.add(r.data["run_id"])
         elif is_delivery_crash(r):
             self.down = True

@@ -12,8 +12,8 @@ from pathlib import Path
 import attrs
 
 from actors.agent_loop import Encoding
-from actors.errors import InputError
 from actors.inputs import Node, decode, toml_document
+from actors.inputs.files import MAX_SCENARIO_BYTES, read_bounded
 from actors.messages import DEFAULT_CORRECTION, STEP_FINISHES, ChildSpec, StepSpec
 from actors.mutants import MUTANTS
 from actors.session import child_session_key
@@ -50,11 +50,7 @@ _TOP_FIELDS = ("name", "description", "covers", "seed", "strategy", "mutants", "
 
 def load(path: str | Path) -> Scenario:
     path = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(path, None, "", f"cannot read: {exc.strerror or exc}") from None
-    return loads(decode(path, data), path)
+    return loads(decode(path, read_bounded(path, MAX_SCENARIO_BYTES)), path)
 
 
 def loads(text: str, path: str = "<scenario>") -> Scenario:
@@ -135,7 +131,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
             requester = nested_requester(parent)
         outcome = table.text("outcome", "ok", choices=OUTCOMES)
         run_ms = table.seconds("run_for", 30, maximum=MAX_TIME_S)
-        error = table.text("error", None)
+        error = table.text("error", None, max_chars=MAX_REPLY_CHARS)
         timeout_ms = table.seconds("timeout", None, minimum=0.001, maximum=MAX_TIME_S)
         if table.has("reply") and table.has("reply_chars"):
             raise table.fail("reply_chars", "give either reply or reply_chars, not both")
@@ -154,7 +150,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
             chars = table.integer("reply_chars", minimum=1, maximum=MAX_REPLY_CHARS)
             steps = [StepSpec(run_ms, text=filler_text(chars))]
         else:
-            steps = [StepSpec(run_ms, text=table.text("reply", ""))]
+            steps = [StepSpec(run_ms, text=table.text("reply", "", max_chars=MAX_REPLY_CHARS))]
         if outcome == "error":
             # The run fails: its last step's stream breaks.
             steps[-1] = attrs.evolve(steps[-1], finish=StepFinish.STREAM_ERROR)
@@ -180,7 +176,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
             answer_lost=table.boolean("answer_lost", False),
             correction_after_ms=table.seconds("correction_after", None, minimum=0.001,
                                               maximum=MAX_TIME_S),
-            correction=table.text("correction", DEFAULT_CORRECTION),
+            correction=table.text("correction", DEFAULT_CORRECTION, max_chars=MAX_REPLY_CHARS),
             turn=table.text("turn", None),
             route_change=table.text("route_change", None),
             completion_target=completion_target(table),
@@ -235,8 +231,8 @@ def _step(table: Node) -> StepSpec:
     table.check_keys(("duration", "text", "reasoning", "tool_calls", "finish"))
     return StepSpec(
         duration_ms=table.seconds("duration", 10, minimum=0.001, maximum=MAX_TIME_S),
-        text=table.text("text", ""),
-        reasoning=table.text("reasoning", ""),
+        text=table.text("text", "", max_chars=MAX_REPLY_CHARS),
+        reasoning=table.text("reasoning", "", max_chars=MAX_REPLY_CHARS),
         tool_calls=table.integer("tool_calls", 0, maximum=MAX_TOOL_CALLS),
         finish=StepFinish(table.text("finish", "auto", choices=STEP_FINISHES)),
     )
