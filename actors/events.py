@@ -424,7 +424,7 @@ class DeliveryRecorded(Event):
 class SendFailed(Event):
     kind: ClassVar[str] = "delivery.send_failed"
     run_id: str
-    error: dict[str, JsonValue]  # the error chain in its JSON form (actors.send_error)
+    error: dict[str, JsonValue]  # the error chain in its JSON form (actors.gateway.send_error)
     class_: str
     try_: int
 
@@ -617,7 +617,7 @@ class LaneStarted(Event):
 @attrs.frozen(slots=True)
 class SessionQueued(Event):
     """A child run was spawned into a session whose earlier run has not ended: it waits behind
-    ``behind`` (actors/session_queue.py) and starts with ``lane.started``."""
+    ``behind`` (actors/nesting/session_queue.py) and starts with ``lane.started``."""
 
     kind: ClassVar[str] = "session.queued"
     run_id: str
@@ -626,7 +626,7 @@ class SessionQueued(Event):
 
 
 
-# -- operator actions on a run's delivery (actors/redrive.py) ----------------------------------
+# -- operator actions on a run's delivery (actors/delivery/redrive.py) -----------------------------
 
 
 @attrs.frozen(slots=True)
@@ -653,7 +653,7 @@ class DeliveryDismissed(Event):
 
 @attrs.frozen(slots=True)
 class OperatorRefused(Event):
-    """The registry refused an operator's action on a run, and why (actors/redrive.py)."""
+    """The registry refused an operator's action on a run, and why (actors/delivery/redrive.py)."""
 
     kind: ClassVar[str] = "delivery.operator_refused"
     run_id: str
@@ -663,7 +663,7 @@ class OperatorRefused(Event):
 
 
 # Event classes kept in their own modules, registered here with the others.
-from actors import private_events  # noqa: E402, F401
+from actors.private import events as private_events  # noqa: E402, F401
 
 E = TypeVar("E", bound=Event)
 
@@ -697,4 +697,4 @@ KINDS: dict[str, tuple[str, ...]] = {cls.kind: cls.fields for cls in EVENT_TYPES
 assert len(KINDS) == len(EVENT_TYPES), "two event classes share a kind"
 
 # Yield-batch events live in their own module and register themselves there.
-from actors import batch_events as _batch_events  # noqa: E402,F401
+from actors.yields import batch_events as _batch_events  # noqa: E402,F401

@@ -1,4 +1,4 @@
-"""The delivery state machine drawn from its table (``actors.registry.TABLE``) as Mermaid.
+"""The delivery state machine drawn from its table (``actors.delivery.table.TABLE``) as Mermaid.
 
 ``python -m sim.diagram`` rewrites the generated block of ``docs/architecture.md`` (between the
 ``BEGIN``/``END`` markers); ``python -m sim.diagram --check`` exits 1 when the block is stale. A
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from actors.registry import INPUT_TYPES, TABLE
+from actors.delivery.table import INPUT_TYPES, TABLE
 from actors.states import Waiting
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from sim.invariants.send_errors import chain_class
+from sim.invariants.delivery.send_errors import chain_class
 from sim.trace import Record
 
 

@@ -1,0 +1,1 @@
+"""A child run: its shell, agent loop, output selection and session logs."""

@@ -1,0 +1,1 @@
+"""The delivery actor: its table core, edge, run record, receipts, recovery."""

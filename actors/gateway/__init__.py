@@ -1,0 +1,1 @@
+"""The gateway: its core, shell, transcript mirrors, routing, send errors."""

@@ -1,0 +1,1 @@
+"""Nested runs: findings, spawn limits, the global lane, the session queue."""

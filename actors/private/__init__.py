@@ -1,0 +1,1 @@
+"""Private parent completion (``completionTarget: "parent"``, PRV-1..8)."""

@@ -1,0 +1,1 @@
+"""A requester session: its shell, turns, waves and session facts."""

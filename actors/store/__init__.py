@@ -1,0 +1,1 @@
+"""The registry's durable store: SQLite rows and what is cached beside them."""

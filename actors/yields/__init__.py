@@ -1,0 +1,1 @@
+"""Yield batches, their batch-wake outbox, unfrozen waves, requester turns."""

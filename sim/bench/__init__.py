@@ -1,0 +1,1 @@
+"""``handoff bench``: the simulator measuring itself."""

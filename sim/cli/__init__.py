@@ -1,0 +1,1 @@
+"""The ``handoff`` command and its subcommands."""

@@ -1,0 +1,1 @@
+"""Seed sweeps, the worker pool and shrinking."""

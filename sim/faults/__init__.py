@@ -1,0 +1,1 @@
+"""Fault plans and the scripted faults they hold armed."""

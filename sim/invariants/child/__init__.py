@@ -1,0 +1,1 @@
+"""Child output oracles."""

@@ -1,0 +1,1 @@
+"""Private parent completion oracles."""

@@ -1,0 +1,1 @@
+"""Yield-batch, wave and turn oracles."""

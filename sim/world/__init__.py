@@ -1,0 +1,1 @@
+"""The world: built from a scenario and run under the harness, with its draws."""
