@@ -121,7 +121,7 @@ def load_schedule(path: str, text: str) -> Schedule:
 
 def _read_schedule(root: Node) -> Schedule:
     from actors.mutants import MUTANTS
-    from sim.faults.plan import FAULT_KINDS  # sim.faults imports this module
+    from sim.faults.kinds import FAULT_KINDS
 
     root.check_keys(_SCHEDULE_FIELDS)
     versions = root.node("versions", None)

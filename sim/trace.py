@@ -37,7 +37,7 @@ class Record:
         return printable(json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":")))
 
 
-# What the harness itself records (the model's own kinds are in ``actors/events.py``):
+# What the harness itself records (the model's own kinds are in ``actors/events/__init__.py``):
 # kind -> the fields its records carry. ``fault`` records carry ``kind`` plus the fault's details.
 HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     "world.start": ("scenario", "seed", "strategy", "mutants", "faults", "versions"),

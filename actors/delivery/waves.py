@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from actors.delivery.run_record import RunRecord
 from actors.delivery.wakes import Wakes
+from actors.events import batches as batch_events
 from actors.mutants import MUTANT_WAVE_NEVER_WOKEN
 from actors.states import DeliveryStatus
-from actors.yields import batch_events, waves
+from actors.yields import waves
 from actors.yields.batch_record import BatchRow, BatchStatus, agent_id
 from actors.yields.batch_wake import SaveBatch
 from actors.yields.turns import TurnState

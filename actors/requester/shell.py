@@ -15,6 +15,7 @@ import trio
 from actors import addresses, events
 from actors.child.shell import run_child
 from actors.delivery.run_record import RunRecord
+from actors.events.private import PrivateRefused
 from actors.gateway.send_error import SendError
 from actors.history import ArchiveStore, Reader, read_run_history, sessions_history
 from actors.messages import (
@@ -43,7 +44,6 @@ from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_OFF, SessionQueue
 from actors.nesting.spawn_limits import NO_LIMITS, SpawnLimits
 from actors.nesting.spawn_limits import refusal as spawn_refusal
 from actors.permissions import DEFAULT_OWNER, Caller, refusal
-from actors.private.events import PrivateRefused
 from actors.private.rules import COMPLETION_TARGET_PARENT
 from actors.private.rules import spawn_refusal as private_refusal
 from actors.requester.session import Receipt, SessionCore, child_session_key

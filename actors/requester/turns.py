@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from actors import addresses, events
 from actors.delivery.run_record import Delivered, YieldFrozen
+from actors.events import batches as batch_events
 from actors.messages import (
     BatchReady,
     CheckStatus,
@@ -26,7 +27,6 @@ from actors.mutants import (
 from actors.requester.session import SessionCore
 from actors.runtime import Port
 from actors.store.durable import RunStore
-from actors.yields import batch_events
 from actors.yields.batch_record import BatchRow, BatchStatus, agent_id
 from actors.yields.turns import ReplyMode, Turn, TurnCore, TurnEnd, TurnState
 

@@ -10,11 +10,11 @@ old conversation's children reaches the new one.
 from __future__ import annotations
 
 from actors import events
+from actors.events import batches as batch_events
 from actors.messages import Completion, CompletionAck
 from actors.requester.session import SessionCore
 from actors.requester.turns import between_turns_once
 from actors.runtime import Port
-from actors.yields import batch_events
 from actors.yields.turns import ReplyMode, TurnCore
 
 

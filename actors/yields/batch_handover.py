@@ -17,7 +17,7 @@ from typing import Any
 
 from actors.delivery.edge import Persist
 from actors.delivery.run_record import HandedToBatch, RunRecord
-from actors.yields import batch_events
+from actors.events import batches as batch_events
 
 
 class BatchHandover:

@@ -24,6 +24,7 @@ from actors import events, mutants
 from actors.delivery import claims, retry
 from actors.delivery.edge import Persist, Send
 from actors.delivery.run_record import ClaimMoved, CleanedUp, GaveUp, RunRecord, apply
+from actors.events import batches as batch_events
 from actors.messages import Completion, CompletionAck, SendRejected
 from actors.private.rules import HANDOFF_UNAVAILABLE
 from actors.states import (
@@ -34,7 +35,6 @@ from actors.states import (
     GiveUpReason,
     OutcomeStatus,
 )
-from actors.yields import batch_events
 from actors.yields.batch_record import BatchRow, BatchStatus
 
 DEFERRAL_MS = 30_000

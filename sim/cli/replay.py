@@ -8,15 +8,15 @@ recorded one.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
-from actors.errors import InputError
-from actors.inputs import decode
-from sim import scenario as scenario_mod
-from sim.choices import MAX_SEED, STRATEGIES, Schedule, ScheduleDiverged, load_schedule
-from sim.cli.args import check_mutants, check_writable, load_world, parse_faults, write_output
+from sim.choices import MAX_SEED, STRATEGIES, ScheduleDiverged
+from sim.cli.args import check_mutants, check_writable, parse_faults, write_output
+from sim.cli.schedules import _read_schedule as _read_schedule
+from sim.cli.schedules import branch_schedule
+from sim.cli.schedules import scenario_for as scenario_for
+from sim.cli.schedules import schedule_scenario as schedule_scenario
 from sim.cli.style import HandoffCommand
 from sim.cli.style import bad_input as _bad_input
 from sim.explore import sweeps as explore_mod
@@ -50,7 +50,6 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
     """Re-run one seed (or a recorded schedule, or a branch of one) and write its trace."""
     if branch_from is not None and schedule_path is not None:
         _bad_input("--from and --schedule cannot be used together")
-    from sim.cli.shrink import branch_schedule
 
     branch = branch_schedule(branch_from, branch_at, mutants, faults, strategy)
     if schedule_path is not None and seed is not None:
@@ -111,47 +110,3 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
         echo(f"violation: {v.invariant} ({v.requirement}): {v.message} "
              f"[records {', '.join(map(str, v.records))}]", err=True)
     raise SystemExit(1 if result.violations else 0)
-
-
-def _read_schedule(path: str) -> Schedule:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(path, None, "", f"cannot read: {exc.strerror or exc}") from None
-    return load_schedule(path, decode(path, data))
-
-
-def scenario_for(schedule: Schedule | None, schedule_path: str | None,
-                 world_path: str | None) -> scenario_mod.Scenario:
-    """The world a run (or a branch of a recorded one) runs in."""
-    if schedule is None or schedule_path is None:
-        return load_world(world_path)
-    return schedule_scenario(schedule, schedule_path, world_path)
-
-
-def schedule_scenario(schedule: Schedule, schedule_path: str,
-                       world_path: str | None) -> scenario_mod.Scenario:
-    """The scenario a schedule replays: its own; a --scenario given as well must be the same."""
-    if schedule.scenario_text is None:  # a schedule from before schedules carried their scenario
-        return load_world(world_path)
-    recorded_path = schedule.scenario_path or "scenario"
-    recorded = scenario_mod.loads(schedule.scenario_text,
-                                  f"{schedule_path} (embedded {recorded_path})")
-    if world_path is not None:
-        given = scenario_mod.load(world_path)
-        if given.source != schedule.scenario_text:
-            _bad_input(f"--scenario: {world_path} is not the scenario {schedule_path} was "
-                       f"recorded from ({recorded_path}): "
-                       f"{_first_difference(given.source, schedule.scenario_text)}; leave out "
-                       "--scenario to replay the recorded one")
-    return recorded
-
-
-def _first_difference(given: str, recorded: str) -> str:
-    a, b = given.splitlines(), recorded.splitlines()
-    for number, (x, y) in enumerate(zip(a, b, strict=False), start=1):
-        if x != y:
-            return f"line {number} differs ({x.strip()[:40]!r} here, {y.strip()[:40]!r} recorded)"
-    if len(a) != len(b):
-        return f"it has {len(a)} lines, the recorded one {len(b)}"
-    return "their text differs in line endings"

@@ -269,8 +269,8 @@ def _scenario_files(paths: Sequence[str]) -> list[str]:
 def run_command(paths: tuple[str, ...], as_json: bool) -> None:
     """Run scenario files (or every *.toml under folders) and check their expectations."""
     from sim import scenario as scenario_mod
+    from sim.expect import failures
     from sim.explore import sweeps as explore_mod
-    from sim.scenario.expect import failures
     from sim.world import core as world
 
     files = _scenario_files(paths)

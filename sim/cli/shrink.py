@@ -1,5 +1,6 @@
 """``handoff shrink``, and the parts of ``handoff explore`` built on it: ``--save-failures``,
-branching from a moment (``--from/--at``, also for ``replay``) and the sweep summary of ``--json``.
+a branching sweep's check (``--from/--at``; sim/cli/schedules.py reads the schedule) and the
+sweep summary of ``--json``.
 
 A shrunk failure is saved as an ordinary scenario (docs/scenarios.md) whose ``[replay] choices``
 replay the small run; ``handoff replay --scenario FILE`` shows it failing, and ``handoff run FILE``
@@ -16,11 +17,12 @@ from typing import Any
 
 import click
 
-from sim.choices import STRATEGIES, Schedule, ScheduleDiverged
+from sim.choices import STRATEGIES, ScheduleDiverged
 from sim.cli.args import check_mutants as _check_mutants
 from sim.cli.args import parse_faults as _parse_faults
 from sim.cli.args import write_output as _write
-from sim.cli.replay import _read_schedule, scenario_for
+from sim.cli.schedules import branch_schedule as branch_schedule
+from sim.cli.schedules import scenario_for
 from sim.cli.style import bad_input as _bad_input
 from sim.explore import sweeps as explore_mod
 from sim.explore.shrink import DEFAULT_MAX_RUNS, NothingToShrink, NotReproduced, Shrunk, shrink
@@ -163,24 +165,6 @@ def save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOu
 def print_saved(saved: Sequence[dict[str, Any]]) -> None:
     for entry in saved:
         click.echo(f"saved {entry['path']}: {_describe(entry)}")
-
-
-def branch_schedule(path: str | None, at: int | None, mutants: Sequence[str],
-                    faults: str | None, strategy: str | None) -> Schedule | None:
-    """The schedule a branching sweep or replay keeps the first ``at`` choices of."""
-    if path is None:
-        if at is not None:
-            _bad_input("--at needs --from SCHEDULE")
-        return None
-    if at is None:
-        _bad_input("--from needs --at STEP (how many of its choices to keep)")
-    if mutants or faults is not None or strategy is not None:
-        _bad_input("--mutant, --faults and --strategy cannot be used with --from "
-                   "(the schedule records its own)")
-    schedule = _read_schedule(path)
-    if at > len(schedule.choices):
-        _bad_input(f"--at: {path} has only {len(schedule.choices)} choices, cannot keep {at}")
-    return schedule
 
 
 def check_branch(spec: explore_mod.Sweep, seed: int, path: str | None) -> None:

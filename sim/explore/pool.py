@@ -23,7 +23,7 @@ from multiprocessing import get_context
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sim.explore.sweeps import SeedOutcome, Sweep
+    from sim.explore.seed import SeedOutcome, Sweep
 
 # About a second and a half of work per batch at ~150 seeds/s on one core.
 MIN_BATCH = 200
@@ -56,7 +56,7 @@ def batches(seeds: Sequence[int], workers: int,
 
 
 def run_batch(spec: Sweep, seeds: Sequence[int]) -> list[SeedOutcome]:
-    from sim.explore.sweeps import run_seed
+    from sim.explore.seed import run_seed
     from sim.gc_tuning import tune_for_sweeps
 
     tune_for_sweeps()  # a Dask worker's process (a forked one is tuned already)

@@ -11,10 +11,39 @@ exactly as the scan of the list did.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import attrs
 
-if TYPE_CHECKING:
-    from sim.faults.plan import ArmedFault, TimelineEvent
+from actors.gateway.send_error import SendError
+from actors.permissions import Caller
+
+
+@attrs.frozen
+class TimelineEvent:
+    """One entry of a scenario's scripted timeline: a fault to arm, or a world event (an abort,
+    a history read) at ``at_ms``."""
+
+    at_ms: int
+    fault: str  # a FaultKind a timeline can script, or a world event (abort, history-read)
+    child: str | None = None
+    actor: str | None = None
+    point: str | None = None  # crash: a CrashPoint
+    count: int = 1
+    error: SendError | None = None  # send faults: the error chain the gateway fails with
+    delay_ms: int = 0
+    restart_after_ms: int | None = None  # crash: how long the actor stays down
+    limit: int | None = None  # history-read: sessions_history parameters
+    offset: int = 0
+    include_tools: bool = False
+    caller: Caller | None = None  # world events: who asks (DEL-17); None: the session's owner
+
+
+@attrs.define
+class ArmedFault:
+    """A scripted fault waiting for its opportunity (the next matching message or crash point);
+    ``remaining`` counts down from the event's ``count``."""
+
+    event: TimelineEvent
+    remaining: int
 
 
 class ArmedFaults:

@@ -9,12 +9,9 @@ safety phase, then liveness phase).
 
 from __future__ import annotations
 
-import enum
 import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
-
-import attrs
 
 from actors import addresses
 from actors.gateway.core import SENT, ChunkFate, ChunkVerdict
@@ -22,74 +19,13 @@ from actors.gateway.send_error import PLATFORM_REJECTED, WRITER_CLAIM_REBOUND, S
 from actors.messages import AbortRun, Completion, CompletionAck, SendRejected
 from actors.nesting.lane import LaneGrant
 from actors.nesting.session_queue import SessionGrant
-from actors.permissions import Caller
 from sim.choices import Chooser
+from sim.faults.armed import ArmedFault as ArmedFault
 from sim.faults.armed import ArmedFaults
+from sim.faults.armed import TimelineEvent as TimelineEvent
+from sim.faults.kinds import FAULT_KINDS as FAULT_KINDS
+from sim.faults.kinds import FaultKind as FaultKind
 
-
-class FaultKind(enum.StrEnum):
-    SEND_TRANSIENT = "send-transient"
-    SEND_PERMANENT = "send-permanent"
-    SEND_PARTIAL = "send-partial"
-    SEND_OTHER = "send-other"
-    SEND_AMBIGUOUS = "send-ambiguous"
-    SEND_OUTAGE = "send-outage"
-    CHUNK_FAIL = "chunk-fail"
-    CHUNK_ABORT = "chunk-abort"
-    ACK_SLOW = "ack-slow"
-    DUPLICATE = "duplicate"
-    DELAY = "delay"
-    CRASH = "crash"
-    CHILD_ERROR = "child-error"
-    CHILD_TIMEOUT = "child-timeout"
-    TOKEN_LIMIT = "token-limit"
-    ATTEMPT_RETRY = "attempt-retry"
-    NO_REPLY = "no-reply"
-    ABORT = "abort"
-    UNAUTHORISED = "unauthorised"
-    CALLBACK_FAIL = "callback-fail"
-    ANSWER_LOST = "answer-lost"
-    RECOVERY_FAIL = "recovery-fail"
-    MIRROR_FAIL = "mirror-fail"
-    COMPACTION = "compaction"
-    DELETE_SESSION = "delete-session"
-
-
-FAULT_KINDS: dict[str, str] = {
-    FaultKind.SEND_TRANSIENT: "the gateway refuses a completion with a transient error",
-    FaultKind.SEND_PERMANENT: "the gateway refuses a completion with a permanent error",
-    FaultKind.SEND_PARTIAL: "a send fails after part of the completion reached the platform",
-    FaultKind.SEND_OTHER: "the gateway refuses a completion with an unclassified error",
-    FaultKind.SEND_AMBIGUOUS: "a completion reaches its requester but the acknowledgement is lost",
-    FaultKind.SEND_OUTAGE: "the gateway refuses every completion for minutes on end (retries "
-                           "back off, reach the cap and may expire)",
-    FaultKind.CHUNK_FAIL: "a channel refuses a later chunk of a chunked completion",
-    FaultKind.CHUNK_ABORT: "a chunked send to a channel is aborted after its first chunk",
-    FaultKind.ACK_SLOW: "a session's acknowledgement comes back after the 120 s announce timeout",
-    FaultKind.DUPLICATE: "a message between actors is delivered twice",
-    FaultKind.DELAY: "a message between actors is delayed by 1-60 s (now and then by up to 3 "
-                     "min)",
-    FaultKind.CRASH: "the delivery actor's process dies at a crash point or while it waits, and "
-                     "restarts 1-30 s later",
-    FaultKind.CHILD_ERROR: "a child run's stream breaks and the run ends with an error",
-    FaultKind.CHILD_TIMEOUT: "a child run outlives its timeout and is disposed of",
-    FaultKind.TOKEN_LIMIT: "a child step is cut off at its token limit (max-tokens)",
-    FaultKind.ATTEMPT_RETRY: "a child's model attempt fails and is retried",
-    FaultKind.NO_REPLY: "a child run finishes with NO_REPLY, an empty reply or ANNOUNCE_SKIP",
-    FaultKind.ABORT: "a requester aborts a running child",
-    FaultKind.UNAUTHORISED: "someone without the session's permission (another person, or a turn "
-                            "started by a completion report) tries a session-control action",
-    FaultKind.CALLBACK_FAIL: "the receive callback fails after a session confirmed a hand-off",
-    FaultKind.ANSWER_LOST: "a child's final answer reaches its transcript but the captured "
-                           "reply is lost (lost-answer recovery finds it)",
-    FaultKind.RECOVERY_FAIL: "the gateway refuses lost-answer recovery's hand-off of an answer",
-    FaultKind.MIRROR_FAIL: "appending a direct delivery's transcript mirror fails",
-    FaultKind.COMPACTION: "a requester session compacts its transcript while completions are "
-                          "in flight",
-    FaultKind.DELETE_SESSION: "a nested requester's session is deleted once its run ended, "
-                              "often while its children still run",
-}
-assert list(FAULT_KINDS) == list(FaultKind)
 # Rates a seed may give an enabled kind (per opportunity).
 RATES = (0.02, 0.05, 0.1, 0.25)
 # A crash strikes at every crash point of every restart: high rates make crash loops that only the
@@ -194,35 +130,6 @@ class Emitter(Protocol):
     now_ms: int
 
     def emit(self, actor: str, kind: str, data: dict[str, Any]) -> None: ...
-
-
-@attrs.frozen
-class TimelineEvent:
-    """One entry of a scenario's scripted timeline: a fault to arm, or a world event (an abort,
-    a history read) at ``at_ms``."""
-
-    at_ms: int
-    fault: str  # a FaultKind a timeline can script, or a world event (abort, history-read)
-    child: str | None = None
-    actor: str | None = None
-    point: str | None = None  # crash: a CrashPoint
-    count: int = 1
-    error: SendError | None = None  # send faults: the error chain the gateway fails with
-    delay_ms: int = 0
-    restart_after_ms: int | None = None  # crash: how long the actor stays down
-    limit: int | None = None  # history-read: sessions_history parameters
-    offset: int = 0
-    include_tools: bool = False
-    caller: Caller | None = None  # world events: who asks (DEL-17); None: the session's owner
-
-
-@attrs.define
-class ArmedFault:
-    """A scripted fault waiting for its opportunity (the next matching message or crash point);
-    ``remaining`` counts down from the event's ``count``."""
-
-    event: TimelineEvent
-    remaining: int
 
 
 class FaultPlan:

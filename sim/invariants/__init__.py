@@ -26,6 +26,7 @@ from sim.invariants.nesting.findings import INVARIANTS as _FINDINGS
 from sim.invariants.nesting.limits import INVARIANTS as _LIMITS
 from sim.invariants.nesting.requesters import INVARIANTS as _NESTING
 from sim.invariants.nesting.sessions import INVARIANTS as _SESSIONS
+from sim.invariants.observations import rejections
 from sim.invariants.private.completion import INVARIANTS as _PRIVATE
 from sim.invariants.private.turns import INVARIANTS as _PRIVATE_TURNS
 from sim.invariants.yields.turns import INVARIANTS as _TURNS
@@ -47,6 +48,7 @@ BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 def check(trace: Sequence[Record], names: Sequence[str] | None = None) -> list[Violation]:
     selected = ALL if names is None else tuple(BY_NAME[n] for n in names)
+    rejections(trace)  # classify the refusals once; the oracles read them many times over
     violations: list[Violation] = []
     for invariant in selected:
         violations += invariant.check(trace)

@@ -10,7 +10,7 @@ from collections.abc import Collection, Sequence
 
 import attrs
 
-from sim.invariants.asked import (
+from sim.invariants.observations import (
     Asked,
     announces_nothing,
     asked_runs,

@@ -45,7 +45,7 @@ def test_local_workers_match_a_serial_sweep(default_world: Scenario) -> None:
 
 def _sweep_digest_with_hash_seed(hash_seed: str) -> str:
     code = ("from importlib import resources\n"
-            "from sim import explore\nfrom sim.scenario import load\n"
+            "from sim.explore import sweeps as explore\nfrom sim.scenario import load\n"
             "w = load(str(resources.files('sim').joinpath('default_world.toml')))\n"
             "print(explore.sweep_digest(explore.sweep(explore.Sweep(w, None, None, None, "
             "digests=True), list(range(1, 31)))))\n")

@@ -18,7 +18,7 @@ from actors.delivery.run_record import RunRecord
 from actors.delivery.table import DeliveryCore
 from actors.states import DeliveryStatus
 from sim import invariants, scenario
-from sim.invariants.asked import error_class
+from sim.invariants.observations import error_class
 from sim.trace import Trace
 from sim.world import core as world
 from tests.conftest import SCENARIOS

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sim import scenario
-from sim.invariants.asked import asked_runs, rejection_class
+from sim.invariants.observations import asked_runs, rejection_class
 from sim.invariants.private import turns as private_turns
 from sim.invariants.yields import yield_batches as yields
 from sim.world import core as world

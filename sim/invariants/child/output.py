@@ -14,10 +14,10 @@ from typing import Any
 
 import attrs
 
-from sim.invariants.asked import asked_runs
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.child.announce import DATA_CLOSE, DATA_OPEN
 from sim.invariants.nesting.findings import own_part, visible
+from sim.invariants.observations import asked_runs
 from sim.trace import Record
 
 

@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sim.invariants.asked import is_delivery_crash, is_rejection
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.delivery.send_errors import chain_class, is_closed_turn
+from sim.invariants.observations import chain_class, is_closed_turn, is_delivery_crash, is_rejection
 from sim.trace import Record
 
 # What the registry writes when a try goes unanswered for the 120 s announce timeout (§c11).

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sim.invariants.asked import asked_runs, is_delivery_crash, is_wake, rejection_class
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.child.output import _shown_result
+from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, rejection_class
 from sim.trace import Record
 
 RECOVERY_ATTEMPTS = 3

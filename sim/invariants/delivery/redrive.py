@@ -24,8 +24,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from sim.invariants.asked import is_delivery_crash, is_wake, rejection_class
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import is_delivery_crash, is_wake, rejection_class
 from sim.invariants.private.completion import Release, releases
 from sim.invariants.settled import EXPIRY_MS
 from sim.trace import Record

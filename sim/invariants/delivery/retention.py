@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sim.invariants.asked import asked_runs
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import asked_runs
 from sim.trace import Record
 
 PREVIEW_CHARS = 256

@@ -21,13 +21,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from sim.invariants.asked import (
-    Asked,
-    asked_runs,
-    is_delivery_crash,
-    rejection_class,
-)
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import Asked, asked_runs, is_delivery_crash, rejection_class
 from sim.invariants.yields.yield_batches import is_wake, yielded_members
 from sim.trace import Record
 

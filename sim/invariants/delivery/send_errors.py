@@ -5,17 +5,20 @@ Read from the trace alone: the gateway's log of each completion it was asked to 
 with the error chain it failed with), what reached the requester (``requester.accept`` and
 ``requester.duplicate``), the delivery process's (re)starts (``delivery.start``), the spawn
 (``required``), the child's end, ``world.heal`` and ``world.end``. The chain's class is restated
-here from reference/openclaw-delivery.md §c16; nothing is imported from the model.
+from reference/openclaw-delivery.md §c16 in ``sim/invariants/observations.py``; nothing is
+imported from the model.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.chunks import partial_sends
+from sim.invariants.observations import chain_class as chain_class
+from sim.invariants.observations import is_closed_turn as is_closed_turn
+from sim.invariants.observations import is_wake, key_runs
+from sim.invariants.private.completion import releases
 from sim.trace import Record
 
 SEND_FAULTS = ("send-transient", "send-permanent", "send-partial", "send-other")
@@ -24,60 +27,6 @@ SEND_FAULTS = ("send-transient", "send-permanent", "send-partial", "send-other")
 # transport waits, rounded up; unless its 30-minute expiry comes first.
 RETRY_BOUND_MS = 10 * 60_000
 COMPLETION_EXPIRY_MS = 30 * 60_000
-
-# §c16, as JavaScript evaluates it: ASCII \b and case folding, JavaScript's \s and `.`.
-_S = "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
-_DOT = "[^\n\r\u2028\u2029]"
-_FLAGS = re.IGNORECASE | re.ASCII
-_TRANSIENT = (
-    re.compile(r"\berrorcode=unavailable\b", _FLAGS),
-    re.compile(rf"\bstatus{_S}*[:=]{_S}*\"?unavailable\b", _FLAGS),
-    re.compile(rf"no active {_DOT}* listener", _FLAGS),
-    re.compile(r"gateway not connected", _FLAGS),
-    re.compile(r"gateway closed \(1006", _FLAGS),
-    re.compile(r"gateway timeout", _FLAGS),
-    re.compile(r"\b(econnreset|econnrefused|etimedout|enotfound|ehostunreach|network error)\b",
-               _FLAGS),
-    re.compile(r"\bUNAVAILABLE\b", re.ASCII),
-)
-_PERMANENT = tuple(re.compile(p, _FLAGS) for p in (
-    "unsupported channel", "unknown channel", "chat not found", "user not found",
-    f"bot{_DOT}*not{_DOT}*member", "bot was blocked by the user", "forbidden: bot was kicked",
-    "recipient is not a valid", "outbound not configured for channel"))
-_CLOSED_TURN = re.compile(
-    rf"^(Error: )?(Session transcript keyed user is outside the current turn: [^{_S[1:-1]}]"
-    r"|Pending input is no longer active in its admitted transcript\Z)")
-_REBOUND = re.compile(r"session writer claim changed before transcript persistence", _FLAGS)
-_PLATFORM_REJECTED = "message-not-dispatched"
-
-
-def _links(chain: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-    link: Mapping[str, Any] | None = chain
-    while link is not None:
-        yield link
-        link = link.get("cause")
-
-
-def chain_class(chain: Mapping[str, Any]) -> str:
-    """sent | permanent | transient | other, in §c16's order over every link."""
-    links = list(_links(chain))
-    messages = [str(link["message"]) for link in links]
-    if any(link.get("sentBeforeError") or link.get("visibleReplySent") for link in links):
-        return "sent"
-    if any(link.get("platformError") == _PLATFORM_REJECTED for link in links) or any(
-            p.search(m) for m in messages for p in (*_PERMANENT, _CLOSED_TURN)):
-        return "permanent"
-    if any(_REBOUND.search(m) for m in messages):
-        return "transient"
-    if any(p.search(m) for m in messages for p in _TRANSIENT):
-        return "transient"
-    return "other"
-
-
-def is_closed_turn(chain: Mapping[str, Any]) -> bool:
-    """Transcript persistence refused the input of a closed turn, in OpenClaw's words (DEL-7)."""
-    return any(_CLOSED_TURN.search(str(link["message"])) for link in _links(chain))
-
 
 def _refusals(trace: Sequence[Record]) -> Iterator[tuple[Record, str]]:
     for r in trace:
@@ -119,11 +68,6 @@ def terminal_not_resent(trace: Sequence[Record]) -> list[Violation]:
 def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
     """A required completion refused only with retryable errors (transient or unclassified) is
     not given up: once faults heal it reaches its requester, unless its expiry comes first."""
-    from sim.invariants.yields.yield_batches import (  # yields reads asked, which reads us
-        is_wake,
-        key_runs,
-    )
-
     refused: dict[str, list[tuple[Record, str]]] = {}
     batched: set[str] = set()  # members of a batch whose wake was refused: the batch's fate
     for r, klass in _refusals(trace):
@@ -154,10 +98,6 @@ def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
     violations = []
     # A chunked send that broke part-way is terminal (DEL-11).
     partial = {fault.data["run_id"] for fault in partial_sends(trace).values()}
-    from sim.invariants.private.completion import (
-        releases,  # it reads asked.py, which reads this module
-    )
-
     private = releases(trace)
     for run_id, refusals in refused.items():
         child_end = ended.get(run_id)

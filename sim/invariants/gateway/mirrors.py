@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sim.invariants.asked import is_delivery_crash
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import is_delivery_crash
 from sim.trace import Record
 
 # A session's lane waits this long for an input it never confirms (the announce timeout, §c11).

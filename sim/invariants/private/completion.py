@@ -20,8 +20,8 @@ from typing import Any
 
 import attrs
 
-from sim.invariants.asked import Asked, asked_runs, rejection_class
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import Asked, asked_runs, rejection_class
 from sim.trace import Record
 
 PARENT = "parent"

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from sim.invariants.asked import Asked, announces_nothing
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.reached import LIVENESS_BOUND_MS
+from sim.invariants.observations import Asked, announces_nothing
 from sim.invariants.private.completion import carried_runs, private_runs
 from sim.invariants.yields.yield_batches import batches, is_wake, key_runs, wake_owed
 from sim.trace import Record

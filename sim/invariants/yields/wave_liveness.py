@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sim.invariants.asked import Asked, asked_runs
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import Asked, asked_runs
 from sim.invariants.settled import UNKNOWN, own_settle
 from sim.invariants.yields.waves import _Child, _overlap, _read, _sibling
 from sim.invariants.yields.yield_batches import _descendants, _Seen, _seen, key_runs

@@ -22,11 +22,11 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from sim.invariants.asked import SETTLE_PREFIX as SETTLE_PREFIX
-from sim.invariants.asked import Asked, asked_runs, is_delivery_crash, rejection_class
-from sim.invariants.asked import is_wake as is_wake
-from sim.invariants.asked import key_runs as key_runs
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import SETTLE_PREFIX as SETTLE_PREFIX
+from sim.invariants.observations import Asked, asked_runs, is_delivery_crash, rejection_class
+from sim.invariants.observations import is_wake as is_wake
+from sim.invariants.observations import key_runs as key_runs
 from sim.invariants.settled import TRAIL_KINDS, UNKNOWN, own_settle
 from sim.trace import Record
 

@@ -1,5 +1,6 @@
 """Trace events of yield batches and their wakes (reference §c9): frozen, handed over, deferred,
-dispatched, retried, delivered, closed. Registered with the others by ``actors/events.py``."""
+dispatched, retried, delivered, closed. Registered with the others by
+``actors/events/__init__.py``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import ClassVar
 
 import attrs
 
-from actors.events import Event
+from actors.events.base import Event
 
 
 @attrs.frozen(slots=True)
@@ -131,20 +132,3 @@ class WaveSettled(Event):
     key: str
     consumed: str | None
     joined_late: bool  # part of its connected set was carried by an earlier wave
-
-
-def _register_here() -> None:
-    from actors import events
-
-    mine = tuple(cls for cls in (BatchFrozen, HandedToBatch, WakeDeferred, WakeDispatched,
-                                 WakeRetry, WakeDelivered, WakeClosed, WakeRefused,
-                                 WakeTurnPending, TurnAnswered, ConversationReply,
-                                 WaveSettled)
-                 if cls.kind not in events.KINDS)
-    for cls in mine:
-        events.register(cls)
-        events.KINDS[cls.kind] = cls.fields
-    events.EVENT_TYPES += mine
-
-
-_register_here()

@@ -1,6 +1,7 @@
 """Trace events of private parent completion (PRV-1..8): a result retained while its spawning
 turn is open, released by the turn's normal finish (its window starts), or closed because the
-requester incarnation it is bound to is gone. Registered with the others by ``actors/events.py``.
+requester incarnation it is bound to is gone. Registered with the others by
+``actors/events/__init__.py``.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import ClassVar
 
 import attrs
 
-from actors.events import Event
+from actors.events.base import Event
 
 
 @attrs.frozen(slots=True)
