@@ -25,6 +25,8 @@ from actors import addresses, events
 from actors.child.agent_loop import AgentLoop, Encoding, StepOutcome
 from actors.child.logs import SessionHeader, child_owned, last_epoch
 from actors.child.output import ContentBlock, JsonObject, final_output, text_of
+from actors.child.steps import KILLED_ERROR as KILLED_ERROR
+from actors.child.steps import step_chunks, token_usage, tool_events, transcript_messages
 from actors.consumers import InProcessReader, consumer_views
 from actors.delivery.run_record import RunStarted
 from actors.messages import ChildEnded, ChildSpec, StepSpec
@@ -39,61 +41,6 @@ from actors.nesting.session_queue import SessionGrant, SessionQueue
 from actors.runtime import Port
 from actors.states import OutcomeStatus, StepFinish
 from actors.store.durable import RunStore
-
-KILLED_ERROR = "subagent run terminated"
-
-
-def step_chunks(step: StepSpec, call_prefix: str) -> list[JsonObject]:
-    """The raw stream chunks of one model attempt for ``step``, in order."""
-    chunks: list[JsonObject] = []
-    index = 0
-    if step.reasoning:
-        chunks += [{"type": "reasoning-delta", "index": index, "text": piece}
-                   for piece in _pieces(step.reasoning)]
-        chunks.append({"type": "block-end", "index": index,
-                       "block": {"type": "reasoning", "text": step.reasoning}})
-        index += 1
-    if step.text:
-        chunks += [{"type": "text-delta", "index": index, "text": piece}
-                   for piece in _pieces(step.text)]
-        chunks.append({"type": "block-end", "index": index,
-                       "block": {"type": "text", "text": step.text}})
-        index += 1
-    for n in range(step.tool_calls):
-        call_id = f"{call_prefix}-call-{n + 1}"
-        arguments = f'{{"path": "src/file_{n + 1}.py"}}'
-        half = len(arguments) // 2
-        for part in (arguments[:half], arguments[half:]):
-            chunks.append({"type": "tool-call-delta", "index": index, "id": call_id,
-                           "name": "read_file", "argumentsDelta": part})
-        chunks.append({"type": "block-end", "index": index,
-                       "block": {"type": "tool-call", "id": call_id, "name": "read_file",
-                                 "arguments": arguments}})
-        index += 1
-    chunks.append({"type": "usage", "usage": {"inputTokens": 200 + 10 * len(chunks),
-                                              "outputTokens": len(step.text) // 4 + 1}})
-    chunks.append({"type": "finish", "reason": _finish(step)})
-    return chunks
-
-
-def _finish(step: StepSpec) -> JsonObject:
-    if step.finish is StepFinish.ERROR:
-        failure = {"message": "provider overloaded", "code": "OVERLOADED"}
-        return {"kind": "error", "failure": failure}
-    if step.finish in (StepFinish.STOP, StepFinish.TOOL_CALLS, StepFinish.MAX_TOKENS):
-        return {"kind": step.finish.value}
-    return {"kind": "tool-calls" if step.tool_calls else "stop"}
-
-
-def _pieces(text: str) -> list[str]:
-    """Split into up to three deltas at spaces, as a model streams words."""
-    words = text.split(" ")
-    if len(words) < 3:
-        return [text]
-    third = len(words) // 3
-    parts = [" ".join(words[:third]), " ".join(words[third:2 * third]),
-             " ".join(words[2 * third:])]
-    return [parts[0] + " ", parts[1] + " ", parts[2]]
 
 
 @attrs.define
@@ -279,7 +226,7 @@ async def run_child(
                     break
             session.append(loop.end_step())
             if outcome is StepOutcome.TOOL_CALLS:
-                session.append(_tool_events(state.chunks))
+                session.append(tool_events(state.chunks))
                 continue
             break
         if timed_out:
@@ -348,7 +295,7 @@ async def run_child(
     if timed_out:
         port.probe("child.timeout")
     _probe_result(port, session.events, output, status, text, stop_reason)
-    usage = _usage(session.events) if spec.usage_recorded else None
+    usage = token_usage(session.events) if spec.usage_recorded else None
     if usage is None:
         port.probe("child.usage-missing")
     store.record_end(run_id, port.now_ms, status, error, text, stop_reason, usage)
@@ -416,58 +363,3 @@ def _probe_result(port: Port, log: list[JsonObject], output: list[ContentBlock],
             port.probe("child.no-reply")
         elif len(text) < 64 and "no_reply" in text.lower():
             port.probe("child.no-reply-near-miss")
-
-
-def _usage(events: list[JsonObject]) -> tuple[int, int] | None:
-    """Token usage over the run's committed messages (read once, after the child settles);
-    ``None`` when the run ended before any usage report ("tokens unknown", never an invented
-    0/0; a reported 0/0 stays zeros)."""
-    reports = [event["data"]["usage"] for event in events
-               if event["type"] == "assistant/message" and "usage" in event["data"]]
-    if not reports:
-        return None
-    return (sum(usage.get("inputTokens", 0) for usage in reports),
-            sum(usage.get("outputTokens", 0) for usage in reports))
-
-
-def transcript_messages(task: str, events: list[JsonObject]) -> list[JsonObject]:
-    """The child session's transcript as ``sessions_history`` reads it: the task, then each
-    committed assistant message and tool result, with their usage still attached."""
-    # The task opens the run's own turn: after a fork's seeded context or an earlier epoch, so
-    # that a reader walking back to the last user message never takes an inherited answer.
-    opening: JsonObject = {"role": "user", "content": [{"type": "text", "text": task}]}
-    inherited = [i for i, event in enumerate(events)
-                 if event["type"] in ("session/end-seed", "agent/inbox/spliced")]
-    opens_at = inherited[-1] if inherited else -1  # after the last inherited turn
-    messages: list[JsonObject] = [] if inherited else [opening]
-    for i, event in enumerate(events):
-        data = event["data"]
-        if i == opens_at:
-            messages.append(opening)
-        elif event["type"] == "assistant/message":
-            message: JsonObject = {"role": "assistant", "content": data["message"]["content"]}
-            if "usage" in data:
-                message["usage"] = data["usage"]
-            messages.append(message)
-        elif event["type"] == "tool/result":
-            messages.append({"role": "toolResult", "content": data["message"]["content"]})
-    for seq, message in enumerate(messages, start=1):
-        message["__openclaw"] = {"seq": seq}
-    return messages
-
-
-def _tool_events(chunks: list[JsonObject]) -> list[JsonObject]:
-    """Run the step's tool calls: a call event and a result event each."""
-    events: list[JsonObject] = []
-    for chunk in chunks:
-        if chunk["type"] == "block-end" and chunk["block"]["type"] == "tool-call":
-            call = chunk["block"]
-            events.append({"type": "tool/call", "data": {"callId": call["id"],
-                                                         "name": call["name"],
-                                                         "arguments": call["arguments"]}})
-            events.append({"type": "tool/result", "data": {"message": {
-                "role": "tool",
-                "content": [{"type": "tool-result", "toolCallId": call["id"],
-                             "content": [{"type": "text",
-                                          "text": f"TOOL OUTPUT of {call['id']}"}]}]}}})
-    return events

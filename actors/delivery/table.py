@@ -20,13 +20,15 @@ Nesting (deferral, fallback): docs/nesting.md.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Generic, Literal, TypeVar
+from typing import Generic, TypeVar
 
 import attrs
 
 from actors import events, mutants
 from actors.announce.labels import is_announce_skip
 from actors.delivery import retry
+from actors.delivery.attempts import DESCENDANT_RECHECK_MS as DESCENDANT_RECHECK_MS
+from actors.delivery.attempts import AttemptSteps
 from actors.delivery.edge import (
     AckTimeout,
     AttemptDue,
@@ -37,45 +39,31 @@ from actors.delivery.edge import (
     Persist,
     Restored,
     RunFinished,
-    Send,
-    StartTimer,
     TryDue,
 )
-from actors.delivery.receipts import REQUESTER_UNAVAILABLE, Active, ReceiptSteps
+from actors.delivery.receipts import Active, ReceiptSteps
 from actors.delivery.redrive import OperatorSteps
 from actors.delivery.retention import ResolvedRuns, RunSummary
 from actors.delivery.run_record import (
-    AttemptStarted,
     Change,
-    ClaimMoved,
     CleanedUp,
-    Delivered,
-    GaveUp,
-    RetryScheduled,
     RunRecord,
     apply,
     completion_key,
     generation_key,
 )
-from actors.gateway.blocked import blocked_error
-from actors.gateway.send_error import SendError, closed_turn
-from actors.messages import Completion, CompletionAck, SendRejected
+from actors.gateway.send_error import SendError
+from actors.messages import CompletionAck, SendRejected
 from actors.mutants import MUTANT_FULL_TEXT_IN_MEMORY
 from actors.private.delivery import PrivateSteps
 from actors.private.rules import Hold, window_deadline_ms
 from actors.states import (
-    ACTIVE_CLAIMS,
-    ClaimPhase,
     DeliveryStatus,
     EvidenceKind,
     GiveUpReason,
-    OutcomeStatus,
     Waiting,
 )
 from actors.yields.batch_handover import BatchHandover
-
-# A run with pending descendants re-checks after this long; the wait counts no attempt (§c8, §c11).
-DESCENDANT_RECHECK_MS = 15_000
 
 K = TypeVar("K")
 
@@ -91,7 +79,8 @@ class Transition:
     doc: str
 
 
-class DeliveryCore(PrivateSteps, ReceiptSteps, OperatorSteps, BatchHandover, Generic[K]):
+class DeliveryCore(AttemptSteps, PrivateSteps, ReceiptSteps, OperatorSteps, BatchHandover,
+                   Generic[K]):
     """``render(record, kind)`` makes the text a requester of ``requester_kind(session_key)``
     reads; both come from outside, so the core never formats anything itself."""
 
@@ -311,174 +300,6 @@ class DeliveryCore(PrivateSteps, ReceiptSteps, OperatorSteps, BatchHandover, Gen
     def _persist(self, active: Active, change: Change) -> Persist:
         active.record = apply(active.record, change)
         return Persist(active.record.run_id, change)
-
-    def _start_attempt(self, active: Active, now_ms: int) -> list[Effect]:
-        record = active.record
-        if (batch := self._batch_takes(active)) is not None:
-            return self._hand_over(record, batch)  # before any expiry: YLD-2
-        if self._closes(record):
-            return self._close_private(record, now_ms)
-        if now_ms >= self._deadline(record):
-            self._probe("delivery.expiry")
-            return self._give_up(active, GiveUpReason.EXPIRY, record.last_error, now_ms)
-        pending = self._pending_descendants(record)
-        if pending and mutants.MUTANT_NO_DESCENDANT_GATING not in self._mutants:
-            # DEL-6: the run announces once its descendants settled (their results are what it
-            # reports); until then it waits without spending an attempt.
-            self._probe("delivery.descendants-pending")
-            active.waiting = Waiting.ATTEMPT_WAIT
-            return [events.DeliveryDeferred(record.run_id, pending, now_ms + DESCENDANT_RECHECK_MS),
-                    StartTimer(DESCENDANT_RECHECK_MS, AttemptDue(record.run_id, record.generation))]
-        if self._skips(record):  # after the descendants settled, as any announcement
-            return self._announce_skip(record, now_ms)
-        target = self._route(record)
-        effects: list[Effect] = []
-        if target != record.requester:
-            # DEL-4: the nested requester's session is gone (reference §c2).
-            self._probe("delivery.requester-fallback" if target is not None
-                        else "delivery.requester-unavailable")
-            effects.append(events.RequesterFallback(record.run_id, record.requester, target))
-            if mutants.MUTANT_FALLBACK_DROPPED in self._mutants:
-                del self._active[record.run_id]
-                return [*effects, Persist(record.run_id, Delivered(now_ms)),
-                        events.DeliveryRecorded(record.run_id, active.key, False),
-                        *self._cleanup(apply(record, Delivered(now_ms)), now_ms)]
-        if target != active.target:
-            active.target, active.text = target, None  # rendered for the new reader
-        active.failed_tries = 0
-        effects.append(self._persist(active, AttemptStarted(record.attempt_count + 1)))
-        if target is None:
-            # No fallback: a retryable outcome; the completion waits and nothing is lost.
-            # The warning keeps the concrete refusal it is still blocked on (DEL-9); with none,
-            # no send was refused, so there is nothing to warn with.
-            concrete = active.concrete_error
-            return effects + self._retry_later(active, concrete or REQUESTER_UNAVAILABLE,
-                                               now_ms, warn=concrete is not None)
-        if record.claim_phase not in ACTIVE_CLAIMS:
-            effects.append(self._persist(active, ClaimMoved(ClaimPhase.RESERVED, active.key,
-                                                            record.receipt_at_ms)))
-        return effects + self._send_try(active, now_ms)
-
-    def _send_try(self, active: Active, now_ms: int) -> list[Effect]:
-        frozen = self._freeze_findings(active) if active.text is None else []
-        record = active.record
-        # Unique in this incarnation, across runs and generations: a timer set for an earlier
-        # try (or an earlier generation of the run) never matches a later one.
-        self._tries += 1
-        active.token = self._tries
-        active.waiting = Waiting.ACK
-        target = active.target or record.requester
-        if active.text is None:
-            active.text = self._render(record, self._requester_kind(target))
-        completion = Completion(key=active.key, run_id=record.run_id,
-                                child_session_key=record.child_session_key,
-                                requester=target,
-                                status=record.outcome_status or OutcomeStatus.UNKNOWN,
-                                text=active.text, ended_at_ms=record.receipt_at_ms or 0,
-                                generation=record.generation, private=record.private and (
-                                    mutants.MUTANT_PRIVATE_TO_CHANNEL not in self._mutants),
-                                incarnation=record.requester_incarnation)
-        claim: list[Effect] = []
-        if record.claim_phase is ClaimPhase.RESERVED:  # from now on the requester may have it
-            claim.append(self._persist(active, ClaimMoved(ClaimPhase.ATTEMPTED, active.key,
-                                                          record.receipt_at_ms)))
-        return [
-            *frozen,
-            *claim,
-            events.AttemptSent(record.run_id, active.key, record.attempt_count,
-                               active.failed_tries + 1),
-            Send(target, completion),
-            StartTimer(retry.ANNOUNCE_TIMEOUT_MS, AckTimeout(record.run_id, active.token)),
-        ]
-
-    def _try_failed(self, active: Active, chain: SendError, now_ms: int,
-                    answered: bool = True) -> list[Effect]:
-        record = active.record
-        error_class = retry.classify(chain)
-        error = chain.text()
-        warned = active.concrete_error = blocked_error(
-            active.concrete_error, error, answered, self._probe,
-            mutants.MUTANT_WARNING_LOSES_ERROR in self._mutants)
-        if {retry.ErrorClass.PERMANENT: mutants.MUTANT_PERMANENT_RETRIED, retry.ErrorClass.SENT:
-                mutants.MUTANT_RETRY_PARTIAL_CHUNKS}.get(error_class) in self._mutants:
-            error_class = retry.ErrorClass.TRANSIENT  # the bugs: taken for a transient error
-        if closed_turn(chain):  # DEL-7: a permanent failure, never rescheduled
-            self._probe("delivery.closed-turn-rejected")
-            if mutants.MUTANT_CLOSED_TURN_RESCHEDULED in self._mutants:
-                error_class = retry.ErrorClass.OTHER
-        active.failed_tries += 1
-        effects: list[Effect] = [events.SendFailed(record.run_id, chain.to_json(),
-                                                   error_class.value, active.failed_tries)]
-        if (batch := self._batch_takes(active)) is not None:
-            return effects + self._hand_over(record, batch)
-        if error_class is retry.ErrorClass.PERMANENT:
-            self._probe("delivery.permanent-error")
-            if chain.cause is not None:
-                self._probe("delivery.wrapped-permanent-error")
-            return effects + self._give_up(active, GiveUpReason.PERMANENT_FAILURE, error,
-                                               now_ms)
-        if error_class is retry.ErrorClass.SENT:
-            # Part of it already reached the platform: never resent (DEL-10, DEL-11).
-            self._probe("delivery.sent-before-error")
-            return effects + self._give_up(active, GiveUpReason.SENT_BEFORE_ERROR, error,
-                                               now_ms)
-        if error_class is retry.ErrorClass.TRANSIENT:
-            wait = retry.transport_wait_ms(active.failed_tries)
-            if wait is not None:
-                active.waiting = Waiting.TRY_WAIT
-                return [*effects, StartTimer(wait, TryDue(record.run_id, active.token))]
-            self._probe("delivery.transient-retries-exhausted")
-            if mutants.MUTANT_GIVE_UP_AFTER_TRIES in self._mutants:
-                return effects + self._give_up(active, GiveUpReason.PERMANENT_FAILURE, error,
-                                               now_ms)
-        else:
-            self._probe("delivery.unclassified-error")
-        return effects + self._retry_later(active, warned, now_ms)
-
-    def _retry_later(self, active: Active, error: str, now_ms: int,
-                     warn: bool = True) -> list[Effect]:
-        """Retryable announce outcome: the registry loop waits its backoff, then tries again;
-        the wait never runs past the expiry deadline, where the next attempt gives up on time.
-        ``error`` is persisted and, with ``warn``, is the blocked-completion warning's (DEL-9)."""
-        record = active.record
-        deadline = self._deadline(record)
-        backoff = retry.backoff_ms(record.attempt_count, self._jitter())
-        if mutants.MUTANT_BACKOFF_UNCAPPED in self._mutants:
-            backoff = retry.backoff_ms(1, 0.0) * 2 ** (record.attempt_count - 1)
-        if backoff == retry.BACKOFF_MAX_MS:
-            self._probe("delivery.backoff-capped")
-        delay = min(backoff, max(0, deadline - now_ms))
-        if delay < backoff:
-            self._probe("delivery.backoff-clamped-to-expiry")
-        active.waiting = Waiting.ATTEMPT_WAIT
-        return [
-            self._persist(active, RetryScheduled(now_ms + delay, error)),
-            events.DeliveryRetry(record.run_id, record.attempt_count, now_ms + delay),
-            *([events.DeliveryBlocked(record.run_id, record.child_session_key, error)]
-              if warn else []),
-            StartTimer(delay, AttemptDue(record.run_id, record.generation)),
-        ]
-
-    def _give_up(self, active: Active, reason: GiveUpReason, error: str | None,
-                 now_ms: int) -> list[Effect]:
-        record = active.record
-        del self._active[record.run_id]
-        # A completed ok child keeps its payload for an operator redrive (suspended); anything
-        # else fails for good.
-        status: Literal[DeliveryStatus.FAILED, DeliveryStatus.SUSPENDED] = (
-            DeliveryStatus.SUSPENDED if record.outcome_status == OutcomeStatus.OK
-            else DeliveryStatus.FAILED)
-        self._probe("delivery.suspended" if status == DeliveryStatus.SUSPENDED
-                    else "delivery.failed")
-        abandon: list[Effect] = []
-        if record.claim_phase in ACTIVE_CLAIMS:
-            self._probe("delivery.claim-abandoned")
-            cleared = ClaimMoved(ClaimPhase.ABANDONED, record.claim_key, record.claim_ended_at_ms)
-            record = apply(record, cleared)
-            abandon.append(Persist(record.run_id, cleared))
-        return [*abandon, Persist(record.run_id, GaveUp(status, error)),
-                events.DeliveryGaveUp(record.run_id, status, reason, error),
-                *self._cleanup(apply(record, GaveUp(status, error)), now_ms)]
 
 
 IDLE, ACK, TRY_WAIT, ATTEMPT_WAIT = Waiting

@@ -28,6 +28,9 @@ from typing import Any
 import attrs
 
 from sim.choices import Schedule, Span
+from sim.explore.streams import Streams as Streams
+from sim.explore.streams import _replace, _stream, _total, _without_trailing_zeros
+from sim.explore.streams import streams_of as streams_of
 from sim.scenario import _REQUIREMENT_ID, Expectation, Scenario, loads
 from sim.scenario.write import dumps
 from sim.world import core as world
@@ -39,8 +42,6 @@ BLOCK_SIZES = (8, 4, 2, 1)
 SECOND = 1000
 # How far a structural deletion may move a choice earlier to keep it on its target.
 MAX_SHIFT = 16
-# A run's choices, one list per subsystem in the order the subsystems were first asked.
-Streams = tuple[tuple[str, tuple[int, ...]], ...]
 
 
 class NothingToShrink(Exception):
@@ -152,38 +153,6 @@ def shrink(
     return Shrunk(saved, target, outcome.requirement, outcome.message, len(original.trace),
                   outcome.records, len(original.schedule.choices), choices, shrinker.runs,
                   shrinker.crashes, shrinker.first_crash)
-
-
-def streams_of(schedule: Schedule) -> Streams:
-    """A schedule's choice indices, one list per subsystem."""
-    streams: dict[str, list[int]] = {}
-    for sub, _, index in schedule.choices:
-        streams.setdefault(schedule.subsystems[sub], []).append(index)
-    return tuple((name, tuple(values)) for name, values in streams.items())
-
-
-def _total(streams: Streams) -> int:
-    return sum(len(values) for _, values in streams)
-
-
-def _without_trailing_zeros(streams: Streams) -> Streams:
-    """Past its end a list gives 0s, so trailing 0s (and lists of only 0s) say nothing."""
-    out = []
-    for name, values in streams:
-        end = len(values)
-        while end and values[end - 1] == 0:
-            end -= 1
-        if end:
-            out.append((name, values[:end]))
-    return tuple(out)
-
-
-def _replace(streams: Streams, name: str, values: Sequence[int]) -> Streams:
-    return tuple((n, tuple(values) if n == name else v) for n, v in streams)
-
-
-def _stream(streams: Streams, name: str) -> tuple[int, ...]:
-    return next((v for n, v in streams if n == name), ())
 
 
 def _mutant_words(mutants: Sequence[str]) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.settled import EarliestSettle
-from sim.invariants.yields.yield_batches import yielded_members
+from sim.invariants.yields.seen import yielded_members
 from sim.trace import Record
 
 SKIP = "ANNOUNCE_SKIP"

@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.observations import asked_runs, final_rows, rejection_class
+from sim.invariants.observations import asked_runs, final_rows, is_wake, key_runs, rejection_class
 from sim.invariants.private.completion import releases
-from sim.invariants.yields.yield_batches import is_wake, key_runs
 from sim.trace import Record
 
 # Once faults heal, a required obligation must be resolved within this much virtual time after the

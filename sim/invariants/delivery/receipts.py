@@ -23,8 +23,7 @@ from typing import Any
 import attrs
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.observations import asked_runs, is_delivery_crash
-from sim.invariants.yields.yield_batches import is_wake, key_runs
+from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, key_runs
 from sim.trace import Record
 
 # The claim phases that are still open (reference §a restartRecovery): cleared ones are

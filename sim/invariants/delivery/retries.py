@@ -22,8 +22,14 @@ from collections.abc import Sequence
 import attrs
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.observations import Asked, asked_runs, is_delivery_crash, rejection_class
-from sim.invariants.yields.yield_batches import is_wake, yielded_members
+from sim.invariants.observations import (
+    Asked,
+    asked_runs,
+    is_delivery_crash,
+    is_wake,
+    rejection_class,
+)
+from sim.invariants.yields.seen import yielded_members
 from sim.trace import Record
 
 TRY_WAITS_MS = (5_000, 10_000, 20_000)

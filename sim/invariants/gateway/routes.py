@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import is_wake
 from sim.invariants.private.completion import private_runs
-from sim.invariants.yields.yield_batches import is_wake
 from sim.trace import Record
 
 Where = tuple[str, str, str | None]  # channel, chat, thread

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import is_wake, key_runs
 from sim.invariants.settled import EarliestSettle
-from sim.invariants.yields.yield_batches import is_wake, key_runs
 from sim.trace import Record
 
 # The reply instructions of reference §c5, restated by a phrase each form must carry.

@@ -19,9 +19,10 @@ from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.reached import LIVENESS_BOUND_MS
-from sim.invariants.observations import Asked, announces_nothing
+from sim.invariants.observations import Asked, announces_nothing, is_wake, key_runs
 from sim.invariants.private.completion import carried_runs, private_runs
-from sim.invariants.yields.yield_batches import batches, is_wake, key_runs, wake_owed
+from sim.invariants.yields.seen import batches
+from sim.invariants.yields.yield_batches import wake_owed
 from sim.trace import Record
 
 SILENT = ("NO_REPLY", "ANNOUNCE_SKIP")  # an ok answer the wake leaves out (reference §c9)

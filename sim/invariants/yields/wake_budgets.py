@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.yields.yield_batches import _overlap, _seen, _wake_of, batches, wave_batches
+from sim.invariants.yields.seen import _overlap, _seen, _wake_of, batches, wave_batches
 from sim.trace import Record
 
 RETRY_DELAYS_MS = (30_000, 120_000)

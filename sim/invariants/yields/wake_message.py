@@ -21,8 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.observations import asked_runs, is_delivery_crash
-from sim.invariants.yields.yield_batches import is_wake, key_runs
+from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, key_runs
 from sim.trace import Record
 
 CAP = 160_000

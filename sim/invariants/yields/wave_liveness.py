@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.observations import Asked, asked_runs
+from sim.invariants.observations import Asked, asked_runs, key_runs
 from sim.invariants.settled import UNKNOWN, own_settle
+from sim.invariants.yields.seen import _descendants, _Seen, _seen
 from sim.invariants.yields.waves import _Child, _overlap, _read, _sibling
-from sim.invariants.yields.yield_batches import _descendants, _Seen, _seen, key_runs
 from sim.trace import Record
 
 # A due wave's wake goes out at once (no deferral: a wave just returns while a descendant is

@@ -44,9 +44,8 @@ from collections.abc import Sequence
 import attrs
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.observations import asked_runs, is_delivery_crash
+from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, key_runs
 from sim.invariants.settled import EarliestSettle
-from sim.invariants.yields.yield_batches import is_wake, key_runs
 from sim.trace import Record
 
 PARENT = "parent"
