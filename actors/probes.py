@@ -192,7 +192,7 @@ PROBES: dict[str, str] = {
     # -- requester turns (actors/yields/turns.py, actors/requester/shell.py) -----------------------
     "turns.reset-abandons-turn": "/new or a delete abandoned an open or yielded turn",
     "turns.status-check-before-yield": "a turn checked a child's status, then yielded",
-    # -- yield batches and their wakes (actors/yields/batch_wake.py, actors/delivery/wakes.py) -----
+    # -- yield batches and their wakes (actors/yields/batch_wake.py, delivery_wakes.py) -----------
     "delivery.handed-to-batch": "a member's own delivery handed its result to its batch",
     "delivery.claimed-while-waiting": "a batch claimed a member waiting between tries",
     "delivery.claimed-before-end-seen": "a batch claimed an ended member whose end the "
@@ -242,7 +242,7 @@ PROBES: dict[str, str] = {
                                        "slot of the maxConcurrent lane",
     "child.aborted-in-session-queue": "a run was aborted while it waited for its session's "
                                       "earlier run (it left the queue)",
-    # -- unfrozen waves (actors/yields/waves.py, actors/delivery/waves.py; reference §c9) ----------
+    # -- unfrozen waves (actors/yields/waves.py, actors/yields/delivery_waves.py; reference §c9) ---
     "wave.wake": "a wave of a requester's non-yield children settled and got its settle wake",
     "wave.consumed-one-delivered": "a wave of exactly one already-delivered child was consumed "
                                    "without a wake",

@@ -40,8 +40,6 @@ from actors.delivery.recovery import (
 )
 from actors.delivery.run_record import Delivered, GaveUp, RunRecord
 from actors.delivery.table import DeliveryCore
-from actors.delivery.wakes import Wakes
-from actors.delivery.waves import Waves
 from actors.gateway import routing
 from actors.messages import (
     ChildEnded,
@@ -65,6 +63,8 @@ from actors.private.rules import Hold, private_hold
 from actors.runtime import Crash, Port
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, Waiting
 from actors.store.durable import RunStore
+from actors.yields.delivery_wakes import Wakes
+from actors.yields.delivery_waves import Waves
 from actors.yields.turns import TurnState
 
 
@@ -278,7 +278,7 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
                     port.probe(_CRASH_IN_WAIT[waiting])
             raise
         if wakes.owns(message):
-            wakes.handle(message)  # a yield batch's: its wake (actors/delivery/wakes.py)
+            wakes.handle(message)  # a yield batch's: its wake (actors/yields/delivery_wakes.py)
             _waves(waves, cleaned)
             continue
         if recovery.handle(message):

@@ -1,4 +1,11 @@
-"""All invariants, by name; see base.py for what an invariant may and may not do."""
+"""All invariants, by name; see base.py for what an invariant may and may not do.
+
+The oracles sit in one package per subsystem they judge (``delivery``, ``yields``, ``private``,
+``nesting``, ``gateway``, ``child``); what several of them read is computed once per run in
+modules no oracle owns: ``observations`` (what was asked, what was refused and how),
+``settled`` (when a run settled). :func:`check` classifies a trace's refusals once before the
+oracles read them.
+"""
 
 from __future__ import annotations
 

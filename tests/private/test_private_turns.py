@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-import actors.delivery.wakes
 import actors.requester.turns
 import actors.yields.batch_wake
+import actors.yields.delivery_wakes
 from actors.delivery.run_record import RunRecord
 from actors.mutants import (
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL,
@@ -88,7 +88,7 @@ def test_status_check_oracle_catches_a_checked_result_left_out_of_the_wake(
     def announced(record: RunRecord) -> bool:
         return record.private
 
-    monkeypatch.setattr(actors.delivery.wakes, "_announced", announced)
+    monkeypatch.setattr(actors.yields.delivery_wakes, "_announced", announced)
     assert "status-check-keeps-private" in _found(_run("private-yield-with-public-sibling.toml"))
 
 

@@ -8,8 +8,8 @@ from typing import Any
 import attrs
 import pytest
 
-import actors.delivery.wakes
 import actors.yields.batch_wake
+import actors.yields.delivery_wakes
 from actors.mutants import MUTANT_TWO_WAKES, MUTANT_WAIT_EARLIER_TURN, MUTANT_WAKE_INTO_BUSY_TURN
 from actors.store.durable import RunStore
 from actors.yields.batch_record import BatchRow, BatchStatus
@@ -72,7 +72,7 @@ def test_wake_budgets_catch_retries_sent_too_soon(monkeypatch: pytest.MonkeyPatc
 
 
 def test_wake_message_catches_findings_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(actors.delivery.wakes, "_announced", lambda record: True)
+    monkeypatch.setattr(actors.yields.delivery_wakes, "_announced", lambda record: True)
     assert "wake-message" in _found(_run("yield-batch.toml"))
 
 

@@ -4,11 +4,10 @@ Three ideas, one module each, re-exported here:
 
 * :mod:`~actors.child.agent_loop.assembler`: :class:`BlockAssembler` folds raw stream chunks into
   content blocks (dropping tool calls at a token-limit stop);
-* :mod:`~actors.child.agent_loop.streams`: :class:`StreamAccumulator` packs one attempt's chunks
-into
-  the compact V2 stream records;
-* :mod:`~actors.child.agent_loop.loop`: :class:`AgentLoop` turns a turn's steps, attempts and chunks
-  into the session events the real loop appends, in either encoding.
+* :mod:`~actors.child.agent_loop.streams`: :class:`StreamAccumulator` packs one attempt's
+  chunks into the compact V2 stream records;
+* :mod:`~actors.child.agent_loop.loop`: :class:`AgentLoop` turns a turn's steps, attempts and
+  chunks into the session events the real loop appends, in either encoding.
 """
 
 from actors.child.agent_loop.assembler import BlockAssembler, StreamChunk, has_visible_text
