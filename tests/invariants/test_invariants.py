@@ -15,7 +15,7 @@ import actors.consumers
 import actors.consumers.activation
 import actors.consumers.in_process
 import actors.consumers.views
-import actors.delivery.shell
+import actors.delivery.payload
 from actors.delivery.run_record import RunRecord
 from actors.delivery.table import DeliveryCore
 from actors.messages import Completion, CompletionAck
@@ -128,13 +128,13 @@ def test_eventually_resolved_enforces_its_time_bound() -> None:
 
 
 def test_result_intact_catches_a_truncated_result(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = actors.delivery.shell.render
+    original = actors.delivery.payload.render
 
     def truncating(record: RunRecord, kind: Any, *findings: Any) -> str:
         return original(attrs.evolve(record, result_text=(record.result_text or "")[:5]), kind,
                         *findings)
 
-    monkeypatch.setattr(actors.delivery.shell, "render", truncating)
+    monkeypatch.setattr(actors.delivery.payload, "render", truncating)
     result = _run("transient-then-success.toml")
     # What the requester read no longer is the child's result; the block's own check agrees.
     assert _names(result) == ["announce-block", "result-intact"]

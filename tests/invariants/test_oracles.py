@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 import pytest
 
+import actors.delivery.attempts
 import actors.delivery.table
 import actors.requester.shell
 from actors import events
@@ -95,12 +96,12 @@ TWO_SESSIONS = textwrap.dedent("""\
 def test_delivered_means_received_catches_a_hand_off_to_another_requester(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
 ) -> None:
-    send = actors.delivery.table.Send
+    send = actors.delivery.attempts.Send  # the send path makes every Send (actors/delivery/)
 
-    def misrouted(requester: str, completion: Any) -> actors.delivery.table.Send:
+    def misrouted(requester: str, completion: Any) -> actors.delivery.attempts.Send:
         return send("agent:ops:main", attrs.evolve(completion, requester="agent:ops:main"))
 
-    monkeypatch.setattr(actors.delivery.table, "Send", misrouted)
+    monkeypatch.setattr(actors.delivery.attempts, "Send", misrouted)
     path = tmp_path / "two.toml"
     path.write_text(TWO_SESSIONS, encoding="utf-8")
     result = world.run(scenario.load(path))
