@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import attrs
 
+from actors.gateway.routing import Target
+from actors.gateway.send_error import SendError
 from actors.permissions import OWNER, Caller
-from actors.private import DEFAULT_OPTIONS, SpawnOptions
-from actors.routing import Target
-from actors.send_error import SendError
+from actors.private.rules import DEFAULT_OPTIONS, SpawnOptions
 from actors.states import StepFinish, values
 
 
@@ -154,7 +154,7 @@ class EndTurn:
     """The open turn ends: ``finish`` (a normal reply) or ``yield`` (``sessions_yield``)."""
 
     turn: str
-    how: str  # actors.turns.TurnEnd
+    how: str  # actors.yields.turns.TurnEnd
 
 
 @attrs.frozen
@@ -299,9 +299,10 @@ class SendRejected:
 
 @attrs.frozen
 class OperatorRequest:
-    """An operator's action on one run's delivery, sent to the registry (actors/redrive.py):
-    ``redrive`` (send it again from its retained payload, as a new generation) or ``dismiss``
-    (discard a given-up delivery and release its payload). ``request`` numbers it."""
+    """An operator's action on one run's delivery, sent to the registry
+    (actors/delivery/redrive.py): ``redrive`` (send it again from its retained payload, as a new
+    generation) or ``dismiss`` (discard a given-up delivery and release its payload). ``request``
+    numbers it."""
 
     action: str
     run_id: str

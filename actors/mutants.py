@@ -10,17 +10,17 @@ from collections.abc import Sequence
 
 import attrs
 
-from actors.output import ContentBlock, SessionEvent
+from actors.child.output import ContentBlock, SessionEvent
+from actors.gateway.routing import MUTANT_OVERRIDE_KEEPS_THREAD, MUTANT_STORED_ROUTE_BEATS_ORIGIN
+from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_OFF
 from actors.permissions import MUTANT_SPAWNER_PERMISSION
-from actors.routing import MUTANT_OVERRIDE_KEEPS_THREAD, MUTANT_STORED_ROUTE_BEATS_ORIGIN
-from actors.session import (
+from actors.requester.session import (
     MUTANT_COMPACTION_FORGETS_TURNS,
     MUTANT_DEDUPE_OFF,
     MUTANT_RECEIPT_BY_ARRIVAL,
 )
-from actors.session_queue import MUTANT_SESSION_QUEUE_OFF
 
-# Switches inside the delivery core (actors/registry.py).
+# Switches inside the delivery core (actors/delivery/table.py).
 MUTANT_FRESH_KEY_AFTER_RESTART = "fresh-key-after-restart"
 MUTANT_PERMANENT_RETRIED = "permanent-retried"
 MUTANT_KEY_WITHOUT_RUN_ID = "key-without-run-id"
@@ -45,7 +45,7 @@ MUTANT_RECOVERY_UNBOUNDED = "recovery-unbounded"
 MUTANT_PAYLOAD_DROPPED_EARLY = "payload-dropped-early"
 MUTANT_FULL_TEXT_IN_MEMORY = "full-text-in-memory"
 MUTANT_MIRROR_BLOCKS_SEND = "mirror-blocks-send"
-# Receipts and recovery claims (actors/claims.py, actors/registry_receipts.py).
+# Receipts and recovery claims (actors/delivery/claims.py, actors/delivery/receipts.py).
 MUTANT_CLAIM_CLEARED_FIRST = "claim-cleared-first"
 MUTANT_OTHER_RUN_PROOF = "other-run-proof"
 # Nesting (docs/nesting.md).
@@ -53,20 +53,21 @@ MUTANT_STALE_FINDINGS = "stale-findings"
 MUTANT_CHILD_LIMIT_OFF_BY_ONE = "child-limit-off-by-one"
 MUTANT_FALLBACK_DROPPED = "fallback-dropped"
 MUTANT_FINDINGS_RERENDERED = "findings-rerendered"
-# Operator actions (actors/redrive.py).
+# Operator actions (actors/delivery/redrive.py).
 MUTANT_REDRIVE_SAME_GENERATION = "redrive-same-generation"
 MUTANT_GIVE_UP_CORRECTION_SENDS = "give-up-correction-sent"
 MUTANT_WAIT_EARLIER_TURN = "wake-waits-earlier-turn"
 MUTANT_TWO_WAKES = "two-wakes-per-batch"
 MUTANT_WAKE_INTO_BUSY_TURN = "wake-into-busy-turn"
-# Private parent completion (actors/private.py, wired in actors/registry.py and delivery.py).
+# Private parent completion (actors/private/rules.py, wired in actors/delivery/table.py and
+# delivery.py).
 MUTANT_PRIVATE_TO_CHANNEL = "private-to-channel"
 MUTANT_PRIVATE_USAGE_STATS = "private-usage-stats"
 MUTANT_PRIVATE_AFTER_RESET = "private-after-reset"
-# A private batch's resumed turn (actors/requester_turns.py) and status checks (PRV-2, PRV-6).
+# A private batch's resumed turn (actors/requester/turns.py) and status checks (PRV-2, PRV-6).
 MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-final-visible"
 MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes"
-# Unfrozen waves (actors/waves.py).
+# Unfrozen waves (actors/yields/waves.py).
 MUTANT_WAVE_STALE_SIBLING = "wave-includes-stale-sibling"
 MUTANT_WAVE_NEVER_WOKEN = "wave-never-woken"
 

@@ -9,7 +9,7 @@ not explore. Names are declared here once: an unknown name is an error.
 from __future__ import annotations
 
 PROBES: dict[str, str] = {
-    # -- the delivery core (actors/registry.py) ----------------------------------------------
+    # -- the delivery core (actors/delivery/table.py) ----------------------------------------------
     "delivery.not-required-skip": "a run spawned with expectsCompletionMessage false is skipped",
     "delivery.child-ended-twice": "a child's end arrives for a run restore already picked up",
     "delivery.child-ended-after-resolution": "a child's end arrives for an already resolved run",
@@ -37,26 +37,26 @@ PROBES: dict[str, str] = {
                                                 "but never resolved (it sends again)",
     "delivery.restart-before-first-attempt": "a restarted actor finds an ended run it never "
                                              "tried to deliver",
-    # -- the gateway (actors/gateway_core.py, actors/gateway.py) -----------------------------
+    # -- the gateway (actors/gateway/core.py, actors/gateway/shell.py) -----------------------------
     "gateway.chunk-failed-after-sent": "a chunk failed or aborted after earlier chunks reached "
                                        "the channel (an incomplete send)",
     "gateway.first-chunk-failed": "a channel refused the first chunk of a send",
     "gateway.incomplete-repeat-refused": "a repeat of an incomplete chunked send was refused",
     "gateway.ack-slow-past-timeout": "a session's ack came back after the announce timeout",
     "gateway.ack-lost": "a session's acknowledgement was lost on its way back",
-    # -- the delivery shell (actors/delivery.py): where the process died ---------------------
+    # -- the delivery shell (actors/delivery/shell.py): where the process died ---------------------
     "delivery.crash-before-send": "the delivery process died just before handing a send over",
     "delivery.crash-between-send-and-record": "the delivery process died after the ack, before "
                                               "recording delivered",
     "delivery.crash-in-ack-wait": "the delivery process died while a send awaited its ack",
     "delivery.crash-in-try-wait": "the delivery process died between two transport tries",
     "delivery.crash-in-backoff": "the delivery process died during a registry backoff",
-    # -- rendering the announce block (actors/registry.py) ----------------------------------
+    # -- rendering the announce block (actors/delivery/table.py) ----------------------------------
     "announce.truncated": "a result was cut at the 160,000-character cap and a marker written",
     "announce.no-output": "a required result was delivered as (no output)",
     "announce.escaped": "a result carried < or & that had to be escaped",
     "announce.forged-framing": "a result carried text that looks like block framing or a marker",
-    # -- the child's run (actors/child.py) --------------------------------------------------
+    # -- the child's run (actors/child/shell.py) --------------------------------------------------
     "child.attempt-retried": "a model attempt failed and was retried",
     "child.attempt-fallback": "the result came from streamed text, no message had content",
     "child.timeout": "a child outlived its timeout and was disposed of",
@@ -74,14 +74,14 @@ PROBES: dict[str, str] = {
     "child.no-output": "a child ended ok with no text at all",
     "child.error-text-dropped": "a failed child streamed text that is not replayed (DEL-14)",
     "child.usage-missing": "a child settled before its usage was recorded",
-    # -- the requester session (actors/requester.py) ----------------------------------------
+    # -- the requester session (actors/requester/shell.py) ----------------------------------------
     "requester.session-rerun": "a child session is spawned again (a new run id)",
     "requester.duplicate-completion": "a completion arrived whose key the session had recorded",
     "requester.refused-person": "a person without the session's permission tried a session-"
                                 "control action; it was refused (DEL-17)",
     "requester.refused-report": "a turn started by a completion report tried a session-control "
                                 "action; the report carries no permission, so it was refused",
-    # -- route resolution (actors/routing.py, called by actors/delivery.py) -----------------
+    # -- route resolution (actors/gateway/routing.py, called by actors/delivery/shell.py) ----------
     "route.bound": "a bound conversation/thread picked the completion's target",
     "route.hook": "the subagent_delivery_target hook picked the completion's target",
     "route.hook-ignored": "the hook returned only an internal channel (webchat) or no chat: "
@@ -170,7 +170,7 @@ PROBES: dict[str, str] = {
                                    "to that session's own requester",
     "delivery.requester-unavailable": "a completion's nested requester is gone and no "
                                       "fallback exists: it stays retryable",
-    # -- operator redrive and dismissal (actors/redrive.py, DEL-16) --------------------------
+    # -- operator redrive and dismissal (actors/delivery/redrive.py, DEL-16) -----------------------
     "delivery.corrected-after-give-up": "a newer receipt reached a given-up run: only its "
                                         "retained payload changed, nothing was sent",
     "delivery.redrive-suspended": "an operator redrove a suspended run from its stored payload",
@@ -189,10 +189,10 @@ PROBES: dict[str, str] = {
                                            "ended",
     "delivery.operator-refused-not-required": "an operator's action was refused: no "
                                               "completion was asked for",
-    # -- requester turns (actors/turns.py, actors/requester.py) ------------------------------
+    # -- requester turns (actors/yields/turns.py, actors/requester/shell.py) -----------------------
     "turns.reset-abandons-turn": "/new or a delete abandoned an open or yielded turn",
     "turns.status-check-before-yield": "a turn checked a child's status, then yielded",
-    # -- yield batches and their wakes (actors/batch_wake.py, actors/delivery_wakes.py) ------
+    # -- yield batches and their wakes (actors/yields/batch_wake.py, delivery_wakes.py) -----------
     "delivery.handed-to-batch": "a member's own delivery handed its result to its batch",
     "delivery.claimed-while-waiting": "a batch claimed a member waiting between tries",
     "delivery.claimed-before-end-seen": "a batch claimed an ended member whose end the "
@@ -219,7 +219,7 @@ PROBES: dict[str, str] = {
     "batch.route-notices-capped": "a wake's route notices were capped at 1,024 characters",
     "batch.requester-turn-pending": "a wake reached a session busy in another turn: it waits, "
                                     "spending no attempt",
-    # -- private parent completion (actors/private.py; PRV-1..8) -----------------------------
+    # -- private parent completion (actors/private/rules.py; PRV-1..8) -----------------------------
     "private.spawn-refused": "sessions_spawn refused completionTarget with a forbidden option",
     "private.retained-while-turn-open": "a private result finished while its spawning turn was "
                                         "open: retained, no deadline running",
@@ -235,14 +235,14 @@ PROBES: dict[str, str] = {
     "private.batch-handoff-unavailable": "a private batch's requester was reset or deleted "
                                          "before its wake: closed as "
                                          "completion_handoff_unavailable",
-    # -- a child session's own run queue (actors/session_queue.py) ---------------------------
+    # -- a child session's own run queue (actors/nesting/session_queue.py) -------------------------
     "requester.session-queued": "a run was spawned into a child session whose earlier run had "
                                 "not ended: it waits for it",
     "child.lane-queued-after-session": "a run that waited for its session then waited for a "
                                        "slot of the maxConcurrent lane",
     "child.aborted-in-session-queue": "a run was aborted while it waited for its session's "
                                       "earlier run (it left the queue)",
-    # -- unfrozen waves (actors/waves.py, actors/delivery_waves.py; reference §c9) -------------
+    # -- unfrozen waves (actors/yields/waves.py, actors/yields/delivery_waves.py; reference §c9) ---
     "wave.wake": "a wave of a requester's non-yield children settled and got its settle wake",
     "wave.consumed-one-delivered": "a wave of exactly one already-delivered child was consumed "
                                    "without a wake",

@@ -13,8 +13,8 @@ Two more ways to guide a run, both for searching around a recorded one:
 - *guides* are lists of indices, one per subsystem, followed leniently as Hypothesis'
   ConjectureData follows its buffer: a subsystem's next choice takes the next value of its list,
   clamped to ``n - 1``; past the end (or for a subsystem without a list) every choice is 0. Any
-  lists of naturals make a valid run, which is what lets the shrinker (sim/shrink.py) delete and
-  lower choices freely; one list per subsystem (as one RNG per subsystem, SIM-2) means deleting
+  lists of naturals make a valid run, which is what lets the shrinker (sim/explore/shrink.py) delete
+  and lower choices freely; one list per subsystem (as one RNG per subsystem, SIM-2) means deleting
   a child's workload draws does not shift the fault or schedule choices that come after them.
 """
 
@@ -49,7 +49,7 @@ if STRATEGIES != choice_names.STRATEGIES:  # the flags' copy (sim/choice_names.p
 Span = tuple[str, tuple[tuple[str, int, int], ...]]
 SCHEDULE = "schedule"
 MAX_SEED = choice_names.MAX_SEED
-# A schedule file's limits: far above any run the step bound (sim/world.py) lets finish.
+# A schedule file's limits: far above any run the step bound (sim/world/core.py) lets finish.
 MAX_CHOICES = 10_000_000
 MAX_OPTIONS = 10_000_000
 MAX_SUBSYSTEMS = 10_000
@@ -121,7 +121,7 @@ def load_schedule(path: str, text: str) -> Schedule:
 
 def _read_schedule(root: Node) -> Schedule:
     from actors.mutants import MUTANTS
-    from sim.faults import FAULT_KINDS  # sim.faults imports this module
+    from sim.faults.kinds import FAULT_KINDS
 
     root.check_keys(_SCHEDULE_FIELDS)
     versions = root.node("versions", None)

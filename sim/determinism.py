@@ -15,6 +15,11 @@ refuses to run on a Trio version it was not checked against. See
 from __future__ import annotations
 
 import random
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import trio
 
 # Trio is imported where a run needs it, not here: ``sim.choices`` (and through it the CLI's
 # option lists) imports this module, and ``handoff --help`` should not pay for Trio.
@@ -77,3 +82,30 @@ def rng_seed(seed: int, subsystem: str) -> str:
 def rng_for(seed: int, subsystem: str) -> random.Random:
     """An independent generator for one subsystem of one run."""
     return random.Random(rng_seed(seed, subsystem))
+
+
+def run_trio(main: Callable[[], Awaitable[None]], clock: trio.abc.Clock) -> None:
+    """``trio.run`` that re-raises a lone exception from its nursery group unwrapped.
+
+    Trio wraps every nursery error in an ExceptionGroup; a run fails for one reason (a diverged
+    replay, a bug in an actor), and callers want that reason itself.
+    """
+    import trio
+
+    try:
+        trio.run(main, clock=clock)
+    except BaseExceptionGroup as group:
+        leaves = _leaves(group)
+        if len(leaves) == 1:
+            raise leaves[0] from group
+        raise
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    leaves: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            leaves += _leaves(exc)
+        else:
+            leaves.append(exc)
+    return leaves

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sim.world import RunResult
+from sim.world.core import RunResult
 
 SETTLE_PREFIX = "announce:requester-settle:"
 

@@ -1,6 +1,6 @@
 """Trace exports: JSONL (the canonical form), a plain-text timeline, Chrome trace-event JSON (opens
 in Perfetto: one track per actor, child runs as spans), a Mermaid sequence diagram and a
-self-contained HTML timeline (sim/export_html.py)."""
+self-contained HTML timeline (sim/html/timeline.py)."""
 
 from __future__ import annotations
 
@@ -137,7 +137,7 @@ def render(records: Iterable[Record], fmt: str) -> str:
     if fmt == "mermaid":
         return to_mermaid(records)
     if fmt == "html":  # a bare trace; ``handoff replay`` adds the run's violations and repro
-        from sim.export_html import to_html
+        from sim.html.timeline import to_html
 
         return to_html(records, title="handoff trace")
     raise ValueError(f"unknown trace format {fmt!r}; expected one of {FORMATS}")

@@ -30,6 +30,7 @@ from actors.events import Event
 from actors.runtime import Crash
 from sim.choices import Chooser
 from sim.determinism import cancelled, others_runnable
+from sim.determinism import run_trio as run_trio
 from sim.trace import Trace
 
 # How many events due at the same instant the chooser may pick from. Bounded so that a burst of
@@ -430,28 +431,3 @@ def _target(entry: _Entry) -> str:
     if isinstance(entry, _Timer | _Wake):
         return entry.port.name
     return "harness:" + entry.label
-
-
-def run_trio(main: Callable[[], Awaitable[None]], clock: trio.abc.Clock) -> None:
-    """``trio.run`` that re-raises a lone exception from its nursery group unwrapped.
-
-    Trio wraps every nursery error in an ExceptionGroup; a run fails for one reason (a diverged
-    replay, a bug in an actor), and callers want that reason itself.
-    """
-    try:
-        trio.run(main, clock=clock)
-    except BaseExceptionGroup as group:
-        leaves = _leaves(group)
-        if len(leaves) == 1:
-            raise leaves[0] from group
-        raise
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    leaves: list[BaseException] = []
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            leaves += _leaves(exc)
-        else:
-            leaves.append(exc)
-    return leaves

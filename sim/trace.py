@@ -37,7 +37,7 @@ class Record:
         return printable(json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":")))
 
 
-# What the harness itself records (the model's own kinds are in ``actors/events.py``):
+# What the harness itself records (the model's own kinds are in ``actors/events/__init__.py``):
 # kind -> the fields its records carry. ``fault`` records carry ``kind`` plus the fault's details.
 HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     "world.start": ("scenario", "seed", "strategy", "mutants", "faults", "versions"),
@@ -58,16 +58,16 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     "crash": ("point", "incarnation"),
     "drop": ("src", "dst", "message"),
     # Each session's configuration (routing facts, owners) and each session-control request as
-    # the harness sent it (DEL-5, DEL-17; sim/world_control.py).
+    # the harness sent it (DEL-5, DEL-17; sim/world/control.py).
     "world.session": ("key", "nested", "owners", "reply_mode", "origin", "route", "binding",
                       "hook"),
     "world.action": ("request", "session", "actor", "action", "child", "caller"),
     # Nesting (docs/nesting.md): the limits a world runs under, and a nested session deleted.
     "world.limits": ("max_spawn_depth", "max_children_per_agent", "max_concurrent"),
     "world.delete-session": ("child", "session"),
-    # Each operator request as the harness sent it to the registry (sim/world_redrive.py).
+    # Each operator request as the harness sent it to the registry (sim/world/redrive.py).
     "world.operator": ("request", "action", "child", "run_id"),
-    # What the harness asked of each requester session (sim/world_turns.py): turns, their end
+    # What the harness asked of each requester session (sim/world/turns.py): turns, their end
     # (finish or sessions_yield), status checks, /new and deletes.
     "world.turn": ("session", "turn", "incarnation"),
     "world.turn_end": ("session", "turn", "how", "incarnation"),

@@ -10,8 +10,9 @@ import textwrap
 
 import pytest
 
-from sim import determinism, world
+from sim import determinism
 from sim.scenario import Scenario
+from sim.world import core as world
 
 
 def _python(code: str, hashseed: str, extra_env: dict[str, str] | None = None) -> str:

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from actors.events import EVENT_TYPES, KINDS
-from sim import invariants, scenario, world
+from sim import invariants, scenario
 from sim.trace import HARNESS_KINDS, Record
+from sim.world import core as world
 from tests.conftest import ROOT, SCENARIOS
 
 EMITTED = {**KINDS, **HARNESS_KINDS}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from sim import export, scenario, world
+from sim import export, scenario
+from sim.world import core as world
 from tests.conftest import SCENARIOS
 
 

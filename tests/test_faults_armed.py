@@ -1,4 +1,4 @@
-"""The plan's armed faults, indexed by kind and child (sim/faults_armed.py), take exactly the
+"""The plan's armed faults, indexed by kind and child (sim/faults/armed.py), take exactly the
 fault a scan of the arming-ordered list takes, for any arming and any opportunity (Hypothesis)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.faults import ArmedFault, TimelineEvent
-from sim.faults_armed import ArmedFaults
+from sim.faults.armed import ArmedFaults
+from sim.faults.plan import ArmedFault, TimelineEvent
 
 _KINDS = st.sampled_from(["delay", "crash", "send-ambiguous"])
 _CHILD = st.none() | st.sampled_from(["c1", "c2"])

@@ -9,10 +9,10 @@ from typing import Any
 from tests.conftest import ROOT
 
 # The modules allowed to do IO: the Trio shells, the Port they run on, the SQLite store.
-SHELLS = {"actors.child", "actors.delivery", "actors.delivery_wakes", "actors.delivery_waves",
-          "actors.requester_turns", "actors.requester_waves",
-          "actors.gateway", "actors.requester", "actors.runtime",
-          "actors.store"}
+SHELLS = {"actors.child.shell", "actors.delivery.shell", "actors.yields.delivery_wakes",
+          "actors.yields.delivery_waves", "actors.requester.turns", "actors.requester.waves",
+          "actors.gateway.shell", "actors.requester.shell", "actors.runtime",
+          "actors.store.durable"}
 
 
 def _pure_contract() -> dict[str, Any]:
@@ -22,17 +22,34 @@ def _pure_contract() -> dict[str, Any]:
     return dict(pure)
 
 
-def test_every_model_module_is_a_listed_pure_core_or_a_shell() -> None:
+def _model_modules() -> set[str]:
+    """Every module of actors/ by dotted name, packages' ``__init__`` left out."""
     modules = set()
-    for path in (ROOT / "actors").iterdir():
-        if path.name == "__init__.py" or path.name.startswith((".", "_")):
+    for path in sorted((ROOT / "actors").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if parts[-1] == "__init__" or any(p.startswith((".", "_")) for p in parts):
             continue
-        if path.suffix == ".py" or (path.is_dir() and (path / "__init__.py").exists()):
-            modules.add(f"actors.{path.stem if path.suffix == '.py' else path.name}")
+        modules.add(".".join(parts))
+    return modules
+
+
+def _covered(module: str, names: set[str]) -> bool:
+    """Whether a module or one of the packages holding it is named."""
+    parts = module.split(".")
+    return any(".".join(parts[:k]) in names for k in range(2, len(parts) + 1))
+
+
+def test_every_model_module_is_a_listed_pure_core_or_a_shell() -> None:
+    modules = _model_modules()
     pure = set(_pure_contract()["source_modules"])
     assert pure & SHELLS == set()
-    assert modules - pure - SHELLS == set(), "classify it: pure (pyproject.toml) or a shell"
-    assert pure - modules == set(), "the contract names a module that does not exist"
+    both = sorted(m for m in modules if _covered(m, pure) and _covered(m, SHELLS))
+    assert both == [], "a module is both pure and a shell"
+    loose = sorted(m for m in modules if not _covered(m, pure) and not _covered(m, SHELLS))
+    assert loose == [], "classify it: pure (pyproject.toml) or a shell"
+    known = {".".join(m.split(".")[:k]) for m in modules for k in range(2, len(m.split(".")) + 1)}
+    assert pure - known == set(), "the contract names a module that does not exist"
+    assert SHELLS - known == set(), "a shell named here does not exist"
 
 
 def test_the_pure_contract_forbids_io_and_the_simulator() -> None:

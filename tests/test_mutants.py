@@ -10,7 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from actors.mutants import BREAKS, MUTANTS
-from sim import cli, explore, invariants, scenario, world
+from sim import invariants, scenario
+from sim.cli import root as cli
+from sim.explore import sweeps as explore
+from sim.world import core as world
 
 # A default sweep finds every mutant within this many seeds (most within a handful).
 FIRST_SEEDS = 300

@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 
 from actors.probes import PROBES
-from sim import cli, explore, scenario, world
+from sim import scenario
 from sim.choices import Chooser
+from sim.cli import root as cli
+from sim.explore import sweeps as explore
 from sim.kernel import Kernel
+from sim.world import core as world
 
 ACTORS = Path(__file__).resolve().parent.parent / "actors"
 _NAME = re.compile(
@@ -20,7 +23,7 @@ _CALL = re.compile(r'probe(?:_cut)?\([^"()]*"([a-z]+\.[a-z-]+)"')
 
 
 def _model_source() -> str:
-    return "".join(path.read_text(encoding="utf-8") for path in sorted(ACTORS.glob("*.py"))
+    return "".join(path.read_text(encoding="utf-8") for path in sorted(ACTORS.rglob("*.py"))
                    if path.name != "probes.py")
 
 
@@ -56,7 +59,7 @@ COMMON = ("delivery.not-required-skip", "delivery.unclassified-error", "announce
           "child.no-output", "requester.duplicate-completion")
 
 
-# Probes the aimed draws (sim/world_reach.py, issue 12) lift to at least FLOOR seeds of the
+# Probes the aimed draws (sim/world/reach.py, issue 12) lift to at least FLOOR seeds of the
 # first 200 (a reviewer's `handoff explore` runs 200): a draw change that loses one fails here.
 FLOOR = 5
 LIFTED = ("delivery.findings-stale-row", "delivery.findings-older-row",

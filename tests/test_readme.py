@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sim.cli import main
+from sim.cli.root import main
 from tests.conftest import ROOT
 
 MAX_TEST_SEEDS = 20
@@ -51,7 +51,7 @@ def test_the_setup_commands_are_what_ci_runs() -> None:
     assert "pip install" in ci and "-e '.[dev]'" in ci
     assert "\npython -m pytest\n" in ci
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    assert project["project"]["scripts"]["handoff"] == "sim.cli:main"
+    assert project["project"]["scripts"]["handoff"] == "sim.cli.root:main"
     dev = project["project"]["optional-dependencies"]["dev"]
     assert any(d.startswith("pytest>=8") for d in dev)
 

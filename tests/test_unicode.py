@@ -14,7 +14,6 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.agent_loop import AgentLoop, Encoding
 from actors.announce import (
     ChildResult,
     RequesterKind,
@@ -22,9 +21,10 @@ from actors.announce import (
     format_results,
     parse_payload,
 )
+from actors.child.agent_loop import AgentLoop, Encoding
 from actors.history import ArchiveRecord, ArchiveStore, Reader, read_run_history, sessions_history
-from sim.cli_announce import announce_command
-from sim.cli_output import output_command
+from sim.cli.announce import announce_command
+from sim.cli.output import output_command
 from sim.textout import printable
 from sim.trace import Trace
 

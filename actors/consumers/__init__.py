@@ -1,4 +1,4 @@
-"""OUT-4..6: the four consumers of a child's output, all on the one rule in ``actors.output``.
+"""OUT-4..6: the four consumers of a child's output, all on the one rule in ``actors.child.output``.
 
 Each consumer is a fold over what it really sees, so a long run or a big log is read once, and
 each lives in its own module; the names are re-exported here:

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
-from actors.consumers.turn import SubagentResult, feed, turn_end_reason
-from actors.output import (
+from actors.child.output import (
     ABORTED,
     ERROR,
     JsonObject,
@@ -21,6 +20,7 @@ from actors.output import (
     acp_stop_reason,
     acp_wire_stop_reason,
 )
+from actors.consumers.turn import SubagentResult, feed, turn_end_reason
 
 ACP_UPDATE_METHOD: Final = "session/update"
 ACP_PROMPT_ID: Final = 1

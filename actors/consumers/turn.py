@@ -1,8 +1,8 @@
 """OUT-4..6: the turn fold every consumer of whole session events is built on, and its result.
 
 A consumer that sees session events folds them with :class:`TurnFold`: the one output rule
-(``actors.output.OutputFold``) plus the last ``turn/end`` reason, which each consumer maps to a
-stop reason its own way. :func:`feed` is the one place a consumer is driven over a whole input.
+(``actors.child.output.OutputFold``) plus the last ``turn/end`` reason, which each consumer maps to
+a stop reason its own way. :func:`feed` is the one place a consumer is driven over a whole input.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any, Protocol, TypeVar
 
 import attrs
 
-from actors.output import (
+from actors.child.output import (
     ContentBlock,
     JsonObject,
     OutputFold,

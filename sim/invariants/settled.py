@@ -2,7 +2,7 @@
 delivery as the gateway and the transcripts saw it (``trail``: each per-child send of it, the
 transcript taking it or answering it as a duplicate, a refusal, an acknowledgement lost or slowed
 on its way back), never the registry's own settle, hand-over, give-up or cleanup records. Read by
-``wake-not-delayed`` (sim/invariants/yields.py)."""
+``wake-not-delayed`` (sim/invariants/yields/yield_batches.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Collection, Sequence
 
 import attrs
 
-from sim.invariants.asked import (
+from sim.invariants.observations import (
     Asked,
     announces_nothing,
     asked_runs,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from actors.messages import ChildSpec
 from sim.choices import MAX_SEED
-from sim.faults import TimelineEvent
+from sim.faults.plan import TimelineEvent
 from sim.scenario.loader import filler_text, load, loads, nested_requester
 from sim.scenario.model import _REQUIREMENT_ID as _REQUIREMENT_ID
 from sim.scenario.model import _TIMELINE_FIELDS as _TIMELINE_FIELDS

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import attrs
 
-from actors.agent_loop import Encoding
+from actors.child.agent_loop import Encoding
 from actors.inputs import Node, decode, toml_document
 from actors.inputs.files import MAX_SCENARIO_BYTES, read_bounded
 from actors.messages import DEFAULT_CORRECTION, STEP_FINISHES, ChildSpec, StepSpec
 from actors.mutants import MUTANTS
-from actors.session import child_session_key
-from actors.spawn_limits import CHILDREN_RANGE, CONCURRENT_RANGE, DEPTH_RANGE, SpawnLimits
+from actors.nesting.spawn_limits import CHILDREN_RANGE, CONCURRENT_RANGE, DEPTH_RANGE, SpawnLimits
+from actors.requester.session import child_session_key
 from actors.states import StepFinish, values
 from sim.choices import MAX_SEED, STRATEGIES
-from sim.faults import FAULT_KINDS
+from sim.faults.plan import FAULT_KINDS
 from sim.scenario import turns as turn_defs
 from sim.scenario.model import (
     _REQUIREMENT_ID,

@@ -11,12 +11,12 @@ import re
 
 import attrs
 
+from actors.gateway.routing import SessionRouting, Target
 from actors.messages import ChildSpec
+from actors.nesting.spawn_limits import NO_LIMITS, SpawnLimits
 from actors.permissions import DEFAULT_OWNER
-from actors.routing import SessionRouting, Target
-from actors.spawn_limits import NO_LIMITS, SpawnLimits
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, values
-from sim.faults import FaultKind, TimelineEvent
+from sim.faults.plan import FaultKind, TimelineEvent
 from sim.scenario.turns import LifecycleDef, TurnDef
 
 OUTCOMES = tuple(s for s in values(OutcomeStatus) if s != OutcomeStatus.UNKNOWN)
@@ -58,7 +58,7 @@ _TIMELINE_FIELDS = {
 # Timeline entries that are things the world does rather than faults (`event = ...`).
 TIMELINE_EVENTS = ("abort", "history-read", "cleanup", "archive-read", "status", "compact",
                    "delete-session", "redrive", "dismiss")
-# Where the delivery actor can crash (actors/delivery.py names them).
+# Where the delivery actor can crash (actors/delivery/shell.py names them).
 CRASH_POINTS = values(CrashPoint)
 DEFAULT_UNTIL_S = 6 * 3600
 DEFAULT_HEAL_S = 20 * 60
@@ -87,7 +87,7 @@ class SessionDef:
     captured origin (``webchat``: internal, ``deliver=false``; no channel: no origin);
     ``chunk_chars`` that channel's longest message (longer text is sent in chunks). ``route``
     (the stored route), ``binding`` and ``hook`` are the other routing facts (DEL-5,
-    actors/routing.py); ``owners`` the persons with session-control permission (DEL-17)."""
+    actors/gateway/routing.py); ``owners`` the persons with session-control permission (DEL-17)."""
 
     key: str
     channel: str | None = None
@@ -98,7 +98,7 @@ class SessionDef:
     binding: Target | None = None
     hook: Target | None = None
     owners: tuple[str, ...] = (DEFAULT_OWNER,)
-    visible_replies: str = "auto"  # actors.turns.ReplyMode: auto or message_tool
+    visible_replies: str = "auto"  # actors.yields.turns.ReplyMode: auto or message_tool
 
     @property
     def routing(self) -> SessionRouting:
@@ -114,9 +114,9 @@ class WorkloadDef:
     requester: str
     spawn_within_ms: int = 60_000
     run_max_ms: int = 10 * 60_000
-    # DEL-5: the seed draws the requester session's routing facts (sim/world_routes.py).
+    # DEL-5: the seed draws the requester session's routing facts (sim/world/routes.py).
     draw_routes: bool = False
-    # The shape of big workloads (sim/world_trees.py): top-level requester sessions the
+    # The shape of big workloads (sim/world/trees.py): top-level requester sessions the
     # children are spread over, and the trees drawn children grow (the share spawned by an
     # earlier child, the depth counting a top-level child as 1, children per child).
     sessions: int = 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from actors.inputs import Node
-from actors.private import DEFAULT_OPTIONS, Runtime, SpawnMode, SpawnOptions
+from actors.private.rules import DEFAULT_OPTIONS, Runtime, SpawnMode, SpawnOptions
 from actors.states import values
 
 _PRIVATE_KEYS = ("completion_target", "runtime", "collect", "visible", "thread", "mode")

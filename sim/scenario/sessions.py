@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
+from actors.gateway.routing import WEBCHAT, Target
 from actors.inputs import Node
 from actors.permissions import REPORT_PREFIX, Caller
-from actors.routing import WEBCHAT, Target
 from sim.scenario.model import MAX_CHUNK_CHARS, MAX_SESSIONS, SessionDef
 
 _CHANNEL = re.compile(r"^[a-z][a-z0-9-]{0,31}$")

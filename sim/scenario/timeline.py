@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 
 from actors import addresses
+from actors.gateway.send_error import SendError
 from actors.inputs import Node
-from actors.send_error import SendError
 from sim.choices import MAX_OPTIONS
-from sim.faults import TimelineEvent
+from sim.faults.plan import TimelineEvent
 from sim.scenario.model import (
     _TIMELINE_FIELDS,
     CRASH_POINTS,

@@ -12,7 +12,7 @@ import attrs
 
 from actors.inputs import Node
 from actors.messages import ChildSpec
-from actors.turns import TurnEnd
+from actors.yields.turns import TurnEnd
 
 LIFECYCLE_EVENTS = ("reset", "delete")
 MAX_TURNS = 10_000

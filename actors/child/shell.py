@@ -1,0 +1,365 @@
+"""A child run's Trio shell: an agent loop that streams steps under virtual time.
+
+The child runs one turn of steps. Each step streams reasoning, text and tool-call deltas spread
+evenly over the step's duration, and ends the way a real model attempt ends (stop, tool calls, a
+token-limit cut-off, a failed attempt that is retried, or a stream error). The session events are
+the ones the real loop appends (``actors.child.agent_loop``), so the seed-000 situation (a
+tool-call-only step cut off at its token limit leaves an empty, usage-only message) happens on its
+own.
+
+Cancelling the run's scope (owned by the requester's nursery) aborts the child; the chunks that
+were streamed before that instant are fed to the loop first, so the interrupted message or attempt
+holds exactly what a real stream would have delivered. A run that outlives its timeout is disposed
+of the same way and ends as ``timeout``.
+
+The producer writes its outcome to the store: status from the runtime (ok / error / timeout), the
+result text by the output rule through the in-process result reader, and the real stop reason.
+"""
+
+from __future__ import annotations
+
+import attrs
+import trio
+
+from actors import addresses, events
+from actors.child.agent_loop import AgentLoop, Encoding, StepOutcome
+from actors.child.logs import SessionHeader, child_owned, last_epoch
+from actors.child.output import ContentBlock, JsonObject, final_output, text_of
+from actors.child.steps import KILLED_ERROR as KILLED_ERROR
+from actors.child.steps import step_chunks, token_usage, tool_events, transcript_messages
+from actors.consumers import InProcessReader, consumer_views
+from actors.delivery.run_record import RunStarted
+from actors.messages import ChildEnded, ChildSpec, StepSpec
+from actors.mutants import (
+    MUTANT_FAILED_RESULT_REPLAYED,
+    MUTANT_LAST_ASSISTANT_MESSAGE,
+    MUTANT_STOP_REASON_COMPLETED,
+    last_assistant_message,
+)
+from actors.nesting.lane import Lane, LaneGrant
+from actors.nesting.session_queue import SessionGrant, SessionQueue
+from actors.runtime import Port
+from actors.states import OutcomeStatus, StepFinish
+from actors.store.durable import RunStore
+
+
+@attrs.define
+class _Attempt:
+    """The model attempt being streamed: its chunks, how many were fed, and its time span."""
+
+    chunks: list[JsonObject] = attrs.field(factory=list)
+    fed: int = 0
+    t0_ms: int = 0
+    duration_ms: int = 0
+
+
+@attrs.define
+class _Session:
+    """The child's session log: events stamped with seq and time as they are appended."""
+
+    port: Port
+    run_id: str
+    events: list[JsonObject] = attrs.field(factory=list)
+    reader: InProcessReader = attrs.field(factory=InProcessReader)
+
+    def append(self, new: list[JsonObject], *, own: bool = True) -> None:
+        for event in new:
+            stamped = {"type": event["type"], "seq": len(self.events) + 1,
+                       "time": self.port.now_ms, "data": event["data"]}
+            self.events.append(stamped)
+            if own:
+                self.reader.push(stamped)
+                self._note(stamped)
+
+    def inherit(self, origin: str, text: str, logged: list[JsonObject]) -> None:
+        """Log events that are not this run's own (OUT-3): a fork's seeded parent turn, or an
+        earlier epoch's turn. The live reader never sees them; the trace says what they said."""
+        self.append(logged, own=False)
+        self.port.emit(events.ChildInherited(self.run_id, origin, text, len(logged)))
+
+    def _note(self, event: JsonObject) -> None:
+        """Trace what the child committed, in the terms an oracle needs (no fold involved)."""
+        kind, data = event["type"], event["data"]
+        if kind == "assistant/message":
+            blocks = [{"type": b["type"], "text": b.get("text")} for b in
+                      data["message"]["content"]]
+            self.port.emit(events.ChildMessage(self.run_id, data["step"], blocks,
+                                               _streamed(data.get("stream", [])),
+                                               "stream" in data,
+                                               bool(data.get("interrupted"))))
+        elif kind == "assistant/attempt":
+            self.port.emit(events.ChildAttempt(self.run_id, data["step"],
+                                               _streamed(data["stream"])))
+        elif kind == "assistant/chunk" and data["chunk"]["type"] == "text-delta":
+            self.port.emit(events.ChildDelta(self.run_id, data["step"], data["chunk"]["text"]))
+        elif kind == "tool/result":
+            self.port.emit(events.ChildToolResult(self.run_id, _tool_text(data)))
+        elif kind == "turn/end":
+            cause = data["reason"].get("reason")
+            self.port.emit(events.ChildTurnEnd(self.run_id, data["reason"]["kind"],
+                                               cause["kind"] if cause else None))
+
+
+def _streamed(stream: list[JsonObject]) -> str:
+    # What the wire carried as text deltas; recorded verbatim for the oracles.
+    out = []
+    for record in stream:
+        if record["type"] == "text-chunks":
+            out += record["texts"]
+        elif record["type"] == "chunk" and record["chunk"]["type"] == "text-delta":
+            out.append(record["chunk"]["text"])
+    return "".join(out)
+
+
+def _tool_text(data: JsonObject) -> str:
+    parts = []
+    for block in data["message"]["content"]:
+        for inner in block.get("content", []):
+            if inner.get("type") == "text":
+                parts.append(inner["text"])
+    return "".join(parts)
+
+
+async def run_child(
+    port: Port, spec: ChildSpec, run_id: str, child_key: str, store: RunStore,
+    scope: trio.CancelScope, mutants: frozenset[str] = frozenset(), lane: Lane | None = None,
+    queued: bool = False, sessions: SessionQueue | None = None, session_queued: bool = False,
+) -> None:
+    port.emit(events.ChildStarted(run_id, spec.id, spec.encoding))
+    session = _Session(port, run_id)
+    encoding = Encoding(spec.encoding)
+    loop = AgentLoop(encoding=encoding, id_prefix=f"{run_id}-msg")
+    seed_length = None
+    if spec.fork_seed is not None:
+        parent = AgentLoop(encoding=encoding, id_prefix=f"{run_id}-parent-msg")
+        session.inherit("fork", spec.fork_seed, _answered_turn(parent, spec.fork_seed))
+        seed_length = len(session.events)
+        session.append([{"type": "session/end-seed", "data": {}}])
+    if spec.earlier_epoch is not None:
+        session.inherit("earlier-epoch", spec.earlier_epoch,
+                        _answered_turn(loop, spec.earlier_epoch))
+        # The new input that wakes the idle child opens this epoch.
+        session.append([{"type": "agent/inbox/spliced", "data": {"inserted": [
+            {"role": "user", "content": [{"type": "text", "text": spec.task}]}]}}])
+    started = port.now_ms
+    state = _Attempt()
+    timed_out = False
+    retried = False
+
+    def feed_until(now: int) -> None:
+        """Feed the chunks of the current attempt whose streaming instant has come."""
+        chunks, duration = state.chunks, max(1, state.duration_ms)
+        while state.fed < len(chunks):
+            at = state.t0_ms + duration * (state.fed + 1) // len(chunks)
+            if at > now:
+                break
+            session.append(loop.chunk(chunks[state.fed], at))
+            state.fed += 1
+
+    async def stream(step: StepSpec, n: int, attempt: int, fraction: float = 1.0) -> None:
+        """Stream the attempt's chunks over its duration (only ``fraction`` of it, when the
+        stream is going to break); return early when the run's timeout comes first."""
+        state.chunks = step_chunks(step, f"{run_id}-s{n}a{attempt}")
+        state.fed, state.t0_ms, state.duration_ms = 0, port.now_ms, step.duration_ms
+        remaining = round(step.duration_ms * fraction)
+        if spec.timeout_ms is not None:
+            remaining = min(remaining, started + spec.timeout_ms - port.now_ms)
+        await port.sleep(max(0, remaining))
+        feed_until(port.now_ms)
+
+    with scope:
+        waiting = queued or session_queued
+        if session_queued:
+            # Waiting for the session's earlier run to end (actors/nesting/session_queue.py); then
+            # for a slot of the lane, which it did not hold while it waited.
+            await port.receive()
+            session_queued = False
+            queued = lane is not None and not lane.enter(run_id, port.name)
+            if queued:
+                assert lane is not None
+                port.probe("child.lane-queued-after-session")
+                port.emit(events.LaneQueued(run_id, len(lane.running)))
+        if queued:
+            # Waiting for a slot of the maxConcurrent lane (its timeout starts with the run).
+            await port.receive()
+        if waiting:
+            started = port.now_ms
+            store.apply(run_id, RunStarted(started))
+            port.emit(events.LaneStarted(run_id))
+        session.append(loop.begin_turn())
+        for n, step in enumerate(spec.steps, start=1):
+            session.append(loop.begin_step())
+            if step.finish is StepFinish.STREAM_ERROR:
+                await stream(attrs.evolve(step, finish=StepFinish.AUTO), n, 1, fraction=0.5)
+                if spec.timeout_ms is not None and port.now_ms >= started + spec.timeout_ms:
+                    timed_out = True
+                    break
+                port.probe("child.stream-error")
+                if retried:
+                    port.probe("child.stream-error-after-retry")
+                session.append(loop.stream_error({"message": spec.error or "stream reset",
+                                                  "code": "STREAM_ERROR"}))
+                break
+            await stream(step, n, 1)
+            if state.fed < len(state.chunks):
+                timed_out = True  # the timeout cut the stream short
+                _probe_cut(port, state, "child.timeout-mid-stream")
+                break
+            appended, outcome = loop.end_stream()
+            session.append(appended)
+            if outcome is StepOutcome.FAILED:
+                # One retry of the same step, as a provider-overload retry would.
+                port.probe("child.attempt-retried")
+                retried = True
+                session.append(loop.retry())
+                await stream(attrs.evolve(step, finish=StepFinish.AUTO), n, 2)
+                if state.fed < len(state.chunks):
+                    timed_out = True
+                    if state.fed == 0:
+                        port.probe("child.timeout-before-retry")
+                    _probe_cut(port, state, "child.timeout-mid-stream")
+                    break
+                appended, outcome = loop.end_stream()
+                session.append(appended)
+                if outcome is StepOutcome.FAILED:
+                    session.append(loop.fail_step())
+                    break
+            session.append(loop.end_step())
+            if outcome is StepOutcome.TOOL_CALLS:
+                session.append(tool_events(state.chunks))
+                continue
+            break
+        if timed_out:
+            session.append(loop.cancel("disposed"))
+        elif loop.in_turn:
+            session.append(loop.end_turn())
+    aborted = scope.cancelled_caught
+    if aborted:
+        port.probe("child.aborted")
+        feed_until(port.now_ms)
+        _probe_cut(port, state, "child.cancelled-mid-stream")
+        if session_queued:
+            port.probe("child.aborted-in-session-queue")  # it leaves the line below
+        if not loop.in_turn:
+            session.append(loop.begin_turn())  # aborted while it waited for the lane
+        session.append(loop.cancel("parent"))
+        port.emit(events.ChildAborted(run_id))
+
+    result = session.reader.result(owner_cancelled=aborted)
+    output = result.output
+    # The consumers read the log as written: the child-owned suffix by its header (a fork's
+    # seed is cut), and of a continued session this epoch only (OUT-3). A one-shot reader does
+    # not look for epochs, so a fork's seed must go by the header alone.
+    header = SessionHeader(f"{run_id}-session", seed_length=seed_length)
+    owned = session.events if seed_length is None else child_owned(session.events, header)
+    epoch = last_epoch(owned) if spec.earlier_epoch is not None else list(owned)
+    if MUTANT_LAST_ASSISTANT_MESSAGE in mutants:
+        output = last_assistant_message(epoch)
+    tool = result.tool_result()
+    views = consumer_views(header.id or "", epoch)
+    port.emit(events.ChildConsumers(
+        run_id,
+        # OUT-2: the fold fed as the child ran, and the whole-suffix function over the log.
+        fold={"incremental": session.reader.output(), "whole": final_output(epoch)},
+        # OUT-7: the foreground tool result of this run's own result.
+        foreground={"stopReason": result.stop_reason, "isError": tool.is_error,
+                    "text": tool.text},
+        in_process={"output": views.in_process.output,
+                    "stopReason": views.in_process.stop_reason},
+        activation=views.activation,
+        sdk={"output": views.sdk.output, "stopReason": views.sdk.stop_reason,
+             "toolResult": views.sdk.tool_result().to_json()},
+        acp={"output": views.acp.output, "stopReason": views.acp.stop_reason},
+    ))
+
+    stop_reason = result.stop_reason
+    if MUTANT_STOP_REASON_COMPLETED in mutants:
+        stop_reason = "completed"
+    text: str | None = text_of(output)
+    status: OutcomeStatus
+    if aborted:
+        status, error, text = OutcomeStatus.ERROR, KILLED_ERROR, None
+    elif timed_out:
+        # A plain timeout has no error of its own; its label reads "timed out" (reference §c6).
+        status, error = OutcomeStatus.TIMEOUT, None
+    elif stop_reason == "error":
+        # A failed terminal run reports its failure without replaying captured text (DEL-14).
+        status, error, text = OutcomeStatus.ERROR, spec.error or "model call failed", None
+        if MUTANT_FAILED_RESULT_REPLAYED in mutants:
+            text = text_of(output)
+    else:
+        status, error = OutcomeStatus.OK, None  # completed, max-tokens (stop reason kept), refusal
+    if spec.answer_lost and status == OutcomeStatus.OK and text and text.strip() != "NO_REPLY":
+        port.probe("child.answer-lost")
+        text = None  # the capture missed it; the transcript below still holds it (DEL-2)
+    if timed_out:
+        port.probe("child.timeout")
+    _probe_result(port, session.events, output, status, text, stop_reason)
+    usage = token_usage(session.events) if spec.usage_recorded else None
+    if usage is None:
+        port.probe("child.usage-missing")
+    store.record_end(run_id, port.now_ms, status, error, text, stop_reason, usage)
+    messages = transcript_messages(spec.task, session.events)
+    archive = store.save_transcript(child_key, run_id, messages)
+    port.emit(events.ChildEnd(run_id, status, error, stop_reason, text,
+                              list(usage) if usage is not None else None,
+                              # The retained archive's store row (FMT-6).
+                              {"session_key": child_key, "generation": archive.generation,
+                               "bytes": len(archive.payload)}))
+    port.send(addresses.DELIVERY, ChildEnded(run_id))
+    if lane is not None:  # the run ended: its lane slot frees (a later correction holds none)
+        successor = lane.leave(run_id)
+        if successor is not None:
+            port.send(successor, LaneGrant())
+    if sessions is not None:  # and its session: the next run queued in it starts
+        successor = sessions.leave(child_key, run_id)
+        if successor is not None:
+            port.send(successor, SessionGrant())
+    if spec.correction_after_ms is not None and status is OutcomeStatus.OK and text is not None \
+            and text.strip() not in ("", "NO_REPLY", "ANNOUNCE_SKIP"):
+        # DEL-12: the producer corrects its answer later: a newer receipt of the same run.
+        await port.sleep(spec.correction_after_ms)
+        port.probe("child.corrected")
+        corrected = f"{text}\n\nCorrection: {spec.correction}"
+        store.record_correction(run_id, port.now_ms, corrected)
+        port.emit(events.ChildCorrected(run_id, port.now_ms, corrected))
+        port.send(addresses.DELIVERY, ChildEnded(run_id))
+
+
+def _answered_turn(loop: AgentLoop, text: str) -> list[JsonObject]:
+    """One whole turn whose single step streams ``text`` and stops: what a fork's parent, or
+    an earlier epoch of this child, left in the log."""
+    logged = [*loop.begin_turn(), *loop.begin_step()]
+    for chunk in ({"type": "text-delta", "index": 0, "text": text},
+                  {"type": "block-end", "index": 0, "block": {"type": "text", "text": text}},
+                  {"type": "finish", "reason": {"kind": "stop"}}):
+        logged += loop.chunk(chunk)
+    logged += loop.end_stream()[0]
+    return [*logged, *loop.end_step(), *loop.end_turn()]
+
+
+def _probe_cut(port: Port, state: _Attempt, probe: str) -> None:
+    """An attempt was cut after some of its chunks streamed and before the rest."""
+    if 0 < state.fed < len(state.chunks):
+        port.probe(probe)
+
+
+def _probe_result(port: Port, log: list[JsonObject], output: list[ContentBlock], status: str,
+                  text: str | None, stop_reason: str) -> None:
+    messages = [e["data"]["message"]["content"] for e in log
+                if e["type"] == "assistant/message"]
+    if stop_reason == "max-tokens":
+        port.probe("child.token-limit")
+        if messages and not messages[-1]:
+            port.probe("child.token-limit-empty-message")
+    if output and not any(messages):
+        port.probe("child.attempt-fallback")
+    if status == "error" and text_of(output):
+        port.probe("child.error-text-dropped")
+    if status == "ok":
+        if not text:
+            port.probe("child.no-output")
+        elif text.strip() == "NO_REPLY":
+            port.probe("child.no-reply")
+        elif len(text) < 64 and "no_reply" in text.lower():
+            port.probe("child.no-reply-near-miss")

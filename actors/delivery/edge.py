@@ -1,0 +1,112 @@
+"""The delivery core's vocabulary at its edge: the inputs it takes and the effects it returns.
+
+Kept apart from the transition table (``actors/delivery/table.py``) so that the table module holds
+one idea, the state machine; the shell (``actors/delivery/shell.py``) and tests build these values
+directly.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from actors import events
+from actors.delivery.run_record import Change, RunRecord
+from actors.messages import Completion, CompletionAck, SendRejected
+
+# -- inputs ------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class RunFinished:
+    """A child run ended (the shell read its row from the store)."""
+
+    record: RunRecord
+
+    @property
+    def run_id(self) -> str:
+        return self.record.run_id
+
+
+@attrs.frozen
+class Restored:
+    """A new incarnation found this ended run's delivery still pending in the store."""
+
+    record: RunRecord
+
+    @property
+    def run_id(self) -> str:
+        return self.record.run_id
+
+
+@attrs.frozen
+class OperatorAsked:
+    """An operator's redrive or dismissal of this run (actors/delivery/redrive.py), with the run's
+    row as the store holds it (its retained payload), never the core's memory of it."""
+
+    record: RunRecord
+    action: str  # actors.delivery.redrive.Action
+    request: int
+
+    @property
+    def run_id(self) -> str:
+        return self.record.run_id
+
+
+# Timer payloads: they die with the incarnation that set them.
+
+
+@attrs.frozen
+class AckTimeout:
+    run_id: str
+    token: int
+
+
+@attrs.frozen
+class TryDue:
+    run_id: str
+    token: int
+
+
+@attrs.frozen
+class AttemptDue:
+    run_id: str
+    generation: int = 1  # the delivery generation that set it (an older one's is stale)
+
+
+@attrs.frozen
+class BatchClaim:
+    """The batch-wake outbox asks for a yielded member's result
+    (actors/yields/batch_handover.py)."""
+
+    record: RunRecord
+
+    @property
+    def run_id(self) -> str:
+        return self.record.run_id
+
+
+Input = (RunFinished | Restored | CompletionAck | SendRejected | AckTimeout | TryDue | AttemptDue
+         | OperatorAsked | BatchClaim)
+
+# -- effects -----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Persist:
+    run_id: str
+    change: Change
+
+
+@attrs.frozen
+class Send:
+    requester: str
+    completion: Completion
+
+
+@attrs.frozen
+class StartTimer:
+    delay_ms: int
+    payload: AckTimeout | TryDue | AttemptDue
+
+
+Effect = Persist | Send | StartTimer | events.Event

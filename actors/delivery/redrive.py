@@ -1,0 +1,140 @@
+"""Operator actions on a run's delivery: redrive and dismiss (DEL-16, DEL-12). Pure.
+
+Reference §b: ``suspended --operator retry--> pending{generation+1}`` and ``--operator dismiss-->
+discarded``. The delivery core takes an operator's request with the run's row as the store holds
+it (:class:`~actors.delivery.edge.OperatorAsked`): a redrive works from that retained payload,
+never from what the core remembers, and starts the run's next delivery generation under its own
+key (``…:<runId>:g<n+1>``), so the requester's receipt rule decides (DEL-12: a newer end time
+owns the reply; the same receipt already taken under an older generation keeps its first reply).
+
+Where the reference is silent (docs/recovery.md says why):
+
+- a redrive takes a run that gave up (``suspended``, or ``failed``: its payload is retained too)
+  or one that is *paused*: pending while it waits out a registry backoff after a retryable
+  failure. Its new generation's 30-minute expiry window starts at the redrive.
+- it is refused, with a traced reason, for a run already delivered (a newer receipt reopens a
+  delivered run by itself), one whose payload an operator released (``discarded``), one with a
+  send in flight, one not ended or not asked to report back.
+- a dismissal takes only a given-up run: ``discarded``, its delivery's replay payload released
+  (never sent again); the run's result stays in the store for reads (history, findings).
+- a correction from the producer after a give-up changes only the retained payload (the row);
+  it sends nothing by itself, and a later redrive carries it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+
+from actors import events
+from actors.delivery.edge import Effect, Input, OperatorAsked, Persist
+from actors.delivery.receipts import Active, carried_error
+from actors.delivery.run_record import Dismissed, Redriven, RunRecord, apply
+from actors.mutants import MUTANT_GIVE_UP_CORRECTION_SENDS, MUTANT_REDRIVE_SAME_GENERATION
+from actors.states import DeliveryStatus, Waiting
+
+GIVEN_UP = (DeliveryStatus.SUSPENDED, DeliveryStatus.FAILED)
+
+
+class Action(enum.StrEnum):
+    REDRIVE = "redrive"
+    DISMISS = "dismiss"
+
+
+class Refusal(enum.StrEnum):
+    """Why the registry refused an operator's action (traced as ``delivery.operator_refused``)."""
+
+    DELIVERED = "already delivered"
+    RELEASED = "payload released"
+    IN_FLIGHT = "delivery in flight"
+    NOT_ENDED = "run not ended"
+    NOT_REQUIRED = "no completion required"
+
+
+_REFUSAL_PROBES = {Refusal.DELIVERED: "delivery.operator-refused-delivered",
+                   Refusal.RELEASED: "delivery.operator-refused-released",
+                   Refusal.IN_FLIGHT: "delivery.operator-refused-in-flight",
+                   Refusal.NOT_ENDED: "delivery.operator-refused-not-ended",
+                   Refusal.NOT_REQUIRED: "delivery.operator-refused-not-required"}
+_REDRIVE_PROBES = {"suspended": "delivery.redrive-suspended",
+                   "failed": "delivery.redrive-failed", "paused": "delivery.redrive-paused"}
+
+
+def refusal(record: RunRecord, action: Action, paused: bool) -> Refusal | None:
+    """Why ``action`` may not proceed on the run as its row stands (None: it may)."""
+    status = record.delivery_status
+    if status == DeliveryStatus.NOT_REQUIRED or not record.required:
+        return Refusal.NOT_REQUIRED
+    if record.ended_at_ms is None:
+        return Refusal.NOT_ENDED
+    if status == DeliveryStatus.DISCARDED:
+        return Refusal.RELEASED
+    if status == DeliveryStatus.DELIVERED:
+        return Refusal.DELIVERED
+    if status in GIVEN_UP or (paused and action is Action.REDRIVE):
+        return None
+    return Refusal.IN_FLIGHT
+
+
+class OperatorSteps:
+    """The core's steps for operator requests (a mixin of
+    :class:`actors.delivery.table.DeliveryCore`, which provides what is declared here)."""
+
+    _active: dict[str, Active]
+    _mutants: frozenset[str]
+    _probe: Callable[[str], None]
+
+    def _key(self, record: RunRecord) -> str:
+        raise NotImplementedError
+
+    def _start_attempt(self, active: Active, now_ms: int) -> list[Effect]:
+        raise NotImplementedError
+
+    def _cleanup(self, record: RunRecord, now_ms: int) -> list[Effect]:
+        raise NotImplementedError
+
+    def _reopen(self, active: Active | None, record: RunRecord, now_ms: int) -> list[Effect]:
+        raise NotImplementedError
+
+    def _operator(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
+        assert isinstance(event, OperatorAsked)
+        record, action = event.record, Action(event.action)
+        # Paused: pending and waiting out a registry backoff (a retry is scheduled in its row).
+        paused = (active is not None and active.waiting is Waiting.ATTEMPT_WAIT
+                  and record.next_attempt_at_ms is not None)
+        refused = refusal(record, action, paused)
+        if refused is not None:
+            self._probe(_REFUSAL_PROBES[refused])
+            return [events.OperatorRefused(record.run_id, event.request, action, refused)]
+        was = "paused" if record.delivery_status == DeliveryStatus.PENDING \
+            else str(record.delivery_status)
+        if action is Action.DISMISS:
+            self._probe("delivery.dismissed")
+            record = apply(record, Dismissed())
+            return [Persist(record.run_id, Dismissed()),
+                    events.DeliveryDismissed(record.run_id, event.request, was),
+                    *self._cleanup(record, now_ms)]
+        self._probe(_REDRIVE_PROBES[was])
+        if record.receipt_ended_at_ms is not None:
+            self._probe("delivery.redrive-corrected-payload")  # the payload is a correction
+        generation = record.generation + 1
+        if MUTANT_REDRIVE_SAME_GENERATION in self._mutants:
+            generation = record.generation  # the bug: the old generation's key again
+        change = Redriven(generation, now_ms)
+        record = apply(record, change)
+        fresh = self._active[record.run_id] = Active(record, self._key(record),
+                                                     concrete_error=carried_error(active, record))
+        return [Persist(record.run_id, change),
+                events.DeliveryRedriven(record.run_id, event.request, record.generation, was,
+                                        record.receipt_at_ms),
+                *self._start_attempt(fresh, now_ms)]
+
+    def _given_up_receipt(self, record: RunRecord, now_ms: int) -> list[Effect] | None:
+        """A newer receipt of a run that gave up: the producer already wrote it into the row
+        (the retained payload a later redrive reads); nothing is sent (None: not this case)."""
+        if record.delivery_status not in GIVEN_UP or record.receipt_ended_at_ms is None:
+            return None
+        self._probe("delivery.corrected-after-give-up")
+        if MUTANT_GIVE_UP_CORRECTION_SENDS in self._mutants:
+            return self._reopen(None, record, now_ms)  # the bug: sent as if it were delivered
+        return []

@@ -1,0 +1,374 @@
+"""The delivery actor's Trio shell: the registry core plus its SQLite store.
+
+Every effect the core returns is performed in order, and before each one the hosting process may
+die (a crash point named after the effect). What survives is what the store holds; a new
+incarnation restores from it.
+
+The shell also decides what the core cannot: how a completion reads (the announce formatter) and
+what kind of requester reads it, and where a top-level requester's completion goes (its channel
+target, resolved by actors/gateway/routing.py as the completion is handed to the gateway).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from actors import addresses, announce, events
+from actors.delivery import retry
+from actors.delivery.edge import Effect, OperatorAsked, Persist, Send, StartTimer
+from actors.delivery.payload import child_result as child_result
+from actors.delivery.payload import findings_section as findings_section
+from actors.delivery.payload import probed_render as probed_render
+from actors.delivery.payload import render as render
+from actors.delivery.payload import requester_kind as requester_kind
+from actors.delivery.payload import transcript_path as transcript_path
+from actors.delivery.payload import with_findings as with_findings
+from actors.delivery.recovery import (
+    RecoveryCore,
+    RecoveryDue,
+    RecoveryEffect,
+    RecoveryTimeout,
+    RecoveryTimer,
+    RecoveryWrite,
+    final_answer,
+    is_recovery_key,
+    needs_recovery,
+)
+from actors.delivery.run_record import Delivered, GaveUp, RunRecord
+from actors.delivery.table import DeliveryCore
+from actors.gateway import routing
+from actors.messages import (
+    ChildEnded,
+    Completion,
+    CompletionAck,
+    OperatorRequest,
+    RecoveredAnswer,
+    SendRejected,
+    TurnSettled,
+)
+from actors.mutants import (
+    MUTANT_NESTED_TOP_LEVEL_INSTRUCTION,
+    MUTANT_NO_ANSWER_RECOVERY,
+    MUTANT_PAYLOAD_DROPPED_EARLY,
+    MUTANT_PRIVATE_USAGE_STATS,
+    MUTANT_RECOVERY_UNBOUNDED,
+    MUTANT_STALE_FINDINGS,
+)
+from actors.nesting import findings
+from actors.private.rules import Hold, private_hold
+from actors.runtime import Crash, Port
+from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, Waiting
+from actors.store.durable import RunStore
+from actors.yields.delivery_wakes import Wakes
+from actors.yields.delivery_waves import Waves
+from actors.yields.turns import TurnState
+
+
+def private_hold_in(store: RunStore, record: RunRecord) -> Hold:
+    """What the store says about a private run: its spawning turn's state and the requester
+    session's current incarnation (None once its entry, or a nested requester's session, is
+    deleted)."""
+    turn = None if record.requester_turn_id is None else store.turn_state(record.requester_turn_id)
+    session = store.session(record.requester)
+    current = record.requester_incarnation if session is None else (
+        None if session[1] else session[0])
+    if store.session_deleted(record.requester):
+        current = None  # a deleted nested requester: never handed to a fallback (PRV-3)
+    return private_hold(None if turn is None else TurnState(turn), record.requester_incarnation,
+                        current)
+
+
+def fallback_route(store: RunStore, record: RunRecord) -> str | None:
+    """The session a run's completion goes to (DEL-4, reference §c2): its requester; when that
+    is a nested session that was deleted and whose run is over, that session's own requester,
+    one level up, as OpenClaw's flow does. None: that one is gone too (or unknown), so no
+    fallback exists and the completion stays retryable."""
+    requester = record.requester
+    if ":subagent:" not in requester or not store.session_deleted(requester):
+        return requester
+    owner = store.latest_run(requester)
+    if owner is None:
+        return None
+    if owner.ended_at_ms is None:
+        return requester  # its run is still active: the session is still the parent
+    if ":subagent:" in owner.requester and store.session_deleted(owner.requester):
+        return None
+    return owner.requester
+
+
+# What an in-flight run was waiting for when its process died there.
+_CRASH_IN_WAIT = {Waiting.ACK: "delivery.crash-in-ack-wait",
+                  Waiting.TRY_WAIT: "delivery.crash-in-try-wait",
+                  Waiting.ATTEMPT_WAIT: "delivery.crash-in-backoff"}
+
+
+def routed(completion: Completion, routes: Mapping[str, routing.SessionRouting],
+           mutants: frozenset[str], probe: Callable[[str], None]) -> Completion:
+    """The agent call for ``completion``: a top-level requester's gets the channel target its
+    session's routing resolves to (DEL-5; none: ``deliver=false``); a nested requester's is an
+    internal injection (DEL-4)."""
+    if requester_kind(completion.requester) is announce.RequesterKind.NESTED:
+        return completion
+    if completion.source_tool == "subagent_settle":
+        return completion  # a batch wake is internal: the requester's reply is what goes out
+    if completion.private:
+        return completion  # the spawning session's own input: never on a channel (PRV-1)
+    resolution = routing.resolve(routes.get(completion.requester, routing.SessionRouting()),
+                                 mutants)
+    for name in resolution.probes:
+        probe(name)
+    return attrs.evolve(completion, target=resolution.target)
+
+
+class _Recovery:
+    """Lost-answer recovery beside the delivery core (DEL-2, actors/delivery/recovery.py): which
+    ended runs are silent, and the recovery core that runs once their (no output) is delivered."""
+
+    def __init__(self, port: Port, store: RunStore, mutants: frozenset[str],
+                 kind: Callable[[str], announce.RequesterKind]) -> None:
+        self.port, self.store = port, store
+        self.off = MUTANT_NO_ANSWER_RECOVERY in mutants
+        self.drop_payload = MUTANT_PAYLOAD_DROPPED_EARLY in mutants  # a DEL-16 bug, not DEL-2's
+        self.silent: dict[str, RunRecord] = {}
+        self.due: list[RunRecord] = []  # recorded delivered: their recovery starts
+        self.core = RecoveryCore(
+            lambda key, run_id: final_answer(store.run_transcript(key, run_id) or []),
+            # The recovered answer alone: the findings went with the run's first announcement.
+            store.get, lambda record: render(attrs.evolve(record, findings_text=None),
+                                             kind(record.requester)), port.probe,
+            unbounded=MUTANT_RECOVERY_UNBOUNDED in mutants)
+
+    def note(self, records: Iterable[RunRecord]) -> None:
+        for record in records:
+            if not self.off and record.ended_at_ms is not None and needs_recovery(record) \
+                    and record.delivery_status == DeliveryStatus.PENDING:
+                self.silent[record.run_id] = record
+
+    def delivering(self, run_id: str) -> None:
+        """The run is about to be recorded delivered: its recovery becomes durable first. A
+        yield batch may deliver a member (in its wake) before this actor saw the member end:
+        the store's record decides then."""
+        record = self.silent.pop(run_id, None)
+        if record is None and not self.off:
+            stored = self.store.get(run_id)
+            if stored.ended_at_ms is not None and needs_recovery(stored):
+                record = stored
+        if record is not None:
+            self.store.open_recovery(run_id)
+            self.due.append(record)
+
+    def resume(self) -> list[RecoveryEffect]:
+        effects: list[RecoveryEffect] = []
+        for run_id, attempts in self.store.open_recoveries():
+            effects += self.core.start(self.store.get(run_id), attempts)
+        return effects
+
+    def started(self) -> list[RecoveryEffect]:
+        effects: list[RecoveryEffect] = []
+        while self.due:
+            effects += self.core.start(self.due.pop(0))
+        return effects
+
+    def perform(self, effects: Iterable[RecoveryEffect]) -> None:
+        port = self.port
+        for effect in effects:
+            if isinstance(effect, RecoveryWrite):
+                port.crash_point(CrashPoint.BEFORE_PERSIST)
+                self.store.save_recovery(effect.run_id, effect.attempts, effect.outcome)
+            elif isinstance(effect, RecoveredAnswer):
+                port.crash_point(CrashPoint.BEFORE_SEND)
+                port.send(addresses.GATEWAY, effect)
+            elif isinstance(effect, RecoveryTimer):
+                port.set_timer(effect.delay_ms, effect.payload)
+            else:
+                port.emit(effect)
+
+    def handle(self, message: object) -> bool:
+        """Take ``message`` if it is the recovery's (its timers, its hand-off's answers)."""
+        if isinstance(message, RecoveryDue):
+            self.perform(self.core.due(message))
+        elif isinstance(message, RecoveryTimeout):
+            self.perform(self.core.failed(message))
+        elif isinstance(message, CompletionAck) and is_recovery_key(message.key):
+            self.perform(self.core.acked(message))
+        elif isinstance(message, SendRejected) and is_recovery_key(message.key):
+            self.perform(self.core.failed(message))
+        else:
+            return False
+        return True
+
+
+async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
+                       routes: Mapping[str, routing.SessionRouting] | None = None,
+                       expose: Callable[[Callable[[], dict[str, Any]]], None] | None = None
+                       ) -> None:
+    """``expose`` hands the harness a way to dump this incarnation's memory (DEL-16)."""
+    routes = routes or {}
+
+    def jitter() -> float:
+        return port.choose("jitter", retry.JITTER_STEPS) / (retry.JITTER_STEPS - 1)
+
+    kind = requester_kind
+    if MUTANT_NESTED_TOP_LEVEL_INSTRUCTION in mutants:
+        def kind(session_key: str) -> announce.RequesterKind:
+            return announce.RequesterKind.TOP_LEVEL_COMPLETION
+    def checkpoint(record: RunRecord, any_run: bool) -> tuple[str, int] | None:
+        # The session the completion goes to now holds the checkpoint: the requester's, or
+        # (once that nested session was deleted, DEL-4) the fallback's. A deleted session's
+        # checkpoint proves nothing: the transcript that took the completion is gone, so the
+        # completion is sent again to the fallback (docs/nesting.md).
+        reader = fallback_route(store, record)
+        if reader is None:
+            return None
+        return store.checkpoint(reader, record.child_session_key,
+                                None if any_run else record.run_id)
+
+    def findings_of(record: RunRecord) -> str | None:
+        children = store.direct_children(record.run_id)
+        if not children and MUTANT_STALE_FINDINGS not in mutants:
+            return None
+        chosen = findings.select(record.run_id, children, store.latest_run, mutants,
+                                 lambda: store.spawned_by_session(record.child_session_key))
+        if chosen.rows:
+            port.probe("delivery.findings")
+        if chosen.stale:
+            port.probe("delivery.findings-stale-row")
+        if chosen.superseded:
+            port.probe("delivery.findings-older-row")
+        if any(row.outcome_status != OutcomeStatus.OK for row in chosen.rows):
+            port.probe("delivery.findings-failed-child")
+        return findings_section(chosen.rows)
+
+    render_probed = probed_render(port.probe, MUTANT_PRIVATE_USAGE_STATS in mutants)
+    core = DeliveryCore(port.incarnation, jitter, render_probed, kind,
+                        mutants, port.probe, pending_descendants=store.pending_descendants,
+                        checkpoint=checkpoint, route=functools.partial(fallback_route, store),
+                        findings=findings_of, batch_of=store.batch_owner,
+                        private_hold=functools.partial(private_hold_in, store))
+    recovery = _Recovery(port, store, mutants, kind)
+    core.remember(store.summaries())
+    if expose is not None:
+        expose(core.memory)
+    port.emit(events.DeliveryStarted(port.incarnation))
+    records = list(store.open_deliveries())
+    recovery.note(records)
+    # Runs cleaned up while handling a message: their requesters' unfrozen waves may be due.
+    cleaned: list[str] = []
+    _perform(port, store, core.restore(records, port.now_ms), routes, mutants, recovery,
+             cleaned)
+    recovery.perform(recovery.resume())
+    wakes = Wakes(port, store, core, mutants,
+                  lambda effects: _perform(port, store, effects, routes, mutants, recovery,
+                                           cleaned),
+                  child_result)
+    wakes.restore()
+    waves = Waves(wakes, mutants)
+    waves.restore()
+    while True:
+        try:
+            message = await port.receive()
+        except Crash:
+            # The process dies while it waits: name what its in-flight runs were waiting for.
+            for waiting in dict.fromkeys(core.waits()):
+                if waiting in _CRASH_IN_WAIT:
+                    port.probe(_CRASH_IN_WAIT[waiting])
+            raise
+        if wakes.owns(message):
+            wakes.handle(message)  # a yield batch's: its wake (actors/yields/delivery_wakes.py)
+            _waves(waves, cleaned)
+            continue
+        if recovery.handle(message):
+            _waves(waves, cleaned)
+            continue
+        if isinstance(message, ChildEnded):
+            record = store.get(message.run_id)
+            recovery.note((record,))
+            if store.direct_children(record.run_id) and not store.pending_descendants(record):
+                port.probe("delivery.children-ended-first")  # its descendants settled first
+            effects = core.child_ended(record, port.now_ms)
+        elif isinstance(message, OperatorRequest):
+            # A redrive works from the row the store retained, never from the core's memory.
+            record = store.get(message.run_id)
+            effects = core.handle(OperatorAsked(record, message.action, message.request),
+                                  port.now_ms)
+            if any(isinstance(effect, events.DeliveryRedriven) for effect in effects):
+                recovery.note((record,))  # DEL-2: a redriven (no output) is recovered too
+        elif isinstance(message, TurnSettled):
+            # The turn finished or was abandoned: its retained private results go on (PRV-5).
+            effects = [effect for record in store.retained_private(message.turn_run_id)
+                       for effect in core.child_ended(record, port.now_ms)]
+            waves.turn_finished(message.turn_run_id)  # its children may make waves now
+        else:
+            effects = core.handle(message, port.now_ms)
+        _perform(port, store, effects, routes, mutants, recovery, cleaned)
+        if store.has_open_batches():
+            wakes.poke()  # a member or a member's descendant may have settled
+        _waves(waves, cleaned)
+
+
+def _waves(waves: Waves, cleaned: list[str]) -> None:
+    """After a message: the waves of the requesters whose runs were cleaned up meanwhile (or,
+    in a newer generation, resolved again)."""
+    for run_id in cleaned:
+        waves.settled(run_id)
+    cleaned.clear()
+    waves.check()
+
+
+def _perform(port: Port, store: RunStore, effects: Iterable[Effect],
+             routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str],
+             recovery: _Recovery, cleaned: list[str]) -> None:
+    try:
+        _perform_each(port, store, effects, routes, mutants, recovery, cleaned)
+        recovery.perform(recovery.started())
+    except Crash as crash:
+        if crash.point in _CRASH_PROBES:
+            port.probe(_CRASH_PROBES[crash.point])
+        raise
+
+
+# Where the process died on its way through the effects, for the rare points.
+_CRASH_PROBES: dict[str, str] = {
+    CrashPoint.BEFORE_SEND: "delivery.crash-before-send",
+    CrashPoint.BEFORE_RECORD_DELIVERED: "delivery.crash-between-send-and-record",
+    CrashPoint.BEFORE_CLAIM_ATTEMPTED: "delivery.crash-before-claim-attempted",
+    CrashPoint.BEFORE_SAVE_EVIDENCE: "delivery.crash-before-save-evidence",
+    CrashPoint.BEFORE_CLEAR_CLAIM: "delivery.crash-between-evidence-and-claim",
+}
+
+
+def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],
+                  routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str],
+                  recovery: _Recovery, cleaned: list[str]) -> None:
+    for effect in effects:
+        if isinstance(effect, Persist):
+            port.crash_point(CrashPoint.BEFORE_PERSIST)
+            # Name the point after what is about to become durable, for scripted crashes.
+            if effect.change.crash_point is not None:
+                port.crash_point(effect.change.crash_point)
+            if isinstance(effect.change, Delivered):
+                recovery.delivering(effect.run_id)  # DEL-2: (no output) delivered
+            store.apply(effect.run_id, effect.change)
+            if isinstance(effect.change, (Delivered, GaveUp)) \
+                    and store.get(effect.run_id).cleaned_up_at_ms is not None:
+                # A newer generation (DEL-12) resolved: no second cleanup follows, yet a wave
+                # that waited for it is due a look now (seed 3195).
+                cleaned.append(effect.run_id)
+            if isinstance(effect.change, GaveUp):
+                recovery.silent.pop(effect.run_id, None)  # never delivered: nothing to recover
+                if recovery.drop_payload:
+                    store.forget_result(effect.run_id)
+        elif isinstance(effect, Send):
+            port.crash_point(CrashPoint.BEFORE_SEND)
+            # Every completion is an agent call through the gateway (actors/gateway/shell.py).
+            port.send(addresses.GATEWAY, routed(effect.completion, routes, mutants, port.probe))
+        elif isinstance(effect, StartTimer):
+            port.set_timer(effect.delay_ms, effect.payload)
+        else:
+            if isinstance(effect, events.RunCleanedUp):
+                cleaned.append(effect.run_id)
+            port.emit(effect)

@@ -1,0 +1,204 @@
+"""The delivery actor's side of yield batches: the batch-wake outbox core
+(``actors/yields/batch_wake.py``) fed from the store, and the wake's text
+(``actors/announce/wake.py``).
+
+The delivery shell hands it the messages that are a batch's (a frozen batch, its timers, the
+answers to a wake) and, after anything else it handled, lets it look at the open batches again:
+a member or a member's descendant may have settled, which is what a wake waits for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from actors import events
+from actors import mutants as mutant_names
+from actors.announce import ChildResult
+from actors.announce.wake import ROUTE_CAP, Wake, format_wake, route_section
+from actors.delivery.edge import BatchClaim, Effect, RunFinished
+from actors.delivery.retention import summarize
+from actors.delivery.run_record import RunRecord
+from actors.delivery.table import DeliveryCore
+from actors.messages import BatchReady, CompletionAck, SendRejected
+from actors.runtime import Port
+from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus
+from actors.store.durable import RunStore
+from actors.yields.batch_record import SETTLE_KEY_PREFIX, BatchRow, BatchStatus
+from actors.yields.batch_wake import (
+    BatchWakeCore,
+    ClaimMember,
+    Member,
+    ReopenMember,
+    Requester,
+    SaveBatch,
+    WakeAckTimeout,
+    WakeDue,
+    WakeTimer,
+)
+
+KILLED = "subagent run terminated"  # an aborted child's error (it did not finish)
+
+
+def wake_text(row: BatchRow, records: list[RunRecord],
+              child_result: Callable[[RunRecord], ChildResult],
+              probe: Callable[[str], None]) -> str:
+    """The settle wake of ``row`` (reference §c9): the findings are the members whose results
+    the requester has not had (not delivered on their own), but a silent ok answer."""
+    own = [r for r in records if r.run_id in row.members]
+    findings = [child_result(r) for r in own if not _announced(r)
+                and not (r.outcome_status == OutcomeStatus.OK and _silent(r.result_text))]
+    interrupted = [r.child_session_key for r in own if r.outcome_status == OutcomeStatus.TIMEOUT
+                   or (r.outcome_status == OutcomeStatus.ERROR and r.outcome_error == KILLED)]
+    routes = [r.route_change for r in own if r.route_change]
+    wake = format_wake(Wake(tuple(findings), tuple(interrupted), tuple(routes),
+                            require_visible_reply=row.yielded and not row.private))
+    if wake.findings is None:
+        probe("batch.announced-individually")
+    else:
+        if any(shown.truncated for shown in wake.findings.shown):
+            probe("batch.findings-truncated")
+        if wake.findings.summarized:
+            probe("batch.findings-summarized")
+    if interrupted:
+        probe("batch.reconcile-interrupted")
+    if len(route_section(routes)) > ROUTE_CAP:
+        probe("batch.route-notices-capped")
+    return wake.text
+
+
+def _announced(record: RunRecord) -> bool:
+    """Delivered on its own (not by this batch: a handed-over run keeps its disposition)."""
+    return record.delivery_status == DeliveryStatus.DELIVERED and \
+        record.delivery_disposition is None
+
+
+def _silent(text: str | None) -> bool:
+    return text is not None and len(text) < 64 and text.strip() in ("NO_REPLY", "ANNOUNCE_SKIP")
+
+
+class Wakes:
+    def __init__(self, port: Port, store: RunStore, core: DeliveryCore[Any],
+                 mutants: frozenset[str], perform: Callable[[Iterable[Effect]], None],
+                 child_result: Callable[[RunRecord], ChildResult]) -> None:
+        self.port, self.store, self.core = port, store, core
+        self._perform = perform
+        self._earlier_turns = mutant_names.MUTANT_WAIT_EARLIER_TURN in mutants
+        self.outbox = BatchWakeCore(
+            lambda row, records: wake_text(row, records, child_result, port.probe),
+            port.probe, mutants)
+
+    def owns(self, message: object) -> bool:
+        if isinstance(message, (BatchReady, WakeDue, WakeAckTimeout)):
+            return True
+        return isinstance(message, (CompletionAck, SendRejected)) and \
+            message.key.startswith(SETTLE_KEY_PREFIX)
+
+    def restore(self) -> None:
+        handed = False
+        for row in self.store.open_batches():
+            handed |= self.run(self.outbox.restore(row, self.members(row),
+                                                    self.requester(row), self.port.now_ms))
+        if handed:
+            self.poke()  # a member it claimed may have been the last
+
+    def handle(self, message: object) -> None:
+        batch_id = message.batch_id if isinstance(message, (BatchReady, WakeDue,
+                                                            WakeAckTimeout)) else None
+        if isinstance(message, (CompletionAck, SendRejected)):
+            batch_id = message.run_id
+        assert batch_id is not None
+        row = self.store.batch(batch_id)
+        if row is None:
+            return
+        now, members = self.port.now_ms, self.members(row)
+        if isinstance(message, BatchReady):
+            effects = self.outbox.check(row, members, self.requester(row), now)
+        elif isinstance(message, WakeDue):
+            effects = self.outbox.due(row, members, self.requester(row), now)
+        elif isinstance(message, WakeAckTimeout):
+            effects = self.outbox.timed_out(row, members, message, now)
+        elif isinstance(message, CompletionAck):
+            effects = self.outbox.acked(row, members, message, now)
+        else:
+            assert isinstance(message, SendRejected)
+            effects = self.outbox.rejected(row, members, message, now)
+        self.run(effects)
+        self.poke()
+
+    def poke(self) -> None:
+        """Look at every open batch again (something may have settled); once more if that
+        handed a member over."""
+        for _ in range(2):
+            claimed = False
+            for row in self.store.open_batches():
+                if self.outbox.waiting(row, self.port.now_ms) or (
+                        not row.yielded and row.status == BatchStatus.DISPATCHING):
+                    continue  # (a wave's wake out: its members all settled before it went)
+                effects = self.outbox.check(row, self.members(row), self.requester(row),
+                                            self.port.now_ms)
+                claimed |= self.run(effects)
+            if not claimed:
+                return
+
+    # -- views and effects -----------------------------------------------------------------------
+
+    def members(self, row: BatchRow) -> list[Member]:
+        run_ids = list(row.members)
+        if self._earlier_turns and row.yielded:
+            # The bug: the batch also waits for the requester's children of earlier turns.
+            run_ids += [r.run_id for r in self.store.spawned_by_session(row.requester)
+                        if r.required and r.created_at_ms <= row.frozen_at_ms
+                        and r.requester_turn_id not in (None, row.turn_run_id)]
+        members = []
+        for record in self.store.get_many(run_ids):
+            run_id = record.run_id
+            pending, active = self.store.unsettled_descendants(record)
+            members.append(Member(record, self.core.sending(run_id), pending, active))
+        return members
+
+    def requester(self, row: BatchRow) -> Requester:
+        entry = self.store.session(row.requester)
+        if entry is None or entry[1]:
+            return Requester(None)
+        return Requester(entry[0])
+
+    def run(self, effects: Iterable[object]) -> bool:
+        """Perform the outbox's effects in order; whether a member was handed over. A member's
+        resolution (its persist, its events, its cleanup) goes to the delivery shell as one
+        list, as the core's own effects do: lost-answer recovery (DEL-2) starts only after the
+        whole list, never between a persisted delivery and its event."""
+        handed = False
+        resolving: list[Effect] = []
+
+        def flush() -> None:
+            if resolving:
+                self._perform(list(resolving))
+                for effect in resolving:
+                    if isinstance(effect, events.RunCleanedUp):
+                        # The registry keeps a short summary of every resolved run (DEL-16).
+                        self.core.remember([summarize(self.store.get(effect.run_id))])
+                resolving.clear()
+
+        for effect in effects:
+            if isinstance(effect, SaveBatch):
+                flush()
+                self.port.crash_point(CrashPoint.BEFORE_PERSIST)
+                self.store.save_batch(effect.row)
+            elif isinstance(effect, ClaimMember):
+                flush()
+                claimed = self.core.handle(BatchClaim(self.store.get(effect.run_id)),
+                                           self.port.now_ms)
+                handed |= bool(claimed)
+                self._perform(claimed)
+            elif isinstance(effect, ReopenMember):
+                flush()
+                self._perform(self.core.handle(RunFinished(self.store.get(effect.run_id)),
+                                               self.port.now_ms))
+            elif isinstance(effect, WakeTimer):
+                flush()
+                self.port.set_timer(effect.delay_ms, effect.payload)
+            else:
+                resolving.append(effect)  # type: ignore[arg-type]
+        flush()
+        return handed

@@ -1,0 +1,73 @@
+"""Recorded schedules on the command line: reading one (``--schedule``, ``--from``), the world it
+replays in, and the branch a sweep or replay keeps (``--from F --at N``, SIM-11). Shared by
+``handoff replay``, ``handoff shrink`` and ``handoff explore``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from actors.inputs import decode
+from actors.inputs.files import MAX_SCHEDULE_BYTES, read_bounded
+from sim import scenario as scenario_mod
+from sim.choices import Schedule, load_schedule
+from sim.cli.args import load_world
+from sim.cli.style import bad_input as _bad_input
+
+
+def branch_schedule(path: str | None, at: int | None, mutants: Sequence[str],
+                    faults: str | None, strategy: str | None) -> Schedule | None:
+    """The schedule a branching sweep or replay keeps the first ``at`` choices of."""
+    if path is None:
+        if at is not None:
+            _bad_input("--at needs --from SCHEDULE")
+        return None
+    if at is None:
+        _bad_input("--from needs --at STEP (how many of its choices to keep)")
+    if mutants or faults is not None or strategy is not None:
+        _bad_input("--mutant, --faults and --strategy cannot be used with --from "
+                   "(the schedule records its own)")
+    schedule = _read_schedule(path)
+    if at > len(schedule.choices):
+        _bad_input(f"--at: {path} has only {len(schedule.choices)} choices, cannot keep {at}")
+    return schedule
+
+
+def _read_schedule(path: str) -> Schedule:
+    return load_schedule(path, decode(path, read_bounded(path, MAX_SCHEDULE_BYTES)))
+
+
+def scenario_for(schedule: Schedule | None, schedule_path: str | None,
+                 world_path: str | None) -> scenario_mod.Scenario:
+    """The world a run (or a branch of a recorded one) runs in."""
+    if schedule is None or schedule_path is None:
+        return load_world(world_path)
+    return schedule_scenario(schedule, schedule_path, world_path)
+
+
+def schedule_scenario(schedule: Schedule, schedule_path: str,
+                       world_path: str | None) -> scenario_mod.Scenario:
+    """The scenario a schedule replays: its own; a --scenario given as well must be the same."""
+    if schedule.scenario_text is None:  # a schedule from before schedules carried their scenario
+        return load_world(world_path)
+    recorded_path = schedule.scenario_path or "scenario"
+    recorded = scenario_mod.loads(schedule.scenario_text,
+                                  f"{schedule_path} (embedded {recorded_path})")
+    if world_path is not None:
+        given = scenario_mod.load(world_path)
+        if given.source != schedule.scenario_text:
+            _bad_input(f"--scenario: {world_path} is not the scenario {schedule_path} was "
+                       f"recorded from ({recorded_path}): "
+                       f"{_first_difference(given.source, schedule.scenario_text)}; leave out "
+                       "--scenario to replay the recorded one")
+    return recorded
+
+
+def _first_difference(given: str, recorded: str) -> str:
+    a, b = given.splitlines(), recorded.splitlines()
+    for number, (x, y) in enumerate(zip(a, b, strict=False), start=1):
+        if x != y:
+            return f"line {number} differs ({x.strip()[:40]!r} here, {y.strip()[:40]!r} recorded)"
+    if len(a) != len(b):
+        return f"it has {len(a)} lines, the recorded one {len(b)}"
+    return "their text differs in line endings"

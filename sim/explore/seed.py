@@ -1,0 +1,95 @@
+"""One seed of a sweep: what the sweep asks (:class:`Sweep`), the run, and what it reports
+(:class:`SeedOutcome`), a model exception included (SIM-10). Both the serial sweep
+(``sim/explore/sweeps.py``) and the worker pool (``sim/explore/pool.py``) run seeds through here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import traceback
+from pathlib import Path
+
+import attrs
+
+from sim.choices import Schedule, ScheduleDiverged
+from sim.scenario import Scenario
+from sim.world import core as world
+
+
+@attrs.frozen
+class SeedOutcome:
+    seed: int
+    digest: str | None  # the trace's SHA-256, when the sweep checks determinism
+    records: int
+    violations: tuple[tuple[str, str, str], ...]  # (invariant, requirement, message)
+    run_digest: str = ""  # see run_digest()
+    probes: tuple[str, ...] = ()  # the code probes this seed hit (actors/probes.py)
+
+
+@attrs.frozen
+class Sweep:
+    scenario: Scenario
+    strategy: str | None
+    mutants: tuple[str, ...] | None
+    fault_kinds: tuple[str, ...] | None
+    # Hashing every trace costs about a tenth of a run; only a determinism check needs it.
+    digests: bool = False
+    # Branching from a moment: keep this schedule's first ``branch_at`` choices in every seed.
+    branch: Schedule | None = None
+    branch_at: int | None = None
+
+
+# A model exception is a finding for its seed (SIM-10), under this invariant name.
+CRASH = ("crash", "SIM-10")
+
+
+def _source_path(filename: str) -> str:
+    """A frame's file from the project's top package on (``actors/delivery/table.py``), else its
+    folder and name: short, and the same on every machine."""
+    parts = Path(filename).parts
+    tops = [i for i, part in enumerate(parts) if part in ("actors", "sim", "tests")]
+    return "/".join(parts[tops[-1] if tops else -2:])
+
+
+def crash_message(exc: BaseException) -> str:
+    """The exception and the frame that raised it, on one line."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:  # Trio wraps task errors
+        exc = exc.exceptions[0]
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = ""
+    if frames:
+        last = frames[-1]
+        where = f" (raised at {_source_path(last.filename)}:{last.lineno} in {last.name})"
+    text = " ".join(str(exc).split())[:300]
+    return f"the model raised {type(exc).__name__}: {text}{where}"
+
+
+def run_seed(sweep: Sweep, seed: int) -> SeedOutcome:
+    try:
+        result = world.run(sweep.scenario, seed=seed, strategy=sweep.strategy,
+                           mutants=sweep.mutants, fault_kinds=sweep.fault_kinds,
+                           replay=sweep.branch, replay_steps=sweep.branch_at)
+    except ScheduleDiverged:  # the branch does not fit this world: bad input, not a model bug
+        raise
+    except Exception as exc:  # a bug in the model: this seed's finding, the sweep goes on
+        return SeedOutcome(seed, None, 0, ((*CRASH, crash_message(exc)),))
+    digest = result.trace.digest() if sweep.digests else None
+    return SeedOutcome(seed, digest, len(result.trace),
+                       tuple((v.invariant, v.requirement, v.message) for v in result.violations),
+                       run_digest(result), tuple(result.probes))
+
+
+def run_digest(result: world.RunResult) -> str:
+    """A cheap fingerprint of one run: its choices, trace length, end time and violations.
+
+    A run is a function of its scenario, configuration, code and choices, so this pins it down
+    for comparing sweeps (across machines, job counts or commits) at a fraction of the cost of
+    hashing the trace (a few hundred integers instead of every record's JSON). It does not see a
+    change inside a record that moves no choice; ``--check-determinism`` hashes whole traces.
+    """
+    schedule = result.schedule
+    summary = (schedule.subsystems, schedule.choices, len(result.trace), result.end_ms,
+               tuple((v.invariant, v.message) for v in result.violations))
+    return hashlib.sha256(repr(summary).encode()).hexdigest()[:16]
+
+

@@ -1,0 +1,378 @@
+"""Fault plans: drawn from the seed (swarm testing) or scripted by a scenario's timeline.
+
+A plan is consulted at each opportunity (a message handed to the network, a crash point, a child's
+behaviour) and every draw goes through the run's :class:`~sim.choices.Chooser` with one subsystem
+per fault kind, so turning one kind on does not shift another kind's draws. Faults strike only
+before the heal time; after it the world runs fault-free so that liveness can be judged (VOPR's
+safety phase, then liveness phase).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from actors import addresses
+from actors.gateway.core import SENT, ChunkFate, ChunkVerdict
+from actors.gateway.send_error import PLATFORM_REJECTED, WRITER_CLAIM_REBOUND, SendError
+from actors.messages import AbortRun, Completion, CompletionAck, SendRejected
+from actors.nesting.lane import LaneGrant
+from actors.nesting.session_queue import SessionGrant
+from sim.choices import Chooser
+from sim.faults.armed import ArmedFault as ArmedFault
+from sim.faults.armed import ArmedFaults
+from sim.faults.armed import TimelineEvent as TimelineEvent
+from sim.faults.kinds import FAULT_KINDS as FAULT_KINDS
+from sim.faults.kinds import FaultKind as FaultKind
+
+# Rates a seed may give an enabled kind (per opportunity).
+RATES = (0.02, 0.05, 0.1, 0.25)
+# A crash strikes at every crash point of every restart: high rates make crash loops that only the
+# heal ends, which cost much and find little, so crashes draw from lower rates.
+KIND_RATES = {"crash": (0.01, 0.03, 0.06, 0.12),
+              # One chance per nested child (a few a seed): high rates, or it is hardly seen.
+              "delete-session": (0.25, 0.5, 0.75, 1.0)}
+DEFAULT_RESTART_MS = 5_000
+# The error chains each send fault draws from (reference §c11, §c16): plain and wrapped causes,
+# the writer-claim rebound, OpenClaw's case variants, and chains whose outer message hides the
+# class.
+TRANSIENT_ERRORS = (
+    SendError("gateway not connected"),
+    SendError("gateway closed (1006 abnormal closure)"),
+    SendError("ECONNRESET"),
+    SendError.of("announce delivery failed", "connect ECONNRESET 10.0.0.7:443"),
+    SendError("status: unavailable"),
+    SendError("errorcode=unavailable"),
+    SendError("No active WhatsApp Web listener"),
+    SendError("no active websocket listener"),
+    SendError("Gateway Timeout"),
+    SendError("connect ETIMEDOUT 10.0.0.7:443"),
+    SendError("getaddrinfo ENOTFOUND gateway.local"),
+    SendError("connect ECONNREFUSED 127.0.0.1:18789"),
+    SendError("agent call failed: UNAVAILABLE: upstream restarting"),
+    SendError.of("send failed", "network error"),
+    SendError.of("transcript append failed", WRITER_CLAIM_REBOUND),
+)
+PERMANENT_ERRORS = (
+    SendError("chat not found"),
+    SendError("bot was blocked by the user"),
+    SendError("unknown channel"),
+    SendError("unsupported channel: fax"),
+    SendError("user not found"),
+    SendError("Forbidden: bot is not a member of the supergroup chat"),
+    SendError.of("announce delivery failed", "Forbidden: bot was kicked from the group chat"),
+    SendError("recipient is not a valid phone number"),
+    SendError("outbound not configured for channel discord"),
+    # A permanent cause wins over the rebound that wraps it (DEL-10).
+    SendError.of(WRITER_CLAIM_REBOUND, "chat not found"),
+    SendError.of("agent call failed", "Error: chat not found (status: unavailable)"),
+    SendError("message not dispatched", platform_error=PLATFORM_REJECTED),
+    # OpenClaw's closed-turn rejections (DEL-7).
+    SendError("Session transcript keyed user is outside the current turn: announce:v1"),
+    SendError.of("transcript persistence failed",
+                 "Pending input is no longer active in its admitted transcript"),
+)
+PARTIAL_ERRORS = (
+    # Transient-looking, but the first chunk was already sent: another try would duplicate it.
+    SendError("chunk 2 of 3 failed: ECONNRESET", sent_before_error=True),
+    SendError("announce delivery failed",
+              SendError("network error after the first chunk", sent_before_error=True)),
+    SendError("transcript mirror failed: gateway timeout", visible_reply_sent=True),
+)
+OTHER_ERRORS = (
+    SendError("unexpected gateway response (HTTP 502)"),
+    SendError("message rejected by the moderation queue"),
+    SendError.of("announce delivery failed", "UNAVAILABLEX is not a status"),
+    SendError("rate limited: retry later"),
+    SendError("internal server error (500)"),
+    SendError("payload failed validation: <text> & more"),
+    SendError("request failed: failed, timed out?"),
+)
+# What a channel answers when it refuses one chunk of a longer message.
+CHUNK_ERRORS = (
+    SendError("connect ECONNRESET 149.154.167.220:443"),
+    SendError("Bad Request: message is too long"),
+    SendError("Too Many Requests: retry after 30"),
+    SendError("chat not found"),
+)
+SEND_FAULTS: tuple[tuple[str, tuple[SendError, ...]], ...] = (
+    (FaultKind.SEND_PERMANENT, PERMANENT_ERRORS),
+    (FaultKind.SEND_PARTIAL, PARTIAL_ERRORS),
+    (FaultKind.SEND_OTHER, OTHER_ERRORS),
+    (FaultKind.SEND_TRANSIENT, TRANSIENT_ERRORS),
+)
+# What a receive callback fails with after a confirmed hand-off (DEL-9).
+CALLBACK_ERRORS = (
+    "delivery receipt callback failed: task store is locked",
+    "onDelivered hook threw: TypeError: cannot read properties of undefined",
+    "gateway timeout while reporting the delivery result",
+)
+# A long delay (past the 120 s announce timeout when both legs are slow) strikes this often.
+LONG_DELAY_SHARE = 0.125
+# Outage lengths a seed may draw, in minutes (the longest outlast the 30-minute expiry).
+OUTAGE_MINUTES = (2, 5, 12, 25, 45)
+PARKED_CRASH_SPAN_MS = 15 * 60_000
+# After a seeded transient refusal, how often the run's next tries go unanswered, and how many.
+AMBIGUOUS_AFTER_REFUSAL = 0.25
+TRIES_AFTER_REFUSAL = 3
+# After a seeded transient refusal (crashes on), how often the delivery process dies during the
+# wait before the next transport try (``delivery.crash-in-try-wait``, issue 12).
+CRASH_IN_TRY_WAIT = 0.1
+
+
+_IN_PROCESS = {addresses.DELIVERY, addresses.GATEWAY}
+
+
+class Emitter(Protocol):
+    """What a plan needs of the kernel: the time and a way to leave a trace record."""
+
+    now_ms: int
+
+    def emit(self, actor: str, kind: str, data: dict[str, Any]) -> None: ...
+
+
+class FaultPlan:
+    """Seeded kinds with rates, plus scripted faults armed by the timeline."""
+
+    def __init__(
+        self,
+        chooser: Chooser,
+        rates: dict[str, float],
+        heal_ms: int,
+        child_of_run: Callable[[str], str | None],
+    ) -> None:
+        self.chooser = chooser
+        self.rates = rates
+        self.heal_ms = heal_ms
+        self.armed = ArmedFaults()  # sim/faults/armed.py
+        # Set by a scripted crash: how long the crashed actor stays down.
+        self.restart_after_ms: int | None = None
+        self.kernel: Emitter | None = None
+        # Set by the world: put a crash of the delivery process (while it waits) on the agenda.
+        self.crash_at: Callable[[int], None] | None = None
+        self._child_of_run = child_of_run  # run_id -> child_id
+        # A seeded gateway outage: [start, end) in virtual ms and the error it answers with.
+        self.outage: tuple[int, int, SendError] | None = None
+        if "send-outage" in rates and chooser.chance("fault:send-outage", rates["send-outage"]):
+            start = 1000 * chooser.choose("fault:send-outage", 601)
+            minutes = OUTAGE_MINUTES[chooser.choose("fault:send-outage", len(OUTAGE_MINUTES))]
+            errors = TRANSIENT_ERRORS + OTHER_ERRORS
+            self.outage = (start, start + 60_000 * minutes,
+                           errors[chooser.choose("fault:send-outage", len(errors))])
+
+    @classmethod
+    def draw(
+        cls, chooser: Chooser, kinds: Sequence[str], swarm: bool, heal_ms: int,
+        child_of_run: Callable[[str], str | None],
+    ) -> FaultPlan:
+        """Swarm testing: the seed picks which of ``kinds`` are on, and each one's rate."""
+        rates: dict[str, float] = {}
+        for kind in kinds:
+            if swarm and not chooser.chance(f"swarm:{kind}", 0.5):
+                continue
+            choices = KIND_RATES.get(kind, RATES)
+            rates[kind] = choices[chooser.choose(f"swarm:{kind}:rate", len(choices))]
+        return cls(chooser, rates, heal_ms, child_of_run)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _now(self) -> int:
+        assert self.kernel is not None
+        return self.kernel.now_ms
+
+    def _active(self) -> bool:
+        return self._now() < self.heal_ms
+
+    def strikes(self, kind: str) -> bool:
+        """Does a seeded fault of ``kind`` strike at this opportunity?"""
+        rate = self.rates.get(kind)
+        if rate is None or not self._active():
+            return False
+        return self.chooser.chance(f"fault:{kind}", rate)
+
+    def _note(self, kind: str, data: dict[str, Any]) -> None:
+        assert self.kernel is not None
+        self.kernel.emit("faults", "fault", {"kind": kind, **data})
+
+    def _take_armed(self, kind: str, child: str | None = None, actor: str | None = None,
+                    point: str | None = None) -> TimelineEvent | None:
+        return self.armed.take(kind, child, actor, point)
+
+    # -- the network -------------------------------------------------------------------------
+
+    def network(self, src: str, dst: str, message: Any) -> Sequence[tuple[int, str, Any]]:
+        """Where and when ``message`` arrives: a list of (delay, destination, message)."""
+        if isinstance(message, Completion) and dst == addresses.GATEWAY:
+            assert self.kernel is not None
+            # What the gateway was handed, as an outside observer sees it, stamped when the
+            # delivery actor hands it over (before a crash of that process, if one follows).
+            self.kernel.emit("gateway", "gateway.send", {
+                "run_id": message.run_id, "key": message.key,
+                "requester": addresses.requester(message.requester),
+                "ended_at": message.ended_at_ms,
+                # What the session would read, by digest: a retried hand-off's input (PRV-8).
+                "text_sha256": hashlib.sha256(
+                    message.text.encode("utf-8", "surrogatepass")).hexdigest()[:32]})
+        if src == addresses.TIMELINE or {src, dst} == _IN_PROCESS or isinstance(
+                message, LaneGrant | SessionGrant | SendRejected | AbortRun):
+            # A lane's or a session queue's wake-up, a session's refusal and an abort's cascade
+            # to the aborted run's session stay inside the gateway's process.
+            # The delivery actor calls the gateway in its own process: no network between them
+            # (the gateway's own faults act on its sends and acknowledgements).
+            return ((0, dst, message),)
+        child = None
+        if isinstance(message, Completion | CompletionAck):
+            # A batch wake's run id stands for its child (an aimed delay names it).
+            child = self._child_of_run(message.run_id) or (
+                message.run_id if message.run_id.startswith("batch:") else None)
+        delay = 0
+        armed = self._take_armed("delay", child=child)
+        if armed is not None:
+            delay = armed.delay_ms
+        elif self.strikes("delay"):
+            delay = 1000 * (1 + self.chooser.choose("fault:delay", 60))
+            if self.chooser.chance("fault:delay:long", LONG_DELAY_SHARE):
+                delay += 1000 * self.chooser.choose("fault:delay:long", 121)
+        if delay:  # a completion's or acknowledgement's names its run and key (redrive oracles)
+            about = ({"run_id": message.run_id, "key": message.key}
+                     if isinstance(message, Completion | CompletionAck) else {})
+            self._note("delay", {"dst": dst, "message": type(message).__name__,
+                                 "delay_ms": delay, **about})
+        deliveries = [(delay, dst, message)]
+        if self._take_armed("duplicate", child=child) or self.strikes("duplicate"):
+            extra = 1000 * self.chooser.choose("fault:duplicate", 10)
+            self._note("duplicate", {"dst": dst, "message": type(message).__name__})
+            deliveries.append((delay + extra, dst, message))
+        return deliveries
+
+    # -- the gateway (actors.gateway.core.GatewayFaults) ---------------------------------------
+
+    def chunk(self, run_id: str, key: str, index: int, total: int) -> ChunkVerdict:
+        """The fate of one chunk the gateway sends (the whole send when ``total`` is 1): the
+        send faults strike the first, the chunk faults a later one (after earlier ones went)."""
+        child = self._child_of_run(run_id)
+        if index == 0:
+            return self._refusal(run_id, key, child)
+        if self._take_armed("chunk-abort", child=child) or self.strikes("chunk-abort"):
+            self._note("chunk-abort", {"run_id": run_id, "key": key, "chunk": index})
+            return ChunkVerdict(ChunkFate.ABORTED)
+        armed = self._take_armed("chunk-fail", child=child)
+        if armed is not None or self.strikes("chunk-fail"):
+            errors = CHUNK_ERRORS
+            error = (armed.error if armed is not None and armed.error else
+                     errors[self.chooser.choose("fault:chunk-fail", len(errors))])
+            self._note("chunk-fail", {"run_id": run_id, "key": key, "chunk": index,
+                                      "error": error.to_json()})
+            return ChunkVerdict(ChunkFate.FAILED, error)
+        return SENT
+
+    def _refusal(self, run_id: str, key: str, child: str | None) -> ChunkVerdict:
+        """The gateway refuses a send at its first chunk: scripted, seeded, or during an outage;
+        now and then its answer arrives twice (the copy lands while the next try waits)."""
+        now = self._now()
+        error = kind = None
+        if self.outage is not None and self.outage[0] <= now < min(self.outage[1], self.heal_ms):
+            kind, error = "send-outage", self.outage[2]
+        for candidate, errors in SEND_FAULTS:
+            if kind is not None:
+                break
+            armed = self._take_armed(candidate, child=child)
+            if armed is not None or self.strikes(candidate):
+                kind = candidate
+                error = (armed.error if armed is not None and armed.error else
+                         errors[self.chooser.choose(f"fault:{candidate}", len(errors))])
+        if kind is None or error is None:
+            return SENT
+        self._note(kind, {"run_id": run_id, "key": key, "error": error.to_json()})
+        if (kind == FaultKind.SEND_TRANSIENT and child is not None
+                and "send-ambiguous" in self.rates and self.chooser.chance(
+                    "fault:send-ambiguous:after-refusal", AMBIGUOUS_AFTER_REFUSAL)):
+            # Aimed: the acknowledgements of the run's next tries are lost, so an attempt
+            # refused with a concrete error ends unanswered (the blocked warning keeps the
+            # concrete one, DEL-9). On its own stream, so other draws keep still.
+            self.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_AMBIGUOUS,
+                                                       child=child), TRIES_AFTER_REFUSAL))
+        if kind == FaultKind.SEND_TRANSIENT and "crash" in self.rates and \
+                self.crash_at is not None and self.chooser.chance("aim:crash-in-try-wait",
+                                                                  CRASH_IN_TRY_WAIT):
+            # Aimed: the process dies while it waits the 5 s before the next transport try.
+            self.crash_at(now + 1000 * (1 + self.chooser.choose("aim:crash-in-try-wait", 4)))
+        echo = (1000 * self.chooser.choose("fault:duplicate", 5)
+                if self.strikes("duplicate") else None)
+        return ChunkVerdict(ChunkFate.FAILED, error, echo)
+
+    def ack_delay_ms(self, run_id: str) -> int | None:
+        """A session's acknowledgement on its way back: lost, slow (past the announce timeout)
+        or at once."""
+        child = self._child_of_run(run_id)
+        if self._take_armed("send-ambiguous", child=child) or self.strikes("send-ambiguous"):
+            self._note("send-ambiguous", {"run_id": run_id, "lost": "ack"})
+            return None
+        armed = self._take_armed("ack-slow", child=child)
+        if armed is not None or self.strikes("ack-slow"):
+            delay = (armed.delay_ms if armed is not None and armed.delay_ms else
+                     1000 * (121 + self.chooser.choose("fault:ack-slow", 60)))
+            self._note("ack-slow", {"run_id": run_id, "delay_ms": delay})
+            return delay
+        return 0
+
+    def callback_error(self, run_id: str) -> str | None:
+        """The receive callback after a confirmed hand-off: it fails now and then (DEL-9)."""
+        child = self._child_of_run(run_id)
+        armed = self._take_armed("callback-fail", child=child)
+        if armed is None and not self.strikes("callback-fail"):
+            return None
+        error = (armed.error.text() if armed is not None and armed.error else CALLBACK_ERRORS[
+            self.chooser.choose("fault:callback-fail", len(CALLBACK_ERRORS))])
+        self._note("callback-fail", {"run_id": run_id, "callback_error": error})
+        return error
+
+    def mirror_error(self, run_id: str) -> str | None:
+        """A direct delivery's transcript mirror: its append fails now and then (DEL-8)."""
+        child = self._child_of_run(run_id)
+        if self._take_armed("mirror-fail", child=child) is None and not self.strikes(
+                "mirror-fail"):
+            return None
+        error = "transcript mirror append failed: session writer busy"
+        self._note("mirror-fail", {"run_id": run_id})
+        return error
+
+    def recovery_error(self, run_id: str) -> str | None:
+        """Lost-answer recovery's hand-off: refused now and then (DEL-2)."""
+        child = self._child_of_run(run_id)
+        if self._take_armed("recovery-fail", child=child) is None and not self.strikes(
+                "recovery-fail"):
+            return None
+        error = TRANSIENT_ERRORS[self.chooser.choose("fault:recovery-fail",
+                                                     len(TRANSIENT_ERRORS))].text()
+        self._note("recovery-fail", {"run_id": run_id, "recovery_error": error})
+        return error
+
+    # -- crashes -----------------------------------------------------------------------------
+
+    def crash(self, actor: str, point: str) -> bool:
+        """Does ``actor``'s process die at crash point ``point``?"""
+        armed = self._take_armed("crash", actor=actor, point=point)
+        if armed is not None:
+            self.restart_after_ms = armed.restart_after_ms
+            return True
+        return actor == addresses.DELIVERY and self.strikes("crash")
+
+    def parked_crash_times(self) -> list[int]:
+        """When the delivery process is killed while it waits: up to two instants in the busy
+        first 15 minutes (or before the heal, if that is sooner)."""
+        if "crash" not in self.rates:
+            return []
+        count = self.chooser.choose("fault:crash-parked", 3)
+        span = min(self.heal_ms, PARKED_CRASH_SPAN_MS) // 1000
+        return [1000 * self.chooser.choose("fault:crash-parked", span) for _ in range(count)]
+
+    def restart_delay_ms(self) -> int:
+        """How long a crashed actor stays down: as scripted, else drawn, else 5 s."""
+        scripted, self.restart_after_ms = self.restart_after_ms, None
+        if scripted is not None:
+            return scripted
+        if "crash" in self.rates:
+            return 1000 * (1 + self.chooser.choose("fault:crash", 30))
+        return DEFAULT_RESTART_MS

@@ -1,0 +1,186 @@
+"""DEL-7 and DEL-9 oracles: what happens after the gateway answered a hand-off, and the turn
+identity of a completion input through a compaction of the requester's transcript.
+
+Read from the trace alone: the gateway's refusals (``fault`` records carrying an ``error`` chain),
+its receipts of a receive callback that failed after the session confirmed the hand-off
+(``gateway.callback_failed``) and of acknowledgements lost or slowed on their way back (the
+``send-ambiguous`` and ``ack-slow`` fault records), each spawn's child session key, the delivery
+process's crashes, and what the registry recorded (``delivery.retry``, ``delivery.give_up``,
+``delivery.delivered``, the blocked-completion warning ``delivery.warning``), and what each
+requester session accepted and when it compacted (``requester.accept``,
+``requester.compacted``). The closed-turn wording is restated from reference §c16
+(sim/invariants/delivery/send_errors.py); nothing comes from the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import chain_class, is_closed_turn, is_delivery_crash, is_rejection
+from sim.trace import Record
+
+# What the registry writes when a try goes unanswered for the 120 s announce timeout (§c11).
+UNANSWERED = "gateway timeout"
+
+
+def chain_text(chain: Mapping[str, Any]) -> str:
+    """An error chain as one line, outermost first: ``outer: cause: root``."""
+    parts = []
+    link: Mapping[str, Any] | None = chain
+    while link is not None:
+        parts.append(str(link["message"]))
+        link = link.get("cause")
+    return ": ".join(parts)
+
+
+def closed_turn_final(trace: Sequence[Record]) -> list[Violation]:
+    """A completion refused because its keyed input belongs to a closed turn is recorded as a
+    permanent failure carrying that error, and never rescheduled (DEL-7). A refusal that never
+    reached the live delivery process (dropped, or answered while it was down) is not judged."""
+    refused: dict[str, Record] = {}
+    violations: list[Violation] = []
+    for r in trace:
+        if is_rejection(r) and is_closed_turn(r.data["error"]) and (
+                chain_class(r.data["error"]) == "permanent"):
+            refused[r.data["run_id"]] = r
+        elif is_delivery_crash(r) or r.kind == "delivery.start" or (
+                r.kind == "drop" and r.data.get("dst") == "delivery"):
+            refused.clear()  # a process that died before recording it may send once more
+        elif r.kind in ("delivery.retry", "delivery.give_up") and r.data["run_id"] in refused:
+            rejection = refused.pop(r.data["run_id"])
+            text = chain_text(rejection.data["error"])
+            if r.kind == "delivery.retry":
+                violations.append(Violation(
+                    "closed-turn-final", "DEL-7",
+                    f"{r.data['run_id']} was refused for a closed turn ({text!r}) at "
+                    f"{rejection.t_ms} ms, yet rescheduled for {r.data['next_attempt_at_ms']} ms",
+                    (rejection.seq, r.seq)))
+            elif r.data["reason"] != "permanent_failure" or text not in (r.data["error"] or ""):
+                violations.append(Violation(
+                    "closed-turn-final", "DEL-7",
+                    f"{r.data['run_id']} was refused for a closed turn ({text!r}) but the registry "
+                    f"recorded {r.data['reason']} with error {r.data['error']!r}",
+                    (rejection.seq, r.seq)))
+    return violations
+
+
+def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
+    """A hand-off the session confirmed stays delivered although its receive callback failed:
+    the registry's next record of the run is ``delivered``, never a failed try or a give-up
+    (DEL-9). A lost or slow acknowledgement, a crash of the delivery process, or an answer
+    dropped because that process was down hides the confirmation; then nothing is judged."""
+    confirmed: dict[str, Record] = {}
+    violations: list[Violation] = []
+    for r in trace:
+        kind = r.kind
+        if kind == "gateway.callback_failed":
+            confirmed[r.data["run_id"]] = r
+        elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow"):
+            confirmed.pop(r.data.get("run_id", ""), None)
+        elif is_delivery_crash(r) or kind == "delivery.start" or (
+                kind == "drop" and r.data.get("dst") == "delivery"):
+            confirmed.clear()  # the confirmation died with the process or never reached it
+        elif kind in ("delivery.delivered", "delivery.stale"):
+            confirmed.pop(r.data["run_id"], None)
+        elif kind in ("delivery.give_up", "delivery.send_failed", "delivery.retry") and (
+                r.data["run_id"] in confirmed):
+            callback = confirmed.pop(r.data["run_id"])
+            violations.append(Violation(
+                "handoff-stays-delivered", "DEL-9",
+                f"the session confirmed {r.data['run_id']}'s hand-off and only its receive "
+                f"callback failed ({callback.data['error']!r}), yet the registry recorded "
+                f"{kind}", (callback.seq, r.seq)))
+    return violations
+
+
+def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
+    """A blocked-completion warning names the run and its child session, and carries the
+    concrete error of the run's latest refusal, kept across tries that went unanswered; only a
+    run never refused is blocked on the bare announce timeout (DEL-9). After a crash of the
+    delivery process the warning may carry any error the run was refused with (also one the
+    gateway answered while the process was down: it never reached the process)."""
+    session_of: dict[str, str] = {}
+    latest: dict[str, str] = {}  # run_id -> the text of its latest refusal
+    seen: dict[str, set[str]] = {}  # run_id -> every refusal text
+    crashed: set[str] = set()  # runs refused before a crash of the delivery process
+    down = False  # the delivery process died and has not started again
+    violations: list[Violation] = []
+    for r in trace:
+        kind = r.kind
+        if kind == "spawn":
+            session_of[r.data["run_id"]] = r.data["child_session_key"]
+        elif is_rejection(r):
+            text = chain_text(r.data["error"])
+            latest[r.data["run_id"]] = text
+            seen.setdefault(r.data["run_id"], set()).add(text)
+            if down:  # answered to a dead process: the next one never learns of it
+                crashed.add(r.data["run_id"])
+            else:
+                crashed.discard(r.data["run_id"])
+        elif is_delivery_crash(r):
+            crashed.update(latest)
+            down = True
+        elif kind == "delivery.start":
+            down = False
+        elif kind == "delivery.warning":
+            run_id = r.data["run_id"]
+            error = r.data["error"]
+            if r.data["child_session_key"] != session_of.get(run_id):
+                violations.append(Violation(
+                    "blocked-warning", "DEL-9",
+                    f"the warning for {run_id} names child session "
+                    f"{r.data['child_session_key']!r}, not {session_of.get(run_id)!r}", (r.seq,)))
+            expected = latest.get(run_id, UNANSWERED)
+            allowed = {expected}
+            if run_id in crashed:
+                allowed |= seen.get(run_id, set()) | {UNANSWERED}
+            if error not in allowed:
+                violations.append(Violation(
+                    "blocked-warning", "DEL-9",
+                    f"the warning for {run_id} says {error!r}; its delivery is blocked on "
+                    f"{expected!r}", (r.seq,)))
+    return violations
+
+
+def turn_identity(trace: Sequence[Record]) -> list[Violation]:
+    """A completion input keeps its own turn identity through a compaction of the requester's
+    transcript: an input the session had before it compacted is, when resent, still known
+    (DEL-7). Read from what the session accepted and when it compacted."""
+    accepted: dict[tuple[str, str], Record] = {}  # (session actor, key) -> first acceptance
+    compacted: dict[str, Record] = {}  # session actor -> its latest compaction
+    violations: list[Violation] = []
+    for r in trace:
+        if r.kind == "requester.compacted":
+            compacted[r.actor] = r
+        elif r.kind in ("requester.accept", "requester.recovered"):
+            first = accepted.setdefault((r.actor, r.data["key"]), r)
+            compaction = compacted.get(r.actor)
+            if first is not r and compaction is not None and first.seq < compaction.seq:
+                violations.append(Violation(
+                    "turn-identity", "DEL-7",
+                    f"{r.actor} took {r.data['key']} as a new input at {r.t_ms} ms: it had it "
+                    f"since {first.t_ms} ms, before compacting at {compaction.t_ms} ms",
+                    (first.seq, compaction.seq, r.seq)))
+    return violations
+
+
+INVARIANTS = (
+    Invariant("closed-turn-final", "DEL-7", "safety",
+              "A closed-turn transcript rejection is a permanent failure recorded with its "
+              "error; it is never rescheduled.",
+              closed_turn_final),
+    Invariant("turn-identity", "DEL-7", "safety",
+              "A completion input keeps its turn identity through a compaction of the "
+              "requester's transcript.",
+              turn_identity),
+    Invariant("handoff-stays-delivered", "DEL-9", "safety",
+              "A hand-off the session confirmed stays delivered when its receive callback "
+              "fails.",
+              handoff_stays_delivered),
+    Invariant("blocked-warning", "DEL-9", "safety",
+              "A blocked-completion warning names the run and its child session and keeps the "
+              "concrete delivery error across retries.",
+              blocked_warning),
+)

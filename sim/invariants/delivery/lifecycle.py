@@ -1,0 +1,102 @@
+"""A run's end of life: the ANNOUNCE_SKIP reply (reference §c1) and cleanup once per run (DEL-16).
+
+Restated from what the child wrote (``child.end``), what each requester received
+(``requester.accept``), what the gateway refused, and the registry's rows as an operator reads
+them when the world stops (``world.rows``: status, cleaned up); the registry's own
+``delivery.announce_skip`` and ``run.cleanup`` records are the claims under test, never premises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sim.invariants.base import Invariant, Violation
+from sim.invariants.settled import EarliestSettle
+from sim.invariants.yields.seen import yielded_members
+from sim.trace import Record
+
+SKIP = "ANNOUNCE_SKIP"
+# A row in one of these states has nothing more to deliver (``pending`` has).
+_RESOLVED = ("delivered", "failed", "suspended", "discarded", "not_required")
+
+
+def _skips(result: str | None) -> bool:
+    return result is not None and result.strip() == SKIP
+
+
+def announce_skip(trace: Sequence[Record]) -> list[Violation]:
+    """A reply that is exactly ANNOUNCE_SKIP announces nothing, yet its obligation resolves as
+    delivered; any other reply is never silently skipped."""
+    ends: dict[str, Record] = {}
+    violations: list[Violation] = []
+    for r in trace:
+        if r.kind == "child.end":
+            ends[r.data["run_id"]] = r
+        elif r.kind == "requester.accept":
+            end = ends.get(r.data["run_id"])
+            if end is not None and _skips(end.data["result"]):
+                violations.append(Violation(
+                    "announce-skip", "DEL-2",
+                    f"{r.data['run_id']} replied exactly ANNOUNCE_SKIP, yet {r.actor} received "
+                    "an announcement of it", (end.seq, r.seq)))
+        elif r.kind == "delivery.announce_skip":
+            end = ends.get(r.data["run_id"])
+            if end is None or not _skips(end.data["result"]):
+                violations.append(Violation(
+                    "announce-skip", "DEL-2",
+                    f"{r.data['run_id']} was skipped without announcing although its reply is "
+                    "not ANNOUNCE_SKIP", (r.seq,) if end is None else (end.seq, r.seq)))
+    return violations
+
+
+def cleanup_once(trace: Sequence[Record]) -> list[Violation]:
+    """Cleanup runs once per run, only after the run ended and its obligations may have
+    resolved as an outsider can tell (:class:`~sim.invariants.settled.EarliestSettle`: taken,
+    owed nothing, refused for good, closed by a reset, handed to its yield batch, or expired),
+    and every row the registry shows resolved when a quiet world stops is cleaned up."""
+    settle = EarliestSettle(trace, members=yielded_members(trace))
+    cleaned: dict[str, Record] = {}
+    end: Record | None = None
+    rows: Record | None = None
+    violations: list[Violation] = []
+    for r in trace:
+        kind = r.kind
+        settle.see(r)
+        if kind == "run.cleanup":
+            run_id = r.data["run_id"]
+            first = cleaned.get(run_id)
+            if first is not None:
+                violations.append(Violation(
+                    "cleanup-once", "DEL-16",
+                    f"{run_id} was cleaned up twice: at {first.t_ms} ms and at {r.t_ms} ms",
+                    (first.seq, r.seq)))
+                continue
+            cleaned[run_id] = r
+            if not settle.settled(run_id, r.t_ms):
+                violations.append(Violation(
+                    "cleanup-once", "DEL-16",
+                    f"{run_id} was cleaned up before its obligations resolved", (r.seq,)))
+        elif kind == "world.end":
+            end = r
+        elif kind == "world.rows":
+            rows = r
+    if end is not None and rows is not None and end.data["reason"] == "quiescent":
+        for row in rows.data["rows"]:
+            if row["delivery_status"] in _RESOLVED and not row["cleaned_up"]:
+                violations.append(Violation(
+                    "cleanup-once", "DEL-16",
+                    f"{row['run_id']}'s row shows it {row['delivery_status']} but never cleaned "
+                    "up when the world went quiet", (rows.seq, end.seq)))
+    return violations
+
+
+INVARIANTS = (
+    Invariant("announce-skip", "DEL-2", "safety",
+              "A reply that is exactly ANNOUNCE_SKIP announces nothing and resolves as "
+              "delivered; no other reply is skipped.",
+              announce_skip),
+    Invariant("cleanup-once", "DEL-16", "safety",
+              "Each run is cleaned up once, after its obligations resolved; a resolved run is "
+              "cleaned up before the world goes quiet.",
+              cleanup_once),
+)

@@ -1,0 +1,277 @@
+"""DEL invariants over the trace: what reached which requester, and what the registry recorded.
+
+Trace kinds read here: ``spawn`` (a requester registered a child run, with ``required``),
+``child.end``, ``requester.accept`` (a completion entered the requester's transcript),
+``delivery.delivered`` / ``delivery.give_up`` / ``delivery.skip`` (what the registry recorded),
+``world.heal`` and ``world.end``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import asked_runs, final_rows, is_wake, key_runs, rejection_class
+from sim.invariants.private.completion import releases
+from sim.trace import Record
+
+# Once faults heal, a required obligation must be resolved within this much virtual time after the
+# later of the child's end and the heal: the 30-minute completion expiry plus one capped backoff
+# (300 s + 20 % jitter) plus one unanswered send (120 s), rounded up.
+LIVENESS_BOUND_MS = 40 * 60_000
+
+
+def at_most_once(trace: Sequence[Record]) -> list[Violation]:
+    """One violation per extra delivery, each saying how many times the run had then arrived."""
+    seen: dict[tuple[str, str, int], list[Record]] = {}
+    violations = []
+    for r in trace:
+        if r.kind != "requester.accept":
+            continue
+        # Per receipt: a correction (a newer end time) may supersede the reply (DEL-12). A batch
+        # wake, per key: a retry on a fresh key may follow a wake taken without a visible reply
+        # (one-wake-per-batch judges those), but one key is taken once.
+        key = (r.actor, r.data["key"], -1) if is_wake(r.data.get("key", "")) else (
+            r.actor, r.data["run_id"], r.data["ended_at"])
+        deliveries = seen.setdefault(key, [])
+        deliveries.append(r)
+        if len(deliveries) == 1:
+            continue
+        first = deliveries[0]
+        times = "twice" if len(deliveries) == 2 else f"{len(deliveries)} times"
+        violations.append(Violation(
+            "at-most-once", "DEL-3",
+            f"{r.data['run_id']} reached {r.actor} {times}: "
+            f"first at {first.t_ms} ms, delivery {len(deliveries)} at {r.t_ms} ms",
+            (first.seq, r.seq)))
+    return violations
+
+
+def not_required_never_delivered(trace: Sequence[Record]) -> list[Violation]:
+    """DEL-1, from the spawn request as the world made it: nothing is sent or delivered."""
+    asked = asked_runs(trace)
+    violations = []
+    for r in trace:
+        if r.kind not in ("requester.accept", "gateway.send"):
+            continue
+        run = asked.get(r.data["run_id"])
+        if run is None or run.required:
+            continue
+        what = "its completion reached " + r.actor if r.kind == "requester.accept" else \
+            "its completion was handed to the gateway"
+        violations.append(Violation(
+            "not-required-skipped", "DEL-1",
+            f"{r.data['run_id']} was spawned with expectsCompletionMessage false, yet {what}",
+            (run.request.seq, r.seq)))
+    return violations
+
+
+def delivered_means_received(trace: Sequence[Record]) -> list[Violation]:
+    """The registry may only record "delivered" for a run whose own requester (the one that
+    asked for it) has its completion: when it says so, and in its rows when the world stops."""
+    asked = asked_runs(trace)
+    received: dict[str, Record] = {}
+    deleted: set[str] = set()  # requester actors whose session was deleted (DEL-4 fallback)
+    violations = []
+    for r in trace:
+        if r.kind == "world.delete-session":
+            deleted.add(f"requester:{r.data['session']}")
+        elif r.kind == "child.end" and (r.data["result"] or "").strip() == "ANNOUNCE_SKIP":
+            # Reference §c1: an exact ANNOUNCE_SKIP reply is delivered by announcing nothing.
+            received.setdefault(r.data["run_id"], r)
+        elif r.kind == "requester.accept" and is_wake(r.data.get("key", "")):
+            # A batch wake hands over the results of the runs its key names.
+            for run_id in key_runs(r.data["key"]):
+                run = asked.get(run_id)
+                if run is not None and r.actor == run.actor:
+                    received.setdefault(run_id, r)
+        elif r.kind == "requester.accept":
+            run = asked.get(r.data["run_id"])
+            if run is not None and r.actor != run.actor and run.actor in deleted:
+                received.setdefault(r.data["run_id"], r)  # requester-fallback judges where
+            elif run is not None and r.actor != run.actor:
+                violations.append(Violation(
+                    "delivered-means-received", "DEL-3",
+                    f"{r.data['run_id']} was asked for by {run.actor}, but its completion was "
+                    f"handed to {r.actor}", (run.request.seq, r.seq)))
+            elif run is not None:
+                received.setdefault(r.data["run_id"], r)
+        elif r.kind == "delivery.delivered" and r.data["run_id"] not in received:
+            violations.append(Violation(
+                "delivered-means-received", "DEL-3",
+                f"the registry recorded {r.data['run_id']} as delivered, "
+                "but its requester never received it",
+                (r.seq,)))
+    for run_id, status in final_rows(trace).items():
+        if status == "delivered" and run_id not in received and run_id in asked:
+            violations.append(Violation(
+                "delivered-means-received", "DEL-3",
+                f"the registry's row says {run_id} was delivered, but its requester never "
+                "received it", (asked[run_id].request.seq,)))
+    return violations
+
+
+def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
+    """Liveness: every required child run ends, and its delivery is resolved in bounded time.
+
+    Resolved, as an outsider sees it: its requester took it (on its own or in a batch wake), it
+    replied exactly ANNOUNCE_SKIP, the gateway refused it for good, or (a private result) its
+    session was reset; else the registry's row as an operator reads it when the world stops
+    shows it settled (delivered, failed, suspended or discarded), and then it resolved by its
+    last send or refusal. Never the registry's own give-up, close or skip records: a model that
+    records a give-up it never made leaves a pending row, and that is stuck. A correction of
+    its result (DEL-12) or an operator's redrive (DEL-16) may open a new generation, which must
+    resolve too, in time counted from then."""
+    asked = asked_runs(trace)
+    private = releases(trace)
+    spawns: dict[str, Record] = {}
+    ends: dict[str, Record] = {}
+    resolved: dict[str, Record] = {}
+    last: dict[str, Record] = {}  # each run's last send, or answer to one, since it was owed
+    heal_ms = 0
+    end: Record | None = None
+    for r in trace:
+        kind = r.kind
+        if kind == "spawn":
+            spawns[r.data["run_id"]] = r
+        elif kind == "child.end":
+            ends[r.data["run_id"]] = r
+            result = r.data.get("result")
+            if result is not None and result.strip() == "ANNOUNCE_SKIP":
+                resolved.setdefault(r.data["run_id"], r)
+        elif kind == "requester.accept" and is_wake(r.data["key"]):
+            for run_id in key_runs(r.data["key"]):
+                resolved.setdefault(run_id, r)
+        elif kind == "requester.accept":
+            # For liveness, having the result resolves it (the safety invariants judge whether
+            # the registry agrees).
+            resolved.setdefault(r.data["run_id"], r)
+            last[r.data["run_id"]] = r
+        elif kind == "gateway.send" and not is_wake(r.data["key"]):
+            last[r.data["run_id"]] = r
+        elif rejection_class(r) is not None and r.data.get("run_id") in spawns:
+            last[r.data["run_id"]] = r
+            if rejection_class(r) in ("permanent", "sent"):
+                resolved.setdefault(r.data["run_id"], r)
+        elif kind == "child.correction" or (
+                kind == "world.operator" and r.data["action"] == "redrive" and r.data["run_id"]):
+            # A newer receipt (DEL-12) or an operator's redrive (DEL-16) may reopen it: that
+            # generation must resolve too, in time counted from the reopening (if the registry
+            # rightly did not reopen it, its row shows it settled).
+            resolved.pop(r.data["run_id"], None)
+            ends[r.data["run_id"]] = r
+        elif kind == "world.heal":
+            heal_ms = r.t_ms
+        elif kind == "world.rows":
+            for row in r.data["rows"]:
+                run_id = row["run_id"]
+                if row["delivery_status"] != "pending" and run_id not in resolved \
+                        and run_id in ends:
+                    resolved[run_id] = last.get(run_id, ends[run_id])
+        elif kind == "world.end":
+            end = r
+    if end is None:
+        return [Violation("eventually-resolved", "liveness", "the run never ended", ())]
+    violations = []
+    for run_id, spawn in spawns.items():
+        child_end = ends.get(run_id)
+        if child_end is None:
+            violations.append(Violation(
+                "eventually-resolved", "liveness",
+                f"stuck: {run_id} (child {spawn.data['child']}) never ended "
+                f"(world ended at {end.t_ms} ms: {end.data['reason']})",
+                (spawn.seq, end.seq)))
+            continue
+        run = asked.get(run_id)
+        if run is None or not run.required:
+            continue
+        resolution = resolved.get(run_id)
+        owed_from = child_end.t_ms
+        if run_id in private:  # PRV-5: owed once its spawning turn released it (or reset)
+            due = private[run_id].due_from(child_end.t_ms)
+            if due is None:
+                continue  # retained: its turn is still open
+            owed_from = due
+        bound = max(owed_from, heal_ms) + LIVENESS_BOUND_MS
+        if resolution is None:
+            violations.append(Violation(
+                "eventually-resolved", "liveness",
+                f"stuck: {run_id} (child {spawn.data['child']}) ended at {child_end.t_ms} ms and "
+                f"its completion is still pending (neither delivered nor recorded as failed) "
+                f"when the world ended at {end.t_ms} ms ({end.data['reason']})",
+                (spawn.seq, child_end.seq, end.seq)))
+        elif resolution.t_ms > bound:
+            violations.append(Violation(
+                "eventually-resolved", "liveness",
+                f"{run_id} was resolved at {resolution.t_ms} ms, later than {bound} ms "
+                f"(40 min after the later of its end and the heal)",
+                (child_end.seq, resolution.seq)))
+    return violations
+
+
+def required_reaches_requester(trace: Sequence[Record]) -> list[Violation]:
+    """A run asked for with expectsCompletionMessage true is never skipped: its result reaches
+    its own requester, or the registry records it failed or suspended (DEL-1, DEL-2, DEL-10)."""
+    asked = asked_runs(trace)
+    violations = []
+    for r in trace:
+        if r.kind == "delivery.skip":
+            run = asked.get(r.data["run_id"])
+            if run is not None and run.required:
+                violations.append(Violation(
+                    "required-reaches-requester", "DEL-1",
+                    f"{run.run_id} was asked for with expectsCompletionMessage true, yet its "
+                    "delivery was skipped", (run.request.seq, r.seq)))
+    for run_id, status in final_rows(trace).items():
+        run = asked.get(run_id)
+        if run is not None and run.required and status == "not_required":
+            violations.append(Violation(
+                "required-reaches-requester", "DEL-1",
+                f"{run_id} was asked for with expectsCompletionMessage true, yet the registry "
+                "recorded it as not required", (run.request.seq,)))
+    return violations
+
+
+def failure_not_replayed(trace: Sequence[Record]) -> list[Violation]:
+    """DEL-14: a run whose runtime outcome is an error hands its requester the failure, never a
+    replay of text it captured before failing."""
+    failed: dict[str, Record] = {}
+    violations = []
+    for r in trace:
+        if r.kind == "child.end" and r.data["status"] == "error":
+            failed[r.data["run_id"]] = r
+        elif r.kind == "requester.accept" and r.data["run_id"] in failed:
+            text = r.data["text"]
+            # The findings of its children (DEL-6) are theirs, not text it captured.
+            findings = "<prompt-data>\nChild completion results:\n\n" in text
+            if "<prompt-data>" in text and not findings:
+                head = text[text.index("<prompt-data>"):][:80]
+                violations.append(Violation(
+                    "failure-not-replayed", "DEL-14",
+                    f"{r.data['run_id']} failed ({failed[r.data['run_id']].data['error']}), yet "
+                    f"{r.actor} read a result block: {head!r}",
+                    (failed[r.data["run_id"]].seq, r.seq)))
+    return violations
+
+
+INVARIANTS = (
+    Invariant("at-most-once", "DEL-3", "safety",
+              "A completion reaches its requester at most once.",
+              at_most_once),
+    Invariant("not-required-skipped", "DEL-1", "safety",
+              "A run spawned with expectsCompletionMessage false is never delivered.",
+              not_required_never_delivered),
+    Invariant("delivered-means-received", "DEL-3", "safety",
+              "The registry records 'delivered' only for a result its requester received.",
+              delivered_means_received),
+    Invariant("eventually-resolved", "liveness", "liveness",
+              "Once faults heal, every required completion is delivered or recorded as failed "
+              "within a bounded virtual time; otherwise a stuck report names what is pending.",
+              eventually_resolved),
+    Invariant("required-reaches-requester", "DEL-1", "safety",
+              "A run asked for with expectsCompletionMessage true is never skipped or recorded "
+              "as not required.", required_reaches_requester),
+    Invariant("failure-not-replayed", "DEL-14", "safety",
+              "A run that failed hands its requester the failure, never captured reply text.",
+              failure_not_replayed),
+)

@@ -1,0 +1,162 @@
+"""DEL-2 oracle: lost-answer recovery after a required run gave no visible answer.
+
+Read from the trace alone: what was asked (``world.spawn``: required, and whether the scripted
+answer-lost fault took the run's captured reply), the child's own end record and transcript
+(``child.end``, ``child.message``: the answer it really wrote), what the requester's transcript
+took (``requester.accept``: the run's (no output), which owes a recovery; never the registry's
+own delivered record), the registry's recovery table as the claim under test (each attempt and
+the recovery's end), the gateway's refusals of a recovery hand-off (``recovery-fail`` fault
+records), what the requester received (``requester.recovered``), and the delivery process's
+crashes (one can take a recorded attempt before its hand-off). Restated from seed 002 and
+docs/recovery.md: at most three attempts; none for a run that answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sim.invariants.base import Invariant, Violation
+from sim.invariants.child.output import _shown_result
+from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, rejection_class
+from sim.trace import Record
+
+RECOVERY_ATTEMPTS = 3
+
+
+def _silent(text: str | None) -> bool:
+    return text is None or text.strip() in ("", "NO_REPLY")
+
+
+def _clip(text: str | None) -> str:
+    return repr(text if text is None or len(text) <= 120 else text[:120] + "...")
+
+
+def transcript_answer(messages: Sequence[Record]) -> str | None:
+    """The visible final answer a run's committed messages hold (reference §c4, read forward):
+    a message with text sets it, one that calls a tool clears it, an empty one leaves it."""
+    answer: str | None = None
+    for m in messages:
+        blocks = m.data["blocks"]
+        if any(b["type"] == "tool-call" for b in blocks):
+            answer = None
+            continue
+        text = "".join(b["text"] or "" for b in blocks if b["type"] == "text")
+        if text.strip():
+            answer = text
+    return None if _silent(answer) else answer
+
+
+def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
+    asked = asked_runs(trace)
+    ends: dict[str, Record] = {}
+    messages: dict[str, list[Record]] = {}
+    delivered: dict[str, Record] = {}
+    attempts: dict[str, list[Record]] = {}
+    ended: dict[str, Record] = {}
+    refusals: dict[str, int] = {}
+    # Runs whose recovery may have lost an attempt to a crash: the delivery process died while
+    # the run's recovery was owed (its (no output) taken) and its answer not yet recovered. The
+    # bound counts an attempt, durably, before its hand-off, so such a crash may spend one; the
+    # recovery table's own records (which attempt was outstanding) are not read to narrow it.
+    crashed: set[str] = set()
+    recovered: dict[tuple[str, str], Record] = {}
+    refused: set[tuple[str, str]] = set()  # (run, key) refused for good
+    world_end: Record | None = None
+    violations: list[Violation] = []
+
+    def fail(what: str, *records: Record) -> None:
+        violations.append(Violation("lost-answer-recovery", "DEL-2", what,
+                                    tuple(r.seq for r in records)))
+
+    def needs(run_id: str) -> bool:
+        end = ends.get(run_id)
+        run = asked.get(run_id)
+        return (run is not None and run.required and end is not None
+                and end.data["status"] == "ok" and _silent(end.data["result"]))
+
+    for r in trace:
+        kind = r.kind
+        if kind == "child.end":
+            ends[r.data["run_id"]] = r
+        elif kind == "child.message":
+            messages.setdefault(r.data["run_id"], []).append(r)
+        elif kind in ("requester.accept", "requester.duplicate") and \
+                not is_wake(r.data["key"]) and (r.data["run_id"], r.data["key"]) not in refused:
+            # Its (no output) reached its requester and the acknowledgement may tell the
+            # registry so: recovery is owed (the registry's own delivered record is no premise).
+            delivered[r.data["run_id"]] = r
+        elif rejection_class(r) in ("permanent", "sent") and r.data.get("key"):
+            # Given up on that key: a copy of it taken late (a delayed hand-off) is news the
+            # registry no longer acts on.
+            refused.add((r.data["run_id"], r.data["key"]))
+        elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow"):
+            delivered.pop(r.data["run_id"], None)  # that acknowledgement never told it
+        elif kind == "recovery.attempt":
+            run_id = r.data["run_id"]
+            made = attempts.setdefault(run_id, [])
+            made.append(r)
+            if not needs(run_id):
+                fail(f"{run_id} gave a visible answer (or none was required), yet lost-answer "
+                     "recovery ran for it", r)
+            elif len(made) == RECOVERY_ATTEMPTS + 1:
+                fail(f"lost-answer recovery of {run_id} made {len(made)} attempts, past its "
+                     f"bound of {RECOVERY_ATTEMPTS}", made[0], r)
+        elif kind == "recovery.end":
+            ended[r.data["run_id"]] = r
+        elif is_delivery_crash(r):
+            crashed.update(run_id for run_id in delivered
+                           if not any(key[1] == run_id for key in recovered))
+            # An acknowledgement on its way to the dead process is dropped.
+            for run_id in [k for k, v in delivered.items() if v.t_ms == r.t_ms]:
+                del delivered[run_id]
+        elif kind == "fault" and r.data.get("kind") == "recovery-fail":
+            refusals[r.data["run_id"]] = refusals.get(r.data["run_id"], 0) + 1
+        elif kind == "requester.recovered":
+            run_id = r.data["run_id"]
+            first = recovered.setdefault((r.actor, run_id), r)
+            if first is not r:
+                fail(f"{run_id}'s recovered answer reached {r.actor} twice", first, r)
+            run = asked.get(run_id)
+            if run is None or not run.request.data.get("answer_lost") or not needs(run_id):
+                fail(f"{r.actor} received a recovered answer for {run_id}, whose child wrote "
+                     "no answer that was lost", r)
+                continue
+            want = transcript_answer(messages.get(run_id, []))
+            shown = _shown_result(r.data["text"])
+            cut = "\n[truncated: " in r.data["text"]  # at the announce cap: a head of it
+            if want is None or shown is None or (
+                    shown != want and not (cut and want.startswith(shown))):
+                fail(f"{r.actor} received {_clip(shown)} as {run_id}'s recovered answer; its "
+                     f"transcript holds {_clip(want)}", r)
+        elif kind == "world.end":
+            world_end = r
+    if world_end is None or world_end.data["reason"] != "quiescent":
+        return violations
+    for run_id, record in delivered.items():
+        if not needs(run_id):
+            continue
+        if run_id not in attempts:
+            fail(f"{run_id} answered nothing visible and its (no output) was delivered at "
+                 f"{record.t_ms} ms, but lost-answer recovery never started", record, world_end)
+            continue
+        run = asked[run_id]
+        lost = bool(run.request.data.get("answer_lost")) and (
+            transcript_answer(messages.get(run_id, [])) is not None)
+        got = any(key[1] == run_id for key in recovered)
+        end = ended.get(run_id)
+        if end is None:
+            fail(f"lost-answer recovery of {run_id} never ended", record, world_end)
+        elif lost and not got and refusals.get(run_id, 0) == 0 and run_id not in crashed:
+            fail(f"{run_id}'s answer was in its transcript, yet recovery ended "
+                 f"{end.data['outcome']} without it reaching the requester and without a refusal",
+                 record, end)
+    return violations
+
+
+INVARIANTS = (
+    Invariant("lost-answer-recovery", "DEL-2", "safety",
+              "A required run with no visible answer is delivered as (no output) and then "
+              "recovered, within three attempts, from its transcript; recovery never runs for a "
+              "run that answered and never invents an answer.",
+              lost_answer_recovery),
+)

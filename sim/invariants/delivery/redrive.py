@@ -1,0 +1,276 @@
+"""DEL-16 oracles: an operator's redrive and dismissal, and a correction after a give-up.
+
+Read from what was asked and what an outsider sees: each operator request as the harness sent it
+(``world.operator``: action, child, run), the producer's receipts (``child.end``,
+``child.correction``: the payload the store retains for the run, its newest receipt, DEL-12),
+what the gateway was handed (``gateway.send``: the run, the call's key and the producer end time
+it carries), what the requester's transcript took (``requester.accept``) and the registry's own
+records of the run (``delivery.give_up``, ``delivery.delivered``, ``delivery.reopen``,
+``delivery.dismiss``). Nothing here reads what the model decided about the request itself.
+
+The rules restated (reference §b, docs/recovery.md): a redrive of a run the registry had given up
+is sent as a new generation (a key never sent before, its ``:g<n>`` above every earlier one)
+carrying the newest receipt the producer wrote (text included: a correction after the give-up
+rides along); it never makes the requester take the same receipt twice; a run the registry
+recorded delivered is never sent again on an operator's say-so (only a newer receipt reopens
+it); after a give-up nothing is sent but on an operator's redrive, and after a dismissal (its
+payload released) nothing ever.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import attrs
+
+from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import is_delivery_crash, is_wake, rejection_class
+from sim.invariants.private.completion import Release, releases
+from sim.invariants.settled import EXPIRY_MS
+from sim.trace import Record
+
+_GENERATION = re.compile(r":g(\d+)$")
+DATA_OPEN = "<prompt-data>\n"
+DATA_CLOSE = "\n</prompt-data>"
+
+
+def generation(key: str) -> int:
+    """A completion key's delivery generation: ``…:g<n>``, else the first."""
+    found = _GENERATION.search(key)
+    return 1 if found is None else int(found.group(1))
+
+
+def _shown(text: str) -> str | None:
+    """The result a requester's block shows (un-escaped), or None without a result block."""
+    if DATA_OPEN not in text or DATA_CLOSE not in text:
+        return None
+    body = text[text.index(DATA_OPEN) + len(DATA_OPEN):text.index(DATA_CLOSE)]
+    return body.replace("&lt;", "<").replace("&amp;", "&")
+
+
+def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
+    """An operator's redrive of a given-up run goes out as a newer generation carrying the
+    run's newest retained receipt; it never hands the requester a receipt twice; a delivered
+    run is never sent again for a redrive (only a newer receipt may reopen it)."""
+    newest: dict[str, tuple[int, str | None]] = {}  # run -> (end time, result) retained
+    keys: dict[str, set[str]] = {}  # run -> keys handed to the gateway
+    top: dict[str, int] = {}  # run -> highest generation handed over
+    last_end: dict[str, int] = {}  # run -> the producer end time of its last send
+    gone = _GivenUp(releases(trace))  # given up or delivered, as an outsider tells
+    released: set[str] = set()  # runs an operator dismissed once given up
+    awaiting: dict[str, Record] = {}  # run -> a redrive of it given up, not yet sent
+    barred: dict[str, tuple[Record, int]] = {}  # run -> a redrive of it delivered, its end
+    redriven: dict[tuple[str, str], tuple[Record, str | None]] = {}  # (run, key) -> request
+    # (reader, run, end time) -> that reader's first take: a fallback reader (DEL-4) never had
+    # what the deleted session took before it was deleted.
+    taken: dict[tuple[str, str, int], Record] = {}
+    violations: list[Violation] = []
+
+    def fail(what: str, *records: Record) -> None:
+        violations.append(Violation("redrive-from-retained", "DEL-16", what,
+                                    tuple(r.seq for r in records)))
+
+    for r in trace:
+        kind = r.kind
+        gone.see(r)
+        if kind == "child.end":
+            newest[r.data["run_id"]] = (r.t_ms, r.data["result"])
+        elif kind == "child.correction":
+            newest[r.data["run_id"]] = (r.data["ended_at"], r.data["result"])
+        elif kind == "world.operator" and r.data["action"] == "dismiss" and r.data["run_id"] \
+                and gone.why(r.data["run_id"], r.t_ms):
+            released.add(r.data["run_id"])
+        elif kind == "world.operator" and r.data["action"] == "redrive" and r.data["run_id"]:
+            run_id = r.data["run_id"]
+            if run_id in released:
+                pass
+            elif gone.why(run_id, r.t_ms):
+                awaiting[run_id] = r
+            elif gone.delivered(run_id) and run_id in last_end:
+                barred[run_id] = (r, last_end[run_id])
+        elif kind == "gateway.send":
+            run_id, key, ended = r.data["run_id"], r.data["key"], r.data["ended_at"]
+            bar = barred.get(run_id)
+            if bar is not None and ended <= bar[1]:
+                fail(f"{run_id} was delivered when an operator asked to redrive it (request "
+                     f"{bar[0].data['request']}), yet it was sent again under {key} with no "
+                     "newer receipt", bar[0], r)
+                barred.pop(run_id)
+            request = awaiting.pop(run_id, None)
+            if request is not None:
+                before = top.get(run_id, 0)
+                if key in keys.get(run_id, ()) or generation(key) <= before:
+                    fail(f"{run_id}'s redrive (request {request.data['request']}) went out "
+                         f"under {key}, not a newer generation than the {before} sent before "
+                         "(a redrive is no retry of the send that gave up)", request, r)
+                want = newest.get(run_id)
+                if want is not None and ended != want[0]:
+                    fail(f"{run_id}'s redrive carries the receipt ended at {ended} ms, not the "
+                         f"newest one its store retained (ended at {want[0]} ms)", request, r)
+                redriven[(run_id, key)] = (request, None if want is None else want[1])
+            if not is_wake(key) and (run_id not in gone.latest
+                                     or gone.latest[run_id].data["key"] != key):
+                gone.sent(r)  # a new generation: whatever was known before, it sends again
+            keys.setdefault(run_id, set()).add(key)
+            top[run_id] = max(top.get(run_id, 0), generation(key))
+            last_end[run_id] = ended
+        elif kind == "requester.accept":
+            run_id, key, ended = r.data["run_id"], r.data["key"], r.data["ended_at"]
+            first = taken.setdefault((r.actor, run_id, ended), r)
+            asked = redriven.get((run_id, key))
+            if asked is None:
+                continue
+            if first is not r:
+                fail(f"{r.actor} took {run_id}'s receipt ended at {ended} ms a second time, "
+                     f"from its redrive under {key} (first under {first.data['key']})",
+                     asked[0], first, r)
+            shown, result = _shown(r.data["text"]), asked[1]
+            # The block shows the payload (followed by the run's children's findings, DEL-6),
+            # or its head when cut at the cap (a truncation marker follows the block).
+            cut = DATA_CLOSE + "\n[truncated: " in r.data["text"]
+            if shown is not None and result and result.strip() not in ("", "NO_REPLY") and not (
+                    shown == result or shown.startswith(result + "\n\n")
+                    or (cut and result.startswith(shown))):
+                fail(f"{run_id}'s redrive showed {r.actor} a result that is not the payload "
+                     f"its store retained ({len(shown)} characters against {len(result)})",
+                     asked[0], r)
+    return violations
+
+
+@attrs.define
+class _GivenUp:
+    """Whether a run's current generation was given up, as an outsider can tell: its latest key
+    was never taken by its requester, and the gateway refused it for good or its expiry (30
+    minutes from the receipt's end the send carries; a private result's from its release,
+    PRV-7; a redriven generation's from the operator's request) passed. A restart of the
+    delivery process since that key's first send hides it (the new process may count an
+    unanswered send as landed, and a refusal that reached only the dead one was never heard):
+    then nothing is said."""
+
+    private: dict[str, Release]
+    latest: dict[str, Record] = attrs.field(factory=dict)  # run -> its latest key's first send
+    taken: set[str] = attrs.field(factory=set)
+    refused: set[str] = attrs.field(factory=set)
+    hidden: set[str] = attrs.field(factory=set)
+    # Runs whose latest key's acknowledgement was lost, slowed or held up in transit on its way
+    # back: the registry may not know its requester took it.
+    unacked: set[str] = attrs.field(factory=set)
+    redriven: dict[str, int] = attrs.field(factory=dict)  # run -> its latest redrive request
+    window: dict[str, int] = attrs.field(factory=dict)  # run -> its latest key's window start
+    down: bool = False
+
+    def see(self, r: Record) -> None:
+        kind = r.kind
+        if kind == "delivery.start":
+            self.down = False
+        if kind in ("requester.accept", "requester.duplicate") and self._latest(r):
+            self.taken.add(r.data["run_id"])
+        elif rejection_class(r) in ("permanent", "sent") and self._latest(r) and not self.down:
+            self.refused.add(r.data["run_id"])
+        elif kind == "fault" and (r.data.get("kind") in ("send-ambiguous", "ack-slow") or (
+                r.data.get("kind") == "delay" and r.data.get("message") == "CompletionAck"
+                and "run_id" in r.data)) and self._latest(r):
+            # A take whose acknowledgement was lost, slowed or held up on its way back to the
+            # gateway: until it arrives the registry's send is still in flight.
+            self.unacked.add(r.data["run_id"])
+        elif is_delivery_crash(r):
+            self.down = True
+            self.hidden.update(self.latest)
+        elif kind == "world.operator" and r.data["action"] == "redrive" and r.data["run_id"]:
+            self.redriven[r.data["run_id"]] = r.t_ms
+
+    def _latest(self, r: Record) -> bool:
+        send = self.latest.get(r.data["run_id"])
+        return send is not None and r.data.get("key", send.data["key"]) == send.data["key"]
+
+    def why(self, run_id: str, t_ms: int) -> str | None:
+        """Why the run counts as given up at ``t_ms`` (None: it does not, or nobody can tell)."""
+        send = self.latest.get(run_id)
+        if send is None or run_id in self.taken or run_id in self.hidden:
+            return None
+        if run_id in self.refused:
+            return "refused for good"
+        window = self.window[run_id]
+        return f"past its expiry at {window + EXPIRY_MS} ms" if t_ms >= window + EXPIRY_MS \
+            else None
+
+    def delivered(self, run_id: str) -> bool:
+        """Whether the registry surely knows its requester took the run's latest key."""
+        return run_id in self.taken and run_id not in self.unacked and run_id not in self.hidden
+
+    def sent(self, r: Record) -> None:
+        run_id = r.data["run_id"]
+        self.latest[run_id] = r
+        # Its window: from the receipt's end, a private result's release (PRV-7), or the
+        # operator's redrive that asked for it (a redriven generation's expiry counts from then).
+        release = self.private.get(run_id)
+        self.window[run_id] = max(
+            r.data["ended_at"] or 0, self.redriven.get(run_id, 0),
+            release.at if release is not None and release.at is not None else 0)
+        for known in (self.taken, self.refused, self.hidden, self.unacked):
+            known.discard(run_id)
+
+
+def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
+    """Once a run's current generation was given up, as an outsider can tell (:class:`_GivenUp`),
+    no new generation of it is handed to the gateway but after an operator asked to redrive it
+    (a newer receipt only updates the retained payload); once an operator dismissed a given-up
+    run (and the registry's row shows it discarded when the world stops), nothing of it after
+    that request ever. A transport try of the same key after the expiry belongs to an attempt
+    started before it (retry-timing judges those). Never the registry's own give-up or
+    dismissal records."""
+    gone = _GivenUp(releases(trace))
+    redriven: dict[str, int] = {}  # run -> when an operator last asked to redrive it
+    dismissed: dict[str, Record] = {}  # run -> an operator's dismissal of it once given up
+    sends: list[Record] = []
+    violations: list[Violation] = []
+    for r in trace:
+        kind = r.kind
+        gone.see(r)
+        if kind == "world.operator" and r.data["run_id"]:
+            if r.data["action"] == "redrive":
+                redriven[r.data["run_id"]] = r.t_ms
+            elif r.data["action"] == "dismiss" and gone.why(r.data["run_id"], r.t_ms):
+                dismissed[r.data["run_id"]] = r
+        elif kind == "gateway.send" and not is_wake(r.data["key"]):
+            run_id = r.data["run_id"]
+            sends.append(r)
+            before = gone.latest.get(run_id)
+            if before is not None and before.data["key"] == r.data["key"]:
+                continue  # a try (or a replay) of the same generation
+            why = gone.why(run_id, r.t_ms)
+            if before is not None and why is not None and \
+                    redriven.get(run_id, -1) < before.t_ms:
+                violations.append(Violation(
+                    "given-up-waits-for-operator", "DEL-16",
+                    f"{run_id} was given up ({before.data['key']} never taken, {why}), yet it "
+                    f"was sent again under {r.data['key']} at {r.t_ms} ms with no operator "
+                    "redrive asked", (before.seq, r.seq)))
+            gone.sent(r)
+        elif kind == "world.rows":
+            for row in r.data["rows"]:
+                dismissal = dismissed.get(row["run_id"])
+                if row["delivery_status"] != "discarded" or dismissal is None:
+                    continue
+                for send in sends:
+                    if send.data["run_id"] == row["run_id"] and send.t_ms > dismissal.t_ms:
+                        violations.append(Violation(
+                            "given-up-waits-for-operator", "DEL-16",
+                            f"{send.data['run_id']} was sent under {send.data['key']} after an "
+                            "operator dismissed it and its payload was released",
+                            (dismissal.seq, send.seq)))
+                        break
+    return violations
+
+
+INVARIANTS = (
+    Invariant("redrive-from-retained", "DEL-16", "safety",
+              "An operator's redrive of a given-up run is a newer generation carrying the "
+              "newest retained receipt; it never hands a receipt over twice, and a delivered "
+              "run is never redriven.", redrive_from_retained),
+    Invariant("given-up-waits-for-operator", "DEL-16", "safety",
+              "A given-up run is sent again only on an operator's redrive (a correction after "
+              "the give-up only updates its retained payload); a dismissed one never.",
+              given_up_waits_for_operator),
+)

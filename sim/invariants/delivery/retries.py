@@ -1,0 +1,226 @@
+"""DEL-10 oracles: when a completion may be sent again, restated from what the gateway saw.
+
+They read the gateway's view (each completion it was handed, each rejection and its error text),
+the delivery process's crashes, each child's end and the registry's give-ups, and restate the retry
+policy of reference §c11 from those alone:
+
+- a permanent rejection stops every retry of that completion;
+- after a transient failure the next transport try follows 5, 10 and 20 s later (a send that got
+  no answer counts as a "gateway timeout" 120 s after it was made); after the fourth failed try, or
+  an error of no known class, the next attempt waits the registry backoff: 15 s doubling to 300 s,
+  with up to +20 % jitter (the cap applies after the jitter);
+- nothing but a permanent rejection or the 30-minute expiry (counted from the run's end) gives up.
+
+A crash of the delivery process between two sends makes the gap unknowable (the new process
+restores from its store); the observer then stops checking exact gaps for that run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import (
+    Asked,
+    asked_runs,
+    is_delivery_crash,
+    is_wake,
+    rejection_class,
+)
+from sim.invariants.yields.seen import yielded_members
+from sim.trace import Record
+
+TRY_WAITS_MS = (5_000, 10_000, 20_000)
+TRIES = 4
+ANSWER_TIMEOUT_MS = 120_000
+BACKOFF_FIRST_MS = 15_000
+BACKOFF_CAP_MS = 300_000
+JITTER = 0.2
+EXPIRY_MS = 30 * 60_000
+
+
+def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
+    stopped: dict[str, Record] = {}  # run_id -> the permanent rejection
+    recorded: set[str] = set()  # runs whose give-up the registry recorded after it
+    down = False  # the delivery process is dead: a refusal made now never reaches it
+    violations = []
+    for r in trace:
+        if r.kind == "delivery.start":
+            down = False
+        if rejection_class(r) in ("permanent", "sent") and not down:
+            stopped.setdefault(r.data["run_id"], r)
+        elif r.kind == "delivery.give_up" and r.data["run_id"] in stopped:
+            recorded.add(r.data["run_id"])
+        elif r.kind == "world.operator" and r.data["action"] == "redrive":
+            # An operator asked to send it again (a new generation; redrive-from-retained).
+            stopped.pop(r.data["run_id"] or "", None)
+            recorded.discard(r.data["run_id"] or "")
+        elif is_delivery_crash(r):
+            down = True
+            # A process that died before it recorded the rejection may send once more.
+            stopped = {run_id: s for run_id, s in stopped.items() if run_id in recorded}
+        elif r.kind == "gateway.send" and r.data["run_id"] in stopped:
+            rejection = stopped[r.data["run_id"]]
+            violations.append(Violation(
+                "permanent-stops-retries", "DEL-10",
+                f"{r.data['run_id']} was rejected permanently at {rejection.t_ms} ms "
+                f"({rejection.data.get('error', {}).get('message', rejection.data['kind'])!r}), "
+                f"yet it was sent again at {r.t_ms} ms",
+                (rejection.seq, r.seq)))
+    return violations
+
+
+@attrs.define
+class _Run:
+    last_send: Record
+    ended_at_ms: int | None
+    failures: int = 0  # failed tries of the current attempt
+    attempt: int | None = 1  # None once a restart hid the count
+    # Of the last send: unanswered | transient | other | permanent | sent (reached the platform).
+    outcome: str = "unanswered"
+    rejection: Record | None = None
+    crashed: bool = False
+
+
+def _backoff_bounds(attempt: int | None) -> tuple[int, int]:
+    if attempt is None:
+        return BACKOFF_FIRST_MS, BACKOFF_CAP_MS
+    base = BACKOFF_FIRST_MS * 2 ** min(attempt - 1, 16)
+    return min(base, BACKOFF_CAP_MS), min(BACKOFF_CAP_MS, round(base * (1 + JITTER)))
+
+
+def retry_timing(trace: Sequence[Record]) -> list[Violation]:
+    asked = asked_runs(trace)
+    frozen = yielded_members(trace)
+    ends: dict[str, int] = {}
+    # Each delivery generation's sends, by run and key (a correction's generation has its own
+    # key, DEL-12), and each run's latest key.
+    runs: dict[tuple[str, str], _Run] = {}
+    latest: dict[str, str] = {}
+    hidden: set[str] = set()  # runs a restart came between their end and their first send
+    unsent: set[str] = set()  # runs ended (or reopened for a correction) and not sent since
+    reopened: set[str] = set()  # runs whose next new key is a new generation's
+    # Keys part of which reached the platform: every later send is refused (even one a restart
+    # repeats), so giving up is right.
+    sent: set[tuple[str, str]] = set()
+    violations = []
+    for r in trace:
+        if r.kind == "child.end":
+            ends[r.data["run_id"]] = r.t_ms
+            unsent.add(r.data["run_id"])
+        elif r.kind == "child.correction" or (
+                r.kind == "world.operator" and r.data["action"] == "redrive"
+                and r.data["run_id"]):
+            # The producer's newer receipt (DEL-12) or an operator's redrive (DEL-16) may open
+            # a new generation: if the next send is under a new key, its attempts count from
+            # one (a send under the same key says it did not; never the registry's reopen).
+            unsent.add(r.data["run_id"])
+            reopened.add(r.data["run_id"])
+            if r.kind == "child.correction":
+                ends[r.data["run_id"]] = r.data["ended_at"]  # its window starts at its end
+        elif is_delivery_crash(r):
+            for known in runs.values():
+                known.crashed = True
+            # An attempt may have been counted in the store before the process died unsent.
+            hidden.update(unsent)
+        elif rejection_class(r) is not None and r.data["run_id"] in latest:
+            at = (r.data["run_id"], r.data.get("key") or latest[r.data["run_id"]])
+            rejected = runs.get(at)
+            # The first answer to the last send; a copy of it (a duplicated refusal arriving
+            # later) is stale, and the wait runs from the first (seed 1261).
+            if rejected is not None and rejected.rejection is None:
+                rejected.outcome, rejected.rejection = rejection_class(r) or "", r
+                if rejected.outcome == "sent":
+                    sent.add(at)
+        elif r.kind == "gateway.send" and is_wake(r.data.get("key", "")):
+            continue  # batch wakes keep their own budgets (wake oracles)
+        elif r.kind == "gateway.send":
+            run_id, key = r.data["run_id"], r.data["key"]
+            run = runs.get((run_id, key))
+            # A new key of a run sent before under another key, not for a new generation: the
+            # observer cannot tell which attempt it is.
+            unknown = run_id in hidden or (run_id in latest and run_id not in reopened)
+            latest[run_id] = key
+            unsent.discard(run_id)
+            reopened.discard(run_id)
+            if run is None:
+                runs[(run_id, key)] = _Run(r, ends.get(run_id), attempt=None if unknown else 1)
+                hidden.discard(run_id)
+                continue
+            # A deleted session refuses when the completion reaches it (DEL-4), maybe later than
+            # the send; the wait runs from that refusal.
+            since = (run.rejection.t_ms if run.rejection is not None
+                     and run.rejection.kind == "requester.gone" else run.last_send.t_ms)
+            problem = None if run.crashed else _gap_problem(run, r.t_ms - since)
+            if problem is not None:
+                violations.append(Violation(
+                    "retry-timing", "DEL-10", f"{run_id}: {problem}",
+                    (run.last_send.seq, *((run.rejection.seq,) if run.rejection else ()),
+                     r.seq)))
+            if run.crashed:
+                run.failures, run.attempt, run.crashed = 0, None, False
+            run.last_send, run.outcome, run.rejection = r, "unanswered", None
+        elif r.kind == "delivery.give_up" and r.data["run_id"] not in frozen:
+            # (a yielded batch owns a frozen member)
+            at = (r.data["run_id"], latest.get(r.data["run_id"], ""))
+            if at not in sent:
+                violations += _early_give_up(r, asked.get(r.data["run_id"]), runs.get(at),
+                                             ends.get(r.data["run_id"]))
+    return violations
+
+
+def _gap_problem(run: _Run, gap: int) -> str | None:
+    """Advance the observer's count past the last send; what is wrong with ``gap``, if anything."""
+    waited = ANSWER_TIMEOUT_MS if run.outcome == "unanswered" else 0
+    why = {"unanswered": "no answer (gateway timeout)", "transient": "a transient rejection",
+           "other": "an error of no known class", "permanent": "a permanent rejection",
+           "sent": "an error after the send reached the platform"}[
+        run.outcome]
+    if run.outcome in ("permanent", "sent"):
+        return None  # permanent-stops-retries reports it
+    if run.outcome in ("unanswered", "transient"):
+        run.failures += 1
+        if run.failures < TRIES:
+            want = waited + TRY_WAITS_MS[run.failures - 1]
+            if gap != want:
+                return (f"try {run.failures + 1} came {gap} ms after try {run.failures}, which "
+                        f"ended in {why}; the policy waits {want} ms")
+            return None
+    low, high = _backoff_bounds(run.attempt)
+    attempt = "?" if run.attempt is None else run.attempt
+    run.failures = 0
+    run.attempt = None if run.attempt is None else run.attempt + 1
+    if not waited + low <= gap <= waited + high:
+        return (f"attempt {attempt} ended in {why}; the next attempt came {gap} ms later, "
+                f"outside the backoff of {waited + low}-{waited + high} ms")
+    return None
+
+
+def _early_give_up(r: Record, asked: Asked | None, run: _Run | None, ended_at_ms: int | None
+                   ) -> list[Violation]:
+    """Only a permanent rejection or the expiry gives up a run asked to report back."""
+    if asked is None or not asked.required or ended_at_ms is None:
+        return []
+    if run is not None and run.outcome in ("permanent", "sent"):
+        return []
+    if r.t_ms >= ended_at_ms + EXPIRY_MS:
+        return []
+    return [Violation(
+        "retry-timing", "DEL-10",
+        f"{r.data['run_id']} was given up at {r.t_ms} ms, before its expiry at "
+        f"{ended_at_ms + EXPIRY_MS} ms and without a permanent rejection",
+        (*((run.last_send.seq,) if run is not None else ()), r.seq))]
+
+
+INVARIANTS = (
+    Invariant("permanent-stops-retries", "DEL-10", "safety",
+              "After the gateway rejects a completion with a permanent error, it is never sent "
+              "again.", permanent_stops_retries),
+    Invariant("retry-timing", "DEL-10", "safety",
+              "Retries follow the policy: transport tries 5/10/20 s apart (after a 120 s "
+              "timeout when unanswered), registry backoff 15 s doubling to 300 s with up to "
+              "+20 % jitter, and no give-up before the 30-minute expiry but on a permanent "
+              "rejection.", retry_timing),
+)

@@ -1,0 +1,205 @@
+"""The observations the oracles share, read from the trace once per run: what was asked, what
+was refused and how, what an outsider saw. No oracle owns this module; every oracle package
+reads it (``sim/invariants/settled.py`` adds when a run settled).
+
+The harness records each spawn request with its options (``world.spawn``), every completion the
+gateway was handed (``gateway.send``) and every rejection it answered with (``fault`` records
+carrying an ``error``), the delivery process's crashes, and the registry's rows when the world
+stops (``world.rows``). A run is tied to its request by order: the n-th run the requester's actor
+started for a child answers the n-th request for that child. Nothing here reads a value the model
+computed about itself (its ``required`` flag, its error class, its attempt counter).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from sim.trace import Record
+
+# §c16, as JavaScript evaluates it: ASCII \b and case folding, JavaScript's \s and `.`.
+_S = "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+_DOT = "[^\n\r\u2028\u2029]"
+_FLAGS = re.IGNORECASE | re.ASCII
+_TRANSIENT = (
+    re.compile(r"\berrorcode=unavailable\b", _FLAGS),
+    re.compile(rf"\bstatus{_S}*[:=]{_S}*\"?unavailable\b", _FLAGS),
+    re.compile(rf"no active {_DOT}* listener", _FLAGS),
+    re.compile(r"gateway not connected", _FLAGS),
+    re.compile(r"gateway closed \(1006", _FLAGS),
+    re.compile(r"gateway timeout", _FLAGS),
+    re.compile(r"\b(econnreset|econnrefused|etimedout|enotfound|ehostunreach|network error)\b",
+               _FLAGS),
+    re.compile(r"\bUNAVAILABLE\b", re.ASCII),
+)
+_PERMANENT = tuple(re.compile(p, _FLAGS) for p in (
+    "unsupported channel", "unknown channel", "chat not found", "user not found",
+    f"bot{_DOT}*not{_DOT}*member", "bot was blocked by the user", "forbidden: bot was kicked",
+    "recipient is not a valid", "outbound not configured for channel"))
+_CLOSED_TURN = re.compile(
+    rf"^(Error: )?(Session transcript keyed user is outside the current turn: [^{_S[1:-1]}]"
+    r"|Pending input is no longer active in its admitted transcript\Z)")
+_REBOUND = re.compile(r"session writer claim changed before transcript persistence", _FLAGS)
+_PLATFORM_REJECTED = "message-not-dispatched"
+
+
+def _links(chain: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    link: Mapping[str, Any] | None = chain
+    while link is not None:
+        yield link
+        link = link.get("cause")
+
+
+def chain_class(chain: Mapping[str, Any]) -> str:
+    """sent | permanent | transient | other, in §c16's order over every link."""
+    links = list(_links(chain))
+    messages = [str(link["message"]) for link in links]
+    if any(link.get("sentBeforeError") or link.get("visibleReplySent") for link in links):
+        return "sent"
+    if any(link.get("platformError") == _PLATFORM_REJECTED for link in links) or any(
+            p.search(m) for m in messages for p in (*_PERMANENT, _CLOSED_TURN)):
+        return "permanent"
+    if any(_REBOUND.search(m) for m in messages):
+        return "transient"
+    if any(p.search(m) for m in messages for p in _TRANSIENT):
+        return "transient"
+    return "other"
+
+
+def is_closed_turn(chain: Mapping[str, Any]) -> bool:
+    """Transcript persistence refused the input of a closed turn, in OpenClaw's words (DEL-7)."""
+    return any(_CLOSED_TURN.search(str(link["message"])) for link in _links(chain))
+
+
+def error_class(error: str | Mapping[str, Any]) -> str:
+    """``sent``, ``permanent``, ``transient`` or ``other``: an error chain (or a bare message)
+    classed as reference §c16 restates it (:func:`chain_class`)."""
+    return chain_class({"message": error} if isinstance(error, str) else error)
+
+
+SETTLE_PREFIX = "announce:requester-settle:"
+
+
+def is_wake(key: str) -> bool:
+    """Whether a completion key is a batch wake's (YLD-1), not one run's own."""
+    return key.startswith(SETTLE_PREFIX)
+
+
+def key_runs(key: str) -> tuple[str, ...]:
+    """The run ids a batch-wake key names (``...:<run,run,...>[:yield-g][:retry-n]``)."""
+    for part in key[len(SETTLE_PREFIX):].split(":"):
+        if part.startswith("run-"):
+            return tuple(part.split(","))
+    return ()
+
+
+@attrs.frozen
+class Asked:
+    """One spawn request as the world made it, and the run that answered it."""
+
+    run_id: str
+    child: str
+    actor: str  # the requester's actor: where the completion must arrive
+    required: bool
+    request: Record
+
+
+# Several oracles read the requests of the same trace one after another; remember the last one
+# (holding the trace itself, so its identity cannot be reused while it is remembered).
+_last: tuple[Sequence[Record], int, dict[str, Asked]] | None = None
+
+
+def asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
+    global _last
+    if _last is not None and _last[0] is trace and _last[1] == len(trace):
+        return _last[2]
+    asked = _asked_runs(trace)
+    _last = (trace, len(trace), asked)
+    return asked
+
+
+def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
+    waiting: dict[tuple[str, str], list[Record]] = {}
+    asked: dict[str, Asked] = {}
+    for r in trace:
+        if r.kind == "world.spawn":
+            waiting.setdefault((r.data["actor"], r.data["child"]), []).append(r)
+        elif r.kind == "spawn.refused":
+            # Refused (reference §c15; an invalid private request, PRV-4): that request never
+            # runs; the next one may.
+            refused = waiting.get((r.actor, r.data["child"]))
+            if refused:
+                refused.pop(0)
+        elif r.kind == "spawn":
+            requests = waiting.get((r.actor, r.data["child"]))
+            if requests:
+                request = requests.pop(0)
+                asked[r.data["run_id"]] = Asked(r.data["run_id"], request.data["child"],
+                                                request.data["actor"], request.data["required"],
+                                                request)
+    return asked
+
+
+def final_rows(trace: Sequence[Record]) -> dict[str, str]:
+    """run_id -> delivery status in the registry when the world stopped ({} if not recorded)."""
+    for r in reversed(trace):
+        if r.kind == "world.rows":
+            return {row["run_id"]: row["delivery_status"] for row in r.data["rows"]}
+    return {}
+
+
+def is_rejection(r: Record) -> bool:
+    """A send fault, or a deleted session refusing a completion that reached it (DEL-4)."""
+    return ((r.kind == "fault" and "error" in r.data and "run_id" in r.data)
+            or r.kind == "requester.gone")
+
+
+def _rejection_class(r: Record) -> str | None:
+    if r.kind == "fault" and r.data.get("kind") in ("chunk-fail", "chunk-abort"):
+        return "sent"
+    return error_class(r.data["error"]) if is_rejection(r) else None
+
+
+# How each refusal of a run was classed, computed once per trace: the oracles ask about the same
+# records many times over (about 7 ``rejection_class`` calls per trace record, issue 25), and a
+# chain's class costs a dozen regular-expression searches. Kept for the last trace asked, as
+# :func:`asked_runs` keeps its requests.
+_classes: tuple[Sequence[Record], int, dict[int, str]] | None = None
+
+
+def rejections(trace: Sequence[Record]) -> dict[int, str]:
+    """Each refusal's class (see :func:`rejection_class`) by its trace position."""
+    global _classes
+    if _classes is not None and _classes[0] is trace and _classes[1] == len(trace):
+        return _classes[2]
+    classes = {}
+    for r in trace:
+        klass = _rejection_class(r)
+        if klass is not None:
+            classes[r.seq] = klass
+    _classes = (trace, len(trace), classes)
+    return classes
+
+
+def rejection_class(r: Record) -> str | None:
+    """How the gateway refused a send, if ``r`` is a refusal: a broken later chunk (a
+    ``chunk-fail`` or ``chunk-abort`` fault) comes after earlier chunks reached the channel, so it
+    is ``sent`` whatever the platform's error said; any other send fault is classed by its chain.
+    Read from :func:`rejections` when ``r`` belongs to the trace classified last."""
+    memo = _classes
+    if memo is not None and r.seq < memo[1] and memo[0][r.seq] is r:
+        return memo[2].get(r.seq)
+    return _rejection_class(r)
+
+
+def is_delivery_crash(r: Record) -> bool:
+    return r.kind == "crash" and r.actor == "delivery"
+
+
+def announces_nothing(result: str | None) -> bool:
+    """An exact ANNOUNCE_SKIP reply (surrounding white space aside): delivered by announcing
+    nothing (reference §c1)."""
+    return result is not None and result.strip() == "ANNOUNCE_SKIP"

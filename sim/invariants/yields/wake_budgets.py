@@ -1,0 +1,98 @@
+"""YLD-3: a batch wake's attempt budget, from the gateway's view of each wake (split from
+sim/invariants/yields/yield_batches.py, whose readings it shares).
+
+Each wake's sends (``gateway.send``) and how each was answered: the gateway's refusals (``fault``
+records carrying an error), the session refusing to take it (``requester.wake_refused``: its
+yielded turn abandoned, or the session busy in another turn; the reason it gives is not read),
+the transcript taking it (``requester.accept``) and whether the turn it resumed answered visibly:
+its reply reached the session's conversation (``conversation.reply``). Never the outbox's own
+records nor what the session says of its reply (``visible_reply``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sim.invariants.base import Invariant, Violation
+from sim.invariants.yields.seen import _overlap, _seen, _wake_of, batches, wave_batches
+from sim.trace import Record
+
+RETRY_DELAYS_MS = (30_000, 120_000)
+MAX_ATTEMPTS = 3
+SESSION_REFUSAL = "requester.wake_refused"
+
+
+def wake_budgets(trace: Sequence[Record]) -> list[Violation]:
+    """YLD-3 from the gateway's view of each wake: at most three attempts; a fresh key
+    (``:retry-n``) only after the previous key was refused as not delivered or taken by a
+    yielded turn that gave the conversation no visible reply (never after a send that may have
+    landed unanswered), 30 s and then 120 s later (plus any downtime of the delivery process).
+    A session that refused a wake (busy in another turn: requester_turn_pending; or its turn
+    gone) never makes the wake spend an attempt: the next send, if any, is the same key."""
+    seen = _seen(trace)
+    refusals: dict[str, list[Record]] = {}
+    for r in seen.wake_faults:
+        if r.kind == SESSION_REFUSAL or "error" in r.data:
+            refusals.setdefault(r.data["key"], []).append(r)
+    violations = []
+    for batch in [*batches(trace), *wave_batches(trace)]:
+        sends = _wake_of(batch, seen.wake_sends)
+        accepts = _wake_of(batch, seen.wake_accepts)
+        keys = list(dict.fromkeys(r.data["key"] for r in sends))
+        for refused_by_session in seen.wake_faults:
+            if refused_by_session.kind != SESSION_REFUSAL \
+                    or refused_by_session.data["key"] not in keys:
+                continue
+            after = next((s for s in sends if s.seq > refused_by_session.seq), None)
+            if after is not None and after.data["key"] != refused_by_session.data["key"]:
+                violations.append(Violation(
+                    "wake-budgets", "YLD-3", f"the wake of {batch.turn} moved to "
+                    f"{after.data['key']} after {refused_by_session.actor} refused it (an "
+                    "attempt spent on a session that did not take it)",
+                    (refused_by_session.seq, after.seq)))
+        if len(keys) > MAX_ATTEMPTS:
+            violations.append(Violation("wake-budgets", "YLD-3", f"the wake of {batch.turn} "
+                                        f"used {len(keys)} attempt keys, over {MAX_ATTEMPTS}",
+                                        tuple(r.seq for r in sends)))
+        for n, key in enumerate(keys[1:], start=1):
+            first = next(r for r in sends if r.data["key"] == key)
+            before = [r for r in sends if r.data["key"] == keys[n - 1] and r.t_ms <= first.t_ms]
+            refused = [f for f in refusals.get(keys[n - 1], []) if f.t_ms <= first.t_ms]
+            # Only a yielded turn owes a visible reply (a wave's wake does not).
+            silent = [a for a in accepts if a.data["key"] == keys[n - 1]
+                      and ":yield-" in a.data["key"] and a.seq not in seen.answered
+                      and a.t_ms <= first.t_ms]
+            # The session records a key once: once it took the key without a visible reply,
+            # every other send of that key lands as a duplicate and can show nothing more.
+            # Refusals prove nothing about other sends: each must have been refused.
+            if not silent and (not refused or len(refused) < len(before)):
+                violations.append(Violation(
+                    "wake-budgets", "YLD-3", f"the wake of {batch.turn} moved to the fresh key "
+                    f"{key} although a send of {keys[n - 1]} may have landed",
+                    (*(r.seq for r in before), first.seq)))
+                continue
+            delay = RETRY_DELAYS_MS[min(n, len(RETRY_DELAYS_MS)) - 1]
+            # The answer the retry followed: the last one at least the delay before it (a key
+            # refused, then replayed and taken without a visible reply, has two).
+            answers = sorted([*refused, *silent], key=lambda a: a.seq)
+            timely = [a for a in answers if a.t_ms + delay <= first.t_ms]
+            why = timely[-1] if timely else answers[-1]
+            late = why.t_ms + delay + _overlap(seen.downtime, why.t_ms, first.t_ms) + 1_000
+            # A refusal answers at once; a reply's acknowledgement may come late (only the lower
+            # bound holds then, also when a later refusal of a replay came before that late
+            # acknowledgement: seed 1846).
+            if first.t_ms < why.t_ms + delay or (why.kind == "fault" and not silent
+                                                 and first.t_ms > late):
+                violations.append(Violation(
+                    "wake-budgets", "YLD-3", f"attempt {n + 1} of the wake of {batch.turn} was "
+                    f"sent {first.t_ms - why.t_ms} ms after attempt {n} failed, not "
+                    f"{delay} ms", (why.seq, first.seq)))
+    return violations
+
+
+INVARIANTS = (
+    Invariant("wake-budgets", "YLD-3", "safety",
+              "A wake makes at most three attempts, 30 s then 120 s apart, each fresh key only "
+              "after the previous one was refused or answered without a visible reply.",
+              wake_budgets),
+)

@@ -1,0 +1,111 @@
+"""YLD-1 liveness for unfrozen waves (reference §c9 "Unfrozen batch"): a wave that is due its
+settle wake gets it. ``wave-is-overlapping-set`` (sim/invariants/yields/waves.py) judges the wakes
+that were sent; this one catches a model that never sends one.
+
+Read from what was asked and what was seen, as the wave oracle reads it (the siblings: required,
+public children of a top-level session's turns that ended normally, their execution intervals
+and their turns' ends, ``sim/invariants/yields/waves.py``), and when each one and each of its
+descendants settled as an outsider sees it (its own end and its own delivery's answer,
+``sim/invariants/settled.py``), never the registry's cleanup or the outbox's records: a wave's
+wake is a send the gateway was handed (``gateway.send``) keyed
+``announce:requester-settle:...`` without ``:yield-``.
+
+Judged: each connected set of two or more overlapping siblings (of one session incarnation,
+the session never reset nor deleted) whose turns had all ended before the first of them ended,
+so none of them could be settled alone before the others were siblings (no earlier wave could
+carry part of it: the joined-late case is left to the wave oracle), once every member and every
+member's descendant settled as an outsider can tell (a trail that does not say when: not
+judged) and the world ran on for ten minutes after that. Such a set is owed one wake naming
+exactly its members.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import Asked, asked_runs, key_runs
+from sim.invariants.settled import UNKNOWN, own_settle
+from sim.invariants.yields.seen import _descendants, _Seen, _seen
+from sim.invariants.yields.waves import _Child, _overlap, _read, _sibling
+from sim.trace import Record
+
+# A due wave's wake goes out at once (no deferral: a wave just returns while a descendant is
+# pending); a busy requester or a restart delays it by minutes at most.
+GRACE_MS = 600_000
+
+
+def _components(siblings: list[_Child]) -> list[list[_Child]]:
+    found: list[list[_Child]] = []
+    left = list(siblings)
+    while left:
+        component = [left.pop(0)]
+        frontier = list(component)
+        while frontier:
+            current = frontier.pop()
+            joined = [c for c in left if _overlap(current, c)]
+            left = [c for c in left if c not in joined]
+            component += joined
+            frontier += joined
+        found.append(component)
+    return found
+
+
+def wave_woken(trace: Sequence[Record]) -> list[Violation]:
+    seen = _seen(trace)
+    if seen.end is None:
+        return []
+    waves = _read(trace)
+    asked = asked_runs(trace)
+    woken = {(r.data["requester"], tuple(sorted(key_runs(r.data["key"]))))
+             for r in seen.wake_sends if ":yield-" not in r.data["key"]}
+    groups: dict[tuple[str, int], list[_Child]] = {}
+    for child in waves.children.values():
+        if _sibling(waves, child, seen.end.seq):
+            groups.setdefault((child.session, child.incarnation), []).append(child)
+    violations = []
+    for (session, _), siblings in groups.items():
+        if seen.lifecycle.get(session):
+            continue  # reset or deleted: its waves may close without a wake
+        for component in _components(siblings):
+            ready = _ready(component, waves.finished, seen, asked)
+            if ready is None or seen.end.t_ms < ready + GRACE_MS:
+                continue
+            members = tuple(sorted(c.run_id for c in component))
+            if (f"requester:{session}", members) not in woken:
+                violations.append(Violation(
+                    "wave-woken", "YLD-1",
+                    f"the wave {', '.join(members)} of {session} (overlapping siblings of turns "
+                    f"that ended normally) had settled by {ready} ms, yet no settle wake "
+                    f"naming them was sent by {seen.end.t_ms} ms",
+                    tuple(c.end.seq for c in component if c.end is not None)))
+    return violations
+
+
+def _ready(component: list[_Child], finished: dict[str, Record], seen: _Seen,
+           asked: dict[str, Asked]) -> int | None:
+    """When every member and every member's descendant had settled, for a component judged
+    (two or more members whose turns all ended before the first of them ended); None when it
+    is not judged."""
+    if len(component) < 2 or any(c.end is None for c in component):
+        return None
+    turns_ended = max(finished[c.turn or ""].t_ms for c in component)
+    if turns_ended >= min(c.end.t_ms for c in component if c.end is not None):
+        return None
+    ready = 0
+    for c in component:
+        for run_id in (c.run_id, *_descendants(seen, c.run_id)):
+            own = own_settle(seen.ends.get(run_id), seen.trail.get(run_id, []),
+                             asked.get(run_id), member=False)
+            if own is None or own == UNKNOWN:
+                return None
+            ready = max(ready, own)
+    return ready
+
+
+INVARIANTS = (
+    Invariant("wave-woken", "YLD-1", "liveness",
+              "A settled wave of two or more overlapping siblings of normal turns (all of them "
+              "siblings before the first ended) gets one settle wake naming exactly them.",
+              wave_woken),
+)

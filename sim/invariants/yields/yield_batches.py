@@ -1,0 +1,251 @@
+"""YLD oracles: yield batches and their wakes, restated from what was asked and what was seen.
+
+What was asked: each spawn request with the turn and session incarnation that asked
+(``world.spawn``), each turn's end (``world.turn_end``, ``how = "yield"`` for ``sessions_yield``)
+and each reset or delete (``world.lifecycle``). What was seen: each child's end (``child.end``),
+every completion the gateway was handed (``gateway.send``) and how it was answered: what each
+requester's transcript took (``requester.accept``, ``requester.duplicate``) or the session
+refused to take (``requester.wake_refused``, ``requester.gone``), the gateway's refusals and its
+lost or slow acknowledgements (``fault`` records), the delivery process's crashes and restarts,
+and the faults the world injected; after a wake, what the resumed turn wrote
+(``requester.turn_answer``) and what the session's conversation received from it
+(``conversation.reply``: a wake was answered visibly exactly when its turn's reply reached the
+conversation). A batch is the required children one turn asked for before it yielded; its wake
+is the completion keyed ``announce:requester-settle:...`` whose key names exactly those runs.
+No oracle here reads a verdict of the registry (its settle, hand-over, give-up or cleanup
+records) nor what the session said of itself (``visible_reply``, a refusal's ``reason``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import SETTLE_PREFIX as SETTLE_PREFIX
+from sim.invariants.observations import Asked, asked_runs
+from sim.invariants.observations import is_wake as is_wake
+from sim.invariants.observations import key_runs as key_runs
+from sim.invariants.settled import UNKNOWN, own_settle
+from sim.invariants.yields.seen import Batch as Batch
+from sim.invariants.yields.seen import _descendants as _descendants
+from sim.invariants.yields.seen import _overlap as _overlap
+from sim.invariants.yields.seen import _Seen as _Seen
+from sim.invariants.yields.seen import _seen as _seen
+from sim.invariants.yields.seen import _turn_over as _turn_over
+from sim.invariants.yields.seen import _wake_of as _wake_of
+from sim.invariants.yields.seen import batches as batches
+from sim.invariants.yields.seen import wave_batches as wave_batches
+from sim.invariants.yields.seen import yielded_members as yielded_members
+from sim.trace import Record
+
+# After its batch settled (every member ended and recorded settled or taken by the batch, every
+# member's descendant cleaned up), the wake may wait one deferral recheck (30 s) and nothing
+# else, besides time the delivery process was down.
+RECHECK_MS = 30_000
+# A batch whose descendants stay unsettled, none of them running, through this many rechecks
+# closes without a wake (reference §c9: "deferred too many times").
+DEFERRAL_LIMIT = 10
+
+
+def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]
+                ) -> tuple[int, int, int] | None:
+    """When the batch's members and their descendants had all settled, as far as an observer
+    can tell, the latest moment a descendant was still running, and when the members alone had
+    settled (None: some never did, or the trail does not say when)."""
+    ready = batch.yielded.t_ms
+    running = 0
+    descendants: list[str] = []
+    # One private member makes the batch private, and a public sibling in a private batch keeps
+    # its own delivery (reference §c10, PRV-5): nothing hands it over, so a refusal it may retry
+    # after settles it no more than it settles a descendant (seeds 3769, 4827).
+    private = any(_is_private(asked.get(run_id)) for run_id in batch.members)
+    for run_id in batch.members:
+        # An operator's request about the member after the yield (a redrive: a new generation)
+        # starts a delivery of its own, which says nothing of when the batch's member settled
+        # (seed 1078); one before the yield is part of what the frozen member still owes.
+        request = asked.get(run_id)
+        since = min((t for t in seen.operator.get(request.child, [])
+                     if t >= batch.yielded.t_ms), default=2**62) if request is not None else 2**62
+        own = own_settle(seen.ends.get(run_id),
+                         [r for r in seen.trail.get(run_id, []) if r.t_ms < since],
+                         request,
+                         member=not private or _is_private(request),
+                         crashes=[down for down, _ in seen.downtime])
+        if own is None or own == UNKNOWN:
+            return None
+        ready = max(ready, own)
+        descendants += _descendants(seen, run_id)
+    members_ready = ready
+    for run_id in descendants:
+        own = own_settle(seen.ends.get(run_id), seen.trail.get(run_id, []),
+                         asked.get(run_id), member=False)
+        if own is None or own == UNKNOWN:
+            return None
+        ready = max(ready, own)
+        running = max(running, seen.ends[run_id].t_ms)
+    return ready, running, members_ready
+
+
+def _may_close_deferred(ready: int, running: int, members_ready: int) -> bool:
+    """Descendants unsettled long after the members settled and the last descendant stopped
+    running: the batch may have run out of deferrals and closed without a wake (reference §c9:
+    "deferred too many times"; a deferral counts only while no descendant runs)."""
+    return ready > max(running, members_ready) + (DEFERRAL_LIMIT - 1) * RECHECK_MS
+
+
+def wake_owed(trace: Sequence[Record], batch: Batch) -> bool:
+    """Whether an outsider can tell the batch's wake was owed: every member and every member's
+    descendant settled as far as the trail says, and not so late that the deferral limit may
+    have closed the batch without a wake (the batches ``wake-not-delayed`` asks a wake of)."""
+    seen = _seen(trace)
+    settled = _settled_at(batch, seen, asked_runs(trace))
+    return settled is not None and not _may_close_deferred(*settled)
+
+
+def _is_private(request: Asked | None) -> bool:
+    return request is not None and request.request.data.get("completion_target") == "parent"
+
+
+def one_wake_per_batch(trace: Sequence[Record]) -> list[Violation]:
+    """Exactly one wake per batch: never a second one the requester answered; the one wake
+    names exactly the batch's runs and reaches the session that yielded."""
+    seen = _seen(trace)
+    violations = []
+    for batch in batches(trace):
+        accepts = _wake_of(batch, seen.wake_accepts)
+        answered = [r for r in accepts if r.seq in seen.answered]
+        if len(answered) > 1:
+            violations.append(Violation(
+                "one-wake-per-batch", "YLD-1",
+                f"the batch {batch.turn} of {batch.session} yielded at {batch.yielded.t_ms} ms "
+                f"woke its requester {len(answered)} times (at "
+                f"{', '.join(str(r.t_ms) for r in answered)} ms)",
+                (batch.yielded.seq, *(r.seq for r in answered))))
+        for r in accepts:
+            if r.actor != batch.actor:
+                violations.append(Violation(
+                    "one-wake-per-batch", "YLD-1", f"the wake of {batch.turn} of "
+                    f"{batch.session} reached {r.actor}", (batch.yielded.seq, r.seq)))
+    for wave in wave_batches(trace):
+        # A wave needs no visible reply: any second wake it made the requester take is one too
+        # many (the session takes each key once).
+        taken = _wake_of(wave, seen.wake_accepts)
+        if len(taken) > 1:
+            violations.append(Violation(
+                "one-wake-per-batch", "YLD-1",
+                f"the wave {', '.join(wave.members)} of {wave.session} woke its requester "
+                f"{len(taken)} times (at {', '.join(str(r.t_ms) for r in taken)} ms)",
+                tuple(r.seq for r in taken)))
+    yielded = {(b.session, b.members) for b in batches(trace)}
+    for r in seen.wake_accepts:
+        runs = key_runs(r.data["key"])
+        session = r.actor.removeprefix("requester:")
+        if ":yield-" in r.data["key"] and (session, runs) not in yielded:
+            violations.append(Violation(
+                "one-wake-per-batch", "YLD-1", f"{r.actor} was woken for runs "
+                f"{', '.join(runs)}, which are not the required children of any turn that "
+                "yielded", (r.seq,)))
+    return violations
+
+
+def _still_delivering(seen: _Seen, asked: dict[str, Asked], run_id: str, at_ms: int) -> bool:
+    """Whether a run's own delivery was surely still going at ``at_ms``: it is owed (asked for as
+    required) and the gateway was handed a send of it later, which no correction of its result
+    and no operator's request explains (either may send a settled run again: a new generation,
+    a redrive)."""
+    request = asked.get(run_id)
+    if request is None or not request.required:
+        return False
+    since = min(seen.corrected.get(run_id, 2**62),
+                seen.operator.get(request.child, [2**62])[0])
+    return any(at_ms < r.t_ms < since for r in seen.sends.get(run_id, []))
+
+
+def wake_after_settle(trace: Sequence[Record]) -> list[Violation]:
+    """A batch's wake is never sent before every member and every member's descendant has
+    ended, nor while a descendant's own delivery was still going (the gateway was handed a send
+    of it after the wake)."""
+    seen = _seen(trace)
+    asked = asked_runs(trace)
+    violations = []
+    for batch in [*batches(trace), *wave_batches(trace)]:
+        for send in _wake_of(batch, seen.wake_sends)[:1]:
+            early = [run_id for run_id in batch.members
+                     if run_id not in seen.ends or seen.ends[run_id].t_ms > send.t_ms]
+            early += [d for run_id in batch.members for d in _descendants(seen, run_id)
+                      if d not in seen.ends or seen.ends[d].t_ms > send.t_ms
+                      or _still_delivering(seen, asked, d, send.t_ms)]
+            if early:
+                violations.append(Violation(
+                    "wake-after-settle", "YLD-1",
+                    f"the wake of {batch.turn} of {batch.session} was sent at {send.t_ms} ms, "
+                    f"before {', '.join(early)} had settled", (batch.yielded.seq, send.seq)))
+    return violations
+
+
+def wake_not_delayed(trace: Sequence[Record]) -> list[Violation]:
+    """A batch's wake waits for its own members and their descendants only: once they settled,
+    the wake goes out within one recheck, unless the delivery process was down or the requester
+    was busy in another turn meanwhile (a child of an earlier turn never delays it)."""
+    seen = _seen(trace)
+    asked = asked_runs(trace)
+    violations = []
+    for batch in batches(trace):
+        sends = _wake_of(batch, seen.wake_sends)
+        end_ms = seen.end.t_ms if seen.end is not None else 0
+        first = sends[0].t_ms if sends else end_ms
+        settled = _settled_at(batch, seen, asked)
+        if settled is None or not batch.members:
+            continue
+        ready, running, members_ready = settled
+        if any(r.t_ms >= batch.yielded.t_ms for r in seen.lifecycle.get(batch.session, [])):
+            continue  # reset or deleted: the wake may be closed, not sent
+        # A requester busy in another turn answers requester_turn_pending: the wake waits for
+        # that turn's end, then up to one recheck more.
+        busy = _overlap(seen.busy.get(batch.session, []), ready, first)
+        allowed = ready + RECHECK_MS + _overlap(seen.downtime, ready, first) + _overlap(
+            seen.late_notices, ready, first) + busy + (RECHECK_MS if busy else 0)
+        closed = _may_close_deferred(ready, running, members_ready)
+        if first > allowed and (sends or (end_ms > allowed and not closed)):
+            what = f"was sent at {first} ms" if sends else "was never sent"
+            violations.append(Violation(
+                "wake-not-delayed", "YLD-1",
+                f"the batch {batch.turn} of {batch.session} had settled by {ready} ms, yet its "
+                f"wake {what} (allowed until {allowed} ms)",
+                (batch.yielded.seq, *((sends[0].seq,) if sends else ()))))
+    return violations
+
+
+def wake_between_turns(trace: Sequence[Record]) -> list[Violation]:
+    """YLD-3 (requester_turn_pending): a requester takes a batch wake only between its turns,
+    never while another turn it was asked to run is still open (the wake waits instead)."""
+    seen = _seen(trace)
+    violations = []
+    for r in seen.wake_accepts:
+        session = r.actor.removeprefix("requester:")
+        for start, end in seen.busy.get(session, []):
+            if start < r.t_ms < end:
+                violations.append(Violation(
+                    "wake-between-turns", "YLD-3",
+                    f"{r.actor} took the wake {r.data['key']} at {r.t_ms} ms, inside a turn "
+                    f"it ran from {start} ms to {end} ms", (r.seq,)))
+    return violations
+
+
+INVARIANTS = (
+    Invariant("one-wake-per-batch", "YLD-1", "safety",
+              "A yielded batch wakes its requester once (a wake the requester could not answer "
+              "visibly may be retried), names exactly the turn's required children, and reaches "
+              "the session that yielded.", one_wake_per_batch),
+    Invariant("wake-after-settle", "YLD-1", "safety",
+              "A batch's wake is sent only after every member and every member's descendant "
+              "settled.", wake_after_settle),
+    Invariant("wake-not-delayed", "YLD-1", "liveness",
+              "Once a batch's members and their descendants settled, its wake goes out within "
+              "one recheck (plus any downtime of the delivery process): a child of an "
+              "earlier turn never delays it.", wake_not_delayed),
+    Invariant("wake-between-turns", "YLD-3", "safety",
+              "A requester takes a batch wake only between its turns: while another turn runs "
+              "the wake waits (requester_turn_pending), spending no attempt.",
+              wake_between_turns),
+)

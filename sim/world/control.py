@@ -1,0 +1,120 @@
+"""The harness's side of sessions: their configuration as recorded for the oracles, and the
+session-control requests it sends, numbered, with their callers (DEL-5, DEL-17).
+
+Every control request (a spawn, an abort, a history, status or archive read, a cleanup) carries a
+caller: the one a scenario or fault names, else the session's first owner. It is recorded as
+asked when it is sent (``world.spawn`` for spawns, ``world.action`` for the rest) with the number
+the session's answer names, so the permission oracle reads what was asked, not what the session
+made of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from actors import addresses
+from actors.messages import (
+    AbortChild,
+    ChildSpec,
+    CleanupSession,
+    HistoryRead,
+    RunHistoryRead,
+    Spawn,
+    StatusRead,
+)
+from actors.permissions import DEFAULT_OWNER, Caller
+from actors.requester.shell import CONTROL_ACTIONS
+from sim.kernel import Kernel
+from sim.scenario import SessionDef
+
+# A session-control message the harness sends (DEL-17).
+Control = Spawn | AbortChild | HistoryRead | StatusRead | CleanupSession | RunHistoryRead
+
+
+class ControlDesk:
+    def __init__(self, kernel: Kernel, sessions: Mapping[str, SessionDef]) -> None:
+        self.kernel = kernel
+        self.sessions = sessions  # the top-level sessions as the run configures them
+        self._requests = 0
+        self._dropped: dict[str, None] = {}  # children that never run (spawn not asked, refused)
+
+    def owners(self, session_key: str) -> tuple[str, ...]:
+        """A top-level session's owners; a nested requester is controlled by its owner run."""
+        session = self.sessions.get(session_key)
+        return (DEFAULT_OWNER,) if session is None else session.owners
+
+    def record_session(self, key: str, reply_mode: str = "auto") -> None:
+        """The session's configuration as the oracles read it (``world.session``): its owners,
+        its reply mode (``visible_replies``: auto or message_tool) and, for a top-level session,
+        its routing facts."""
+        session = self.sessions.get(key)
+        data: dict[str, Any] = {"key": key, "nested": session is None,
+                                "owners": list(self.owners(key)), "reply_mode": reply_mode}
+        if session is not None:
+            routing = session.routing
+            for name, target in (("origin", routing.origin), ("route", routing.stored),
+                                 ("binding", routing.binding), ("hook", routing.hook)):
+                data[name] = None if target is None else target.to_json()
+        self.kernel.emit(addresses.HARNESS, "world.session", data)
+
+    def spawn(self, child: ChildSpec) -> None:
+        """``child``'s spawn, asked for at its spawn time by its caller (outside any turn: a
+        nested child's parent run spawns it)."""
+        def request() -> None:
+            if child.parent is not None and child.parent in self._dropped:
+                self.drop(child)  # its parent never ran (an abandoned turn): nothing spawns it
+                return
+            self.kernel.send(addresses.TIMELINE, addresses.requester(child.requester),
+                             self.spawn_request(child))
+
+        self.kernel.at(child.spawn_at_ms, f"spawn {child.id}", request)
+
+    def drop(self, child: ChildSpec) -> None:
+        """``child``'s spawn is never asked (its turn was abandoned, or its parent never ran)."""
+        self._dropped[child.id] = None
+
+    def never_run(self, children: Iterable[ChildSpec],
+                  refused: Callable[[ChildSpec], bool]) -> None:
+        """The children whose spawn is asked but refused (PRV-4): they never run either."""
+        for child in children:
+            if refused(child):
+                self._dropped[child.id] = None
+
+    def spawn_request(self, child: ChildSpec, turn: str | None = None,
+                      incarnation: int = 1) -> Spawn:
+        """The spawn message, numbered, recorded as asked now (``world.spawn``): also the
+        requester turn that asks and the session incarnation it asks in (sim/world/turns.py)."""
+        caller = child.caller or Caller(self.owners(child.requester)[0])
+        self._requests += 1
+        # What was asked, as the oracles must read it (never the model's own spawn record).
+        self.kernel.emit(addresses.HARNESS, "world.spawn", {
+            "child": child.id, "requester": child.requester,
+            "actor": addresses.requester(child.requester),
+            "required": child.expects_completion, "task": child.task,
+            "caller": str(caller), "request": self._requests,
+            "answer_lost": child.answer_lost, "session": child.session or child.id,
+            "turn": turn, "incarnation": incarnation, "route_change": child.route_change,
+            "completion_target": child.completion_target,
+            "options": attrs.asdict(child.options)})
+        return Spawn(child, caller, self._requests)
+
+    def control(self, at_ms: int, label: str, session_key: str, message: Control,
+                caller: Caller | None = None) -> None:
+        """``message`` sent to ``session_key`` at ``at_ms`` by ``caller`` (default: the
+        session's owner), recorded as asked (``world.action``) when it is sent."""
+        caller = caller or Caller(self.owners(session_key)[0])
+        self._requests += 1
+        message = attrs.evolve(message, caller=caller, request=self._requests)
+        child = message.child.id if isinstance(message, Spawn) else message.child_id
+        record = {"request": self._requests, "session": session_key,
+                  "actor": addresses.requester(session_key),
+                  "action": CONTROL_ACTIONS[type(message)], "child": child, "caller": str(caller)}
+
+        def send() -> None:
+            self.kernel.emit(addresses.HARNESS, "world.action", record)
+            self.kernel.send(addresses.TIMELINE, addresses.requester(session_key), message)
+
+        self.kernel.at(at_ms, label, send)

@@ -1,0 +1,561 @@
+"""Builds a world from a scenario and runs it: actors in nurseries under the harness.
+
+Ownership is the nursery tree: the root nursery (the gateway process) owns each requester session
+and the delivery actor; each requester session's own nursery owns its children's runs. The store
+lives beside the actors, like a database file, and survives a delivery-actor crash.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import trio
+import trio.testing
+
+from actors import addresses
+from actors.child.agent_loop import Encoding
+from actors.delivery.run_record import RunRecord
+from actors.delivery.shell import run_delivery
+from actors.gateway.core import Route
+from actors.gateway.shell import run_gateway
+from actors.messages import (
+    AbortChild,
+    ChildSpec,
+    CleanupSession,
+    HistoryRead,
+    RunHistoryRead,
+    StatusRead,
+    StepSpec,
+)
+from actors.nesting.lane import Lane
+from actors.nesting.session_queue import SessionQueue
+from actors.permissions import Caller
+from actors.requester.shell import run_requester
+from actors.runtime import Crash, Port
+from actors.states import StepFinish
+from actors.store.durable import RunStore
+from actors.yields.turns import ReplyMode
+from sim import invariants, replies
+from sim.choices import Chooser, Schedule, Span
+from sim.determinism import seed_trio_scheduler
+from sim.faults.plan import ArmedFault, FaultPlan, TimelineEvent
+from sim.invariants import Violation
+from sim.kernel import ActorPort, Kernel, run_trio
+from sim.scenario import Scenario, SessionDef, WorkloadDef
+from sim.trace import Trace
+from sim.world import observe as world_observe
+from sim.world import permissions as world_permissions
+from sim.world import reach as world_reach
+from sim.world import receipts as world_receipts
+from sim.world import routes as world_routes
+from sim.world import tree as world_tree
+from sim.world import turns as world_turns
+from sim.world.control import Control, ControlDesk
+from sim.world.private import draw_private, draw_reset_race, draw_status_check, refused
+from sim.world.redrive import OperatorDesk
+from sim.world.trees import TreeBook, spread
+
+# Bounds on one run (a limit on everything): agenda steps and trace records, raised for a world
+# of more than a few thousand children to this many per child (sim/bench/scale.py).
+MAX_STEPS = 200_000
+MAX_RECORDS = 1_000_000
+PER_CHILD = 100
+
+# What the no-reply fault makes a child answer: silence, nothing, or the skip token (§c1).
+SILENT_REPLIES = ("NO_REPLY", "", " ANNOUNCE_SKIP\n")
+CHILD_ERRORS = ("model provider error: 500 internal error", "tool sandbox exited with status 137",
+                "stream reset: <eof> & no retry", "Error: request timed out\n  at fetch (net.js:1)",
+                "failed: NO_REPLY")
+# The share of drawn children whose session is spawned again later (a new run id).
+RERUN_SHARE = 0.1
+# Of reused session keys (FMT-6), the share spawned while the earlier run should still run: the
+# session queue's corner (actors/nesting/session_queue.py), aimed so a bug there shows.
+EARLY_REUSE_SHARE = 0.25
+
+
+def versions() -> dict[str, str]:
+    return {"handoff": _version(), "trio": trio.__version__}
+
+
+@functools.cache
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("handoff-sim")
+    except PackageNotFoundError:  # running from a source tree that was not installed
+        return "0+source"
+
+
+@attrs.frozen
+class RunResult:
+    scenario: Scenario
+    seed: int
+    strategy: str
+    mutants: tuple[str, ...]
+    trace: Trace
+    schedule: Schedule
+    end_reason: str
+    end_ms: int
+    violations: tuple[Violation, ...]
+    runs: tuple[RunRecord, ...]
+    # Spans of related choices (one drawn child), for the shrinker (sim/explore/shrink.py).
+    spans: tuple[Span, ...] = ()
+    # Code probes hit in this run, name -> hits (actors/probes.py), in the order first hit.
+    probes: dict[str, int] = attrs.field(factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+def run(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    strategy: str | None = None,
+    mutants: Sequence[str] | None = None,
+    fault_kinds: Sequence[str] | None = None,
+    replay: Schedule | None = None,
+    replay_steps: int | None = None,
+) -> RunResult:
+    """Run ``scenario`` once. ``seed`` etc. override the scenario's own settings.
+
+    ``replay`` follows a recorded schedule; with ``replay_steps`` only its first choices, after
+    which the run draws its own from ``seed`` (a branch, SIM-11). Without a schedule, a
+    scenario's ``[replay.choices]`` guide the run (a saved shrunk failure; sim/choices.py).
+    """
+    if replay is not None and (replay_steps is None or seed is None):
+        seed = replay.seed
+    seed = scenario.seed if seed is None else seed
+    if replay is not None:
+        # A schedule carries its whole configuration; it replays as it was recorded.
+        strategy = replay.strategy
+        mutants = replay.mutants
+        fault_kinds = replay.fault_kinds
+    strategy = strategy or scenario.strategy
+    mutant_names = tuple(scenario.mutants if mutants is None else mutants)
+    seed_trio_scheduler(seed)
+    guides = None if replay is not None or scenario.replay is None else dict(scenario.replay)
+    chooser = Chooser(seed, strategy, replay=replay, replay_steps=replay_steps, guides=guides)
+    clock = trio.testing.MockClock(rate=0)
+    world = _World(scenario, seed, chooser, clock, frozenset(mutant_names), fault_kinds)
+    try:
+        run_trio(world.main, clock)
+        runs = tuple(map(world.kernel.trace.share_fields, world.store.each_run()))
+    finally:
+        world.store.close()
+    trace = world.kernel.trace
+    return RunResult(
+        scenario=scenario,
+        seed=seed,
+        strategy=strategy,
+        mutants=mutant_names,
+        trace=trace,
+        schedule=attrs.evolve(chooser.schedule(versions()), mutants=mutant_names,
+                              fault_kinds=None if fault_kinds is None else tuple(fault_kinds),
+                              scenario_path=scenario.path,
+                              scenario_text=scenario.source or None),
+        end_reason=world.end_reason,
+        end_ms=world.kernel.now_ms,
+        violations=tuple(invariants.check(trace.records)),
+        runs=runs,
+        spans=tuple(chooser.spans),
+        probes=dict(world.kernel.probes),
+    )
+
+
+class _World:
+    def __init__(
+        self,
+        scenario: Scenario,
+        seed: int,
+        chooser: Chooser,
+        clock: trio.testing.MockClock,
+        mutants: frozenset[str],
+        fault_kinds: Sequence[str] | None,
+    ) -> None:
+        self.scenario = scenario
+        self.seed = seed
+        self.chooser = chooser
+        self.mutants = mutants
+        self.store = RunStore()
+        self._children_by_run: dict[str, str] = {}
+        self.end_reason = "not-run"
+        kinds = scenario.faults.kinds if fault_kinds is None else tuple(fault_kinds)
+        self.plan = FaultPlan.draw(chooser, kinds, scenario.faults.swarm,
+                                   scenario.faults.heal_at_ms, self._child_of_run)
+        if scenario.workload is not None:
+            world_reach.long_outage(chooser, self.plan)
+        self.kernel = Kernel(chooser, Trace(MAX_RECORDS), clock, self.plan.network,
+                             self.plan.crash)
+        self.plan.kernel = self.kernel
+        self.plan.crash_at = lambda at: self.kernel.at(at, "crash delivery", self._crash_parked)
+        self._root: trio.Nursery | None = None
+        # The top-level sessions as this run configures them (routing drawn by the seed when the
+        # workload asks for it), and the number of the harness's last session-control request.
+        self.sessions: dict[str, SessionDef] = {s.key: s for s in scenario.sessions}
+        self.desk = ControlDesk(self.kernel, self.sessions)
+        self.operator = OperatorDesk(self.kernel)  # redrives and dismissals (DEL-16)
+        self._memory: Callable[[], dict[str, Any]] | None = None  # the registry's, DEL-16
+        self.limits = scenario.limits
+        self.lane = Lane(None)
+        self.session_queue = SessionQueue()  # each child session's own lane (one run at once)
+        self.specs: list[ChildSpec] = list(scenario.children)
+
+    def _child_of_run(self, run_id: str) -> str | None:
+        # Asked for every message the fault plan sees; a run's child never changes, so remember.
+        child = self._children_by_run.get(run_id)
+        if child is None:
+            try:
+                child = self._children_by_run[run_id] = self.store.get(run_id).child_id
+            except KeyError:
+                return None
+        return child
+
+    # -- the run -----------------------------------------------------------------------------
+
+    async def main(self) -> None:
+        kernel = self.kernel
+        kernel.emit(addresses.HARNESS, "world.start", {
+            "scenario": self.scenario.name, "seed": self.seed, "strategy": self.chooser.strategy,
+            "mutants": list(self.mutants), "faults": dict(self.plan.rates),
+            "versions": versions()})
+        children = list(self.scenario.children)
+        workload = self.scenario.workload
+        if workload is not None and workload.draw_routes:
+            self.sessions[workload.requester] = world_routes.draw_routing(
+                self.chooser, self.sessions[workload.requester])
+        limits = self.scenario.limits
+        if self.scenario.draw_limits:
+            limits = world_reach.narrow_lane(self.chooser, world_tree.draw_limits(
+                self.chooser, limits))
+        kernel.emit(addresses.HARNESS, "world.limits", attrs.asdict(limits))
+        self.limits, self.lane = limits, Lane(limits.max_concurrent)
+        turns, lifecycle = self.scenario.turns, self.scenario.lifecycle
+        timeline = self.scenario.timeline
+        reply_modes = {s.key: ReplyMode(s.visible_replies) for s in self.sessions.values()}
+        if workload is not None:
+            children += self._draw_children(workload, len(children))
+            if not turns:  # a scenario's own turns are what it scripts
+                children, turns, lifecycle = world_turns.draw(
+                    self.chooser, workload.requester, children, workload.run_max_ms)
+                turns = draw_status_check(self.chooser, children, turns)
+                children = world_reach.big_finding(self.chooser, children, turns)
+                children, slow = world_reach.wave_descendant(
+                    self.chooser, self.plan, limits, children, turns,
+                    functools.partial(self._draw_child, workload))
+                timeline += (slow,) if slow is not None else ()
+                race = draw_reset_race(self.chooser, children, turns)
+                wake = world_reach.wake_race(self.chooser, children, turns,
+                                             (*lifecycle, *race.lifecycle))
+                lifecycle = self.scenario.lifecycle + lifecycle + race.lifecycle + wake.lifecycle
+                timeline += race.timeline + wake.timeline
+                if self.chooser.chance("workload:turns", 0.45):
+                    reply_modes[workload.requester] = ReplyMode.MESSAGE_TOOL
+        kernel.trace.limit = max(MAX_RECORDS, PER_CHILD * len(children))
+        self.specs = children
+        async with trio.open_nursery() as root:
+            self._root = root
+            for session in self.sessions.values():
+                self.desk.record_session(session.key, reply_modes[session.key].value)
+                self._start_requester(root, session.key, reply_modes[session.key])
+            # A child that spawns children is itself a requester: its session receives their
+            # completions as internal updates (DEL-4).
+            # So is each top-level session a big workload spreads its children over.
+            for key in dict.fromkeys(c.requester for c in children
+                                     if c.requester not in self.sessions):
+                self.desk.record_session(key)
+                self._start_requester(root, key)
+            self._start_delivery()
+            self._start_gateway(root)
+            # A refused spawn never runs, so nothing in its session spawns its children (PRV-4).
+            self.desk.never_run({c.id: c for c in reversed(children)}.values(), refused)
+            for child in children:
+                if child.parent is not None or child.requester not in self.sessions:
+                    self.desk.spawn(child)
+            # Top-level children are spawned by their session's turns.
+            world_turns.schedule(kernel, list(self.sessions), turns, lifecycle, children,
+                                 self.desk.spawn_request, self.desk.drop)
+            for event in timeline:
+                self._schedule_fault(event)
+            for t_ms in self.plan.parked_crash_times():
+                kernel.at(t_ms, "crash delivery while it waits", self._crash_parked)
+            kernel.at(self.scenario.faults.heal_at_ms, "heal",
+                      lambda: kernel.emit(addresses.HARNESS, "world.heal", {}))
+            self.end_reason = await kernel.run(self.scenario.until_ms,
+                                               max(MAX_STEPS, PER_CHILD * len(children)))
+            world_observe.emit_final_state(kernel, self.store, self._memory)
+            kernel.emit(addresses.HARNESS, "world.end", {"reason": self.end_reason,
+                                                 "steps": kernel.steps})
+            kernel.closed = True
+            root.cancel_scope.cancel()
+
+    def _crash_parked(self) -> None:
+        self.kernel.crash_parked(addresses.DELIVERY)  # a no-op while it is down or busy
+
+    def _start_requester(self, root: trio.Nursery, session_key: str,
+                         reply_mode: ReplyMode = ReplyMode.AUTO) -> None:
+        owners = self.desk.owners(session_key)
+
+        async def body(port: ActorPort) -> None:
+            await run_requester(port, session_key, self.store, self.mutants, owners,
+                                self.limits, self.lane, reply_mode, self.session_queue)
+
+        self.kernel.spawn(root, addresses.requester(session_key), body)
+
+    def _start_gateway(self, root: trio.Nursery) -> None:
+        routes = {s.key: Route(s.channel, s.chunk_chars) for s in self.scenario.sessions}
+
+        async def body(port: ActorPort) -> None:
+            await run_gateway(port, routes, self.plan, self.mutants)
+
+        self.kernel.spawn(root, addresses.GATEWAY, body)
+
+    def _start_delivery(self) -> None:
+        assert self._root is not None
+        routes = {key: session.routing for key, session in self.sessions.items()}
+
+        def expose(memory: Callable[[], dict[str, Any]]) -> None:
+            self._memory = memory
+
+        async def body(port: Port) -> None:
+            await run_delivery(port, self.store, self.mutants, routes, expose)
+
+        self.kernel.spawn(self._root, addresses.DELIVERY, body,
+                          on_crash=self._on_delivery_crash)
+
+    def _on_delivery_crash(self, port: ActorPort, crash: Crash) -> None:
+        delay = self.plan.restart_delay_ms()
+        self.kernel.at(self.kernel.now_ms + delay, "restart delivery", self._start_delivery)
+
+    def _schedule_fault(self, event: TimelineEvent) -> None:
+        kernel = self.kernel
+        child = event.child
+        if event.fault == "delete-session":
+            assert child is not None  # the loader requires it
+            kernel.at(event.at_ms, f"delete session of {child}",
+                      functools.partial(self._delete_session, child))
+            return
+        if event.fault in ("redrive", "dismiss"):
+            assert child is not None  # the loader requires it
+            self.operator.ask(event.at_ms, event.fault, child)
+            return
+        if event.fault in ("history-read", "abort", "cleanup", "archive-read", "status",
+                           "compact"):
+            assert child is not None  # the loader requires it
+            requester = next(c.requester for c in self.scenario.children if c.id == child)
+            if event.fault == "abort":
+                self._schedule_abort(event.at_ms, requester, child, event.caller)
+                return
+            read: Control = HistoryRead(child, event.limit, event.offset, event.include_tools)
+            if event.fault == "cleanup":
+                read = CleanupSession(child)
+            elif event.fault == "archive-read":
+                read = RunHistoryRead(child, event.limit, event.offset, event.include_tools)
+            elif event.fault == "status":
+                read = StatusRead(child)
+            elif event.fault == "compact":
+                world_observe.compact_at(kernel, event.at_ms, requester, child)
+                return
+            self.desk.control(event.at_ms, f"{event.fault} {event.child}", requester, read,
+                          event.caller)
+            return
+        if event.fault == "crash" and event.point is None:
+            def crash_now() -> None:
+                self.plan.restart_after_ms = event.restart_after_ms
+                if not kernel.crash_parked(addresses.DELIVERY, addresses.TIMELINE):
+                    self.plan.restart_after_ms = None
+                    kernel.emit(addresses.HARNESS, "timeline.noop", {"fault": "crash",
+                                                             "why": "delivery is not running"})
+            kernel.at(event.at_ms, "crash delivery", crash_now)
+            return
+        armed = ArmedFault(event, event.count)
+
+        def arm() -> None:
+            kernel.emit(addresses.HARNESS, "timeline.arm",
+                        {"fault": event.fault, "child": event.child, "point": event.point})
+            self.plan.armed.append(armed)
+
+        kernel.at(event.at_ms, f"arm {event.fault}", arm)
+
+    def _delete_session(self, child_id: str) -> None:
+        world_tree.delete_session(self.kernel, self.store, self.specs, child_id,
+                                  self.session_queue)
+
+    def _schedule_abort(self, at_ms: int, requester: str, child_id: str,
+                        caller: Caller | None = None) -> None:
+        """The requester aborts its child at ``at_ms`` (it owns the child's scope)."""
+        self.desk.control(at_ms, f"abort {child_id}", requester, AbortChild(child_id), caller)
+
+    # -- seeded workload ---------------------------------------------------------------------
+
+    def _draw_children(self, workload: WorkloadDef, first: int) -> list[ChildSpec]:
+        drawn: list[ChildSpec] = []
+        trees = TreeBook(workload.tree_depth, workload.tree_fan_out)
+        for i in range(workload.children):
+            with self.chooser.span("child"):  # so a shrinker can drop one child whole
+                child = spread(self.chooser, workload,
+                               self._draw_child(workload, f"c{first + i + 1}", i))
+                child = world_tree.draw_tree(self.chooser, child, drawn, trees,
+                                             workload.tree_share)
+                findings = world_reach.findings_rows(self.chooser, self.limits, child, trees,
+                                                     functools.partial(self._draw_child,
+                                                                       workload, i=i))
+                child = findings.child
+                if findings.sibling is not None:
+                    drawn.append(findings.sibling)
+                    trees.add(findings.sibling)
+                child = self._draw_archive_use(child, drawn, trees)
+                queued_abort = world_reach.abort_in_queue(self.chooser, self.plan, child, trees)
+                if queued_abort is not None:
+                    self._schedule_abort(queued_abort, child.requester, child.id)
+                child = world_receipts.draw_correction(self.chooser, self.plan, child)
+                child = draw_private(self.chooser, child)
+                crash_at = world_receipts.aim_at_frozen_findings(self.chooser, self.plan, child)
+                if crash_at is not None:
+                    self.kernel.at(crash_at, "crash delivery after a correction",
+                                   self._crash_parked)
+                self.operator.draw(self.chooser, child)
+                redrive_at = world_reach.operator_aim(self.chooser, self.plan, child)
+                if redrive_at is not None:
+                    self.operator.ask(redrive_at, "redrive", child.id)
+                world_reach.slow_ack(self.chooser, self.plan, child)
+                world_reach.stuck_descendant(self.chooser, self.plan, child, trees)
+                drawn.append(child)
+                trees.add(child, may_parent=not refused(child))
+                if child.parent is not None and self.plan.strikes("delete-session"):
+                    parent = next(c for c in reversed(drawn) if c.id == child.parent)
+                    at, transit = world_reach.gone_in_transit(
+                        self.chooser, parent, child,
+                        world_tree.deletion_at(self.chooser, parent, child))
+                    if transit is not None:
+                        self._schedule_fault(transit)
+                    self.kernel.at(at, f"delete session of {parent.id}",
+                                   functools.partial(self._delete_session, parent.id))
+                if child.parent is not None:
+                    extra = world_tree.draw_stale_rerun(
+                        self.chooser, child, drawn,
+                        functools.partial(self._draw_child, workload, child.parent, i), trees,
+                        findings.rerun_share)
+                    drawn += extra
+                    for spec in extra:
+                        trees.add(spec)
+                if self.plan.strikes("abort"):
+                    at = child.spawn_at_ms + 1000 * self.chooser.choose(
+                        "fault:abort", child.run_ms // 1000 + 1)
+                    self._schedule_abort(at, child.requester, child.id)
+                if self.plan.strikes("unauthorised"):
+                    at, attempt = world_permissions.draw_attempt(self.chooser, child)
+                    self.desk.control(at, f"unauthorised {child.id}", child.requester, attempt,
+                                  attempt.caller)
+                if self.plan.strikes("compaction"):  # DEL-7: while its result is in flight
+                    world_observe.compact_at(self.kernel, child.spawn_at_ms + child.run_ms + 1000
+                                             * self.chooser.choose("fault:compaction", 300),
+                                             child.requester, child.id)
+                # A nested child is not re-run (its id would name a top-level child too).
+                if child.parent is None and self.chooser.chance("workload:rerun", RERUN_SHARE):
+                    # The same child session runs again once its first run is surely over.
+                    rerun = attrs.evolve(self._draw_child(workload, child.id, i),
+                                         requester=child.requester)
+                    drawn.append(attrs.evolve(rerun, spawn_at_ms=child.spawn_at_ms
+                                              + 2 * child.run_ms
+                                              + (child.correction_after_ms or 0) + 1000 * (
+                                                  1 + self.chooser.choose("workload:rerun", 60))))
+                    trees.add(drawn[-1])
+        return drawn
+
+    def _draw_archive_use(self, child: ChildSpec, earlier: list[ChildSpec],
+                          trees: TreeBook) -> ChildSpec:
+        """FMT-6: some children reuse an earlier child's session key once it should be done
+        (some while it should still run: they queue behind it); some runs' archives are read
+        some time after the run should have ended, often after cleanup deleted the live
+        session. On their own stream so other draws keep still."""
+        chooser, sub = self.chooser, "workload:archive"
+        # A nested child is spawned while its parent runs; it never moves to reuse a key.
+        reused = bool(earlier) and child.parent is None and chooser.chance(sub, 0.15)
+        if reused:
+            prior = earlier[chooser.choose(sub, len(earlier))]
+            key = prior.session or prior.id
+            # After every earlier run of that session, not only the one picked: a session runs
+            # one run at a time (two reuses of one key in a big world overlapped).
+            at = trees.session_free_ms(key) + 1000 * (1 + chooser.choose(sub, 60))
+            if chooser.chance(sub, EARLY_REUSE_SHARE):  # the run waits in the session's queue
+                at = prior.spawn_at_ms + 1000 * chooser.choose(sub, max(1, prior.run_ms // 1000))
+            child = attrs.evolve(child, session=key, spawn_at_ms=at)
+        # Reads cost a decode and a sessions_history each: mostly where a key was reused.
+        if chooser.chance(sub, 0.5 if reused else 0.1):
+            end_ms = child.spawn_at_ms + child.run_ms
+            at = end_ms + 1000 * (121 + chooser.choose(sub, 240))
+            self._send_at(at, child, RunHistoryRead(child.id, include_tools=True))
+            if chooser.chance(sub, 0.6):
+                self._send_at(end_ms + 1000 * (1 + chooser.choose(sub, 120)), child,
+                              CleanupSession(child.id))
+        return child
+
+    def _send_at(self, at_ms: int, child: ChildSpec, message: Control) -> None:
+        self.desk.control(at_ms, f"{type(message).__name__} {child.id}", child.requester, message)
+
+    def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildSpec:
+        """One child's behaviour from the workload stream, bent by the seeded child faults."""
+        chooser, plan = self.chooser, self.plan
+        spawn_at_ms = 1000 * chooser.choose("workload", workload.spawn_within_ms // 1000 + 1)
+        run_ms = 1000 * (1 + chooser.choose("workload", max(1, workload.run_max_ms // 1000)))
+        n_steps = 1 + chooser.choose("workload", 3)
+        step_ms = max(1, run_ms // n_steps)
+        steps = []
+        for n in range(n_steps):
+            final = n == n_steps - 1
+            # Intermediate steps call tools; half of them say something first, half only call.
+            text = ""
+            if final:
+                text = replies.draw_answer(chooser, child_id, 1 + i * 3)
+            elif chooser.chance("workload", 0.5):
+                text = f"Checking part {n + 1} of {child_id}'s task."
+            reasoning = "Plan the next call." if chooser.chance("workload", 0.3) else ""
+            tool_calls = 0 if final else 1 + chooser.choose("workload", 2)
+            steps.append(StepSpec(step_ms, text=text, reasoning=reasoning, tool_calls=tool_calls))
+        if plan.strikes("no-reply"):
+            steps[-1] = attrs.evolve(steps[-1], text=SILENT_REPLIES[
+                chooser.choose("fault:no-reply", len(SILENT_REPLIES))])
+        retried = None
+        if plan.strikes("attempt-retry"):
+            retried = k = chooser.choose("fault:attempt-retry", len(steps))
+            steps[k] = attrs.evolve(steps[k], finish=StepFinish.ERROR)
+        if plan.strikes("token-limit"):
+            # The cut-off step becomes the last; a tool-call-only step cut off this way leaves
+            # the empty, usage-only terminal message of seed 000.
+            k = chooser.choose("fault:token-limit", len(steps))
+            steps = [*steps[:k], attrs.evolve(steps[k], finish=StepFinish.MAX_TOKENS)]
+        error = None
+        if plan.strikes("child-error"):
+            error = CHILD_ERRORS[chooser.choose("fault:child-error", len(CHILD_ERRORS))]
+            steps[-1] = attrs.evolve(steps[-1], finish=StepFinish.STREAM_ERROR)
+            steps, retried = world_reach.retry_before_error(chooser, plan, steps, retried)
+        timeout_ms = None
+        if plan.strikes("child-timeout"):
+            timeout_ms = 1000 * (1 + chooser.choose("fault:child-timeout", run_ms // 1000))
+            if retried is not None and chooser.chance("fault:child-timeout", 0.5):
+                # Aimed: the attempt fails, then the timeout comes before its retry streams.
+                timeout_ms = (retried + 1) * step_ms + 1
+        timeout_ms = world_reach.timeout_before_retry(chooser, plan, steps, retried, timeout_ms)
+        answer_lost = plan.strikes("answer-lost")  # DEL-2: lost-answer recovery finds it
+        encoding = (Encoding.V1 if chooser.chance("workload", 0.25) else Encoding.V2).value
+        expects_completion = not chooser.chance("workload", 0.1)
+        usage_recorded = not chooser.chance("workload", 0.1)
+        # OUT-3: some children are forks seeded with their parent's answer, some continue a
+        # session whose earlier epoch answered; on their own stream so other draws keep still.
+        fork_seed = (f"Parent answer seeded into {child_id}'s fork."
+                     if chooser.chance("workload:fork", 0.15) else None)
+        earlier_epoch = (f"Earlier epoch answer of {child_id}."
+                         if chooser.chance("workload:fork", 0.15) else None)
+        return ChildSpec(child_id, workload.requester, f"task {i + 1} of the batch", spawn_at_ms,
+                         tuple(steps), encoding, timeout_ms, error, expects_completion,
+                         usage_recorded, fork_seed, earlier_epoch, answer_lost=answer_lost)
+
+
+
+__all__ = ["RunResult", "run"]

@@ -1,0 +1,77 @@
+"""The operator's desk: redrives and dismissals of a run's delivery, scripted or drawn (DEL-16).
+
+An operator names a child (as a task list shows it); at the instant of the request the desk finds
+that child's latest run from what the trace has shown so far (the requester's ``spawn`` records),
+records the request as asked (``world.operator``: its number, action, child and run) and sends it
+to the registry (``actors/delivery/redrive.py`` decides). A child with no run yet has nothing to act
+on: the request is recorded with no run and not sent. The registry may be down at that instant; the
+request is then lost, as a real operator's call would fail.
+
+The default world draws, on its own stream, an operator for some children: a redrive (now and
+then a dismissal) soon after the child should have ended (when a permanent rejection gave it up
+or a retry backoff paused it) or after its 30-minute expiry, and sometimes a second action later
+(a redrive of a run delivered meanwhile, or of one dismissed, is refused).
+"""
+
+from __future__ import annotations
+
+from actors import addresses
+from actors.messages import ChildSpec, OperatorRequest
+from sim.choices import Chooser
+from sim.kernel import Kernel
+
+SUB = "workload:operator"
+OPERATOR_SHARE = 0.2
+DISMISS_SHARE = 0.2
+SECOND_SHARE = 0.4
+SOON_S = 300  # a first action within this long after the child should have ended ...
+LATE_S = (1800, 2700)  # ... or in this span after it, once the expiry may have given it up
+SECOND_WITHIN_S = 900
+
+
+class OperatorDesk:
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self._requests = 0
+        self._latest: dict[str, str] = {}  # child id -> its latest run id seen so far
+        self._seen = 0  # how far the trace was read for spawns
+
+    def _run_of(self, child: str) -> str | None:
+        records = self.kernel.trace
+        for i in range(self._seen, len(records)):
+            r = records[i]
+            if r.kind == "spawn":
+                self._latest[r.data["child"]] = r.data["run_id"]
+        self._seen = len(records)
+        return self._latest.get(child)
+
+    def ask(self, at_ms: int, action: str, child: str) -> None:
+        """At ``at_ms`` the operator asks for ``action`` (redrive, dismiss) on ``child``'s
+        latest run."""
+        self._requests += 1
+        number = self._requests
+
+        def send() -> None:
+            run_id = self._run_of(child)
+            self.kernel.emit(addresses.HARNESS, "world.operator", {
+                "request": number, "action": action, "child": child, "run_id": run_id})
+            if run_id is not None:
+                self.kernel.send(addresses.TIMELINE, addresses.DELIVERY,
+                                 OperatorRequest(action, run_id, number))
+
+        self.kernel.at(at_ms, f"{action} {child}", send)
+
+    def draw(self, chooser: Chooser, child: ChildSpec) -> None:
+        """The default world's operator for ``child``, if any (on its own stream)."""
+        if not chooser.chance(SUB, OPERATOR_SHARE):
+            return
+        ends_ms = child.spawn_at_ms + child.run_ms + (child.correction_after_ms or 0)
+        if chooser.chance(SUB, 0.5):
+            at_ms = ends_ms + 1000 * (1 + chooser.choose(SUB, SOON_S))
+        else:
+            at_ms = ends_ms + 1000 * (LATE_S[0] + chooser.choose(SUB, LATE_S[1] - LATE_S[0]))
+        self.ask(at_ms, "dismiss" if chooser.chance(SUB, DISMISS_SHARE) else "redrive",
+                 child.id)
+        if chooser.chance(SUB, SECOND_SHARE):
+            self.ask(at_ms + 1000 * (1 + chooser.choose(SUB, SECOND_WITHIN_S)), "redrive",
+                     child.id)

@@ -1,0 +1,25 @@
+"""Reference §c11 retry timing, constant by constant (classes: tests/gateway/test_send_error.py)."""
+
+from __future__ import annotations
+
+from actors.delivery import retry
+
+
+def test_registry_backoff_without_jitter() -> None:
+    assert [retry.backoff_ms(n, 0.0) for n in range(1, 9)] == [
+        15_000, 30_000, 60_000, 120_000, 240_000, 300_000, 300_000, 300_000]
+
+
+def test_registry_backoff_with_full_jitter() -> None:
+    assert retry.backoff_ms(1, 1.0) == 18_000
+    assert retry.backoff_ms(5, 1.0) == 288_000
+    assert retry.backoff_ms(6, 1.0) == 300_000  # the cap applies after jitter
+
+
+def test_transport_tries() -> None:
+    assert [retry.transport_wait_ms(n) for n in (1, 2, 3, 4)] == [5_000, 10_000, 20_000, None]
+
+
+def test_expiry() -> None:
+    assert retry.expiry_deadline_ms(1_000, required=True) == 1_000 + 30 * 60_000
+    assert retry.expiry_deadline_ms(1_000, required=False) == 1_000 + 5 * 60_000
