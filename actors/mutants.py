@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 import attrs
 
+from actors.gateway_core import MUTANT_CHUNK_TO_LINE_END
+from actors.lane import MUTANT_LANE_NEWEST_FIRST
 from actors.output import ContentBlock, SessionEvent
 from actors.permissions import MUTANT_SPAWNER_PERMISSION
 from actors.routing import MUTANT_OVERRIDE_KEEPS_THREAD, MUTANT_STORED_ROUTE_BEATS_ORIGIN
@@ -18,7 +20,7 @@ from actors.session import (
     MUTANT_DEDUPE_OFF,
     MUTANT_RECEIPT_BY_ARRIVAL,
 )
-from actors.session_queue import MUTANT_SESSION_QUEUE_OFF
+from actors.session_queue import MUTANT_SESSION_QUEUE_NEWEST_FIRST, MUTANT_SESSION_QUEUE_OFF
 
 # Switches inside the delivery core (actors/registry.py).
 MUTANT_FRESH_KEY_AFTER_RESTART = "fresh-key-after-restart"
@@ -48,6 +50,7 @@ MUTANT_MIRROR_BLOCKS_SEND = "mirror-blocks-send"
 # Receipts and recovery claims (actors/claims.py, actors/registry_receipts.py).
 MUTANT_CLAIM_CLEARED_FIRST = "claim-cleared-first"
 MUTANT_OTHER_RUN_PROOF = "other-run-proof"
+MUTANT_DELIVERED_IGNORES_CORRECTION = "delivered-ignores-correction"
 # Nesting (docs/nesting.md).
 MUTANT_STALE_FINDINGS = "stale-findings"
 MUTANT_CHILD_LIMIT_OFF_BY_ONE = "child-limit-off-by-one"
@@ -340,6 +343,10 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_STATUS_CHECK_CONSUMES_PRIVATE: Breaks("PRV-6", "status-check-keeps-private"),
     MUTANT_WAVE_STALE_SIBLING: Breaks("YLD-1", "wave-is-overlapping-set"),
     MUTANT_WAVE_NEVER_WOKEN: Breaks("YLD-1", "wave-woken"),
+    MUTANT_SESSION_QUEUE_NEWEST_FIRST: Breaks("DEL-6", "session-runs-in-spawn-order"),
+    MUTANT_LANE_NEWEST_FIRST: Breaks("DEL-6", "lane-runs-in-queue-order"),
+    MUTANT_CHUNK_TO_LINE_END: Breaks("DEL-11", "chunk-fits-channel"),
+    MUTANT_DELIVERED_IGNORES_CORRECTION: Breaks("DEL-12", "delivered-is-newest"),
 }
 
 

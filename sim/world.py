@@ -20,7 +20,7 @@ from actors.agent_loop import Encoding
 from actors.delivery import run_delivery
 from actors.gateway import run_gateway
 from actors.gateway_core import Route
-from actors.lane import Lane
+from actors.lane import MUTANT_LANE_NEWEST_FIRST, Lane
 from actors.messages import (
     AbortChild,
     ChildSpec,
@@ -34,7 +34,7 @@ from actors.permissions import Caller
 from actors.requester import run_requester
 from actors.run_record import RunRecord
 from actors.runtime import Crash, Port
-from actors.session_queue import SessionQueue
+from actors.session_queue import MUTANT_SESSION_QUEUE_NEWEST_FIRST, SessionQueue
 from actors.states import StepFinish
 from actors.store import RunStore
 from actors.turns import ReplyMode
@@ -206,7 +206,8 @@ class _World:
         self._memory: Callable[[], dict[str, Any]] | None = None  # the registry's, DEL-16
         self.limits = scenario.limits
         self.lane = Lane(None)
-        self.session_queue = SessionQueue()  # each child session's own lane (one run at once)
+        self.session_queue = SessionQueue(  # each child session's own lane (one run at once)
+            newest_first=MUTANT_SESSION_QUEUE_NEWEST_FIRST in mutants)
         self.specs: list[ChildSpec] = list(scenario.children)
 
     def _child_of_run(self, run_id: str) -> str | None:
@@ -237,7 +238,8 @@ class _World:
             limits = world_reach.narrow_lane(self.chooser, world_tree.draw_limits(
                 self.chooser, limits))
         kernel.emit(addresses.HARNESS, "world.limits", attrs.asdict(limits))
-        self.limits, self.lane = limits, Lane(limits.max_concurrent)
+        self.limits, self.lane = limits, Lane(limits.max_concurrent,
+                                              newest_first=MUTANT_LANE_NEWEST_FIRST in self.mutants)
         turns, lifecycle = self.scenario.turns, self.scenario.lifecycle
         timeline = self.scenario.timeline
         reply_modes = {s.key: ReplyMode(s.visible_replies) for s in self.sessions.values()}

@@ -8,6 +8,7 @@ from sim.invariants.announce import INVARIANTS as _ANNOUNCE
 from sim.invariants.archive import INVARIANTS as _ARCHIVE
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.child_log import INVARIANTS as _CHILD_LOG
+from sim.invariants.chunk_limits import INVARIANTS as _CHUNK_LIMITS
 from sim.invariants.chunks import INVARIANTS as _CHUNKS
 from sim.invariants.delivery import INVARIANTS as _DELIVERY
 from sim.invariants.findings import INVARIANTS as _FINDINGS
@@ -16,10 +17,12 @@ from sim.invariants.lifecycle import INVARIANTS as _LIFECYCLE
 from sim.invariants.limits import INVARIANTS as _LIMITS
 from sim.invariants.mirrors import INVARIANTS as _MIRRORS
 from sim.invariants.nesting import INVARIANTS as _NESTING
+from sim.invariants.newest_delivered import INVARIANTS as _NEWEST_DELIVERED
 from sim.invariants.output import INVARIANTS as _OUTPUT
 from sim.invariants.permissions import INVARIANTS as _PERMISSIONS
 from sim.invariants.private import INVARIANTS as _PRIVATE
 from sim.invariants.private_turns import INVARIANTS as _PRIVATE_TURNS
+from sim.invariants.queue_order import INVARIANTS as _QUEUE_ORDER
 from sim.invariants.receipts import INVARIANTS as _RECEIPTS
 from sim.invariants.recovery import INVARIANTS as _RECOVERY
 from sim.invariants.redrive import INVARIANTS as _REDRIVE
@@ -41,7 +44,8 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS
                               + _RECEIPTS + _FINDINGS + _LIMITS + _REDRIVE + _TURNS
                               + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS
-                              + _WAVES + _WAKE_BUDGETS + _WAVE_LIVENESS)
+                              + _WAVES + _WAKE_BUDGETS + _WAVE_LIVENESS + _QUEUE_ORDER
+                              + _CHUNK_LIMITS + _NEWEST_DELIVERED)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 
