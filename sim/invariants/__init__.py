@@ -13,6 +13,7 @@ from sim.invariants.chunks import INVARIANTS as _CHUNKS
 from sim.invariants.delivery import INVARIANTS as _DELIVERY
 from sim.invariants.findings import INVARIANTS as _FINDINGS
 from sim.invariants.handoffs import INVARIANTS as _HANDOFFS
+from sim.invariants.history_paging import INVARIANTS as _HISTORY_PAGING
 from sim.invariants.lifecycle import INVARIANTS as _LIFECYCLE
 from sim.invariants.limits import INVARIANTS as _LIMITS
 from sim.invariants.mirrors import INVARIANTS as _MIRRORS
@@ -45,7 +46,7 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _RECEIPTS + _FINDINGS + _LIMITS + _REDRIVE + _TURNS
                               + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS
                               + _WAVES + _WAKE_BUDGETS + _WAVE_LIVENESS + _QUEUE_ORDER
-                              + _CHUNK_LIMITS + _NEWEST_DELIVERED)
+                              + _CHUNK_LIMITS + _NEWEST_DELIVERED + _HISTORY_PAGING)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

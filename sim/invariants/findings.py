@@ -10,10 +10,13 @@ session was spawned again by another run since (stale), left out while it has no
 left out when it answered exactly ANNOUNCE_SKIP with an ok status; ordered by spawn time, end
 time, then session key.
 
-All of it as of the moment the announcement under that key was first rendered: the registry's
-record of storing the run's findings with it (``delivery.findings-frozen``, a row write), else
-its first hand-off to the gateway. A child's correction produced after that moment reaches the
-run's session on its own and never rewrites the announcement (docs/nesting.md).
+All of it as of the moment the run's announcement was first rendered: the registry's first
+record of storing the run's findings with it (``delivery.findings-frozen``, a row write), or the
+run's first hand-off to the gateway under any key, whichever came first. The hand-off bounds it
+from outside: a registry that stores the findings again later (a retry, a restart's fresh key, a
+reopened generation), and says so, is still judged against the announcement's first rendering,
+not by its own later record. A child's correction produced after that moment reaches the run's
+session on its own and never rewrites the announcement (docs/nesting.md).
 """
 
 from __future__ import annotations
@@ -134,12 +137,11 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
     ends: dict[str, Record] = {}
     by_session: dict[str, list[Record]] = {}  # requester session -> its spawns, in order
     of_key: dict[str, list[int]] = {}  # child session key -> the seqs of its spawns
-    # (run, key) -> when its announcement was first rendered: the registry's record of storing
-    # its findings with the run, else its first hand-off to the gateway under that key.
-    rendered: dict[tuple[str, str], int] = {}
-    # run -> its latest storing of findings: a resend under another key (a restart's fresh key)
-    # carries what was stored, not a rendering of its own.
-    frozen: dict[str, int] = {}
+    # run -> when its announcement was first rendered: the registry's first record of storing
+    # its findings with the run, or its first hand-off to the gateway under any key (a resend
+    # under another key, a restart's fresh key or a newer generation, carries what was stored
+    # then, never a rendering of its own).
+    rendered: dict[str, int] = {}
     # DEL-12: a producer's later correction replaces a run's result (a newer receipt).
     corrections: dict[str, list[Record]] = {}
     made = produced(trace)
@@ -171,13 +173,11 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "child.correction":
             corrections.setdefault(r.data["run_id"], []).append(r)
         elif kind in ("delivery.findings-frozen", "gateway.send"):
-            rendered.setdefault((r.data["run_id"], r.data["key"]), r.seq)
-            if kind == "delivery.findings-frozen":
-                frozen[r.data["run_id"]] = r.seq
+            rendered.setdefault(r.data["run_id"], r.seq)
         elif kind == "requester.accept" and r.data["run_id"] in ends:
             run_id = r.data["run_id"]
             spawn, end = spawns[run_id], ends[run_id]
-            at = min(rendered.get((run_id, r.data["key"]), r.seq), frozen.get(run_id, r.seq))
+            at = rendered.get(run_id, r.seq)
             start = starts[run_id]
             children = [s for s in by_session.get(spawn.data["child_session_key"], ())
                         if start < s.seq < end.seq]
