@@ -50,10 +50,18 @@ def test_a_delivered_row_whose_correction_never_went_out_is_caught() -> None:
     assert "newest-receipt-owns" not in found
 
 
-def test_findings_rendered_again_under_a_restarts_fresh_key_are_caught() -> None:
-    # Dated by the registry's latest record of storing them, the re-rendered findings of seed 74
-    # passed; dated by the announcement's first rendering (its first hand-off), they do not.
-    assert "findings-scoped" in _default(74, "findings-rerendered")
+def test_findings_are_dated_by_the_first_hand_off_not_by_the_registrys_record() -> None:
+    # Seed 74: run-7's own correction opens its second generation, whose announcement renders
+    # the findings afresh (docs/nesting.md) with a grandchild's correction. Dated per generation
+    # by its first hand-off, that is right, with or without the registry's records of storing
+    # the findings (which the oracle judges, never reads as the date).
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=74).trace)
+    assert any(r.kind == "delivery.findings-frozen" for r in trace)
+    assert _check("findings-scoped", trace) == []
+    unrecorded = [r for r in trace if r.kind != "delivery.findings-frozen"]
+    assert _check("findings-scoped", unrecorded) == []
+    # Rendered again after a hand-off of the same generation: caught (seed 16).
+    assert "findings-scoped" in _default(16, "findings-rerendered")
 
 
 def test_the_cut_rule_keeps_lines_whole_within_the_limit() -> None:
@@ -125,3 +133,29 @@ def test_a_next_page_that_repeats_or_skips_rows_is_caught() -> None:
     forged[reads[1]] = _edit(second, result={**second.data["result"], "messages": skipped,
                                              "nextOffset": 5})
     assert any("skipping rows down from 5" in m for m in _check("history-paging", forged))
+
+
+def test_a_token_count_in_compact_units_is_checked_to_the_digit() -> None:
+    # stats-line checked the tokens only under 1,000; a count past it is written in compact
+    # units (reference §c7), rounded as JavaScript's toFixed(1) does.
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=3).trace)
+    assert _check("stats-line", trace) == []
+    ends = {r.data["run_id"]: r for r in trace if r.kind == "child.end"}
+    i, accept = next((i, r) for i, r in enumerate(trace) if r.kind == "requester.accept"
+                     and r.data["run_id"] in ends and "Stats: " in r.data["text"])
+    end = ends[accept.data["run_id"]]
+    j = trace.index(end)
+    line = next(x for x in accept.data["text"].split("\n") if x.startswith("Stats: "))
+    tokens = next(p for p in line.split(" • ") if p.startswith("tokens "))
+
+    def forged(usage: list[int], written: str) -> list[str]:
+        copy = list(trace)
+        copy[j] = _edit(end, usage=usage)
+        copy[i] = _edit(accept, text=accept.data["text"].replace(tokens, written))
+        return _check("stats-line", copy)
+
+    assert forged([1_150, 96], "tokens 1.2k (in 1.1k / out 96)") == []  # 1.15 is a hair below
+    assert any("'tokens 1.3k (in 1.2k / out 96)'" in m  # 1,250: rounded up, not cut
+               for m in forged([1_154, 96], "tokens 1.2k (in 1.1k / out 96)"))
+    assert any("'tokens 1.2k (in 1.2k / out 0)'" in m
+               for m in forged([1_154, 0], "tokens 1154 (in 1154 / out 0)"))
