@@ -51,6 +51,7 @@ MUTANT_MIRROR_BLOCKS_SEND = "mirror-blocks-send"
 MUTANT_CLAIM_CLEARED_FIRST = "claim-cleared-first"
 MUTANT_OTHER_RUN_PROOF = "other-run-proof"
 MUTANT_DELIVERED_IGNORES_CORRECTION = "delivered-ignores-correction"
+MUTANT_ACK_AS_CHECKPOINT = "ack-as-checkpoint"
 # Nesting (docs/nesting.md).
 MUTANT_STALE_FINDINGS = "stale-findings"
 MUTANT_CHILD_LIMIT_OFF_BY_ONE = "child-limit-off-by-one"
@@ -347,6 +348,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_LANE_NEWEST_FIRST: Breaks("DEL-6", "lane-runs-in-queue-order"),
     MUTANT_CHUNK_TO_LINE_END: Breaks("DEL-11", "chunk-fits-channel"),
     MUTANT_DELIVERED_IGNORES_CORRECTION: Breaks("DEL-12", "delivered-is-newest"),
+    MUTANT_ACK_AS_CHECKPOINT: Breaks("DEL-13", "evidence-is-own"),
 }
 
 
