@@ -283,6 +283,29 @@ MUTANTS: dict[str, str] = {
         "a settled wave of two or more overlapping siblings is never woken: the delivery side "
         "finds it due and sends nothing (reference §c9 unfrozen batch; YLD-1)"
     ),
+    MUTANT_SESSION_QUEUE_NEWEST_FIRST: (
+        "a busy child session hands itself, when its run ends, to the newest run waiting for it "
+        "instead of the first: no two runs overlap, but a session's runs no longer start in "
+        "the order they were spawned (DEL-6)"
+    ),
+    MUTANT_LANE_NEWEST_FIRST: (
+        "a freed slot of the maxConcurrent lane goes to the run that began to wait last, not "
+        "the first: the lane still caps concurrency, but the oldest waiter starves (DEL-6)"
+    ),
+    MUTANT_CHUNK_TO_LINE_END: (
+        "the gateway keeps lines whole by cutting a long text at the first line break past the "
+        "channel's limit, so chunks overflow the channel's longest message; joined they are "
+        "still the text (DEL-11)"
+    ),
+    MUTANT_DELIVERED_IGNORES_CORRECTION: (
+        "the registry treats delivered as final: a producer's correction of a delivered run "
+        "updates the stored result but opens no next generation, so the requester keeps the "
+        "older answer while the store says delivered (DEL-12)"
+    ),
+    MUTANT_ACK_AS_CHECKPOINT: (
+        "the registry saves a requester's acknowledgement as silent-checkpoint evidence instead "
+        "of a sent reply: the evidence kinds a restart must keep distinct run together (DEL-13)"
+    ),
 }
 
 
