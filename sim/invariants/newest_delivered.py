@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sim.invariants.asked import is_wake
+from sim.invariants.asked import is_wake, key_runs
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.private import private_runs
 from sim.invariants.receipts import _final_rows, produced
@@ -32,19 +32,17 @@ def delivered_is_newest(trace: Sequence[Record]) -> list[Violation]:
     if not trace or trace[-1].kind != "world.end" or trace[-1].data["reason"] != "quiescent":
         return []
     newest: dict[str, Record] = {}
-    for (run_id, ended), made in produced(trace).items():
+    for (run_id, ended), receipt in produced(trace).items():
         if run_id not in newest or ended > _ended(newest[run_id]):
-            newest[run_id] = made
+            newest[run_id] = receipt
     taken: dict[str, set[int]] = {}  # run -> the end times of its receipts some requester took
-    by_wake: set[str] = set()
+    by_wake: set[str] = set()  # runs a batch's or wave's wake named, taken by its requester
     for r in trace:
         if r.kind in ("requester.accept", "requester.duplicate"):
             if is_wake(r.data["key"]):
-                by_wake.add(r.data["run_id"])
+                by_wake.update(key_runs(r.data["key"]))
             else:
                 taken.setdefault(r.data["run_id"], set()).add(r.data["ended_at"])
-        elif r.kind == "delivery.batch_owned":
-            by_wake.add(r.data["run_id"])
     private = private_runs(trace)
     violations = []
     for row in _final_rows(trace):
