@@ -36,6 +36,20 @@ def test_a_lane_that_serves_its_newest_waiter_first_still_caps_concurrency_yet_i
     assert _default(11, "lane-newest-first") == ["lane-runs-in-queue-order"]
 
 
+def test_two_slots_freed_at_one_instant_may_wake_their_waiters_in_either_order() -> None:
+    # Seed 804: an abort cascades, two lane holders end at 181 s and hand their slots to run-5
+    # and then run-6; run-6's actor happens to record its start first, at the same instant.
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=804).trace)
+    starts = [r.data["run_id"] for r in trace if r.kind == "lane.started" and r.t_ms == 181_000]
+    assert starts == ["run-6", "run-5"]
+    assert _check("lane-runs-in-queue-order", trace) == []
+    # Had run-5 started a moment later, run-6 would have passed it.
+    late = [attrs.evolve(r, t_ms=181_001)
+            if r.kind == "lane.started" and r.data["run_id"] == "run-5"
+            else r for r in trace]
+    assert any("before run-5" in m for m in _check("lane-runs-in-queue-order", late))
+
+
 def test_chunks_over_the_channel_limit_join_to_the_text_yet_are_caught() -> None:
     found = _default(3, "chunk-overflows-to-line-end")
     assert "chunk-fits-channel" in found

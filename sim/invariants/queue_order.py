@@ -82,27 +82,44 @@ def session_runs_in_spawn_order(trace: Sequence[Record]) -> list[Violation]:
 
 def lane_runs_in_queue_order(trace: Sequence[Record]) -> list[Violation]:
     """A run waiting for a slot of the maxConcurrent lane (``lane.queued``) starts before every
-    run that began to wait after it, unless that one ended first (aborted while it waited)."""
+    run that began to wait after it, unless that one ended first (aborted while it waited).
+
+    A freed slot is handed to the first waiter at once, but the run it wakes records its start
+    when it next runs: two slots freed at one instant (an abort that cascades) wake two waiters
+    whose starts may come in either order. So a later waiter starting first is a breach only
+    when the earlier one did not start (or end) at that same virtual instant."""
     waiting: dict[str, Record] = {}  # run -> its lane.queued record, in queue order
+    # earlier waiter -> (its lane.queued record, the later waiter's start that passed it)
+    passed: dict[str, tuple[Record, Record]] = {}
     violations: list[Violation] = []
+
+    def breach(earlier: str, queued: Record, start: Record) -> None:
+        violations.append(Violation(
+            "lane-runs-in-queue-order", "DEL-6",
+            f"{start.data['run_id']} took a slot of the maxConcurrent lane at {start.t_ms} ms "
+            f"before {earlier}, which began to wait earlier (at {queued.t_ms} ms) and still "
+            "waited", (queued.seq, start.seq)))
+
     for r in trace:
         kind = r.kind
         if kind == "lane.queued":
             waiting[r.data["run_id"]] = r
         elif kind == "lane.started" or kind in _STREAMING or kind == "child.end":
             run_id = r.data["run_id"]
+            if run_id in passed:
+                queued, start = passed.pop(run_id)
+                if r.t_ms != start.t_ms:
+                    breach(run_id, queued, start)
             if run_id not in waiting:
                 continue
             if kind != "child.end":
                 for earlier, queued in waiting.items():
                     if earlier == run_id:
                         break
-                    violations.append(Violation(
-                        "lane-runs-in-queue-order", "DEL-6",
-                        f"{run_id} took a slot of the maxConcurrent lane at {r.t_ms} ms before "
-                        f"{earlier}, which began to wait earlier (at {queued.t_ms} ms) and "
-                        "still waits", (queued.seq, waiting[run_id].seq, r.seq)))
+                    passed.setdefault(earlier, (queued, r))
             del waiting[run_id]
+    for earlier, (queued, start) in passed.items():
+        breach(earlier, queued, start)
     return violations
 
 
