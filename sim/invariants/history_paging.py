@@ -69,9 +69,13 @@ def history_paging(trace: Sequence[Record]) -> list[Violation]:
         if seqs is None:
             continue
         problems = _page_problems(result, seqs)
-        session = str(result.get("sessionKey", r.data.get("child", "")))
-        tools = bool(r.data.get("include_tools"))
-        at = (r.actor, session, str(r.data.get("run_id", "")), tools)
+        # An archive read names its run; a history read its child and whether it asked for
+        # tool messages (an archive read's record does not say: no gap is judged there).
+        archive = r.kind == "requester.archive"
+        session = str(result.get("sessionKey") or (r.data["session_key"] if archive
+                                                     else r.data["child"]))
+        tools = False if archive else bool(r.data["include_tools"])
+        at = (r.actor, session, str(r.data["run_id"]) if archive else "", tools)
         before = last.get(at)
         if before is not None:
             prev, prev_seqs = before
