@@ -15,11 +15,13 @@ generation of the run (``gateway.send``; the generation is the key's ``:g<n>``, 
 the findings are rendered once per generation, before its first send (docs/nesting.md), so a
 resend after a restart or to a fallback reader carries them unchanged, and a child's correction
 produced after that moment reaches the run's session on its own and never rewrites them. Which
-moment is not taken from the registry: its record of storing the findings
-(``delivery.findings-frozen``) is itself judged (never before the run's children settled), never
-used to date what the announcement must show; the announcement must match the children's state
-at the first hand-off, or at some earlier moment since the run ended (a child's correction or a
-respawn of its session in between changes what that moment shows).
+moment is not taken from the registry: the announcement must match the children's state at the
+first hand-off, or at some earlier moment since the run and its children ended (a child's
+correction or a respawn of its session in between changes what that moment shows). The
+registry's record of storing the findings (``delivery.findings-frozen``) is a claim under test,
+never a premise: it must not come before the run's children settled, and when it precedes the
+first hand-off, the announcement must show the state of that moment (a registry that says it
+stored them then, yet rendered them again later, contradicts itself).
 """
 
 from __future__ import annotations
@@ -143,6 +145,10 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
     # (run, delivery generation) -> its first hand-off to the gateway: the latest moment its
     # findings can have been rendered (a resend under the same generation carries them).
     first_send: dict[tuple[str, int], int] = {}
+    # (run, generation) -> the registry's first record of storing its findings: a claim the
+    # announcement is checked against (it must show that moment's state), never a date that
+    # excuses what the hand-off shows.
+    first_frozen: dict[tuple[str, int], int] = {}
     # The records that change what a rendering shows: a child's end, correction or respawn.
     changes: list[int] = []
     # DEL-12: a producer's later correction replaces a run's result (a newer receipt).
@@ -162,6 +168,7 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
         settle.see(r)
         if kind == "delivery.findings-frozen" and r.data["run_id"] in spawns:
             violations += _frozen_early(r, spawns, starts, ends, by_session, settle)
+            first_frozen.setdefault((r.data["run_id"], _generation(r.data["key"])), r.seq)
         if kind in ("spawn", "child.end", "child.correction"):
             changes.append(r.seq)
         if kind == "spawn":
@@ -202,6 +209,12 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
                 moments = [seq for seq in changes if earliest <= seq < latest_at]
                 if any(not judge(seq + 1) for seq in reversed(moments)):
                     found = []
+            frozen_at = first_frozen.get((run_id, _generation(r.data["key"])))
+            if not found and frozen_at is not None and frozen_at < latest_at:
+                # The registry says it stored the findings then: they must show that moment.
+                found = [attrs.evolve(v, message=f"{v.message} (stored, the registry recorded, "
+                                                 f"at record {frozen_at})")
+                         for v in judge(frozen_at)]
             violations += found
     return violations
 
