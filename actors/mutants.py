@@ -11,8 +11,10 @@ from collections.abc import Sequence
 import attrs
 
 from actors.child.output import ContentBlock, SessionEvent
+from actors.gateway.core import MUTANT_CHUNK_TO_LINE_END
 from actors.gateway.routing import MUTANT_OVERRIDE_KEEPS_THREAD, MUTANT_STORED_ROUTE_BEATS_ORIGIN
-from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_OFF
+from actors.nesting.lane import MUTANT_LANE_NEWEST_FIRST
+from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_NEWEST_FIRST, MUTANT_SESSION_QUEUE_OFF
 from actors.permissions import MUTANT_SPAWNER_PERMISSION
 from actors.requester.session import (
     MUTANT_COMPACTION_FORGETS_TURNS,
@@ -48,6 +50,8 @@ MUTANT_MIRROR_BLOCKS_SEND = "mirror-blocks-send"
 # Receipts and recovery claims (actors/delivery/claims.py, actors/delivery/receipts.py).
 MUTANT_CLAIM_CLEARED_FIRST = "claim-cleared-first"
 MUTANT_OTHER_RUN_PROOF = "other-run-proof"
+MUTANT_DELIVERED_IGNORES_CORRECTION = "delivered-ignores-correction"
+MUTANT_ACK_AS_CHECKPOINT = "ack-as-checkpoint"
 # Nesting (docs/nesting.md).
 MUTANT_STALE_FINDINGS = "stale-findings"
 MUTANT_CHILD_LIMIT_OFF_BY_ONE = "child-limit-off-by-one"
@@ -280,6 +284,29 @@ MUTANTS: dict[str, str] = {
         "a settled wave of two or more overlapping siblings is never woken: the delivery side "
         "finds it due and sends nothing (reference §c9 unfrozen batch; YLD-1)"
     ),
+    MUTANT_SESSION_QUEUE_NEWEST_FIRST: (
+        "a busy child session hands itself, when its run ends, to the newest run waiting for it "
+        "instead of the first: no two runs overlap, but a session's runs no longer start in "
+        "the order they were spawned (DEL-6)"
+    ),
+    MUTANT_LANE_NEWEST_FIRST: (
+        "a freed slot of the maxConcurrent lane goes to the run that began to wait last, not "
+        "the first: the lane still caps concurrency, but the oldest waiter starves (DEL-6)"
+    ),
+    MUTANT_CHUNK_TO_LINE_END: (
+        "the gateway keeps lines whole by cutting a long text at the first line break past the "
+        "channel's limit, so chunks overflow the channel's longest message; joined they are "
+        "still the text (DEL-11)"
+    ),
+    MUTANT_DELIVERED_IGNORES_CORRECTION: (
+        "the registry treats delivered as final: a producer's correction of a delivered run "
+        "updates the stored result but opens no next generation, so the requester keeps the "
+        "older answer while the store says delivered (DEL-12)"
+    ),
+    MUTANT_ACK_AS_CHECKPOINT: (
+        "the registry saves a requester's acknowledgement as silent-checkpoint evidence instead "
+        "of a sent reply: the evidence kinds a restart must keep distinct run together (DEL-13)"
+    ),
 }
 
 
@@ -341,6 +368,11 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_STATUS_CHECK_CONSUMES_PRIVATE: Breaks("PRV-6", "status-check-keeps-private"),
     MUTANT_WAVE_STALE_SIBLING: Breaks("YLD-1", "wave-is-overlapping-set"),
     MUTANT_WAVE_NEVER_WOKEN: Breaks("YLD-1", "wave-woken"),
+    MUTANT_SESSION_QUEUE_NEWEST_FIRST: Breaks("DEL-6", "session-runs-in-spawn-order"),
+    MUTANT_LANE_NEWEST_FIRST: Breaks("DEL-6", "lane-runs-in-queue-order"),
+    MUTANT_CHUNK_TO_LINE_END: Breaks("DEL-11", "chunk-fits-channel"),
+    MUTANT_DELIVERED_IGNORES_CORRECTION: Breaks("DEL-12", "delivered-is-newest"),
+    MUTANT_ACK_AS_CHECKPOINT: Breaks("DEL-13", "evidence-is-own"),
 }
 
 

@@ -60,7 +60,7 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     # Each session's configuration (routing facts, owners) and each session-control request as
     # the harness sent it (DEL-5, DEL-17; sim/world/control.py).
     "world.session": ("key", "nested", "owners", "reply_mode", "origin", "route", "binding",
-                      "hook"),
+                      "hook", "channel", "chunk_chars"),
     "world.action": ("request", "session", "actor", "action", "child", "caller"),
     # Nesting (docs/nesting.md): the limits a world runs under, and a nested session deleted.
     "world.limits": ("max_spawn_depth", "max_children_per_agent", "max_concurrent"),

@@ -183,6 +183,8 @@ class ReceiptSteps:
 
     def _newer_receipt(self, record: RunRecord) -> bool:
         """A delivered run whose producer has since written a newer receipt (DEL-12)."""
+        if mutants.MUTANT_DELIVERED_IGNORES_CORRECTION in self._mutants:
+            return False  # the bug: delivered is final, the newer receipt is never sent
         return (record.delivery_status == DeliveryStatus.DELIVERED and record.required
                 and not claims.has_evidence(record))
 

@@ -203,7 +203,10 @@ class DeliveryCore(AttemptSteps, PrivateSteps, ReceiptSteps, OperatorSteps, Batc
                                      event.callback_error, now_ms)
         del self._active[event.run_id]
         record = active.record
-        return self._resolve(record, EvidenceKind.REPLY_SENT, event.key, record.receipt_at_ms,
+        kind = EvidenceKind.REPLY_SENT
+        if mutants.MUTANT_ACK_AS_CHECKPOINT in self._mutants:
+            kind = EvidenceKind.SILENT_CHECKPOINT  # the bug: the evidence kinds run together
+        return self._resolve(record, kind, event.key, record.receipt_at_ms,
                              now_ms, events.DeliveryRecorded(event.run_id, event.key,
                                                              not event.accepted))
 

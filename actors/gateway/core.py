@@ -31,6 +31,9 @@ from actors.messages import Completion, CompletionAck, SendRejected
 
 # A session with no channel of its own is one injection: its "chunk" is the whole text.
 ABORTED = "This operation was aborted"
+# The known bug (actors/mutants.py): lines are kept whole by running past the limit to the next
+# line break, so a chunk overflows its channel's longest message.
+MUTANT_CHUNK_TO_LINE_END = "chunk-overflows-to-line-end"
 
 
 @attrs.frozen
@@ -84,16 +87,20 @@ class GatewayFaults(Protocol):
         (DEL-2); ``None``: it reaches the requester session."""
 
 
-def split_chunks(text: str, chunk_chars: int | None) -> tuple[str, ...]:
+def split_chunks(text: str, chunk_chars: int | None,
+                 to_line_end: bool = False) -> tuple[str, ...]:
     """The channel messages ``text`` is sent as: at most ``chunk_chars`` characters each,
     cut after the last line break inside the limit when there is one (so lines stay whole where
-    they can), else at the limit. Joined, the chunks are the text."""
+    they can), else at the limit. Joined, the chunks are the text. (``to_line_end``: the
+    mutant above.)"""
     if chunk_chars is None or len(text) <= chunk_chars:
         return (text,)
     chunks: list[str] = []
     rest = text
     while len(rest) > chunk_chars:
         cut = rest.rfind("\n", 0, chunk_chars) + 1
+        if to_line_end:
+            cut = rest.find("\n", chunk_chars) + 1
         if cut <= 0:
             cut = chunk_chars
         chunks.append(rest[:cut])
@@ -161,6 +168,7 @@ class GatewayCore:
     # Idempotency facts: the calls (by key) that reached a channel, fully or partly.
     calls: dict[str, CallState] = attrs.field(factory=dict)
     probe: Callable[[str], None] = attrs.field(default=lambda name: None)
+    to_line_end: bool = False  # MUTANT_CHUNK_TO_LINE_END
 
     def call(self, completion: Completion) -> Iterator[GatewayEffect]:
         """One agent call from the delivery actor. The effects come one at a time: the shell
@@ -194,7 +202,7 @@ class GatewayCore:
 
     def _chunked(self, completion: Completion, channel: str,
                  chunk_chars: int | None) -> Iterator[GatewayEffect]:
-        chunks = split_chunks(completion.text, chunk_chars)
+        chunks = split_chunks(completion.text, chunk_chars, self.to_line_end)
         for index, text in enumerate(chunks):
             verdict = self.faults.chunk(completion.run_id, completion.key, index, len(chunks))
             if verdict.fate is not ChunkFate.SENT:

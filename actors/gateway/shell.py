@@ -13,6 +13,7 @@ from actors import addresses, events
 from actors.delivery.recovery import is_recovery_key
 from actors.delivery.retry import ANNOUNCE_TIMEOUT_MS
 from actors.gateway.core import (
+    MUTANT_CHUNK_TO_LINE_END,
     ChunkFailed,
     GatewayCore,
     GatewayFaults,
@@ -66,7 +67,8 @@ def _append_mirrors(port: Port, faults: GatewayFaults, due: list[Mirror]) -> Non
 
 async def run_gateway(port: Port, routes: dict[str, Route], faults: GatewayFaults,
                       mutants: frozenset[str] = frozenset()) -> None:
-    core = GatewayCore(routes, faults, probe=port.probe)
+    core = GatewayCore(routes, faults, probe=port.probe,
+                       to_line_end=MUTANT_CHUNK_TO_LINE_END in mutants)
     lanes = SessionLanes()
     texts: dict[str, str] = {}  # what each direct delivery's channel received, by key
     while True:

@@ -12,6 +12,9 @@ from collections import deque
 
 import attrs
 
+# The known bug (actors/mutants.py): a freed slot goes to the run that began to wait last.
+MUTANT_LANE_NEWEST_FIRST = "lane-newest-first"
+
 
 @attrs.frozen
 class LaneGrant:
@@ -23,6 +26,7 @@ class Lane:
     slots: int | None  # None: no lane limit
     running: dict[str, str] = attrs.field(factory=dict)  # run id -> its actor, in start order
     waiting: deque[tuple[str, str]] = attrs.field(factory=deque)
+    newest_first: bool = False  # the mutant above
 
     def enter(self, run_id: str, actor: str) -> bool:
         """True: the run starts now; False: it waits for :meth:`leave` to hand it a slot."""
@@ -41,6 +45,7 @@ class Lane:
         del self.running[run_id]
         if not self.waiting:
             return None
-        next_run, next_actor = self.waiting.popleft()
+        next_run, next_actor = self.waiting.pop() if self.newest_first else \
+            self.waiting.popleft()
         self.running[next_run] = next_actor
         return next_actor

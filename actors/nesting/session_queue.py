@@ -20,6 +20,8 @@ import attrs
 
 # The known bug (actors/mutants.py): a run spawned into a busy session starts at once.
 MUTANT_SESSION_QUEUE_OFF = "session-queue-off"
+# Another (actors/mutants.py): the session hands itself to the newest waiting run, not the first.
+MUTANT_SESSION_QUEUE_NEWEST_FIRST = "session-queue-newest-first"
 
 
 @attrs.frozen
@@ -33,6 +35,7 @@ class SessionQueue:
     holders: dict[str, str] = attrs.field(factory=dict)
     # child session key -> its waiting runs (run id, actor), in spawn order
     waiting: dict[str, deque[tuple[str, str]]] = attrs.field(factory=dict)
+    newest_first: bool = False  # the mutant above
 
     def holder(self, key: str) -> str | None:
         """The run the session ``key`` is running now (None: it is idle)."""
@@ -61,6 +64,6 @@ class SessionQueue:
         if not line:
             self.waiting.pop(key, None)
             return None
-        next_run, next_actor = line.popleft()
+        next_run, next_actor = line.pop() if self.newest_first else line.popleft()
         self.holders[key] = next_run
         return next_actor

@@ -15,10 +15,12 @@ from sim.invariants.base import Invariant, Violation
 from sim.invariants.child.announce import INVARIANTS as _ANNOUNCE
 from sim.invariants.child.archive import INVARIANTS as _ARCHIVE
 from sim.invariants.child.child_log import INVARIANTS as _CHILD_LOG
+from sim.invariants.child.history_paging import INVARIANTS as _HISTORY_PAGING
 from sim.invariants.child.output import INVARIANTS as _OUTPUT
 from sim.invariants.delivery.chunks import INVARIANTS as _CHUNKS
 from sim.invariants.delivery.handoffs import INVARIANTS as _HANDOFFS
 from sim.invariants.delivery.lifecycle import INVARIANTS as _LIFECYCLE
+from sim.invariants.delivery.newest_delivered import INVARIANTS as _NEWEST_DELIVERED
 from sim.invariants.delivery.reached import INVARIANTS as _DELIVERY
 from sim.invariants.delivery.receipts import INVARIANTS as _RECEIPTS
 from sim.invariants.delivery.recovery import INVARIANTS as _RECOVERY
@@ -26,11 +28,13 @@ from sim.invariants.delivery.redrive import INVARIANTS as _REDRIVE
 from sim.invariants.delivery.retention import INVARIANTS as _RETENTION
 from sim.invariants.delivery.retries import INVARIANTS as _RETRIES
 from sim.invariants.delivery.send_errors import INVARIANTS as _SEND_ERRORS
+from sim.invariants.gateway.chunk_limits import INVARIANTS as _CHUNK_LIMITS
 from sim.invariants.gateway.mirrors import INVARIANTS as _MIRRORS
 from sim.invariants.gateway.permissions import INVARIANTS as _PERMISSIONS
 from sim.invariants.gateway.routes import INVARIANTS as _ROUTES
 from sim.invariants.nesting.findings import INVARIANTS as _FINDINGS
 from sim.invariants.nesting.limits import INVARIANTS as _LIMITS
+from sim.invariants.nesting.queue_order import INVARIANTS as _QUEUE_ORDER
 from sim.invariants.nesting.requesters import INVARIANTS as _NESTING
 from sim.invariants.nesting.sessions import INVARIANTS as _SESSIONS
 from sim.invariants.observations import rejections
@@ -49,7 +53,8 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS
                               + _RECEIPTS + _FINDINGS + _LIMITS + _REDRIVE + _TURNS
                               + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS
-                              + _WAVES + _WAKE_BUDGETS + _WAVE_LIVENESS)
+                              + _WAVES + _WAKE_BUDGETS + _WAVE_LIVENESS + _QUEUE_ORDER
+                              + _CHUNK_LIMITS + _NEWEST_DELIVERED + _HISTORY_PAGING)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

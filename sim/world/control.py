@@ -38,6 +38,9 @@ class ControlDesk:
     def __init__(self, kernel: Kernel, sessions: Mapping[str, SessionDef]) -> None:
         self.kernel = kernel
         self.sessions = sessions  # the top-level sessions as the run configures them
+        # Each session's own channel and that channel's longest message, as the scenario
+        # configures them (the gateway's routes; drawn routing never changes a channel's limit).
+        self._channels = {key: (s.channel, s.chunk_chars) for key, s in sessions.items()}
         self._requests = 0
         self._dropped: dict[str, None] = {}  # children that never run (spawn not asked, refused)
 
@@ -49,7 +52,8 @@ class ControlDesk:
     def record_session(self, key: str, reply_mode: str = "auto") -> None:
         """The session's configuration as the oracles read it (``world.session``): its owners,
         its reply mode (``visible_replies``: auto or message_tool) and, for a top-level session,
-        its routing facts."""
+        its routing facts and its own channel with that channel's longest message
+        (``channel``, ``chunk_chars``: longer text goes out in chunks)."""
         session = self.sessions.get(key)
         data: dict[str, Any] = {"key": key, "nested": session is None,
                                 "owners": list(self.owners(key)), "reply_mode": reply_mode}
@@ -58,6 +62,7 @@ class ControlDesk:
             for name, target in (("origin", routing.origin), ("route", routing.stored),
                                  ("binding", routing.binding), ("hook", routing.hook)):
                 data[name] = None if target is None else target.to_json()
+            data["channel"], data["chunk_chars"] = self._channels.get(key, (None, None))
         self.kernel.emit(addresses.HARNESS, "world.session", data)
 
     def spawn(self, child: ChildSpec) -> None:

@@ -30,8 +30,8 @@ from actors.messages import (
     StatusRead,
     StepSpec,
 )
-from actors.nesting.lane import Lane
-from actors.nesting.session_queue import SessionQueue
+from actors.nesting.lane import MUTANT_LANE_NEWEST_FIRST, Lane
+from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_NEWEST_FIRST, SessionQueue
 from actors.permissions import Caller
 from actors.requester.shell import run_requester
 from actors.runtime import Crash, Port
@@ -203,7 +203,8 @@ class _World:
         self._memory: Callable[[], dict[str, Any]] | None = None  # the registry's, DEL-16
         self.limits = scenario.limits
         self.lane = Lane(None)
-        self.session_queue = SessionQueue()  # each child session's own lane (one run at once)
+        self.session_queue = SessionQueue(  # each child session's own lane (one run at once)
+            newest_first=MUTANT_SESSION_QUEUE_NEWEST_FIRST in mutants)
         self.specs: list[ChildSpec] = list(scenario.children)
 
     def _child_of_run(self, run_id: str) -> str | None:
@@ -234,7 +235,8 @@ class _World:
             limits = world_reach.narrow_lane(self.chooser, world_tree.draw_limits(
                 self.chooser, limits))
         kernel.emit(addresses.HARNESS, "world.limits", attrs.asdict(limits))
-        self.limits, self.lane = limits, Lane(limits.max_concurrent)
+        self.limits, self.lane = limits, Lane(limits.max_concurrent,
+                                              newest_first=MUTANT_LANE_NEWEST_FIRST in self.mutants)
         turns, lifecycle = self.scenario.turns, self.scenario.lifecycle
         timeline = self.scenario.timeline
         reply_modes = {s.key: ReplyMode(s.visible_replies) for s in self.sessions.values()}

@@ -8,8 +8,10 @@ record (status, error, result, usage) and the text of each ``requester.accept`` 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 from sim.invariants.base import Invariant, Violation
@@ -68,6 +70,26 @@ def _duration(ms: int) -> str:
     units = [(seconds // 86_400, "d"), (seconds % 86_400 // 3_600, "h"),
              (seconds % 3_600 // 60, "m"), (seconds % 60, "s")]
     return "".join([f"{n}{u}" for n, u in units if n][:2])
+
+
+def _compact(count: int) -> str:
+    """A token count in compact units (reference §c7: ``950``, ``1.0k``, ``197.0k``, ``1.0m``):
+    ``0`` for none; else the count over 1,000 (over 1,000,000 from ``1000.0k`` on) to one
+    decimal as JavaScript's ``toFixed(1)`` writes it: the quotient is a double, rounded half up
+    from its exact binary value (so 1,150 reads ``1.1k``: 1.15 is stored a hair below)."""
+    if count <= 0:
+        return "0"
+    if count < 1000:
+        return str(count)
+
+    def to_fixed(quotient: float) -> str:
+        tenths = math.floor(Fraction(quotient) * 10 + Fraction(1, 2))
+        return f"{tenths // 10}.{tenths % 10}"
+
+    thousands = to_fixed(count / 1000)
+    if count < 1_000_000 and float(thousands) < 1000:
+        return thousands + "k"
+    return to_fixed(count / 1_000_000) + "m"
 
 
 def _unescape(text: str) -> str:
@@ -195,10 +217,12 @@ def stats_line(trace: Sequence[Record]) -> list[Violation]:
                 problems.append(f"tokens read {tokens} but the child's usage was "
                                 f"{end.data['usage']}")
             elif end.data["usage"] is not None:
-                tokens_in, tokens_out = end.data["usage"]
-                if tokens_in + tokens_out < 1000 and tokens != [
-                        f"tokens {tokens_in + tokens_out} (in {tokens_in} / out {tokens_out})"]:
-                    problems.append(f"tokens read {tokens}, usage was {end.data['usage']}")
+                tokens_in, tokens_out = (max(n, 0) for n in end.data["usage"])
+                want = (f"tokens {_compact(tokens_in + tokens_out)} "
+                        f"(in {_compact(tokens_in)} / out {_compact(tokens_out)})")
+                if tokens != [want]:
+                    problems.append(f"tokens read {tokens}, usage was {end.data['usage']} "
+                                    f"({want!r})")
             for want in (f"sessionKey {spawn.data['child_session_key']}",
                          f"sessionId {spawn.data['child_session_id']}"):
                 if want not in parts:

@@ -168,19 +168,28 @@ def evidence_is_own(trace: Sequence[Record]) -> list[Violation]:
     checkpoint under a key its own requester took for this very run (never another run's, even
     of the same child session); a suppressed send only for an exact ANNOUNCE_SKIP reply that was
     never handed to the gateway. Once the asked requester's session was deleted, a receipt its
-    fallback took counts as the run's own (where it may land is requester-fallback's, DEL-4)."""
+    fallback took counts as the run's own (where it may land is requester-fallback's, DEL-4).
+    The kinds stay distinct: a silent checkpoint only for a receipt taken before a restart of
+    the delivery process (only a restart looks for the requester's checkpoint)."""
     asked = asked_runs(trace)
     taken: set[tuple[str, str, str]] = set()  # (actor, run id, key)
     deleted: set[str] = set()  # requester actors whose session was deleted (DEL-4 fallback)
     skipped: set[str] = set()
     sent: set[str] = set()
+    # (run id, key) taken before a restart of the delivery process: only a restart finds a
+    # requester's checkpoint, so only such a receipt can be a silent checkpoint's evidence.
+    first_taken: dict[tuple[str, str], int] = {}
+    restarted: set[tuple[str, str]] = set()
     for r in trace:
-        if r.kind == "world.delete-session":
+        if r.kind == "delivery.start":
+            restarted.update(first_taken)
+        elif r.kind == "world.delete-session":
             deleted.add(f"requester:{r.data['session']}")
         elif r.kind in ("requester.accept", "requester.duplicate"):
             run = asked.get(r.data["run_id"])
             reader = r.actor if run is None or run.actor not in deleted else run.actor
             taken.add((reader, r.data["run_id"], r.data["key"]))
+            first_taken.setdefault((r.data["run_id"], r.data["key"]), r.seq)
             for member in key_runs(r.data["key"]):  # a yield batch's wake carries its members
                 taken.add((r.actor, member, r.data["key"]))
         elif r.kind == "child.end" and (r.data["result"] or "").strip() == "ANNOUNCE_SKIP":
@@ -204,6 +213,13 @@ def evidence_is_own(trace: Sequence[Record]) -> list[Violation]:
                 "evidence-is-own", "DEL-13",
                 f"{run_id}'s evidence ({evidence}) names receipt {key}, which its requester "
                 f"{run.actor} never took for {run_id}", (run.request.seq,)))
+        elif evidence == "silent-checkpoint" and (run_id, key) not in restarted:
+            violations.append(Violation(
+                "evidence-is-own", "DEL-13",
+                f"{run_id}'s evidence is a silent checkpoint of {key}, but the delivery "
+                "process never restarted after its requester took it: only a restart finds a "
+                "checkpoint (a reply the process saw acknowledged is a sent reply)",
+                (run.request.seq,)))
     return violations
 
 

@@ -10,10 +10,18 @@ session was spawned again by another run since (stale), left out while it has no
 left out when it answered exactly ANNOUNCE_SKIP with an ok status; ordered by spawn time, end
 time, then session key.
 
-All of it as of the moment the announcement under that key was first rendered: the registry's
-record of storing the run's findings with it (``delivery.findings-frozen``, a row write), else
-its first hand-off to the gateway. A child's correction produced after that moment reaches the
-run's session on its own and never rewrites the announcement (docs/nesting.md).
+All of it as of one moment no later than the first hand-off to the gateway of that delivery
+generation of the run (``gateway.send``; the generation is the key's ``:g<n>``, docs/receipts.md):
+the findings are rendered once per generation, before its first send (docs/nesting.md), so a
+resend after a restart or to a fallback reader carries them unchanged, and a child's correction
+produced after that moment reaches the run's session on its own and never rewrites them. Which
+moment is not taken from the registry: the announcement must match the children's state at the
+first hand-off, or at some earlier moment since the run and its children ended (a child's
+correction or a respawn of its session in between changes what that moment shows). The
+registry's record of storing the findings (``delivery.findings-frozen``) is a claim under test,
+never a premise: it must not come before the run's children settled, and when it precedes the
+first hand-off, the announcement must show the state of that moment (a registry that says it
+stored them then, yet rendered them again later, contradicts itself).
 """
 
 from __future__ import annotations
@@ -134,12 +142,15 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
     ends: dict[str, Record] = {}
     by_session: dict[str, list[Record]] = {}  # requester session -> its spawns, in order
     of_key: dict[str, list[int]] = {}  # child session key -> the seqs of its spawns
-    # (run, key) -> when its announcement was first rendered: the registry's record of storing
-    # its findings with the run, else its first hand-off to the gateway under that key.
-    rendered: dict[tuple[str, str], int] = {}
-    # run -> its latest storing of findings: a resend under another key (a restart's fresh key)
-    # carries what was stored, not a rendering of its own.
-    frozen: dict[str, int] = {}
+    # (run, delivery generation) -> its first hand-off to the gateway: the latest moment its
+    # findings can have been rendered (a resend under the same generation carries them).
+    first_send: dict[tuple[str, int], int] = {}
+    # (run, generation) -> the registry's first record of storing its findings: a claim the
+    # announcement is checked against (it must show that moment's state), never a date that
+    # excuses what the hand-off shows.
+    first_frozen: dict[tuple[str, int], int] = {}
+    # The records that change what a rendering shows: a child's end, correction or respawn.
+    changes: list[int] = []
     # DEL-12: a producer's later correction replaces a run's result (a newer receipt).
     corrections: dict[str, list[Record]] = {}
     made = produced(trace)
@@ -157,6 +168,9 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
         settle.see(r)
         if kind == "delivery.findings-frozen" and r.data["run_id"] in spawns:
             violations += _frozen_early(r, spawns, starts, ends, by_session, settle)
+            first_frozen.setdefault((r.data["run_id"], _generation(r.data["key"])), r.seq)
+        if kind in ("spawn", "child.end", "child.correction"):
+            changes.append(r.seq)
         if kind == "spawn":
             spawns[r.data["run_id"]] = r
             starts[r.data["run_id"]] = r.seq
@@ -170,44 +184,78 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
             ends[r.data["run_id"]] = r
         elif kind == "child.correction":
             corrections.setdefault(r.data["run_id"], []).append(r)
-        elif kind in ("delivery.findings-frozen", "gateway.send"):
-            rendered.setdefault((r.data["run_id"], r.data["key"]), r.seq)
-            if kind == "delivery.findings-frozen":
-                frozen[r.data["run_id"]] = r.seq
+        elif kind == "gateway.send":
+            first_send.setdefault((r.data["run_id"], _generation(r.data["key"])), r.seq)
         elif kind == "requester.accept" and r.data["run_id"] in ends:
             run_id = r.data["run_id"]
             spawn, end = spawns[run_id], ends[run_id]
-            at = min(rendered.get((run_id, r.data["key"]), r.seq), frozen.get(run_id, r.seq))
-            start = starts[run_id]
-            children = [s for s in by_session.get(spawn.data["child_session_key"], ())
-                        if start < s.seq < end.seq]
-            latest: dict[str, Record] = {}
-            for s in children:
-                latest[s.data["child_session_key"]] = s
-            expected = []
-            for s in latest.values():
-                key = s.data["child_session_key"]
-                # Spawned again (by another run) since: this run's row is stale.
-                stale = any(s.seq < seq < at for seq in of_key[key])
-                child_end = ends.get(s.data["run_id"])
-                if stale or child_end is None or child_end.seq > at:
-                    continue
-                # Its row's result when this run's announcement was first rendered: the latest
-                # correction by then, else its end. A later correction reaches this run's
-                # session on its own; it never rewrites a rendered announcement.
-                for fix in corrections.get(s.data["run_id"], ()):
-                    if fix.seq < at:
-                        child_end = attrs.evolve(child_end, data={
-                            **child_end.data, "result": fix.data["result"]})
-                result = child_end.data["result"]
-                if (child_end.data["status"] == "ok" and result is not None
-                        and result.strip() == "ANNOUNCE_SKIP"):
-                    continue
-                expected.append((s.t_ms, child_end.t_ms, key, child_end))
-            expected.sort(key=lambda e: (e[0], e[1], e[2]))
+            latest_at = first_send.get((run_id, _generation(r.data["key"])), r.seq)
             receipt = made.get((run_id, r.data["ended_at"]), end)  # the result it carries
-            violations += _judge(r, spawn, end, receipt, [e[3] for e in expected], spawns)
+
+            def judge(at: int, run_id: str = run_id, spawn: Record = spawn, end: Record = end,
+                      r: Record = r, receipt: Record = receipt) -> list[Violation]:
+                expected = _expected(at, run_id, spawn, end, starts, by_session, of_key, ends,
+                                     corrections)
+                return _judge(r, spawn, end, receipt, expected, spawns)
+
+            found = judge(latest_at)
+            if found:
+                # Rendered earlier, once the run and each of its direct children had ended:
+                # any one moment since whose state it shows.
+                ended = [ends[s.data["run_id"]].seq
+                         for s in by_session.get(spawn.data["child_session_key"], ())
+                         if starts[run_id] < s.seq < end.seq and s.data["run_id"] in ends]
+                earliest = max([end.seq, *(seq for seq in ended if seq < latest_at)])
+                moments = [seq for seq in changes if earliest <= seq < latest_at]
+                if any(not judge(seq + 1) for seq in reversed(moments)):
+                    found = []
+            frozen_at = first_frozen.get((run_id, _generation(r.data["key"])))
+            if not found and frozen_at is not None and frozen_at < latest_at:
+                # The registry says it stored the findings then: they must show that moment.
+                found = [attrs.evolve(v, message=f"{v.message} (stored, the registry recorded, "
+                                                 f"at record {frozen_at})")
+                         for v in judge(frozen_at)]
+            violations += found
     return violations
+
+
+def _generation(key: str) -> int:
+    """The delivery generation a run's completion key carries (``:g<n>``; none: the first)."""
+    head, _, tail = key.rpartition(":g")
+    return int(tail) if head and tail.isdigit() else 1
+
+
+def _expected(at: int, run_id: str, spawn: Record, end: Record, starts: dict[str, int],
+              by_session: dict[str, list[Record]], of_key: dict[str, list[int]],
+              ends: dict[str, Record], corrections: dict[str, list[Record]]) -> list[Record]:
+    """The findings a rendering of ``run_id``'s announcement at record ``at`` shows: one per
+    direct child session (the run's latest spawn of it, not respawned by another run since,
+    ended by then, its latest correction by then), ok exact ANNOUNCE_SKIP left out, ordered by
+    spawn time, end time, session key."""
+    start = starts[run_id]
+    latest: dict[str, Record] = {}
+    for s in by_session.get(spawn.data["child_session_key"], ()):
+        if start < s.seq < end.seq:
+            latest[s.data["child_session_key"]] = s
+    expected = []
+    for s in latest.values():
+        key = s.data["child_session_key"]
+        # Spawned again (by another run) since: this run's row is stale.
+        stale = any(s.seq < seq < at for seq in of_key[key])
+        child_end = ends.get(s.data["run_id"])
+        if stale or child_end is None or child_end.seq > at:
+            continue
+        for fix in corrections.get(s.data["run_id"], ()):
+            if fix.seq < at:
+                child_end = attrs.evolve(child_end, data={
+                    **child_end.data, "result": fix.data["result"]})
+        result = child_end.data["result"]
+        if (child_end.data["status"] == "ok" and result is not None
+                and result.strip() == "ANNOUNCE_SKIP"):
+            continue
+        expected.append((s.t_ms, child_end.t_ms, key, child_end))
+    expected.sort(key=lambda e: (e[0], e[1], e[2]))
+    return [e[3] for e in expected]
 
 
 def _frozen_early(r: Record, spawns: dict[str, Record], starts: dict[str, int],

@@ -1,0 +1,177 @@
+"""Oracles for the exact property (issue 25 item 4, docs/oracles.md): each catches a broken
+variant that its weaker neighbour lets through, in the default world or in a forged trace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from sim import invariants, scenario
+from sim.cli import root as cli
+from sim.invariants.gateway.chunk_limits import expected_cut
+from sim.trace import Record
+from sim.world import core as world
+from tests.conftest import SCENARIOS
+
+
+def _default(seed: int, mutant: str) -> list[str]:
+    result = world.run(scenario.load(cli.default_world_path()), seed=seed, mutants=[mutant])
+    return sorted({v.invariant for v in result.violations})
+
+
+def _check(name: str, trace: list[Record]) -> list[str]:
+    return [v.message for v in invariants.BY_NAME[name].check(trace)]
+
+
+def _edit(record: Record, **data: Any) -> Record:
+    return attrs.evolve(record, data={**record.data, **data})
+
+
+def test_a_session_that_starts_its_newest_waiting_run_first_never_overlaps_yet_is_caught() -> None:
+    # Seed 76 is the first default seed the mutant breaks: the session still runs one run at a
+    # time (session-runs-serial holds), but run-7 starts before run-6, spawned earlier.
+    assert _default(76, "session-queue-newest-first") == ["session-runs-in-spawn-order"]
+
+
+def test_a_lane_that_serves_its_newest_waiter_first_still_caps_concurrency_yet_is_caught() -> None:
+    assert _default(11, "lane-newest-first") == ["lane-runs-in-queue-order"]
+
+
+def test_two_slots_freed_at_one_instant_may_wake_their_waiters_in_either_order() -> None:
+    # Seed 804: an abort cascades, two lane holders end at 181 s and hand their slots to run-5
+    # and then run-6; run-6's actor happens to record its start first, at the same instant.
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=804).trace)
+    starts = [r.data["run_id"] for r in trace if r.kind == "lane.started" and r.t_ms == 181_000]
+    assert starts == ["run-6", "run-5"]
+    assert _check("lane-runs-in-queue-order", trace) == []
+    # Had run-5 started a moment later, run-6 would have passed it.
+    late = [attrs.evolve(r, t_ms=181_001)
+            if r.kind == "lane.started" and r.data["run_id"] == "run-5"
+            else r for r in trace]
+    assert any("before run-5" in m for m in _check("lane-runs-in-queue-order", late))
+
+
+def test_chunks_over_the_channel_limit_join_to_the_text_yet_are_caught() -> None:
+    found = _default(3, "chunk-overflows-to-line-end")
+    assert "chunk-fits-channel" in found
+    assert "chunks-join-to-text" not in found  # joined, the chunks are still the text
+
+
+def test_a_delivered_row_whose_correction_never_went_out_is_caught() -> None:
+    # The requester keeps the older receipt, the only one that reached it, so the reply is the
+    # newest receipt *that arrived* (newest-receipt-owns holds); the store says delivered.
+    found = _default(3, "delivered-ignores-correction")
+    assert "delivered-is-newest" in found
+    assert "newest-receipt-owns" not in found
+
+
+def test_findings_are_dated_by_the_first_hand_off_not_by_the_registrys_record() -> None:
+    # Seed 74: run-7's own correction opens its second generation, whose announcement renders
+    # the findings afresh (docs/nesting.md) with a grandchild's correction. Dated per generation
+    # by its first hand-off, that is right, with or without the registry's records of storing
+    # the findings (which the oracle judges, never reads as the date).
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=74).trace)
+    assert any(r.kind == "delivery.findings-frozen" for r in trace)
+    assert _check("findings-scoped", trace) == []
+    unrecorded = [r for r in trace if r.kind != "delivery.findings-frozen"]
+    assert _check("findings-scoped", unrecorded) == []
+    # Rendered again after a hand-off of the same generation: caught (seed 16).
+    assert "findings-scoped" in _default(16, "findings-rerendered")
+
+
+def test_the_cut_rule_keeps_lines_whole_within_the_limit() -> None:
+    assert expected_cut("ab\ncd\nef", 5) == "ab\n"  # the last break within 5 characters
+    assert expected_cut("abcdefgh", 5) == "abcde"  # no break: at the limit
+    assert expected_cut("abc", 5) == "abc"
+
+
+def _chunked(trace: list[Record]) -> list[Record]:
+    return [r for r in trace if r.kind == "gateway.chunk" and r.data["total"] > 1]
+
+
+def test_a_forged_send_of_one_long_message_to_a_limited_channel_is_caught() -> None:
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=3).trace)
+    chunks = _chunked(trace)
+    assert chunks and _check("chunk-fits-channel", trace) == []
+    key = chunks[0].data["key"]
+    mine = [r for r in chunks if r.data["key"] == key]
+    whole = "".join(r.data["text"] for r in mine)
+    # One message carrying the whole text, where the channel takes at most 700 characters.
+    forged = [r for r in trace if r not in mine[1:]]
+    forged[forged.index(mine[0])] = _edit(mine[0], text=whole, total=1)
+    assert any("over the channel's limit of 700" in m
+               for m in _check("chunk-fits-channel", forged))
+    # A cut one character short of the rule's: every chunk may still fit and, joined, they are
+    # still the text; only the rule says where the cut belongs.
+    first, second = mine[0].data["text"], mine[1].data["text"]
+    forged = list(trace)
+    forged[trace.index(mine[0])] = _edit(mine[0], text=first[:-1])
+    forged[trace.index(mine[1])] = _edit(mine[1], text=first[-1] + second)
+    assert _check("chunks-join-to-text", forged) == []
+    assert _check("chunk-fits-channel", forged)
+
+
+def _paged() -> list[Record]:
+    return list(world.run(scenario.load(SCENARIOS / "history-paging.toml"), seed=1).trace)
+
+
+def test_the_paging_scenario_tiles_the_transcript() -> None:
+    trace = _paged()
+    pages = [r.data["result"] for r in trace if r.kind == "requester.history"]
+    assert [(p["offset"], p.get("nextOffset")) for p in pages] == \
+        [(0, 2), (2, 4), (4, 6), (6, None)]
+    assert _check("history-paging", trace) == []
+
+
+def test_a_next_offset_in_range_but_wrong_is_caught() -> None:
+    trace = _paged()
+    i = next(i for i, r in enumerate(trace) if r.kind == "requester.history")
+    page = trace[i].data["result"]
+    # One less re-reads the oldest row; history-bounds only asks for a value in range.
+    trace[i] = _edit(trace[i], result={**page, "nextOffset": 1})
+    assert _check("history-bounds", trace) == []
+    assert any("nextOffset 1, expected 2" in m for m in _check("history-paging", trace))
+
+
+def test_a_next_page_that_repeats_or_skips_rows_is_caught() -> None:
+    trace = _paged()
+    reads = [i for i, r in enumerate(trace) if r.kind == "requester.history"]
+    second = trace[reads[1]]
+    rows = second.data["result"]["messages"]
+    # The page read at nextOffset 2 holds rows 5 and 6 (6 was on the page before) ...
+    repeated = [{**m, "__openclaw": {"seq": m["__openclaw"]["seq"] + 1}} for m in rows]
+    forged = list(trace)
+    forged[reads[1]] = _edit(second, result={**second.data["result"], "messages": repeated})
+    assert any("repeats row 6" in m for m in _check("history-paging", forged))
+    # ... or rows 3 and 4 (row 5 is never read).
+    skipped = [{**m, "__openclaw": {"seq": m["__openclaw"]["seq"] - 1}} for m in rows]
+    forged[reads[1]] = _edit(second, result={**second.data["result"], "messages": skipped,
+                                             "nextOffset": 5})
+    assert any("skipping rows down from 5" in m for m in _check("history-paging", forged))
+
+
+def test_a_token_count_in_compact_units_is_checked_to_the_digit() -> None:
+    # stats-line checked the tokens only under 1,000; a count past it is written in compact
+    # units (reference §c7), rounded as JavaScript's toFixed(1) does.
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=3).trace)
+    assert _check("stats-line", trace) == []
+    ends = {r.data["run_id"]: r for r in trace if r.kind == "child.end"}
+    i, accept = next((i, r) for i, r in enumerate(trace) if r.kind == "requester.accept"
+                     and r.data["run_id"] in ends and "Stats: " in r.data["text"])
+    end = ends[accept.data["run_id"]]
+    j = trace.index(end)
+    line = next(x for x in accept.data["text"].split("\n") if x.startswith("Stats: "))
+    tokens = next(p for p in line.split(" • ") if p.startswith("tokens "))
+
+    def forged(usage: list[int], written: str) -> list[str]:
+        copy = list(trace)
+        copy[j] = _edit(end, usage=usage)
+        copy[i] = _edit(accept, text=accept.data["text"].replace(tokens, written))
+        return _check("stats-line", copy)
+
+    assert forged([1_150, 96], "tokens 1.2k (in 1.1k / out 96)") == []  # 1.15 is a hair below
+    assert any("'tokens 1.3k (in 1.2k / out 96)'" in m  # 1,250: rounded up, not cut
+               for m in forged([1_154, 96], "tokens 1.2k (in 1.1k / out 96)"))
+    assert any("'tokens 1.2k (in 1.2k / out 0)'" in m
+               for m in forged([1_154, 0], "tokens 1154 (in 1154 / out 0)"))
