@@ -247,8 +247,8 @@ def sessions_history(
     """One page of a transcript, newest last.
 
     ``offset`` counts the newest messages to skip (the window ends at ``total - offset``);
-    ``limit`` keeps at most that many of the newest messages in the window. Then text fields
-    are cleaned and the 80 KiB JSON cap drops the oldest rows first."""
+    ``limit`` keeps at most that many of the newest messages in the window, tool rows
+    included, before tool rows are dropped (reference §c16). Then text fields are cleaned and the 80 KiB JSON cap drops the oldest rows first."""
     if offset < 0:
         raise ValueError("offset must be >= 0")
     if limit is not None and limit < 0:
@@ -256,10 +256,12 @@ def sessions_history(
     total = len(messages)
     indexed = [(message_seq(m, i + 1), m) for i, m in enumerate(messages)]
     window = [(seq, m) for seq, m in indexed[: max(total - offset, 0)]]
+    # The gateway keeps the newest ``limit`` rows before tool messages are dropped (tool rows
+    # count toward it), and a limit past the rows keeps them all (reference §c16).
+    if limit is not None:
+        window = window[max(len(window) - limit, 0) :] if limit else []
     if not include_tools:
         window = [(seq, m) for seq, m in window if m.get("role") not in TOOL_ROLES]
-    if limit is not None:
-        window = window[len(window) - limit :] if limit else []
     flags = _Flags()
     rows = [(seq, sanitize_message(m, flags)) for seq, m in window]
 

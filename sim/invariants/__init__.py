@@ -31,6 +31,7 @@ from sim.invariants.sessions import INVARIANTS as _SESSIONS
 from sim.invariants.turns import INVARIANTS as _TURNS
 from sim.invariants.wake_budgets import INVARIANTS as _WAKE_BUDGETS
 from sim.invariants.wake_message import INVARIANTS as _WAKE_MESSAGE
+from sim.invariants.wake_sends import INVARIANTS as _WAKE_SENDS
 from sim.invariants.wave_liveness import INVARIANTS as _WAVE_LIVENESS
 from sim.invariants.waves import INVARIANTS as _WAVES
 from sim.invariants.yields import INVARIANTS as _YIELDS
@@ -41,7 +42,7 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS
                               + _RECEIPTS + _FINDINGS + _LIMITS + _REDRIVE + _TURNS
                               + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS
-                              + _WAVES + _WAKE_BUDGETS + _WAVE_LIVENESS)
+                              + _WAVES + _WAKE_BUDGETS + _WAKE_SENDS + _WAVE_LIVENESS)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

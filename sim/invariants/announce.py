@@ -252,6 +252,14 @@ def history_bounds(trace: Sequence[Record]) -> list[Violation]:
                 if dropped in message:
                     problems.append(f"a message still carries {dropped!r}")
         total, offset = result["totalMessages"], result["offset"]
+        # With tool rows asked for and nothing dropped for size, the page is the newest
+        # ``limit`` rows of the window (all of them when the limit is past the rows, §c16).
+        limit = r.data.get("limit")
+        if r.data["include_tools"] and not result["droppedMessages"]:
+            want = max(total - offset, 0) if limit is None else min(limit, max(total - offset, 0))
+            if len(messages) != want:
+                problems.append(f"{len(messages)} rows for limit {limit} at offset {offset} of "
+                                f"{total}, not {want}")
         if "nextOffset" in result and not offset <= result["nextOffset"] < total:
             problems.append(f"nextOffset {result['nextOffset']} outside [{offset}, {total})")
         if problems:
