@@ -336,7 +336,10 @@ async def run_child(
         status, error = OutcomeStatus.TIMEOUT, None
     elif stop_reason == "error":
         # A failed terminal run reports its failure without replaying captured text (DEL-14).
-        status, error, text = OutcomeStatus.ERROR, spec.error or "model call failed", None
+        # An empty error is the runtime's own (it reads "failed: unknown error", §c16); only a
+        # child with no scripted error fails with the stream's message.
+        status, error, text = OutcomeStatus.ERROR, \
+            "model call failed" if spec.error is None else spec.error, None
         if MUTANT_FAILED_RESULT_REPLAYED in mutants:
             text = text_of(output)
     else:
