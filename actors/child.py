@@ -69,8 +69,10 @@ def step_chunks(step: StepSpec, call_prefix: str) -> list[JsonObject]:
                        "block": {"type": "tool-call", "id": call_id, "name": "read_file",
                                  "arguments": arguments}})
         index += 1
-    chunks.append({"type": "usage", "usage": {"inputTokens": 200 + 10 * len(chunks),
-                                              "outputTokens": len(step.text) // 4 + 1}})
+    tokens_in, tokens_out = step.tokens if step.tokens is not None else (
+        200 + 10 * len(chunks), len(step.text) // 4 + 1)
+    chunks.append({"type": "usage", "usage": {"inputTokens": tokens_in,
+                                              "outputTokens": tokens_out}})
     chunks.append({"type": "finish", "reason": _finish(step)})
     return chunks
 
@@ -354,6 +356,7 @@ async def run_child(
     if usage is None:
         port.probe("child.usage-missing")
     store.record_end(run_id, port.now_ms, status, error, text, stop_reason, usage)
+    ended_ms = port.now_ms
     messages = transcript_messages(spec.task, session.events)
     archive = store.save_transcript(child_key, run_id, messages)
     port.emit(events.ChildEnd(run_id, status, error, stop_reason, text,
@@ -379,6 +382,21 @@ async def run_child(
         store.record_correction(run_id, port.now_ms, corrected)
         port.emit(events.ChildCorrected(run_id, port.now_ms, corrected))
         port.send(addresses.DELIVERY, ChildEnded(run_id))
+    if status is OutcomeStatus.OK:
+        await _extra_receipts(port, store, run_id, spec, port.now_ms - ended_ms)
+
+
+async def _extra_receipts(port: Port, store: RunStore, run_id: str, spec: ChildSpec,
+                          since_end_ms: int) -> None:
+    """DEL-12: further receipts of the run, each with its own producer end time and reply;
+    the registry takes one only when it is newer than the receipt it holds."""
+    for receipt in spec.receipts:
+        if receipt.after_ms > since_end_ms:
+            await port.sleep(receipt.after_ms - since_end_ms)
+            since_end_ms = receipt.after_ms
+        port.emit(events.ChildCorrected(run_id, receipt.ended_at_ms, receipt.text))
+        if store.record_correction(run_id, receipt.ended_at_ms, receipt.text):
+            port.send(addresses.DELIVERY, ChildEnded(run_id))
 
 
 def _answered_turn(loop: AgentLoop, text: str) -> list[JsonObject]:
