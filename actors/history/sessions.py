@@ -112,10 +112,11 @@ def _clean_text(text: str, flags: _Flags) -> str:
 
 
 def _decoded_size(data: str) -> int:
-    """Decoded size of base64 ``data`` without decoding it; whitespace (line breaks) in the
-    encoding is not data."""
-    compact = "".join(data.split())
-    padding = len(compact) - len(compact.rstrip("="))
+    """Decoded size of base64 ``data`` without decoding it, as OpenClaw's code counts it
+    (issue 24): characters up to U+0020 are not data, and at most two trailing ``=`` are
+    padding."""
+    compact = "".join(c for c in data if c > " ")
+    padding = min(len(compact) - len(compact.rstrip("=")), 2)
     return max(len(compact) * 3 // 4 - padding, 0)
 
 
@@ -143,8 +144,8 @@ def _clean_block(block: Any, flags: _Flags) -> Any:
         cleaned["omitted"] = True
         if isinstance(data, str):
             cleaned["bytes"] = _decoded_size(data)
-        elif not (isinstance(known, int) and not isinstance(known, bool)):
-            cleaned["bytes"] = 0
+        elif not (isinstance(known, int | float) and not isinstance(known, bool)):
+            cleaned["bytes"] = 0  # a numeric ``bytes`` (3.5 too) is kept, as the code does
     return cleaned
 
 
