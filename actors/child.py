@@ -22,6 +22,7 @@ import trio
 
 from actors import addresses, events
 from actors.agent_loop import AgentLoop, Encoding, StepOutcome
+from actors.child_receipts import later_receipts
 from actors.consumers import InProcessReader, consumer_views
 from actors.lane import Lane, LaneGrant
 from actors.logs import SessionHeader, child_owned, last_epoch
@@ -373,30 +374,8 @@ async def run_child(
         successor = sessions.leave(child_key, run_id)
         if successor is not None:
             port.send(successor, SessionGrant())
-    if spec.correction_after_ms is not None and status is OutcomeStatus.OK and text is not None \
-            and text.strip() not in ("", "NO_REPLY", "ANNOUNCE_SKIP"):
-        # DEL-12: the producer corrects its answer later: a newer receipt of the same run.
-        await port.sleep(spec.correction_after_ms)
-        port.probe("child.corrected")
-        corrected = f"{text}\n\nCorrection: {spec.correction}"
-        store.record_correction(run_id, port.now_ms, corrected)
-        port.emit(events.ChildCorrected(run_id, port.now_ms, corrected))
-        port.send(addresses.DELIVERY, ChildEnded(run_id))
     if status is OutcomeStatus.OK:
-        await _extra_receipts(port, store, run_id, spec, port.now_ms - ended_ms)
-
-
-async def _extra_receipts(port: Port, store: RunStore, run_id: str, spec: ChildSpec,
-                          since_end_ms: int) -> None:
-    """DEL-12: further receipts of the run, each with its own producer end time and reply;
-    the registry takes one only when it is newer than the receipt it holds."""
-    for receipt in spec.receipts:
-        if receipt.after_ms > since_end_ms:
-            await port.sleep(receipt.after_ms - since_end_ms)
-            since_end_ms = receipt.after_ms
-        port.emit(events.ChildCorrected(run_id, receipt.ended_at_ms, receipt.text))
-        if store.record_correction(run_id, receipt.ended_at_ms, receipt.text):
-            port.send(addresses.DELIVERY, ChildEnded(run_id))
+        await later_receipts(port, store, run_id, spec, text, ended_ms)
 
 
 def _answered_turn(loop: AgentLoop, text: str) -> list[JsonObject]:

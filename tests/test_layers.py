@@ -9,7 +9,8 @@ from typing import Any
 from tests.conftest import ROOT
 
 # The modules allowed to do IO: the Trio shells, the Port they run on, the SQLite store.
-SHELLS = {"actors.child", "actors.delivery", "actors.delivery_wakes", "actors.delivery_waves",
+SHELLS = {"actors.child", "actors.child_receipts", "actors.delivery", "actors.delivery_wakes",
+          "actors.delivery_waves",
           "actors.requester_turns", "actors.requester_waves",
           "actors.gateway", "actors.requester", "actors.runtime",
           "actors.store"}

@@ -249,7 +249,8 @@ def sessions_history(
 
     ``offset`` counts the newest messages to skip (the window ends at ``total - offset``);
     ``limit`` keeps at most that many of the newest messages in the window, tool rows
-    included, before tool rows are dropped (reference §c16). Then text fields are cleaned and the 80 KiB JSON cap drops the oldest rows first."""
+    included, before tool rows are dropped (reference §c16). Then text fields are cleaned and
+    the 80 KiB JSON cap drops the oldest rows first."""
     if offset < 0:
         raise ValueError("offset must be >= 0")
     if limit is not None and limit < 0:

@@ -18,7 +18,6 @@ restores from its store); the observer then stops checking exact gaps for that r
 from __future__ import annotations
 
 import math
-
 from collections.abc import Sequence
 
 import attrs

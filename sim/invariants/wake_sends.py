@@ -18,13 +18,13 @@ from collections.abc import Sequence
 
 import attrs
 
-from sim.invariants.base import Invariant, Violation
 from sim.invariants.asked import asked_runs
+from sim.invariants.base import Invariant, Violation
 from sim.invariants.yields import (
     _is_private,
     _overlap,
-    _seen,
     _Seen,
+    _seen,
     _wake_of,
     batches,
     wave_batches,

@@ -257,7 +257,7 @@ def _receipts(table: Node, outcome: str) -> tuple[ExtraReceipt, ...]:
     """``[[children.receipts]]``: further receipts of the run (DEL-12), each ``after`` seconds
     after its end (in order), with its own producer end time ``ended_at`` (seconds of world
     time) and ``reply``."""
-    receipts = []
+    receipts: list[ExtraReceipt] = []
     for entry in table.nodes("receipts"):
         entry.check_keys(("after", "ended_at", "reply"))
         after = entry.seconds("after", 0, maximum=MAX_TIME_S)
