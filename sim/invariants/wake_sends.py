@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from sim.invariants.asked import asked_runs
+from sim.invariants.asked import asked_runs, is_wake
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.yields import (
     _is_private,
@@ -72,13 +72,11 @@ def _answers(trace: Sequence[Record]) -> dict[str, list[_Answer]]:
                 and r.data.get("message") == "CompletionAck")):
             faults.setdefault(r.t_ms, []).append(r)
     for r in trace:
-        key = str(r.data.get("key") or "")
-        if not key.startswith("announce:requester-settle:"):
-            continue
-        if r.kind == "fault" and "error" in r.data:
-            by_key.setdefault(key, []).append(_Answer(r, r.t_ms, r.t_ms))
-        elif r.kind in SESSION_ANSWERS:
-            by_key.setdefault(key, []).append(_way_back(r, faults))
+        if r.kind in SESSION_ANSWERS:
+            if is_wake(r.data["key"]):
+                by_key.setdefault(r.data["key"], []).append(_way_back(r, faults))
+        elif r.kind == "fault" and "error" in r.data and is_wake(str(r.data.get("key") or "")):
+            by_key.setdefault(r.data["key"], []).append(_Answer(r, r.t_ms, r.t_ms))
     return by_key
 
 
