@@ -25,12 +25,26 @@ class StepSpec:
     reasoning: str = ""
     tool_calls: int = 0
     finish: StepFinish = StepFinish.AUTO
+    # The step's reported token usage (input, output); None: the model's usual report (a few
+    # hundred in, a quarter of the text's length out). FMT-3/FMT-4 scenarios script it.
+    tokens: tuple[int, int] | None = None
 
 
 STEP_FINISHES = values(StepFinish)
 
 
 DEFAULT_CORRECTION = "the figures above are now verified."
+
+
+@attrs.frozen
+class ExtraReceipt:
+    """A further completion receipt of the same run (DEL-12): the producer writes it
+    ``after_ms`` after the run's end, with its own producer end time (absolute, which may be
+    older than, equal to or newer than the receipt the registry holds) and reply."""
+
+    after_ms: int
+    ended_at_ms: int
+    text: str
 
 
 @attrs.frozen
@@ -75,6 +89,8 @@ class ChildSpec:
     # spawn options that may not be combined with it (checked at spawn time, PRV-4).
     completion_target: str | None = None
     options: SpawnOptions = DEFAULT_OPTIONS
+    # DEL-12: further receipts of this run, in the order the producer writes them.
+    receipts: tuple[ExtraReceipt, ...] = ()
 
     @property
     def run_ms(self) -> int:

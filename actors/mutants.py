@@ -63,6 +63,7 @@ MUTANT_GIVE_UP_CORRECTION_SENDS = "give-up-correction-sent"
 MUTANT_WAIT_EARLIER_TURN = "wake-waits-earlier-turn"
 MUTANT_TWO_WAKES = "two-wakes-per-batch"
 MUTANT_WAKE_INTO_BUSY_TURN = "wake-into-busy-turn"
+MUTANT_WAKE_TOKEN_REUSED = "wake-token-reused"
 # Private parent completion (actors/private/rules.py, wired in actors/delivery/table.py and
 # delivery.py).
 MUTANT_PRIVATE_TO_CHANNEL = "private-to-channel"
@@ -248,6 +249,12 @@ MUTANTS: dict[str, str] = {
         "the requester takes a batch wake while another of its turns is running, instead of "
         "answering requester_turn_pending (reference §b, §c11; YLD-3)"
     ),
+    MUTANT_WAKE_TOKEN_REUSED: (
+        "each wake dispatch after an answer starts its answer-timeout tokens at 1 again, so an "
+        "earlier attempt's 120 s timeout falling due as a later attempt is sent (or while the "
+        "wake waits on a busy requester) is read as that attempt going unanswered: a replay "
+        "past the budget (reference §c11, §c17; YLD-3)"
+    ),
     MUTANT_PRIVATE_TO_CHANNEL: (
         "a private (completionTarget parent) result is handed over like a public one, so the "
         "gateway also sends it to the requester's external channel (PRV-1)"
@@ -360,6 +367,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_WAIT_EARLIER_TURN: Breaks("YLD-1", "wake-not-delayed"),
     MUTANT_TWO_WAKES: Breaks("YLD-1", "one-wake-per-batch"),
     MUTANT_WAKE_INTO_BUSY_TURN: Breaks("YLD-3", "wake-between-turns"),
+    MUTANT_WAKE_TOKEN_REUSED: Breaks("YLD-3", "wake-sends-budget"),
     MUTANT_PRIVATE_TO_CHANNEL: Breaks("PRV-1", "private-never-to-channel"),
     MUTANT_PRIVATE_USAGE_STATS: Breaks("PRV-8", "private-handoff-stable"),
     MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),

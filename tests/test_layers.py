@@ -9,8 +9,9 @@ from typing import Any
 from tests.conftest import ROOT
 
 # The modules allowed to do IO: the Trio shells, the Port they run on, the SQLite store.
-SHELLS = {"actors.child.shell", "actors.delivery.shell", "actors.yields.delivery_wakes",
-          "actors.yields.delivery_waves", "actors.requester.turns", "actors.requester.waves",
+SHELLS = {"actors.child.shell", "actors.child.receipts", "actors.delivery.shell",
+          "actors.yields.delivery_wakes", "actors.yields.delivery_waves", "actors.requester.turns",
+          "actors.requester.waves",
           "actors.gateway.shell", "actors.requester.shell", "actors.runtime",
           "actors.store.durable"}
 

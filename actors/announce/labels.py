@@ -11,9 +11,13 @@ FIELD_CAP = 256
 
 NO_OUTPUT = "(no output)"
 UNKNOWN = "unknown"
-UNNAMED_TASK = "unnamed task"
+# The task line's last fallback: ``params.label || params.task || "task"`` (reference §c5,
+# §c16); the model has no label, so a missing or empty task reads ``task: task``.
+UNNAMED_TASK = "task"
 
-# Text that would close the internal-context block early is neutralised (reference §c16).
+# Text that would open or close the internal-context block is neutralised (reference §c16).
+CONTEXT_BEGIN_MARKER = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
+CONTEXT_BEGIN_NEUTRALISED = "[[OPENCLAW_INTERNAL_CONTEXT_BEGIN]]"
 CONTEXT_END_MARKER = "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"
 CONTEXT_END_NEUTRALISED = "[[OPENCLAW_INTERNAL_CONTEXT_END]]"
 # JavaScript's whitespace (what String.prototype.trim removes) and its line terminators.
@@ -23,8 +27,9 @@ _LINE_BREAKS = re.compile("[\n\r\u2028\u2029]+")
 
 
 def neutralise(text: str) -> str:
-    """Text that would close the internal-context block, made harmless."""
-    return text.replace(CONTEXT_END_MARKER, CONTEXT_END_NEUTRALISED)
+    """Text that would open or close the internal-context block, made harmless."""
+    return text.replace(CONTEXT_BEGIN_MARKER, CONTEXT_BEGIN_NEUTRALISED).replace(
+        CONTEXT_END_MARKER, CONTEXT_END_NEUTRALISED)
 
 
 def single_line(value: str | None, fallback: str) -> str:
@@ -55,14 +60,16 @@ def _error_text(error: str | None) -> str | None:
 
 def status_label(status: Status, error: str | None) -> str:
     """The announce status label (reference §c16), from the runtime outcome, never model text:
-    the error exactly as the runtime gave it (no length cap, whitespace kept); a blank error
-    gives ``failed:``; a timeout names its error only when it has one."""
+    the error exactly as the runtime gave it (no length cap, whitespace kept). The code is
+    ``outcome.error || "unknown error"``: a missing or empty error reads ``failed: unknown
+    error``, a whitespace-only one is kept as it is; a timeout names any non-empty error,
+    whitespace-only included."""
     if status == "ok":
         label = "completed; ready for parent review"
     elif status == "timeout":
-        label = "timed out" if blank(error) else f"timed out: {error}"
+        label = f"timed out: {error}" if error else "timed out"
     elif status == "error":
-        label = "failed:" if blank(error) else f"failed: {error}"
+        label = f"failed: {error or 'unknown error'}"
     else:
         label = "finished with unknown status"
     return neutralise(label)

@@ -25,6 +25,7 @@ from actors import addresses, events
 from actors.child.agent_loop import AgentLoop, Encoding, StepOutcome
 from actors.child.logs import SessionHeader, child_owned, last_epoch
 from actors.child.output import ContentBlock, JsonObject, final_output, text_of
+from actors.child.receipts import later_receipts
 from actors.child.steps import KILLED_ERROR as KILLED_ERROR
 from actors.child.steps import step_chunks, token_usage, tool_events, transcript_messages
 from actors.consumers import InProcessReader, consumer_views
@@ -284,7 +285,10 @@ async def run_child(
         status, error = OutcomeStatus.TIMEOUT, None
     elif stop_reason == "error":
         # A failed terminal run reports its failure without replaying captured text (DEL-14).
-        status, error, text = OutcomeStatus.ERROR, spec.error or "model call failed", None
+        # An empty error is the runtime's own (it reads "failed: unknown error", §c16); only a
+        # child with no scripted error fails with the stream's message.
+        status, error, text = OutcomeStatus.ERROR, \
+            "model call failed" if spec.error is None else spec.error, None
         if MUTANT_FAILED_RESULT_REPLAYED in mutants:
             text = text_of(output)
     else:
@@ -299,6 +303,7 @@ async def run_child(
     if usage is None:
         port.probe("child.usage-missing")
     store.record_end(run_id, port.now_ms, status, error, text, stop_reason, usage)
+    ended_ms = port.now_ms
     messages = transcript_messages(spec.task, session.events)
     archive = store.save_transcript(child_key, run_id, messages)
     port.emit(events.ChildEnd(run_id, status, error, stop_reason, text,
@@ -315,15 +320,8 @@ async def run_child(
         successor = sessions.leave(child_key, run_id)
         if successor is not None:
             port.send(successor, SessionGrant())
-    if spec.correction_after_ms is not None and status is OutcomeStatus.OK and text is not None \
-            and text.strip() not in ("", "NO_REPLY", "ANNOUNCE_SKIP"):
-        # DEL-12: the producer corrects its answer later: a newer receipt of the same run.
-        await port.sleep(spec.correction_after_ms)
-        port.probe("child.corrected")
-        corrected = f"{text}\n\nCorrection: {spec.correction}"
-        store.record_correction(run_id, port.now_ms, corrected)
-        port.emit(events.ChildCorrected(run_id, port.now_ms, corrected))
-        port.send(addresses.DELIVERY, ChildEnded(run_id))
+    if status is OutcomeStatus.OK:
+        await later_receipts(port, store, run_id, spec, text, ended_ms)
 
 
 def _answered_turn(loop: AgentLoop, text: str) -> list[JsonObject]:

@@ -41,8 +41,10 @@ def step_chunks(step: StepSpec, call_prefix: str) -> list[JsonObject]:
                        "block": {"type": "tool-call", "id": call_id, "name": "read_file",
                                  "arguments": arguments}})
         index += 1
-    chunks.append({"type": "usage", "usage": {"inputTokens": 200 + 10 * len(chunks),
-                                              "outputTokens": len(step.text) // 4 + 1}})
+    tokens_in, tokens_out = step.tokens if step.tokens is not None else (
+        200 + 10 * len(chunks), len(step.text) // 4 + 1)
+    chunks.append({"type": "usage", "usage": {"inputTokens": tokens_in,
+                                              "outputTokens": tokens_out}})
     chunks.append({"type": "finish", "reason": _finish(step)})
     return chunks
 

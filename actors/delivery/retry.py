@@ -6,6 +6,8 @@ Which errors are retried at all is decided by the error chain's class
 
 from __future__ import annotations
 
+import math
+
 from actors.gateway.send_error import ErrorClass, SendError, classify
 
 __all__ = [
@@ -51,8 +53,15 @@ def backoff_ms(attempt: int, jitter_fraction: float) -> int:
     assert attempt >= 1
     assert 0.0 <= jitter_fraction <= 1.0
     base = BACKOFF_INITIAL_MS * BACKOFF_FACTOR ** min(attempt - 1, 16)
-    jittered: int = round(base * (1.0 + BACKOFF_JITTER * jitter_fraction))
+    jittered = js_round(base * (1.0 + BACKOFF_JITTER * jitter_fraction))
     return min(BACKOFF_MAX_MS, jittered)
+
+
+def js_round(value: float) -> int:
+    """JavaScript's ``Math.round`` (``computeBackoff``, reference §c11): a half rounds up, toward
+    +infinity (15022.5 gives 15023), where Python's ``round`` goes to the even neighbour."""
+    whole = math.floor(value)
+    return whole + 1 if value - whole >= 0.5 else whole
 
 
 def expiry_deadline_ms(ended_at_ms: int, required: bool) -> int:

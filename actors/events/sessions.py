@@ -93,6 +93,7 @@ class HistoryServed(Event):
     child: str
     include_tools: bool
     result: dict[str, JsonValue]
+    limit: int | None = None  # as asked (the request, not a verdict)
 
 
 @attrs.frozen(slots=True)

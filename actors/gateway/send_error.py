@@ -118,11 +118,15 @@ class SendError:
 
 
 def _permanent(link: SendError) -> bool:
-    return (
-        link.platform_error == PLATFORM_REJECTED
-        or _PERMANENT.search(link.message) is not None
-        or _CLOSED_TURN.search(link.message) is not None
-    )
+    """A permanent cause in this link. OpenClaw skips the permanent patterns on the link that
+    is itself a writer-claim rebound (a phrase of both in one message is transient, reference
+    §c16); only a typed platform rejection still counts there."""
+    if link.platform_error == PLATFORM_REJECTED:
+        return True
+    if _WRITER_CLAIM.search(link.message) is not None:
+        return False
+    return (_PERMANENT.search(link.message) is not None
+            or _CLOSED_TURN.search(link.message) is not None)
 
 
 def _transient(link: SendError) -> bool:

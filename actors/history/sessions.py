@@ -112,10 +112,11 @@ def _clean_text(text: str, flags: _Flags) -> str:
 
 
 def _decoded_size(data: str) -> int:
-    """Decoded size of base64 ``data`` without decoding it; whitespace (line breaks) in the
-    encoding is not data."""
-    compact = "".join(data.split())
-    padding = len(compact) - len(compact.rstrip("="))
+    """Decoded size of base64 ``data`` without decoding it, as OpenClaw's code counts it
+    (issue 24): characters up to U+0020 are not data, and at most two trailing ``=`` are
+    padding."""
+    compact = "".join(c for c in data if c > " ")
+    padding = min(len(compact) - len(compact.rstrip("=")), 2)
     return max(len(compact) * 3 // 4 - padding, 0)
 
 
@@ -143,8 +144,8 @@ def _clean_block(block: Any, flags: _Flags) -> Any:
         cleaned["omitted"] = True
         if isinstance(data, str):
             cleaned["bytes"] = _decoded_size(data)
-        elif not (isinstance(known, int) and not isinstance(known, bool)):
-            cleaned["bytes"] = 0
+        elif not (isinstance(known, int | float) and not isinstance(known, bool)):
+            cleaned["bytes"] = 0  # a numeric ``bytes`` (3.5 too) is kept, as the code does
     return cleaned
 
 
@@ -247,8 +248,9 @@ def sessions_history(
     """One page of a transcript, newest last.
 
     ``offset`` counts the newest messages to skip (the window ends at ``total - offset``);
-    ``limit`` keeps at most that many of the newest messages in the window. Then text fields
-    are cleaned and the 80 KiB JSON cap drops the oldest rows first."""
+    ``limit`` keeps at most that many of the newest messages in the window, tool rows
+    included, before tool rows are dropped (reference §c16). Then text fields are cleaned and
+    the 80 KiB JSON cap drops the oldest rows first."""
     if offset < 0:
         raise ValueError("offset must be >= 0")
     if limit is not None and limit < 0:
@@ -256,10 +258,12 @@ def sessions_history(
     total = len(messages)
     indexed = [(message_seq(m, i + 1), m) for i, m in enumerate(messages)]
     window = [(seq, m) for seq, m in indexed[: max(total - offset, 0)]]
+    # The gateway keeps the newest ``limit`` rows before tool messages are dropped (tool rows
+    # count toward it), and a limit past the rows keeps them all (reference §c16).
+    if limit is not None:
+        window = window[max(len(window) - limit, 0) :] if limit else []
     if not include_tools:
         window = [(seq, m) for seq, m in window if m.get("role") not in TOOL_ROLES]
-    if limit is not None:
-        window = window[len(window) - limit :] if limit else []
     flags = _Flags()
     rows = [(seq, sanitize_message(m, flags)) for seq, m in window]
 

@@ -270,7 +270,7 @@ async def run_requester(
                                            include_tools=message.include_tools,
                                            session_key=key)
                 port.emit(events.HistoryServed(message.child_id, message.include_tools,
-                                               history.to_json()))
+                                               history.to_json(), message.limit))
             elif isinstance(message, CleanupSession) and message.child_id in runs:
                 run_id, key = runs[message.child_id]
                 port.emit(events.SessionCleaned(message.child_id, run_id, key,

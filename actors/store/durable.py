@@ -213,9 +213,15 @@ class RunStore:
         self.apply(run_id, RunEnded(ended_at_ms, status, error, text, stop_reason, input_tokens,
                                     output_tokens))
 
-    def record_correction(self, run_id: str, at_ms: int, text: str | None) -> None:
-        """The producer corrects its result: a newer receipt of the same run (DEL-12)."""
+    def record_correction(self, run_id: str, at_ms: int, text: str | None) -> bool:
+        """A further receipt of the same run with producer end time ``at_ms`` (DEL-12): it owns
+        the reply only when newer than the one held (an equal end time keeps the first
+        accepted, an older one never wins). Returns whether it was taken."""
+        current = self.get(run_id).receipt_at_ms
+        if current is not None and at_ms <= current:
+            return False
         self.apply(run_id, Corrected(at_ms, text))
+        return True
 
     def record_checkpoint(self, session_key: str, child_session_key: str, run_id: str,
                           key: str, ended_at_ms: int) -> None:

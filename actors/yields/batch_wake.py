@@ -123,7 +123,11 @@ class BatchWakeCore:
         self._render = render
         self._probe = probe
         self._mutants = mutants
+        # The live dispatch's answer-timeout token, by batch; tokens are never reused (an
+        # earlier dispatch's timeout falling due as a later one is sent, or while the batch
+        # waits on a busy requester, must not count against the later one: reference §c17).
         self._tokens: dict[str, int] = {}
+        self._issued = 0
 
     # -- inputs ----------------------------------------------------------------------------------
 
@@ -277,7 +281,12 @@ class BatchWakeCore:
                 (r.run_id, r.receipt_at_ms or 0) for r in records if r.run_id in row.members))
         text = row.text
         assert text is not None
-        token = self._tokens[row.batch_id] = self._tokens.get(row.batch_id, 0) + 1
+        if mutants.MUTANT_WAKE_TOKEN_REUSED in self._mutants:
+            # The bug (issue 24): each dispatch after an answer starts the tokens at 1 again,
+            # so an earlier attempt's timeout reads as this one going unanswered.
+            self._issued = self._tokens.get(row.batch_id, 0)
+        self._issued += 1
+        token = self._tokens[row.batch_id] = self._issued
         key = row.attempt_key()
         completion = Completion(key=key, run_id=row.batch_id, child_session_key="",
                                 requester=row.requester, status=OutcomeStatus.OK, text=text,

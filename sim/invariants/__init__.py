@@ -43,6 +43,7 @@ from sim.invariants.private.turns import INVARIANTS as _PRIVATE_TURNS
 from sim.invariants.yields.turns import INVARIANTS as _TURNS
 from sim.invariants.yields.wake_budgets import INVARIANTS as _WAKE_BUDGETS
 from sim.invariants.yields.wake_message import INVARIANTS as _WAKE_MESSAGE
+from sim.invariants.yields.wake_sends import INVARIANTS as _WAKE_SENDS
 from sim.invariants.yields.wave_liveness import INVARIANTS as _WAVE_LIVENESS
 from sim.invariants.yields.waves import INVARIANTS as _WAVES
 from sim.invariants.yields.yield_batches import INVARIANTS as _YIELDS
@@ -53,7 +54,7 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS
                               + _RECEIPTS + _FINDINGS + _LIMITS + _REDRIVE + _TURNS
                               + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS
-                              + _WAVES + _WAKE_BUDGETS + _WAVE_LIVENESS + _QUEUE_ORDER
+                              + _WAVES + _WAKE_BUDGETS + _WAKE_SENDS + _WAVE_LIVENESS + _QUEUE_ORDER
                               + _CHUNK_LIMITS + _NEWEST_DELIVERED + _HISTORY_PAGING)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 

@@ -59,8 +59,11 @@ def chain_class(chain: Mapping[str, Any]) -> str:
     messages = [str(link["message"]) for link in links]
     if any(link.get("sentBeforeError") or link.get("visibleReplySent") for link in links):
         return "sent"
+    # The permanent patterns are not looked for in a link that is itself a writer-claim
+    # rebound (OpenClaw skips them there: issue 24); a typed platform rejection still counts.
     if any(link.get("platformError") == _PLATFORM_REJECTED for link in links) or any(
-            p.search(m) for m in messages for p in (*_PERMANENT, _CLOSED_TURN)):
+            p.search(m) for m in messages if not _REBOUND.search(m)
+            for p in (*_PERMANENT, _CLOSED_TURN)):
         return "permanent"
     if any(_REBOUND.search(m) for m in messages):
         return "transient"

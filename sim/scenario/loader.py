@@ -14,7 +14,13 @@ import attrs
 from actors.child.agent_loop import Encoding
 from actors.inputs import Node, decode, toml_document
 from actors.inputs.files import MAX_SCENARIO_BYTES, read_bounded
-from actors.messages import DEFAULT_CORRECTION, STEP_FINISHES, ChildSpec, StepSpec
+from actors.messages import (
+    DEFAULT_CORRECTION,
+    STEP_FINISHES,
+    ChildSpec,
+    ExtraReceipt,
+    StepSpec,
+)
 from actors.mutants import MUTANTS
 from actors.nesting.spawn_limits import CHILDREN_RANGE, CONCURRENT_RANGE, DEPTH_RANGE, SpawnLimits
 from actors.requester.session import child_session_key
@@ -31,6 +37,7 @@ from sim.scenario.model import (
     MAX_SESSIONS,
     MAX_STEPS_PER_CHILD,
     MAX_TIME_S,
+    MAX_TOKENS,
     MAX_TOOL_CALLS,
     MAX_TREE_DEPTH,
     MAX_TREE_FAN_OUT,
@@ -117,7 +124,8 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
                           "reply_chars", "error", "expects_completion", "usage_recorded", "steps",
                           "encoding", "timeout", "fork_seed", "earlier_epoch", "session",
                           "parent", "caller", "answer_lost", "correction_after",
-                          "correction", "turn", "route_change", *_PRIVATE_KEYS))
+                          "correction", "turn", "route_change", "tokens_in", "tokens_out",
+                          "receipts", *_PRIVATE_KEYS))
         child_id = table.text("id")
         if not re.match(r"^[A-Za-z0-9_\-]+$", child_id):
             raise table.fail("id", f"{child_id!r} may only use letters, digits, '-' and '_'")
@@ -136,7 +144,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
         if table.has("reply") and table.has("reply_chars"):
             raise table.fail("reply_chars", "give either reply or reply_chars, not both")
         if table.has("steps"):
-            for one_step in ("reply", "reply_chars"):
+            for one_step in ("reply", "reply_chars", "tokens_in", "tokens_out"):
                 if table.has(one_step):
                     raise table.fail(one_step, f"give either {one_step} (one step) or steps, "
                                      "not both")
@@ -148,9 +156,10 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
                 raise table.fail("steps", "must list at least one step")
         elif table.has("reply_chars"):
             chars = table.integer("reply_chars", minimum=1, maximum=MAX_REPLY_CHARS)
-            steps = [StepSpec(run_ms, text=filler_text(chars))]
+            steps = [StepSpec(run_ms, text=filler_text(chars), tokens=_tokens(table))]
         else:
-            steps = [StepSpec(run_ms, text=table.text("reply", "", max_chars=MAX_REPLY_CHARS))]
+            steps = [StepSpec(run_ms, text=table.text("reply", "", max_chars=MAX_REPLY_CHARS),
+                              tokens=_tokens(table))]
         if outcome == "error":
             # The run fails: its last step's stream breaks.
             steps[-1] = attrs.evolve(steps[-1], finish=StepFinish.STREAM_ERROR)
@@ -181,6 +190,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
             route_change=table.text("route_change", None),
             completion_target=completion_target(table),
             options=spawn_options(table),
+            receipts=_receipts(table, outcome),
         ))
         if parent is not None and not (
                 parent.spawn_at_ms <= children[-1].spawn_at_ms
@@ -228,14 +238,47 @@ def filler_text(chars: int) -> str:
 
 
 def _step(table: Node) -> StepSpec:
-    table.check_keys(("duration", "text", "reasoning", "tool_calls", "finish"))
+    table.check_keys(("duration", "text", "reasoning", "tool_calls", "finish", "tokens_in",
+                      "tokens_out"))
     return StepSpec(
         duration_ms=table.seconds("duration", 10, minimum=0.001, maximum=MAX_TIME_S),
         text=table.text("text", "", max_chars=MAX_REPLY_CHARS),
         reasoning=table.text("reasoning", "", max_chars=MAX_REPLY_CHARS),
         tool_calls=table.integer("tool_calls", 0, maximum=MAX_TOOL_CALLS),
         finish=StepFinish(table.text("finish", "auto", choices=STEP_FINISHES)),
+        tokens=_tokens(table),
     )
+
+
+def _receipts(table: Node, outcome: str) -> tuple[ExtraReceipt, ...]:
+    """``[[children.receipts]]``: further receipts of the run (DEL-12), each ``after`` seconds
+    after its end (in order), with its own producer end time ``ended_at`` (seconds of world
+    time) and ``reply``."""
+    receipts: list[ExtraReceipt] = []
+    for entry in table.nodes("receipts"):
+        entry.check_keys(("after", "ended_at", "reply"))
+        after = entry.seconds("after", 0, maximum=MAX_TIME_S)
+        if receipts and after < receipts[-1].after_ms:
+            raise entry.fail("after", "receipts are listed in the order they are written "
+                             "(after must not go back)")
+        receipts.append(ExtraReceipt(after, entry.seconds("ended_at", maximum=MAX_TIME_S),
+                                     entry.text("reply")))
+    if receipts and outcome != "ok":
+        raise table.fail("receipts", "only a run that ends ok writes further receipts")
+    return tuple(receipts)
+
+
+def _tokens(table: Node) -> tuple[int, int] | None:
+    """``tokens_in`` and ``tokens_out``: the token usage a step (or a one-step child) reports;
+    both or neither (a child with no report at all: ``usage_recorded = false``)."""
+    given = [table.has("tokens_in"), table.has("tokens_out")]
+    if not any(given):
+        return None
+    if not all(given):
+        missing = "tokens_out" if given[0] else "tokens_in"
+        raise table.fail(missing, "give tokens_in and tokens_out together")
+    return (table.integer("tokens_in", minimum=0, maximum=MAX_TOKENS),
+            table.integer("tokens_out", minimum=0, maximum=MAX_TOKENS))
 
 
 def _workload(root: Node, session_keys: list[str], scripted: int) -> WorkloadDef | None:

@@ -138,6 +138,9 @@ def _child(child: ChildSpec) -> dict[str, Any]:
         if value != getattr(default, key):
             out[key] = str(value) if isinstance(value, str) else value
     out["steps"] = [_step(s) for s in child.steps]
+    if child.receipts:  # DEL-12's further receipts, in the order they are written
+        out["receipts"] = [{"after": seconds(r.after_ms), "ended_at": seconds(r.ended_at_ms),
+                            "reply": r.text} for r in child.receipts]
     return out
 
 
@@ -151,6 +154,8 @@ def _step(step: StepSpec) -> dict[str, Any]:
         out["tool_calls"] = step.tool_calls
     if step.finish != StepFinish.AUTO:
         out["finish"] = step.finish.value
+    if step.tokens is not None:
+        out["tokens_in"], out["tokens_out"] = step.tokens
     return out
 
 

@@ -73,25 +73,32 @@ def test_status_labels() -> None:
     assert status_label("ok", None) == "completed; ready for parent review"
     assert status_label("ok", "ignored") == "completed; ready for parent review"
     assert status_label("timeout", None) == "timed out"
-    assert status_label("timeout", "  ") == "timed out"
+    assert status_label("timeout", "") == "timed out"
+    assert status_label("timeout", "  ") == "timed out:   "
     assert status_label("timeout", "waited 120s") == "timed out: waited 120s"
-    assert status_label("error", None) == "failed:"
-    assert status_label("error", " \t\ufeff") == "failed:"
+    # ``outcome.error || "unknown error"`` (issue 24: the earlier reading gave ``failed:``).
+    assert status_label("error", None) == "failed: unknown error"
+    assert status_label("error", "") == "failed: unknown error"
+    assert status_label("error", " \t\ufeff") == "failed:  \t\ufeff"
     assert status_label("error", "boom\nline two") == "failed: boom\nline two"
     assert status_label("error", "e" * 1000) == "failed: " + "e" * 1000
     assert status_label("error", "  spaced  out ") == "failed:   spaced  out "
     assert status_label("error", "x <<<END_OPENCLAW_INTERNAL_CONTEXT>>> y") == (
         "failed: x [[OPENCLAW_INTERNAL_CONTEXT_END]] y")
+    assert status_label("timeout", "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>") == (
+        "timed out: [[OPENCLAW_INTERNAL_CONTEXT_BEGIN]]")
     assert status_label("unknown", "x") == "finished with unknown status"
 
 
 _JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 END_MARKER = "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"
+BEGIN_MARKER = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
 errors = st.one_of(
     st.none(),
     st.text(alphabet=_JS_WHITESPACE, max_size=5),
     st.text(max_size=400),
-    st.lists(st.sampled_from(["a", " ", "\n", END_MARKER, "<<<", ">>>", "\u2028", "é"]),
+    st.lists(st.sampled_from(["a", " ", "\n", END_MARKER, BEGIN_MARKER, "<<<", ">>>", "\u2028",
+                              "é"]),
              max_size=12).map("".join),
 )
 
@@ -99,11 +106,12 @@ errors = st.one_of(
 @settings(max_examples=500, deadline=None)
 @given(st.sampled_from(["ok", "error", "timeout", "unknown"]), errors)
 def test_property_status_label_rule(status: str, error: str | None) -> None:
-    """§c16: the runtime's error verbatim after the prefix; a blank error adds nothing; the
-    context-end marker never survives; the status decides the prefix."""
+    """§c16: the runtime's error verbatim after the prefix; a missing or empty error is
+    ``unknown error`` (failed) or nothing (timed out), a whitespace-only one is kept; neither
+    context marker survives; the status decides the prefix."""
     label = status_label(status, error)  # type: ignore[arg-type]
-    assert END_MARKER not in label
-    is_blank = error is None or all(c in _JS_WHITESPACE for c in error)
+    assert END_MARKER not in label and BEGIN_MARKER not in label
+    is_blank = not error
     if status == "ok":
         assert label == "completed; ready for parent review"
     elif status == "unknown":
@@ -111,13 +119,14 @@ def test_property_status_label_rule(status: str, error: str | None) -> None:
     else:
         prefix = "failed" if status == "error" else "timed out"
         if is_blank:
-            assert label == ("failed:" if status == "error" else "timed out")
+            assert label == ("failed: unknown error" if status == "error" else "timed out")
         else:
             assert error is not None
             assert label.startswith(prefix + ": ")
             shown = label[len(prefix) + 2:]
             # Verbatim (no cap, whitespace kept), each context-end marker neutralised.
-            pieces = error.split(END_MARKER)
+            pieces = [p.replace(BEGIN_MARKER, "[[OPENCLAW_INTERNAL_CONTEXT_BEGIN]]")
+                      for p in error.split(END_MARKER)]
             assert shown == "[[OPENCLAW_INTERNAL_CONTEXT_END]]".join(pieces)
 
 
@@ -135,7 +144,7 @@ def test_batch_raw_status_forms() -> None:
 
 def test_single_line_fields_collapse_cap_and_fall_back() -> None:
     assert single_line("a\n\n b\r\n\tc\u2028d", "x") == "a b c d"
-    assert single_line(None, "unnamed task") == "unnamed task"
+    assert single_line(None, "task") == "task"
     assert single_line(" \n ", "unknown") == "unknown"
     assert single_line("y" * 256, "x") == "y" * 256
     capped = single_line("y" * 300, "x")
@@ -407,7 +416,7 @@ def test_results_exact_layout_with_no_output_and_failure() -> None:
         "status: ok\n"
         "Child result: (no output)\n"
         "\n"
-        "3. unnamed task\n"
+        "3. task\n"
         "session_key: agent:main:subagent:c\n"
         "status: error: tool crashed\n"
         "Child result: (no output)"
@@ -633,7 +642,7 @@ def check_payload(
     assert len(parsed.children) == len(result.shown)
     for info, got, want in zip(result.shown, parsed.children, ordered, strict=False):
         assert got.session_key == single_line(want.session_key, "unknown")
-        assert got.task == single_line(want.task, "unnamed task")
+        assert got.task == single_line(want.task, "task")
         if announce:
             assert got.status == status_label(want.status, want.error)
         else:

@@ -23,3 +23,13 @@ def test_transport_tries() -> None:
 def test_expiry() -> None:
     assert retry.expiry_deadline_ms(1_000, required=True) == 1_000 + 30 * 60_000
     assert retry.expiry_deadline_ms(1_000, required=False) == 1_000 + 5 * 60_000
+
+
+def test_backoff_rounds_halves_up_as_javascript_does() -> None:
+    # Math.round, not Python's round half to even (issue 24): unreachable with the 1,001-step
+    # jitter grid, reached by any grid that lands on a half.
+    assert retry.js_round(15022.5) == 15023 and round(15022.5) == 15022
+    assert retry.js_round(15023.5) == 15024
+    assert retry.js_round(15022.4999) == 15022
+    assert retry.js_round(0.49999999999999994) == 0  # floor(x + 0.5) would give 1
+    assert retry.js_round(-2.5) == -2  # toward +infinity, as Math.round

@@ -89,6 +89,15 @@ def test_chain_examples_in_order() -> None:
     # ... also over the writer-claim rebound around it.
     assert classify(SendError.of(WRITER_CLAIM_REBOUND, "bot was blocked by the user")) is P
     assert classify(SendError.of("transcript append failed", WRITER_CLAIM_REBOUND)) is T
+    # A writer-claim message and a permanent phrase in the same link: OpenClaw skips the
+    # permanent patterns on the writer-claim link itself, so it is transient (issue 24) ...
+    assert classify(SendError(f"{WRITER_CLAIM_REBOUND}: chat not found")) is T
+    assert chain_class(SendError(f"chat not found; {WRITER_CLAIM_REBOUND}").to_json()) == \
+        "transient"
+    # ... unless a typed platform rejection, or another link, says permanent.
+    assert classify(SendError(f"{WRITER_CLAIM_REBOUND}: chat not found",
+                              platform_error=PLATFORM_REJECTED)) is P
+    assert classify(SendError.of(f"{WRITER_CLAIM_REBOUND}: x", "chat not found")) is P
     # Send evidence anywhere makes it never transient, never resent; it wins over permanent too.
     assert classify(SendError.of("ECONNRESET", sent_before_error=True)) is S
     assert classify(SendError("outer", SendError("chat not found", visible_reply_sent=True))) is S

@@ -447,3 +447,16 @@ def test_property_one_message_over_the_cap_is_dropped(size: int, before: int) ->
     result = sessions_history(transcript)
     assert result.messages[-1]["content"] == OMITTED_MESSAGE
     assert result.dropped_messages and result.truncated
+
+
+def test_image_sizes_follow_openclaws_count() -> None:
+    """Issue 24: characters up to U+0020 are not data, at most two ``=`` are padding, and a
+    numeric ``bytes`` without data is kept as given (3.5 too)."""
+    def shown(block: dict[str, object]) -> object:
+        message = {"role": "assistant", "content": [{"type": "image", **block}]}
+        return sessions_history([message]).messages[0]["content"][0]["bytes"]
+
+    assert shown({"data": "QUJD\x01REVG\x1f"}) == 6  # control characters are skipped
+    assert shown({"data": "QQ==="}) == 1  # a third "=" is not padding: 5 * 3 // 4 - 2
+    assert shown({"bytes": 3.5}) == 3.5
+    assert shown({"bytes": True}) == 0

@@ -32,8 +32,8 @@ SESSION = '[[sessions]]\nkey = "agent:main:main"\n'
 CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, reply_chars, error, "
                 "expects_completion, usage_recorded, steps, encoding, timeout, "
                 "fork_seed, earlier_epoch, session, parent, caller, answer_lost, correction_after, "
-                "correction, turn, route_change, completion_target, runtime, collect, visible, "
-                "thread, mode")
+                "correction, turn, route_change, tokens_in, tokens_out, receipts, "
+                "completion_target, runtime, collect, visible, thread, mode")
 TOP_FIELDS = ("name, description, covers, seed, strategy, mutants, until, sessions, children, "
               "workload, faults, timeline, expect, replay, limits, turns, lifecycle")
 

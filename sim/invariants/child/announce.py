@@ -36,26 +36,24 @@ def _visible(result: str | None) -> bool:
     return result is not None and result.strip() not in ("", "NO_REPLY")
 
 
-# Reference §c16, restated: the runtime's error verbatim (no cap, whitespace kept; blank means
-# only JavaScript whitespace), the context-end marker neutralised; §c5: the status field line has
+# Reference §c16, restated: the runtime's error verbatim (no cap, whitespace kept; a missing or
+# empty one is "unknown error"), both context markers neutralised; §c5: the status field line has
 # its line breaks collapsed.
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007" \
-    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-
 
 def _label(status: str, error: str | None) -> str:
-    if error is not None and error.strip(_JS_SPACE) == "":
-        error = None
+    # ``outcome.error || "unknown error"``: only a missing or empty error is unknown; a
+    # whitespace-only one is kept (and names a timeout's error too).
     if status == "ok":
         label = "completed; ready for parent review"
     elif status == "timeout":
-        label = "timed out" + (f": {error}" if error is not None else "")
+        label = "timed out" + (f": {error}" if error else "")
     elif status == "error":
-        label = "failed:" + (f" {error}" if error is not None else "")
+        label = "failed: " + (error if error else "unknown error")
     else:
         label = "finished with unknown status"
-    label = label.replace("<<<END_OPENCLAW_INTERNAL_CONTEXT>>>",
-                          "[[OPENCLAW_INTERNAL_CONTEXT_END]]")
+    label = label.replace("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>",
+                          "[[OPENCLAW_INTERNAL_CONTEXT_BEGIN]]").replace(
+        "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>", "[[OPENCLAW_INTERNAL_CONTEXT_END]]")
     return re.sub("[\n\r\u2028\u2029]+", " ", label)
 
 
@@ -276,6 +274,14 @@ def history_bounds(trace: Sequence[Record]) -> list[Violation]:
                 if dropped in message:
                     problems.append(f"a message still carries {dropped!r}")
         total, offset = result["totalMessages"], result["offset"]
+        # With tool rows asked for and nothing dropped for size, the page is the newest
+        # ``limit`` rows of the window (all of them when the limit is past the rows, §c16).
+        limit = r.data.get("limit")
+        if r.data["include_tools"] and not result["droppedMessages"]:
+            want = max(total - offset, 0) if limit is None else min(limit, max(total - offset, 0))
+            if len(messages) != want:
+                problems.append(f"{len(messages)} rows for limit {limit} at offset {offset} of "
+                                f"{total}, not {want}")
         if "nextOffset" in result and not offset <= result["nextOffset"] < total:
             problems.append(f"nextOffset {result['nextOffset']} outside [{offset}, {total})")
         if problems:

@@ -121,7 +121,9 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     last send or refusal. Never the registry's own give-up, close or skip records: a model that
     records a give-up it never made leaves a pending row, and that is stuck. A correction of
     its result (DEL-12) or an operator's redrive (DEL-16) may open a new generation, which must
-    resolve too, in time counted from then."""
+    resolve too, in time counted from then. A run whose batch wake its session last refused
+    while a turn ran that was still running when the world stopped is not stuck: the wake
+    waits, armed, for that turn (reference §c17)."""
     asked = asked_runs(trace)
     private = releases(trace)
     spawns: dict[str, Record] = {}
@@ -130,8 +132,20 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     last: dict[str, Record] = {}  # each run's last send, or answer to one, since it was owed
     heal_ms = 0
     end: Record | None = None
+    # A wake its session refused while busy in another turn waits, armed, until that turn ends
+    # (reference §c17): each session's open turn (when it started), and the runs each wake
+    # named when its session last refused it.
+    open_turn: dict[str, int] = {}
+    waiting: dict[str, tuple[str, int]] = {}
     for r in trace:
         kind = r.kind
+        if kind == "world.turn":
+            open_turn[r.data["session"]] = r.t_ms
+        elif kind in ("world.turn_end", "world.lifecycle"):
+            open_turn.pop(r.data["session"], None)
+        elif kind == "requester.wake_refused":
+            for run_id in key_runs(r.data["key"]):
+                waiting[run_id] = (r.actor.removeprefix("requester:"), r.t_ms)
         if kind == "spawn":
             spawns[r.data["run_id"]] = r
         elif kind == "child.end":
@@ -193,6 +207,9 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
                 continue  # retained: its turn is still open
             owed_from = due
         bound = max(owed_from, heal_ms) + LIVENESS_BOUND_MS
+        wait = waiting.get(run_id)
+        if resolution is None and wait is not None and open_turn.get(wait[0], 2**62) <= wait[1]:
+            continue  # its wake waits on a turn still running when the world stopped (§c17)
         if resolution is None:
             violations.append(Violation(
                 "eventually-resolved", "liveness",

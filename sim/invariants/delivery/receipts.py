@@ -38,7 +38,8 @@ def produced(trace: Sequence[Record]) -> dict[tuple[str, int], Record]:
         if r.kind == "child.end":
             made[(r.data["run_id"], r.t_ms)] = r
         elif r.kind == "child.correction":
-            made[(r.data["run_id"], r.data["ended_at"])] = r
+            # An equal end time keeps the first receipt made (DEL-12).
+            made.setdefault((r.data["run_id"], r.data["ended_at"]), r)
     return made
 
 

@@ -17,6 +17,7 @@ restores from its store); the observer then stops checking exact gaps for that r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import attrs
@@ -88,7 +89,8 @@ def _backoff_bounds(attempt: int | None) -> tuple[int, int]:
     if attempt is None:
         return BACKOFF_FIRST_MS, BACKOFF_CAP_MS
     base = BACKOFF_FIRST_MS * 2 ** min(attempt - 1, 16)
-    return min(base, BACKOFF_CAP_MS), min(BACKOFF_CAP_MS, round(base * (1 + JITTER)))
+    # JavaScript's Math.round: a half rounds up.
+    return min(base, BACKOFF_CAP_MS), min(BACKOFF_CAP_MS, math.floor(base * (1 + JITTER) + 0.5))
 
 
 def retry_timing(trace: Sequence[Record]) -> list[Violation]:

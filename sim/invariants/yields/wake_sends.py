@@ -1,0 +1,228 @@
+"""YLD-3: a batch wake's sends counted at the gateway against its budget (issue 24; reference
+§c11 "Batch wake", §c17 "A busy requester never spends a wake's budget").
+
+Read only from what the gateway and the requester saw: each send of a wake (``gateway.send``)
+and each answer to it: the gateway's refusal (a ``fault`` carrying an error), the session
+refusing it (``requester.wake_refused``, whatever reason it gives), taking it
+(``requester.accept``) or answering it as a duplicate (``requester.duplicate``), or its being
+gone (``requester.gone``). A session's answer travels back to the delivery process and may be
+delayed past the answer timeout or lost on the way (a ``fault`` of kind ``delay`` of a
+``CompletionAck``, ``ack-slow`` or ``send-ambiguous`` at that instant): such an answer counts as
+never seen. The gateway's own refusals reach the delivery process at once (one process). Never
+the outbox's records (``batch.*``: attempt and replay counts) nor the model's tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import asked_runs, is_wake
+from sim.invariants.yields.yield_batches import (
+    _is_private,
+    _overlap,
+    _Seen,
+    _seen,
+    _wake_of,
+    batches,
+    wave_batches,
+)
+from sim.trace import Record
+
+MAX_REPLAYS = 3
+MAX_ATTEMPTS = 3
+ANSWER_TIMEOUT_MS = 120_000
+RECHECK_MS = 30_000  # a busy requester's wake is tried again after this (reference §c17)
+SESSION_ANSWERS = ("requester.wake_refused", "requester.accept", "requester.duplicate",
+                   "requester.gone")
+ACK_FAULTS = ("ack-slow", "send-ambiguous")
+
+
+@attrs.frozen
+class _Answer:
+    record: Record
+    # When the delivery process had it, at the earliest and at the latest (NEVER: its way back
+    # may have been lost); a doubled acknowledgement may get through where one copy is lost.
+    first: int
+    last: int
+
+
+@attrs.define
+class _Send:
+    record: Record
+    answer: _Answer | None = None
+
+
+NEVER = 2**62
+
+
+def _answers(trace: Sequence[Record]) -> dict[str, list[_Answer]]:
+    """Every answer to a wake send, by key, with when the delivery process had it. The
+    gateway's refusal reaches it at once (one process). A session's answer travels back as an
+    acknowledgement: a ``delay`` fault on it at that instant holds it ``delay_ms`` longer, a
+    ``duplicate`` sends a second copy, then the gateway may hold it (``ack-slow``,
+    ``delay_ms``) or lose it (``send-ambiguous``)."""
+    by_key: dict[str, list[_Answer]] = {}
+    faults: dict[int, list[Record]] = {}  # instant -> the acknowledgement faults noted then
+    for r in trace:
+        if r.kind == "fault" and (r.data.get("kind") in ACK_FAULTS or (
+                r.data.get("kind") in ("delay", "duplicate")
+                and r.data.get("message") == "CompletionAck")):
+            faults.setdefault(r.t_ms, []).append(r)
+    for r in trace:
+        if r.kind in SESSION_ANSWERS:
+            if is_wake(r.data["key"]):
+                by_key.setdefault(r.data["key"], []).append(_way_back(r, faults))
+        elif r.kind == "fault" and "error" in r.data and is_wake(str(r.data.get("key") or "")):
+            by_key.setdefault(r.data["key"], []).append(_Answer(r, r.t_ms, r.t_ms))
+    return by_key
+
+
+def _way_back(answer: Record, faults: dict[int, list[Record]]) -> _Answer:
+    at = answer.t_ms
+    now = [f for f in faults.get(at, []) if f.seq > answer.seq]
+    held = next((f for f in now if f.data["kind"] == "delay"), None)
+    doubled = any(f.data["kind"] == "duplicate" for f in now)
+    if held is not None:
+        at += int(held.data.get("delay_ms") or 0)
+    first = last = at
+    for fault in faults.get(at, []):
+        if fault.data["kind"] in ACK_FAULTS and fault.data.get("run_id") == \
+                answer.data.get("run_id") and (held is not None or fault.seq > answer.seq):
+            if fault.data["kind"] == "send-ambiguous":
+                last = NEVER
+            else:
+                last = at + int(fault.data.get("delay_ms") or 0)
+            if not doubled:
+                first = last
+            break
+    return _Answer(answer, first, last)
+
+
+def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
+    """A wake's key is sent again only (a) after the session refused it (busy in another turn:
+    the wake stays armed and spends nothing), (b) after the delivery process restarted (the
+    same key is replayed, no new transition), (c) as a replay of an earlier send of that key
+    whose answer the delivery process never had, at most three such replays per batch, or (d)
+    for a private batch, whose retries keep one unsuffixed key (reference §c10), as a retry
+    after the gateway refused it, at most three attempts in all. A session's refusal that was
+    seen never ends the wake: the same key goes again (within the 30 s recheck plus any
+    downtime) unless the session was reset or deleted, or the run ended first."""
+    seen = _seen(trace)
+    answers = _answers(trace)
+    asked = asked_runs(trace)
+    end_ms = seen.end.t_ms if seen.end is not None else NEVER
+    crashes = [down for down, _ in seen.downtime]
+    violations: list[Violation] = []
+    for batch in [*batches(trace), *wave_batches(trace)]:
+        private = any(_is_private(asked.get(run_id)) for run_id in batch.members)
+        sends = _wake_of(batch, seen.wake_sends)
+        # Once its members had ended, a crash before a key's first send may have killed a
+        # process with that key's dispatch out: its restart replays it as ambiguous.
+        start = max([batch.yielded.t_ms if batch.turn != "wave" else 0,
+                     *(seen.ends[m].t_ms for m in batch.members if m in seen.ends)])
+        by_key: dict[str, list[_Send]] = {}
+        counted: dict[str, list[Record]] = {"replay": [], "retry": []}
+        for send in sends:
+            key = send.data["key"]
+            earlier = by_key.setdefault(key, [])
+            _match(earlier, answers.get(key, []), send.seq)
+            if not earlier and any(start <= down <= send.t_ms for down in crashes):
+                earlier.append(_Send(attrs.evolve(send, seq=-1, t_ms=start)))  # maybe sent
+            if earlier:
+                why = _why_again(earlier, send, answers.get(key, []), crashes, private)
+                if why is None:
+                    violations.append(Violation(
+                        "wake-sends-budget", "YLD-3", f"the wake of {batch.turn} of "
+                        f"{batch.session} sent {key} again at {send.t_ms} ms although every "
+                        "earlier send of it was answered (refused by the gateway or taken) and "
+                        "no restart or busy session explains it",
+                        (*(s.record.seq for s in earlier if s.record.seq >= 0), send.seq)))
+                elif why in counted:
+                    counted[why].append(send)
+            earlier.append(_Send(send))
+        for why, most in (("replay", MAX_REPLAYS), ("retry", MAX_ATTEMPTS - 1)):
+            if len(counted[why]) > most:
+                violations.append(Violation(
+                    "wake-sends-budget", "YLD-3", f"the wake of {batch.turn} of "
+                    f"{batch.session} made {len(counted[why])} {why} sends, over {most}",
+                    tuple(r.seq for r in counted[why])))
+        for key, key_sends in by_key.items():
+            _match(key_sends, answers.get(key, []), NEVER)
+            last = key_sends[-1]
+            if last.answer is None or last.answer.record.kind != "requester.wake_refused" \
+                    or last.answer.last > last.record.t_ms + ANSWER_TIMEOUT_MS:
+                continue  # not surely had in time: the send may have timed out instead
+            refusal = last.answer.record
+            later = last.answer.last + RECHECK_MS + _overlap(seen.downtime, refusal.t_ms,
+                                                                  end_ms)
+            # A reset or delete since the batch began abandons its wake (refused, rightly
+            # ended); a refusal while no turn of the session ran is not a busy one.
+            since = batch.yielded.t_ms if batch.turn != "wave" else 0
+            reset = any(r.t_ms >= since for r in seen.lifecycle.get(batch.session, []))
+            if reset or later + 1_000 > end_ms or not _busy(seen, batch.session, refusal.t_ms):
+                continue
+            violations.append(Violation(
+                "wake-sends-budget", "YLD-3", f"the wake of {batch.turn} of {batch.session} "
+                f"was never sent again after {refusal.actor} refused {key} at "
+                f"{refusal.t_ms} ms: a busy requester spends nothing and the wake stays armed",
+                (last.record.seq, refusal.seq)))
+    return violations
+
+
+def _match(sends: list[_Send], answers: list[_Answer], before_seq: int) -> None:
+    """Give each answer so far to the latest send of its key before it, when that one is
+    still unanswered (a gateway refusal answers the send it follows; a session answers what
+    reached it last). Another answer to an answered send is a duplicate's (a doubled delivery)
+    and answers nothing older: an older send left unanswered stays so (the lenient reading)."""
+    for answer in answers:
+        if answer.record.seq >= before_seq:
+            break
+        before = [s for s in sends if s.record.seq < answer.record.seq]
+        if before and before[-1].answer is None and not any(s.answer is answer for s in sends):
+            before[-1].answer = answer
+
+
+def _why_again(earlier: list[_Send], send: Record, key_answers: list[_Answer],
+               crashes: list[int], private: bool) -> str | None:
+    previous = earlier[-1]
+    if any(previous.record.t_ms <= down <= send.t_ms for down in crashes):
+        return "restart"
+
+    def had(s: _Send, surely: bool) -> bool:
+        # An answer later than the 120 s answer timeout came after the send was given up as
+        # unanswered (announceTimeoutMs, reference §c11, §c15): it leaves the key ambiguous.
+        # One a crash since may have lost with the dead process (its restart replays the key
+        # as ambiguous: the lenient reading).
+        if s.answer is None:
+            return False
+        at = s.answer.last if surely else s.answer.first
+        return at <= min(send.t_ms, s.record.t_ms + ANSWER_TIMEOUT_MS) and not any(
+            s.record.t_ms <= down <= send.t_ms for down in crashes)
+
+    # The session refused this key (busy) and the process may have had it since the previous
+    # send: any answer of the key counts for the dispatch that is out, also a late one.
+    if any(a.record.kind == "requester.wake_refused"
+           and previous.record.t_ms <= a.first <= send.t_ms for a in key_answers):
+        return "armed"
+    if any(not had(s, surely=True) for s in earlier):
+        return "replay"
+    if private and previous.answer is not None and previous.answer.record.kind == "fault":
+        return "retry"
+    return None
+
+
+def _busy(seen: _Seen, session: str, at_ms: int) -> bool:
+    """Whether a turn of the session, as the harness asked for it, was running at ``at_ms``."""
+    return any(start <= at_ms < stop for start, stop in seen.busy.get(session, []))
+
+
+INVARIANTS = (
+    Invariant("wake-sends-budget", "YLD-3", "safety",
+              "A wake's key goes again only after a busy session refused it, after a restart, "
+              "or as one of at most three replays of a send whose answer was never seen; a busy "
+              "session's refusal never ends the wake.",
+              wake_sends_budget),
+)
