@@ -31,6 +31,7 @@ class SeedOutcome:
     violations: tuple[tuple[str, str, str], ...]  # (invariant, requirement, message)
     run_digest: str = ""  # see run_digest()
     probes: tuple[str, ...] = ()  # the code probes this seed hit (actors/probes.py)
+    steps: int = 0  # kernel steps of the run (of a crash too: up to the exception)
 
 
 @attrs.frozen
@@ -72,11 +73,19 @@ def run_seed(sweep: Sweep, seed: int) -> SeedOutcome:
     except ScheduleDiverged:  # the branch does not fit this world: bad input, not a model bug
         raise
     except Exception as exc:  # a bug in the model: this seed's finding, the sweep goes on
-        return SeedOutcome(seed, None, 0, ((*CRASH, crash_message(exc)),))
+        return SeedOutcome(seed, None, 0, ((*CRASH, crash_message(exc)),),
+                           steps=_steps_before(exc))
     digest = result.trace.digest() if sweep.digests else None
     return SeedOutcome(seed, digest, len(result.trace),
                        tuple((v.invariant, v.requirement, v.message) for v in result.violations),
-                       run_digest(result), tuple(result.probes))
+                       run_digest(result), tuple(result.probes), result.steps)
+
+
+def _steps_before(exc: BaseException) -> int:
+    for note in getattr(exc, "__notes__", ()):
+        if note.startswith(world.STEPS_NOTE):
+            return int(note.removeprefix(world.STEPS_NOTE))
+    return 0
 
 
 def run_digest(result: world.RunResult) -> str:

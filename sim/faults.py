@@ -9,7 +9,6 @@ safety phase, then liveness phase).
 
 from __future__ import annotations
 
-import enum
 import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -21,157 +20,22 @@ from actors.gateway_core import SENT, ChunkFate, ChunkVerdict
 from actors.lane import LaneGrant
 from actors.messages import AbortRun, Completion, CompletionAck, SendRejected
 from actors.permissions import Caller
-from actors.send_error import PLATFORM_REJECTED, WRITER_CLAIM_REBOUND, SendError
+from actors.send_error import SendError
 from actors.session_queue import SessionGrant
 from sim.choices import Chooser
 from sim.faults_armed import ArmedFaults
+from sim.faults_errors import (
+    CALLBACK_ERRORS,
+    CHUNK_ERRORS,
+    OTHER_ERRORS,
+    SEND_FAULTS,
+    TRANSIENT_ERRORS,
+)
+from sim.faults_kinds import FAULT_KINDS as FAULT_KINDS  # the plan's catalogue, re-exported
+from sim.faults_kinds import KIND_RATES, RATES, FaultKind
 
-
-class FaultKind(enum.StrEnum):
-    SEND_TRANSIENT = "send-transient"
-    SEND_PERMANENT = "send-permanent"
-    SEND_PARTIAL = "send-partial"
-    SEND_OTHER = "send-other"
-    SEND_AMBIGUOUS = "send-ambiguous"
-    SEND_OUTAGE = "send-outage"
-    CHUNK_FAIL = "chunk-fail"
-    CHUNK_ABORT = "chunk-abort"
-    ACK_SLOW = "ack-slow"
-    DUPLICATE = "duplicate"
-    DELAY = "delay"
-    CRASH = "crash"
-    CHILD_ERROR = "child-error"
-    CHILD_TIMEOUT = "child-timeout"
-    TOKEN_LIMIT = "token-limit"
-    ATTEMPT_RETRY = "attempt-retry"
-    NO_REPLY = "no-reply"
-    ABORT = "abort"
-    UNAUTHORISED = "unauthorised"
-    CALLBACK_FAIL = "callback-fail"
-    ANSWER_LOST = "answer-lost"
-    RECOVERY_FAIL = "recovery-fail"
-    MIRROR_FAIL = "mirror-fail"
-    COMPACTION = "compaction"
-    DELETE_SESSION = "delete-session"
-
-
-FAULT_KINDS: dict[str, str] = {
-    FaultKind.SEND_TRANSIENT: "the gateway refuses a completion with a transient error",
-    FaultKind.SEND_PERMANENT: "the gateway refuses a completion with a permanent error",
-    FaultKind.SEND_PARTIAL: "a send fails after part of the completion reached the platform",
-    FaultKind.SEND_OTHER: "the gateway refuses a completion with an unclassified error",
-    FaultKind.SEND_AMBIGUOUS: "a completion reaches its requester but the acknowledgement is lost",
-    FaultKind.SEND_OUTAGE: "the gateway refuses every completion for minutes on end (retries "
-                           "back off, reach the cap and may expire)",
-    FaultKind.CHUNK_FAIL: "a channel refuses a later chunk of a chunked completion",
-    FaultKind.CHUNK_ABORT: "a chunked send to a channel is aborted after its first chunk",
-    FaultKind.ACK_SLOW: "a session's acknowledgement comes back after the 120 s announce timeout",
-    FaultKind.DUPLICATE: "a message between actors is delivered twice",
-    FaultKind.DELAY: "a message between actors is delayed by 1-60 s (now and then by up to 3 "
-                     "min)",
-    FaultKind.CRASH: "the delivery actor's process dies at a crash point or while it waits, and "
-                     "restarts 1-30 s later",
-    FaultKind.CHILD_ERROR: "a child run's stream breaks and the run ends with an error",
-    FaultKind.CHILD_TIMEOUT: "a child run outlives its timeout and is disposed of",
-    FaultKind.TOKEN_LIMIT: "a child step is cut off at its token limit (max-tokens)",
-    FaultKind.ATTEMPT_RETRY: "a child's model attempt fails and is retried",
-    FaultKind.NO_REPLY: "a child run finishes with NO_REPLY, an empty reply or ANNOUNCE_SKIP",
-    FaultKind.ABORT: "a requester aborts a running child",
-    FaultKind.UNAUTHORISED: "someone without the session's permission (another person, or a turn "
-                            "started by a completion report) tries a session-control action",
-    FaultKind.CALLBACK_FAIL: "the receive callback fails after a session confirmed a hand-off",
-    FaultKind.ANSWER_LOST: "a child's final answer reaches its transcript but the captured "
-                           "reply is lost (lost-answer recovery finds it)",
-    FaultKind.RECOVERY_FAIL: "the gateway refuses lost-answer recovery's hand-off of an answer",
-    FaultKind.MIRROR_FAIL: "appending a direct delivery's transcript mirror fails",
-    FaultKind.COMPACTION: "a requester session compacts its transcript while completions are "
-                          "in flight",
-    FaultKind.DELETE_SESSION: "a nested requester's session is deleted once its run ended, "
-                              "often while its children still run",
-}
-assert list(FAULT_KINDS) == list(FaultKind)
-# Rates a seed may give an enabled kind (per opportunity).
-RATES = (0.02, 0.05, 0.1, 0.25)
-# A crash strikes at every crash point of every restart: high rates make crash loops that only the
-# heal ends, which cost much and find little, so crashes draw from lower rates.
-KIND_RATES = {"crash": (0.01, 0.03, 0.06, 0.12),
-              # One chance per nested child (a few a seed): high rates, or it is hardly seen.
-              "delete-session": (0.25, 0.5, 0.75, 1.0)}
 DEFAULT_RESTART_MS = 5_000
-# The error chains each send fault draws from (reference §c11, §c16): plain and wrapped causes,
-# the writer-claim rebound, OpenClaw's case variants, and chains whose outer message hides the
-# class.
-TRANSIENT_ERRORS = (
-    SendError("gateway not connected"),
-    SendError("gateway closed (1006 abnormal closure)"),
-    SendError("ECONNRESET"),
-    SendError.of("announce delivery failed", "connect ECONNRESET 10.0.0.7:443"),
-    SendError("status: unavailable"),
-    SendError("errorcode=unavailable"),
-    SendError("No active WhatsApp Web listener"),
-    SendError("no active websocket listener"),
-    SendError("Gateway Timeout"),
-    SendError("connect ETIMEDOUT 10.0.0.7:443"),
-    SendError("getaddrinfo ENOTFOUND gateway.local"),
-    SendError("connect ECONNREFUSED 127.0.0.1:18789"),
-    SendError("agent call failed: UNAVAILABLE: upstream restarting"),
-    SendError.of("send failed", "network error"),
-    SendError.of("transcript append failed", WRITER_CLAIM_REBOUND),
-)
-PERMANENT_ERRORS = (
-    SendError("chat not found"),
-    SendError("bot was blocked by the user"),
-    SendError("unknown channel"),
-    SendError("unsupported channel: fax"),
-    SendError("user not found"),
-    SendError("Forbidden: bot is not a member of the supergroup chat"),
-    SendError.of("announce delivery failed", "Forbidden: bot was kicked from the group chat"),
-    SendError("recipient is not a valid phone number"),
-    SendError("outbound not configured for channel discord"),
-    # A permanent cause wins over the rebound that wraps it (DEL-10).
-    SendError.of(WRITER_CLAIM_REBOUND, "chat not found"),
-    SendError.of("agent call failed", "Error: chat not found (status: unavailable)"),
-    SendError("message not dispatched", platform_error=PLATFORM_REJECTED),
-    # OpenClaw's closed-turn rejections (DEL-7).
-    SendError("Session transcript keyed user is outside the current turn: announce:v1"),
-    SendError.of("transcript persistence failed",
-                 "Pending input is no longer active in its admitted transcript"),
-)
-PARTIAL_ERRORS = (
-    # Transient-looking, but the first chunk was already sent: another try would duplicate it.
-    SendError("chunk 2 of 3 failed: ECONNRESET", sent_before_error=True),
-    SendError("announce delivery failed",
-              SendError("network error after the first chunk", sent_before_error=True)),
-    SendError("transcript mirror failed: gateway timeout", visible_reply_sent=True),
-)
-OTHER_ERRORS = (
-    SendError("unexpected gateway response (HTTP 502)"),
-    SendError("message rejected by the moderation queue"),
-    SendError.of("announce delivery failed", "UNAVAILABLEX is not a status"),
-    SendError("rate limited: retry later"),
-    SendError("internal server error (500)"),
-    SendError("payload failed validation: <text> & more"),
-    SendError("request failed: failed, timed out?"),
-)
-# What a channel answers when it refuses one chunk of a longer message.
-CHUNK_ERRORS = (
-    SendError("connect ECONNRESET 149.154.167.220:443"),
-    SendError("Bad Request: message is too long"),
-    SendError("Too Many Requests: retry after 30"),
-    SendError("chat not found"),
-)
-SEND_FAULTS: tuple[tuple[str, tuple[SendError, ...]], ...] = (
-    (FaultKind.SEND_PERMANENT, PERMANENT_ERRORS),
-    (FaultKind.SEND_PARTIAL, PARTIAL_ERRORS),
-    (FaultKind.SEND_OTHER, OTHER_ERRORS),
-    (FaultKind.SEND_TRANSIENT, TRANSIENT_ERRORS),
-)
-# What a receive callback fails with after a confirmed hand-off (DEL-9).
-CALLBACK_ERRORS = (
-    "delivery receipt callback failed: task store is locked",
-    "onDelivered hook threw: TypeError: cannot read properties of undefined",
-    "gateway timeout while reporting the delivery result",
-)
+
 # A long delay (past the 120 s announce timeout when both legs are slow) strikes this often.
 LONG_DELAY_SHARE = 0.125
 # Outage lengths a seed may draw, in minutes (the longest outlast the 30-minute expiry).

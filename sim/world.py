@@ -16,7 +16,6 @@ import trio
 import trio.testing
 
 from actors import addresses
-from actors.agent_loop import Encoding
 from actors.delivery import run_delivery
 from actors.gateway import run_gateway
 from actors.gateway_core import Route
@@ -28,19 +27,18 @@ from actors.messages import (
     HistoryRead,
     RunHistoryRead,
     StatusRead,
-    StepSpec,
 )
 from actors.permissions import Caller
 from actors.requester import run_requester
 from actors.run_record import RunRecord
 from actors.runtime import Crash, Port
 from actors.session_queue import SessionQueue
-from actors.states import StepFinish
 from actors.store import RunStore
 from actors.turns import ReplyMode
 from sim import (
     invariants,
-    replies,
+    world_child,
+    world_features,
     world_observe,
     world_permissions,
     world_reach,
@@ -66,18 +64,11 @@ from sim.world_trees import TreeBook, spread
 MAX_STEPS = 200_000
 MAX_RECORDS = 1_000_000
 PER_CHILD = 100
+# The note a model exception leaves: how many kernel steps the run took before it (SPEC §5).
+STEPS_NOTE = "kernel steps before the exception: "
 
-# What the no-reply fault makes a child answer: silence, nothing, or the skip token (§c1).
-SILENT_REPLIES = ("NO_REPLY", "", " ANNOUNCE_SKIP\n")
-CHILD_ERRORS = ("model provider error: 500 internal error", "tool sandbox exited with status 137",
-                "stream reset: <eof> & no retry", "Error: request timed out\n  at fetch (net.js:1)",
-                "failed: NO_REPLY")
 # The share of drawn children whose session is spawned again later (a new run id).
 RERUN_SHARE = 0.1
-# Of reused session keys (FMT-6), the share spawned while the earlier run should still run: the
-# session queue's corner (actors/session_queue.py), aimed so a bug there shows.
-EARLY_REUSE_SHARE = 0.25
-
 
 def versions() -> dict[str, str]:
     return {"handoff": _version(), "trio": trio.__version__}
@@ -109,6 +100,7 @@ class RunResult:
     spans: tuple[Span, ...] = ()
     # Code probes hit in this run, name -> hits (actors/probes.py), in the order first hit.
     probes: dict[str, int] = attrs.field(factory=dict)
+    steps: int = 0  # the kernel's steps: the unit of a bug's detection cost (SPEC §5)
 
     @property
     def ok(self) -> bool:
@@ -149,6 +141,9 @@ def run(
     try:
         run_trio(world.main, clock)
         runs = tuple(map(world.kernel.trace.share_fields, world.store.each_run()))
+    except Exception as exc:  # a model exception: explore still counts the steps it took
+        exc.add_note(f"{STEPS_NOTE}{world.kernel.steps}")
+        raise
     finally:
         world.store.close()
     trace = world.kernel.trace
@@ -168,6 +163,7 @@ def run(
         runs=runs,
         spans=tuple(chooser.spans),
         probes=dict(world.kernel.probes),
+        steps=world.kernel.steps,
     )
 
 
@@ -189,6 +185,11 @@ class _World:
         self._children_by_run: dict[str, str] = {}
         self.end_reason = "not-run"
         kinds = scenario.faults.kinds if fault_kinds is None else tuple(fault_kinds)
+        workload = scenario.workload
+        # Swarm over features (sim/world_features.py): drawn first, each on its own stream.
+        self.features = world_features.every(0 if workload is None else workload.children)
+        if workload is not None and workload.swarm:
+            self.features = world_features.draw(chooser, workload.children)
         self.plan = FaultPlan.draw(chooser, kinds, scenario.faults.swarm,
                                    scenario.faults.heal_at_ms, self._child_of_run)
         if scenario.workload is not None:
@@ -226,14 +227,16 @@ class _World:
         kernel.emit(addresses.HARNESS, "world.start", {
             "scenario": self.scenario.name, "seed": self.seed, "strategy": self.chooser.strategy,
             "mutants": list(self.mutants), "faults": dict(self.plan.rates),
+            "features": {"on": self.features.names(), "children": self.features.children},
             "versions": versions()})
         children = list(self.scenario.children)
         workload = self.scenario.workload
-        if workload is not None and workload.draw_routes:
+        features = self.features
+        if workload is not None and workload.draw_routes and "routes" in features:
             self.sessions[workload.requester] = world_routes.draw_routing(
                 self.chooser, self.sessions[workload.requester])
         limits = self.scenario.limits
-        if self.scenario.draw_limits:
+        if self.scenario.draw_limits and "limits" in features:
             limits = world_reach.narrow_lane(self.chooser, world_tree.draw_limits(
                 self.chooser, limits))
         kernel.emit(addresses.HARNESS, "world.limits", attrs.asdict(limits))
@@ -243,15 +246,16 @@ class _World:
         reply_modes = {s.key: ReplyMode(s.visible_replies) for s in self.sessions.values()}
         if workload is not None:
             children += self._draw_children(workload, len(children))
-            if not turns:  # a scenario's own turns are what it scripts
+            if not turns and "turns" in features:  # a scenario's own turns are what it scripts
                 children, turns, lifecycle = world_turns.draw(
                     self.chooser, workload.requester, children, workload.run_max_ms)
                 turns = draw_status_check(self.chooser, children, turns)
                 children = world_reach.big_finding(self.chooser, children, turns)
-                children, slow = world_reach.wave_descendant(
-                    self.chooser, self.plan, limits, children, turns,
-                    functools.partial(self._draw_child, workload))
-                timeline += (slow,) if slow is not None else ()
+                if "nesting" in features:
+                    children, slow = world_reach.wave_descendant(
+                        self.chooser, self.plan, limits, children, turns,
+                        functools.partial(self._draw_child, workload))
+                    timeline += (slow,) if slow is not None else ()
                 race = draw_reset_race(self.chooser, children, turns)
                 wake = world_reach.wake_race(self.chooser, children, turns,
                                              (*lifecycle, *race.lifecycle))
@@ -311,7 +315,9 @@ class _World:
         self.kernel.spawn(root, addresses.requester(session_key), body)
 
     def _start_gateway(self, root: trio.Nursery) -> None:
-        routes = {s.key: Route(s.channel, s.chunk_chars) for s in self.scenario.sessions}
+        chunks = "chunks" in self.features
+        routes = {s.key: Route(s.channel, s.chunk_chars if chunks else None)
+                  for s in self.scenario.sessions}
 
         async def body(port: ActorPort) -> None:
             await run_gateway(port, routes, self.plan, self.mutants)
@@ -399,33 +405,40 @@ class _World:
     def _draw_children(self, workload: WorkloadDef, first: int) -> list[ChildSpec]:
         drawn: list[ChildSpec] = []
         trees = TreeBook(workload.tree_depth, workload.tree_fan_out)
-        for i in range(workload.children):
+        features = self.features
+        for i in range(features.children):
             with self.chooser.span("child"):  # so a shrinker can drop one child whole
                 child = spread(self.chooser, workload,
                                self._draw_child(workload, f"c{first + i + 1}", i))
-                child = world_tree.draw_tree(self.chooser, child, drawn, trees,
-                                             workload.tree_share)
-                findings = world_reach.findings_rows(self.chooser, self.limits, child, trees,
-                                                     functools.partial(self._draw_child,
-                                                                       workload, i=i))
+                findings = world_reach.FindingsAim(child)
+                if "nesting" in features:
+                    child = world_tree.draw_tree(self.chooser, child, drawn, trees,
+                                                 workload.tree_share)
+                    findings = world_reach.findings_rows(
+                        self.chooser, self.limits, child, trees,
+                        functools.partial(self._draw_child, workload, i=i))
                 child = findings.child
                 if findings.sibling is not None:
                     drawn.append(findings.sibling)
                     trees.add(findings.sibling)
-                child = self._draw_archive_use(child, drawn, trees)
+                if "archive" in features:
+                    child = world_child.draw_archive_use(self.chooser, self._send_at, child,
+                                                         drawn, trees)
                 queued_abort = world_reach.abort_in_queue(self.chooser, self.plan, child, trees)
                 if queued_abort is not None:
                     self._schedule_abort(queued_abort, child.requester, child.id)
                 child = world_receipts.draw_correction(self.chooser, self.plan, child)
-                child = draw_private(self.chooser, child)
+                if "private" in features:
+                    child = draw_private(self.chooser, child)
                 crash_at = world_receipts.aim_at_frozen_findings(self.chooser, self.plan, child)
                 if crash_at is not None:
                     self.kernel.at(crash_at, "crash delivery after a correction",
                                    self._crash_parked)
-                self.operator.draw(self.chooser, child)
-                redrive_at = world_reach.operator_aim(self.chooser, self.plan, child)
-                if redrive_at is not None:
-                    self.operator.ask(redrive_at, "redrive", child.id)
+                if "redrive" in features:
+                    self.operator.draw(self.chooser, child)
+                    redrive_at = world_reach.operator_aim(self.chooser, self.plan, child)
+                    if redrive_at is not None:
+                        self.operator.ask(redrive_at, "redrive", child.id)
                 world_reach.slow_ack(self.chooser, self.plan, child)
                 world_reach.stuck_descendant(self.chooser, self.plan, child, trees)
                 drawn.append(child)
@@ -439,7 +452,7 @@ class _World:
                         self._schedule_fault(transit)
                     self.kernel.at(at, f"delete session of {parent.id}",
                                    functools.partial(self._delete_session, parent.id))
-                if child.parent is not None:
+                if child.parent is not None and "reruns" in features:
                     extra = world_tree.draw_stale_rerun(
                         self.chooser, child, drawn,
                         functools.partial(self._draw_child, workload, child.parent, i), trees,
@@ -460,7 +473,8 @@ class _World:
                                              * self.chooser.choose("fault:compaction", 300),
                                              child.requester, child.id)
                 # A nested child is not re-run (its id would name a top-level child too).
-                if child.parent is None and self.chooser.chance("workload:rerun", RERUN_SHARE):
+                if child.parent is None and "reruns" in features and self.chooser.chance(
+                        "workload:rerun", RERUN_SHARE):
                     # The same child session runs again once its first run is surely over.
                     rerun = attrs.evolve(self._draw_child(workload, child.id, i),
                                          requester=child.requester)
@@ -471,93 +485,12 @@ class _World:
                     trees.add(drawn[-1])
         return drawn
 
-    def _draw_archive_use(self, child: ChildSpec, earlier: list[ChildSpec],
-                          trees: TreeBook) -> ChildSpec:
-        """FMT-6: some children reuse an earlier child's session key once it should be done
-        (some while it should still run: they queue behind it); some runs' archives are read
-        some time after the run should have ended, often after cleanup deleted the live
-        session. On their own stream so other draws keep still."""
-        chooser, sub = self.chooser, "workload:archive"
-        # A nested child is spawned while its parent runs; it never moves to reuse a key.
-        reused = bool(earlier) and child.parent is None and chooser.chance(sub, 0.15)
-        if reused:
-            prior = earlier[chooser.choose(sub, len(earlier))]
-            key = prior.session or prior.id
-            # After every earlier run of that session, not only the one picked: a session runs
-            # one run at a time (two reuses of one key in a big world overlapped).
-            at = trees.session_free_ms(key) + 1000 * (1 + chooser.choose(sub, 60))
-            if chooser.chance(sub, EARLY_REUSE_SHARE):  # the run waits in the session's queue
-                at = prior.spawn_at_ms + 1000 * chooser.choose(sub, max(1, prior.run_ms // 1000))
-            child = attrs.evolve(child, session=key, spawn_at_ms=at)
-        # Reads cost a decode and a sessions_history each: mostly where a key was reused.
-        if chooser.chance(sub, 0.5 if reused else 0.1):
-            end_ms = child.spawn_at_ms + child.run_ms
-            at = end_ms + 1000 * (121 + chooser.choose(sub, 240))
-            self._send_at(at, child, RunHistoryRead(child.id, include_tools=True))
-            if chooser.chance(sub, 0.6):
-                self._send_at(end_ms + 1000 * (1 + chooser.choose(sub, 120)), child,
-                              CleanupSession(child.id))
-        return child
+    def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildSpec:
+        return world_child.draw_child(self.chooser, self.plan, self.features, workload,
+                                      child_id, i)
 
     def _send_at(self, at_ms: int, child: ChildSpec, message: Control) -> None:
         self.desk.control(at_ms, f"{type(message).__name__} {child.id}", child.requester, message)
-
-    def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildSpec:
-        """One child's behaviour from the workload stream, bent by the seeded child faults."""
-        chooser, plan = self.chooser, self.plan
-        spawn_at_ms = 1000 * chooser.choose("workload", workload.spawn_within_ms // 1000 + 1)
-        run_ms = 1000 * (1 + chooser.choose("workload", max(1, workload.run_max_ms // 1000)))
-        n_steps = 1 + chooser.choose("workload", 3)
-        step_ms = max(1, run_ms // n_steps)
-        steps = []
-        for n in range(n_steps):
-            final = n == n_steps - 1
-            # Intermediate steps call tools; half of them say something first, half only call.
-            text = ""
-            if final:
-                text = replies.draw_answer(chooser, child_id, 1 + i * 3)
-            elif chooser.chance("workload", 0.5):
-                text = f"Checking part {n + 1} of {child_id}'s task."
-            reasoning = "Plan the next call." if chooser.chance("workload", 0.3) else ""
-            tool_calls = 0 if final else 1 + chooser.choose("workload", 2)
-            steps.append(StepSpec(step_ms, text=text, reasoning=reasoning, tool_calls=tool_calls))
-        if plan.strikes("no-reply"):
-            steps[-1] = attrs.evolve(steps[-1], text=SILENT_REPLIES[
-                chooser.choose("fault:no-reply", len(SILENT_REPLIES))])
-        retried = None
-        if plan.strikes("attempt-retry"):
-            retried = k = chooser.choose("fault:attempt-retry", len(steps))
-            steps[k] = attrs.evolve(steps[k], finish=StepFinish.ERROR)
-        if plan.strikes("token-limit"):
-            # The cut-off step becomes the last; a tool-call-only step cut off this way leaves
-            # the empty, usage-only terminal message of seed 000.
-            k = chooser.choose("fault:token-limit", len(steps))
-            steps = [*steps[:k], attrs.evolve(steps[k], finish=StepFinish.MAX_TOKENS)]
-        error = None
-        if plan.strikes("child-error"):
-            error = CHILD_ERRORS[chooser.choose("fault:child-error", len(CHILD_ERRORS))]
-            steps[-1] = attrs.evolve(steps[-1], finish=StepFinish.STREAM_ERROR)
-            steps, retried = world_reach.retry_before_error(chooser, plan, steps, retried)
-        timeout_ms = None
-        if plan.strikes("child-timeout"):
-            timeout_ms = 1000 * (1 + chooser.choose("fault:child-timeout", run_ms // 1000))
-            if retried is not None and chooser.chance("fault:child-timeout", 0.5):
-                # Aimed: the attempt fails, then the timeout comes before its retry streams.
-                timeout_ms = (retried + 1) * step_ms + 1
-        timeout_ms = world_reach.timeout_before_retry(chooser, plan, steps, retried, timeout_ms)
-        answer_lost = plan.strikes("answer-lost")  # DEL-2: lost-answer recovery finds it
-        encoding = (Encoding.V1 if chooser.chance("workload", 0.25) else Encoding.V2).value
-        expects_completion = not chooser.chance("workload", 0.1)
-        usage_recorded = not chooser.chance("workload", 0.1)
-        # OUT-3: some children are forks seeded with their parent's answer, some continue a
-        # session whose earlier epoch answered; on their own stream so other draws keep still.
-        fork_seed = (f"Parent answer seeded into {child_id}'s fork."
-                     if chooser.chance("workload:fork", 0.15) else None)
-        earlier_epoch = (f"Earlier epoch answer of {child_id}."
-                         if chooser.chance("workload:fork", 0.15) else None)
-        return ChildSpec(child_id, workload.requester, f"task {i + 1} of the batch", spawn_at_ms,
-                         tuple(steps), encoding, timeout_ms, error, expects_completion,
-                         usage_recorded, fork_seed, earlier_epoch, answer_lost=answer_lost)
 
 
 

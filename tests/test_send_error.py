@@ -20,7 +20,7 @@ from actors.send_error import (
     classify,
 )
 from sim import scenario, world
-from sim.faults import OTHER_ERRORS, PARTIAL_ERRORS, PERMANENT_ERRORS, TRANSIENT_ERRORS
+from sim.faults_errors import OTHER_ERRORS, PARTIAL_ERRORS, PERMANENT_ERRORS, TRANSIENT_ERRORS
 from sim.invariants.send_errors import chain_class
 from tests.conftest import SCENARIOS
 

@@ -123,6 +123,9 @@ class WorkloadDef:
     tree_share: float = 0.15
     tree_depth: int = 3
     tree_fan_out: int = 5
+    # Swarm over features (sim/world_features.py): each run draws which of the world's features
+    # are on and how many of the children it runs; off, every feature is on for every run.
+    swarm: bool = False
 
 
 @attrs.frozen

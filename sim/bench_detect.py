@@ -1,0 +1,121 @@
+"""Time to find a bug (SPEC §5): per built-in mutant, what plain ``explore --mutant NAME`` pays
+up to its first violation, and what one default-world seed is made of.
+
+``steps`` counts the kernel steps of every run up to and including the first failing one: a
+deterministic figure (the same on any machine), unlike ``cpu_seconds`` beside it. The sweep is
+the one ``explore`` runs (sim/explore.py's ``run_seed`` on explore's default world, seeds 1, 2,
+...), so the figures are what a user meets. Wall-clock and CPU reads are the point here and
+never enter a simulated run.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+# A mutant not found within this many steps is reported with ``first_seed`` None (its
+# ``steps`` is then the work spent not finding it): the SPEC's bound, and then some.
+STEP_CAP = 30_000
+
+
+def default_world() -> Any:
+    """Explore's default world (sim/default_world.toml), as ``explore`` loads it."""
+    from sim.cli_args import load_world
+
+    return load_world(None)
+
+
+def detect(mutant: str, cap: int = STEP_CAP, scenario: Any = None) -> dict[str, Any]:
+    """Seeds 1, 2, ... of plain ``explore --mutant NAME`` until one fails or ``cap`` steps."""
+    from sim.explore import Sweep, run_seed
+
+    spec = Sweep(scenario or default_world(), None, (mutant,), None)
+    steps = seeds = 0
+    started = time.process_time()  # CPU clock ok: benchmark
+    seed = 0
+    while steps < cap:
+        seed += 1
+        outcome = run_seed(spec, seed)
+        steps += outcome.steps
+        seeds += 1
+        if outcome.violations:
+            return {"first_seed": seed, "steps": steps, "seeds": seeds,
+                    "invariant": outcome.violations[0][0],
+                    "cpu_seconds": round(time.process_time() - started, 3)}  # CPU clock ok
+    return {"first_seed": None, "steps": steps, "seeds": seeds, "invariant": None,
+            "cpu_seconds": round(time.process_time() - started, 3)}  # CPU clock ok
+
+
+def detection(mutants: Sequence[str] | None = None, cap: int = STEP_CAP,
+              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """``detection`` per mutant (catalogue order), its median and max steps and the steps per
+    CPU second of these very runs (a mutant never found counts its capped steps)."""
+    from actors.mutants import MUTANTS
+
+    names = list(MUTANTS) if mutants is None else list(mutants)
+    scenario = default_world()
+    table: dict[str, dict[str, Any]] = {}
+    for n, name in enumerate(names, 1):
+        row = table[name] = detect(name, cap, scenario)
+        if progress is not None:
+            found = f"seed {row['first_seed']}" if row["first_seed"] else "NOT FOUND"
+            progress(f"detection {n}/{len(names)}: {name}: {found}, {row['steps']} steps, "
+                     f"{row['cpu_seconds']} CPU s")
+    steps = [row["steps"] for row in table.values()]
+    cpu = sum(row["cpu_seconds"] for row in table.values())
+    return {"detection": table,
+            "detection_steps_median": statistics.median(steps) if steps else 0,
+            "detection_steps_max": max(steps, default=0),
+            "detection_not_found": [name for name, row in table.items()
+                                    if row["first_seed"] is None],
+            "steps_per_cpu_second": round(sum(steps) / cpu, 1) if cpu > 0 else 0.0}
+
+
+@contextmanager
+def _sql_counter() -> Iterator[list[int]]:
+    """Counts the SQL statements of every store opened inside (None-safe if the store changes
+    shape: then nothing is counted and the figure is left out)."""
+    from actors import store
+
+    count = [0]
+    opener = getattr(store, "_open", None)
+    if opener is None:
+        yield count
+        return
+
+    def counting(path: str) -> Any:
+        db = opener(path)
+        db.set_trace_callback(lambda _: count.__setitem__(0, count[0] + 1))
+        return db
+
+    store._open = counting  # type: ignore[attr-defined]  # a benchmark's probe, undone below
+    try:
+        yield count
+    finally:
+        store._open = opener  # type: ignore[attr-defined]
+        getattr(store, "_SPARE", []).clear()  # no counting connection outlives the count
+
+
+def seed_shape(seeds: Sequence[int]) -> dict[str, Any]:
+    """What a default-world seed is made of, per seed over ``seeds``: kernel steps, trace
+    records, recorded choices and SQL statements (counts, the same on any machine)."""
+    from sim import world
+
+    scenario = default_world()
+    steps = records = choices = 0
+    with _sql_counter() as sql:
+        for seed in seeds:
+            result = world.run(scenario, seed=seed)
+            steps += result.steps
+            records += len(result.trace)
+            choices += len(result.schedule.choices)
+    n = max(1, len(seeds))
+    shape = {"seeds": len(seeds), "steps_per_seed": round(steps / n, 1),
+             "records_per_seed": round(records / n, 1),
+             "choices_per_seed": round(choices / n, 1)}
+    if sql[0]:
+        shape["sql_statements_per_seed"] = round(sql[0] / n, 1)
+    return shape
