@@ -19,6 +19,9 @@ from typing import Any
 # A mutant not found within this many steps is reported with ``first_seed`` None (its
 # ``steps`` is then the work spent not finding it): the SPEC's bound, and then some.
 STEP_CAP = 30_000
+# ``bench --quick``: a few mutants, spread over the catalogue's subsystems.
+QUICK_MUTANTS = ("last-assistant-message", "dedupe-off", "key-without-run-id",
+                 "cleanup-not-recorded", "wake-into-busy-turn")
 
 
 def default_world() -> Any:
@@ -113,7 +116,7 @@ def seed_shape(seeds: Sequence[int]) -> dict[str, Any]:
             records += len(result.trace)
             choices += len(result.schedule.choices)
     n = max(1, len(seeds))
-    shape = {"seeds": len(seeds), "steps_per_seed": round(steps / n, 1),
+    shape = {"shape_seeds": len(seeds), "steps_per_seed": round(steps / n, 1),
              "records_per_seed": round(records / n, 1),
              "choices_per_seed": round(choices / n, 1)}
     if sql[0]:
