@@ -31,21 +31,38 @@ def default_world() -> Any:
     return load_world(None)
 
 
-def detect(mutant: str, cap: int = STEP_CAP, scenario: Any = None) -> dict[str, Any]:
-    """Seeds 1, 2, ... of plain ``explore --mutant NAME`` until one fails or ``cap`` steps."""
-    from sim.explore import Sweep, run_seed
+def _plain(spec: Any) -> Iterator[Any]:
+    from sim.explore import run_seed
+
+    seed = 0
+    while True:
+        seed += 1
+        yield run_seed(spec, seed)
+
+
+def _guided(spec: Any) -> Iterator[Any]:
+    from sim import explore_guided
+
+    for done in explore_guided.rounds(spec, range(1, 10_000_000)):
+        yield from (guided.outcome for guided in done)
+
+
+def detect(mutant: str, cap: int = STEP_CAP, scenario: Any = None,
+           guided: bool = False) -> dict[str, Any]:
+    """Seeds 1, 2, ... of plain ``explore --mutant NAME`` (``guided``: of the probe-guided
+    sweep, sim/explore_guided.py) until one fails or ``cap`` steps."""
+    from sim.explore import Sweep
 
     spec = Sweep(scenario or default_world(), None, (mutant,), None)
     steps = seeds = 0
     started = time.process_time()  # CPU clock ok: benchmark
-    seed = 0
-    while steps < cap:
-        seed += 1
-        outcome = run_seed(spec, seed)
+    for outcome in (_guided if guided else _plain)(spec):
+        if steps >= cap:
+            break
         steps += outcome.steps
         seeds += 1
         if outcome.violations:
-            return {"first_seed": seed, "steps": steps, "seeds": seeds,
+            return {"first_seed": outcome.seed, "steps": steps, "seeds": seeds,
                     "invariant": outcome.violations[0][0],
                     "cpu_seconds": round(time.process_time() - started, 3)}  # CPU clock ok
     return {"first_seed": None, "steps": steps, "seeds": seeds, "invariant": None,
@@ -53,7 +70,8 @@ def detect(mutant: str, cap: int = STEP_CAP, scenario: Any = None) -> dict[str, 
 
 
 def detection(mutants: Sequence[str] | None = None, cap: int = STEP_CAP,
-              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+              progress: Callable[[str], None] | None = None,
+              guided: bool = False) -> dict[str, Any]:
     """``detection`` per mutant (catalogue order), its median and max steps and the steps per
     CPU second of these very runs (a mutant never found counts its capped steps)."""
     from actors.mutants import MUTANTS
@@ -62,7 +80,7 @@ def detection(mutants: Sequence[str] | None = None, cap: int = STEP_CAP,
     scenario = default_world()
     table: dict[str, dict[str, Any]] = {}
     for n, name in enumerate(names, 1):
-        row = table[name] = detect(name, cap, scenario)
+        row = table[name] = detect(name, cap, scenario, guided)
         if progress is not None:
             found = f"seed {row['first_seed']}" if row["first_seed"] else "NOT FOUND"
             progress(f"detection {n}/{len(names)}: {name}: {found}, {row['steps']} steps, "
@@ -94,11 +112,11 @@ def _sql_counter() -> Iterator[list[int]]:
         db.set_trace_callback(lambda _: count.__setitem__(0, count[0] + 1))
         return db
 
-    store._open = counting  # type: ignore[attr-defined]  # a benchmark's probe, undone below
+    store._open = counting  # a benchmark's probe, undone below
     try:
         yield count
     finally:
-        store._open = opener  # type: ignore[attr-defined]
+        store._open = opener
         getattr(store, "_SPARE", []).clear()  # no counting connection outlives the count
 
 

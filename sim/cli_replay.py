@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import attrs
 import click
 
 from actors.errors import InputError
@@ -22,6 +23,7 @@ from sim.cli_args import check_mutants, check_writable, load_world, parse_faults
 from sim.cli_style import HandoffCommand
 from sim.cli_style import bad_input as _bad_input
 from sim.export import FORMATS, render
+from sim.scenario import Scenario
 from sim.textout import echo
 
 
@@ -38,6 +40,9 @@ from sim.textout import echo
               help="Replay a branch: this schedule's first --at choices, then seed --seed's.")
 @click.option("--at", "branch_at", type=click.IntRange(min=0), default=None, metavar="STEP",
               help="With --from: how many of the schedule's choices to keep.")
+@click.option("--moment", "moment", default=None, metavar="SEED@AT/...",
+              help="Replay a guided sweep's branch: rebuild this chain of moments, then seed "
+                   "--seed draws the rest (explore --guided's repro).")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
 @click.option("--faults", "faults", default=None, help="Comma-separated fault kinds, or 'all'.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default=None)
@@ -46,7 +51,8 @@ from sim.textout import echo
 def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
            schedule_out: str | None, branch_from: str | None, branch_at: int | None,
            mutants: tuple[str, ...], faults: str | None,
-           strategy: str | None, trace_out: str | None, fmt: str) -> None:
+           strategy: str | None, trace_out: str | None, fmt: str,
+           moment: str | None = None) -> None:
     """Re-run one seed (or a recorded schedule, or a branch of one) and write its trace."""
     if branch_from is not None and schedule_path is not None:
         _bad_input("--from and --schedule cannot be used together")
@@ -67,7 +73,13 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
     for option, out_path in (("--trace-out", trace_out), ("--schedule-out", schedule_out)):
         if out_path is not None:
             check_writable(option, out_path)
-    if schedule_path is not None:
+    if moment is not None:
+        if branch_from is not None or schedule_path is not None or seed is None:
+            _bad_input("--moment needs --seed, and cannot be used with --from or --schedule")
+        scenario = load_world(world_path)
+        branch = moment_schedule(scenario, moment, strategy, mutant_names or None, fault_kinds)
+        branch_at, branch_from, schedule = len(branch.choices), moment, None
+    elif schedule_path is not None:
         schedule = _read_schedule(schedule_path)
         scenario = schedule_scenario(schedule, schedule_path, world_path)
     else:
@@ -155,3 +167,23 @@ def _first_difference(given: str, recorded: str) -> str:
     if len(a) != len(b):
         return f"it has {len(a)} lines, the recorded one {len(b)}"
     return "their text differs in line endings"
+
+
+def moment_schedule(scenario: Scenario, text: str, strategy: str | None,
+                    mutants: tuple[str, ...] | None, fault_kinds: tuple[str, ...] | None
+                    ) -> Schedule:
+    """The schedule prefix a ``--moment`` chain names (sim/explore_guided.py), cut to the
+    choices the chain keeps; exit 2 on a malformed chain, 1 if it no longer fits the world."""
+    from sim import explore_guided
+    from sim.explore import Sweep
+
+    try:
+        chain = explore_guided.parse_chain(text)
+    except ValueError as err:
+        _bad_input(f"--moment: {err}")
+    try:
+        schedule = explore_guided.rebuild(Sweep(scenario, strategy, mutants, fault_kinds), chain)
+    except (ValueError, ScheduleDiverged) as err:
+        click.echo(f"handoff: --moment {text}: {err}", err=True)
+        raise SystemExit(1) from None
+    return attrs.evolve(schedule, choices=schedule.choices[:chain[-1][1]])

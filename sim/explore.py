@@ -65,7 +65,9 @@ def crash_message(exc: BaseException) -> str:
     return f"the model raised {type(exc).__name__}: {text}{where}"
 
 
-def run_seed(sweep: Sweep, seed: int) -> SeedOutcome:
+def run_seed(sweep: Sweep, seed: int, keep: dict[str, object] | None = None) -> SeedOutcome:
+    """One seed's outcome; ``keep``, if given, receives the run's ``schedule`` and probe
+    ``moments`` (a guided sweep's corpus, sim/explore_guided.py)."""
     try:
         result = world.run(sweep.scenario, seed=seed, strategy=sweep.strategy,
                            mutants=sweep.mutants, fault_kinds=sweep.fault_kinds,
@@ -75,6 +77,8 @@ def run_seed(sweep: Sweep, seed: int) -> SeedOutcome:
     except Exception as exc:  # a bug in the model: this seed's finding, the sweep goes on
         return SeedOutcome(seed, None, 0, ((*CRASH, crash_message(exc)),),
                            steps=_steps_before(exc))
+    if keep is not None:
+        keep.update(schedule=result.schedule, moments=result.moments)
     digest = result.trace.digest() if sweep.digests else None
     return SeedOutcome(seed, digest, len(result.trace),
                        tuple((v.invariant, v.requirement, v.message) for v in result.violations),

@@ -101,6 +101,9 @@ class RunResult:
     # Code probes hit in this run, name -> hits (actors/probes.py), in the order first hit.
     probes: dict[str, int] = attrs.field(factory=dict)
     steps: int = 0  # the kernel's steps: the unit of a bug's detection cost (SPEC §5)
+    # Per probe hit, how many choices the run had made when it first fired: the moment a
+    # guided sweep branches from (sim/explore_guided.py).
+    moments: dict[str, int] = attrs.field(factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -164,7 +167,23 @@ def run(
         spans=tuple(chooser.spans),
         probes=dict(world.kernel.probes),
         steps=world.kernel.steps,
+        moments=dict(world.probe_book.moments),
     )
+
+
+class ProbeBook(dict[str, int]):
+    """The kernel's probe counter (name -> hits), noting when each probe first fires: how
+    many choices the run had made by then (a moment to branch from)."""
+
+    def __init__(self, chooser: Chooser) -> None:
+        super().__init__()
+        self.chooser = chooser
+        self.moments: dict[str, int] = {}
+
+    def __setitem__(self, name: str, hits: int) -> None:
+        if name not in self.moments:
+            self.moments[name] = self.chooser.made
+        super().__setitem__(name, hits)
 
 
 class _World:
@@ -196,6 +215,7 @@ class _World:
             world_reach.long_outage(chooser, self.plan)
         self.kernel = Kernel(chooser, Trace(MAX_RECORDS), clock, self.plan.network,
                              self.plan.crash)
+        self.probe_book = self.kernel.probes = ProbeBook(chooser)
         self.plan.kernel = self.kernel
         self.plan.crash_at = lambda at: self.kernel.at(at, "crash delivery", self._crash_parked)
         self._root: trio.Nursery | None = None
