@@ -454,11 +454,10 @@ class _World:
                 if crash_at is not None:
                     self.kernel.at(crash_at, "crash delivery after a correction",
                                    self._crash_parked)
-                if "redrive" in features:
-                    self.operator.draw(self.chooser, child)
-                    redrive_at = world_reach.operator_aim(self.chooser, self.plan, child)
-                    if redrive_at is not None:
-                        self.operator.ask(redrive_at, "redrive", child.id)
+                self.operator.draw(self.chooser, child)
+                redrive_at = world_reach.operator_aim(self.chooser, self.plan, child)
+                if redrive_at is not None:
+                    self.operator.ask(redrive_at, "redrive", child.id)
                 world_reach.slow_ack(self.chooser, self.plan, child)
                 world_reach.stuck_descendant(self.chooser, self.plan, child, trees)
                 drawn.append(child)
