@@ -49,7 +49,7 @@ def test_a_world_without_the_swarm_runs_every_feature(default_world: scenario.Sc
 def test_a_feature_that_is_off_draws_nothing_of_its_own(
         default_world: scenario.Scenario) -> None:
     """Runs with chunks off send no chunked completion; with nesting off no child has a
-    parent; with archive off nothing reads an archive."""
+    parent; with archive off the session's owner reads no archive."""
     seen = {"chunks": 0, "nesting": 0, "archive": 0}
     for seed in range(1, 61):
         result = world.run(default_world, seed=seed)
@@ -65,7 +65,8 @@ def test_a_feature_that_is_off_draws_nothing_of_its_own(
                            for r in kinds), seed
         if "archive" not in on:  # type: ignore[operator]
             seen["archive"] += 1
-            assert not any(r.data["action"] == "archive-read"
+            # (An unauthorised attempt may be an archive read: a fault kind, not the feature.)
+            assert not any(r.data["action"] == "archive-read" and r.data["caller"] == "None"
                            for r in kinds if r.kind == "world.action"), seed
     assert all(seen.values()), seen
 
