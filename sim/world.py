@@ -40,12 +40,11 @@ from sim import (
     world_child,
     world_features,
     world_observe,
-    world_permissions,
     world_reach,
-    world_receipts,
     world_routes,
     world_tree,
     world_turns,
+    world_workload,
 )
 from sim.choices import Chooser, Schedule, Span
 from sim.determinism import seed_trio_scheduler
@@ -55,9 +54,8 @@ from sim.kernel import ActorPort, Kernel, run_trio
 from sim.scenario import Scenario, SessionDef, WorkloadDef
 from sim.trace import Trace
 from sim.world_control import Control, ControlDesk
-from sim.world_private import draw_private, draw_reset_race, draw_status_check, refused
+from sim.world_private import draw_reset_race, draw_status_check, refused
 from sim.world_redrive import OperatorDesk
-from sim.world_trees import TreeBook, spread
 
 # Bounds on one run (a limit on everything): agenda steps and trace records, raised for a world
 # of more than a few thousand children to this many per child (sim/bench_scale.py).
@@ -67,8 +65,6 @@ PER_CHILD = 100
 # The note a model exception leaves: how many kernel steps the run took before it (SPEC §5).
 STEPS_NOTE = "kernel steps before the exception: "
 
-# The share of drawn children whose session is spawned again later (a new run id).
-RERUN_SHARE = 0.1
 
 def versions() -> dict[str, str]:
     return {"handoff": _version(), "trio": trio.__version__}
@@ -265,7 +261,7 @@ class _World:
         timeline = self.scenario.timeline
         reply_modes = {s.key: ReplyMode(s.visible_replies) for s in self.sessions.values()}
         if workload is not None:
-            children += self._draw_children(workload, len(children))
+            children += world_workload.draw_children(self, workload, len(children))
             if not turns and "turns" in features:  # a scenario's own turns are what it scripts
                 children, turns, lifecycle = world_turns.draw(
                     self.chooser, workload.requester, children, workload.run_max_ms)
@@ -421,88 +417,6 @@ class _World:
         self.desk.control(at_ms, f"abort {child_id}", requester, AbortChild(child_id), caller)
 
     # -- seeded workload ---------------------------------------------------------------------
-
-    def _draw_children(self, workload: WorkloadDef, first: int) -> list[ChildSpec]:
-        drawn: list[ChildSpec] = []
-        trees = TreeBook(workload.tree_depth, workload.tree_fan_out)
-        features = self.features
-        for i in range(features.children):
-            with self.chooser.span("child"):  # so a shrinker can drop one child whole
-                child = spread(self.chooser, workload,
-                               self._draw_child(workload, f"c{first + i + 1}", i))
-                findings = world_reach.FindingsAim(child)
-                if "nesting" in features:
-                    child = world_tree.draw_tree(self.chooser, child, drawn, trees,
-                                                 workload.tree_share)
-                    findings = world_reach.findings_rows(
-                        self.chooser, self.limits, child, trees,
-                        functools.partial(self._draw_child, workload, i=i))
-                child = findings.child
-                if findings.sibling is not None:
-                    drawn.append(findings.sibling)
-                    trees.add(findings.sibling)
-                if "archive" in features:
-                    child = world_child.draw_archive_use(self.chooser, self._send_at, child,
-                                                         drawn, trees)
-                queued_abort = world_reach.abort_in_queue(self.chooser, self.plan, child, trees)
-                if queued_abort is not None:
-                    self._schedule_abort(queued_abort, child.requester, child.id)
-                child = world_receipts.draw_correction(self.chooser, self.plan, child)
-                if "private" in features:
-                    child = draw_private(self.chooser, child)
-                crash_at = world_receipts.aim_at_frozen_findings(self.chooser, self.plan, child)
-                if crash_at is not None:
-                    self.kernel.at(crash_at, "crash delivery after a correction",
-                                   self._crash_parked)
-                self.operator.draw(self.chooser, child)
-                redrive_at = world_reach.operator_aim(self.chooser, self.plan, child)
-                if redrive_at is not None:
-                    self.operator.ask(redrive_at, "redrive", child.id)
-                world_reach.slow_ack(self.chooser, self.plan, child)
-                world_reach.stuck_descendant(self.chooser, self.plan, child, trees)
-                drawn.append(child)
-                trees.add(child, may_parent=not refused(child))
-                if child.parent is not None and self.plan.strikes("delete-session"):
-                    parent = next(c for c in reversed(drawn) if c.id == child.parent)
-                    at, transit = world_reach.gone_in_transit(
-                        self.chooser, parent, child,
-                        world_tree.deletion_at(self.chooser, parent, child))
-                    if transit is not None:
-                        self._schedule_fault(transit)
-                    self.kernel.at(at, f"delete session of {parent.id}",
-                                   functools.partial(self._delete_session, parent.id))
-                if child.parent is not None and "reruns" in features:
-                    extra = world_tree.draw_stale_rerun(
-                        self.chooser, child, drawn,
-                        functools.partial(self._draw_child, workload, child.parent, i), trees,
-                        findings.rerun_share)
-                    drawn += extra
-                    for spec in extra:
-                        trees.add(spec)
-                if self.plan.strikes("abort"):
-                    at = child.spawn_at_ms + 1000 * self.chooser.choose(
-                        "fault:abort", child.run_ms // 1000 + 1)
-                    self._schedule_abort(at, child.requester, child.id)
-                if self.plan.strikes("unauthorised"):
-                    at, attempt = world_permissions.draw_attempt(self.chooser, child)
-                    self.desk.control(at, f"unauthorised {child.id}", child.requester, attempt,
-                                  attempt.caller)
-                if self.plan.strikes("compaction"):  # DEL-7: while its result is in flight
-                    world_observe.compact_at(self.kernel, child.spawn_at_ms + child.run_ms + 1000
-                                             * self.chooser.choose("fault:compaction", 300),
-                                             child.requester, child.id)
-                # A nested child is not re-run (its id would name a top-level child too).
-                if child.parent is None and "reruns" in features and self.chooser.chance(
-                        "workload:rerun", RERUN_SHARE):
-                    # The same child session runs again once its first run is surely over.
-                    rerun = attrs.evolve(self._draw_child(workload, child.id, i),
-                                         requester=child.requester)
-                    drawn.append(attrs.evolve(rerun, spawn_at_ms=child.spawn_at_ms
-                                              + 2 * child.run_ms
-                                              + (child.correction_after_ms or 0) + 1000 * (
-                                                  1 + self.chooser.choose("workload:rerun", 60))))
-                    trees.add(drawn[-1])
-        return drawn
 
     def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildSpec:
         return world_child.draw_child(self.chooser, self.plan, self.features, workload,

@@ -23,14 +23,13 @@ from actors.states import StepFinish
 from actors.turns import TurnEnd, turn_run_id
 from sim.choices import Chooser
 from sim.faults import (
-    OTHER_ERRORS,
     OUTAGE_MINUTES,
-    TRANSIENT_ERRORS,
     ArmedFault,
-    FaultKind,
     FaultPlan,
     TimelineEvent,
 )
+from sim.faults_errors import OTHER_ERRORS, TRANSIENT_ERRORS
+from sim.faults_kinds import FaultKind
 from sim.replies import big_answer
 from sim.scenario import nested_requester
 from sim.scenario.turns import LifecycleDef, TurnDef

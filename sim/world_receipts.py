@@ -16,7 +16,8 @@ import attrs
 from actors.messages import ChildSpec
 from actors.run_record import RunRecord
 from sim.choices import Chooser
-from sim.faults import ArmedFault, FaultKind, FaultPlan, TimelineEvent
+from sim.faults import ArmedFault, FaultPlan, TimelineEvent
+from sim.faults_kinds import FaultKind
 
 CORRECTION_SHARE = 0.15
 # A nested child corrects more often: its parent's findings were often rendered by then (DEL-6).

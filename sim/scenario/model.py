@@ -16,7 +16,8 @@ from actors.permissions import DEFAULT_OWNER
 from actors.routing import SessionRouting, Target
 from actors.spawn_limits import NO_LIMITS, SpawnLimits
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, values
-from sim.faults import FaultKind, TimelineEvent
+from sim.faults import TimelineEvent
+from sim.faults_kinds import FaultKind
 from sim.scenario.turns import LifecycleDef, TurnDef
 
 OUTCOMES = tuple(s for s in values(OutcomeStatus) if s != OutcomeStatus.UNKNOWN)
