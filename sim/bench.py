@@ -259,7 +259,7 @@ def machine() -> dict[str, Any]:
 
 
 def bench(quick: bool = False, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Every figure of ``handoff bench``; ``quick`` keeps it to a few seconds."""
+    """Every figure of ``handoff bench``; ``quick`` keeps it under a minute (five mutants)."""
     from sim.bench_detect import QUICK_MUTANTS, detection, seed_shape
     from sim.explore import default_jobs
 

@@ -332,7 +332,8 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
 
 
 @main.command("bench")
-@click.option("--quick", is_flag=True, help="Small sizes and few rounds: a few seconds.")
+@click.option("--quick", is_flag=True,
+              help="Five mutants, small sizes and few rounds: under a minute.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def bench_command(quick: bool, as_json: bool) -> None:
     """Measure the simulator itself: ratios against baselines measured in the same process."""
