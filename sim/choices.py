@@ -240,6 +240,11 @@ class Chooser:
             choices=tuple(self._record),
         )
 
+    @property
+    def made(self) -> int:
+        """How many choices the run has recorded so far."""
+        return len(self._record)
+
     def _sub(self, subsystem: str) -> int:
         index = self._subsystem_index.get(subsystem)
         if index is None:

@@ -40,7 +40,7 @@ class Record:
 # What the harness itself records (the model's own kinds are in ``actors/events/__init__.py``):
 # kind -> the fields its records carry. ``fault`` records carry ``kind`` plus the fault's details.
 HARNESS_KINDS: dict[str, tuple[str, ...]] = {
-    "world.start": ("scenario", "seed", "strategy", "mutants", "faults", "versions"),
+    "world.start": ("scenario", "seed", "strategy", "mutants", "faults", "features", "versions"),
     "world.heal": (),
     "world.end": ("reason", "steps"),
     "timeline.arm": ("fault", "child", "point"),

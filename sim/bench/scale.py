@@ -50,7 +50,9 @@ def world_with(children: int, *, trees: bool = False) -> scenario_mod.Scenario:
         raise AssertionError("the default world no longer says `children = 8`")
     loaded = scenario_mod.loads(text, f"<default world with {children} children>")
     assert loaded.workload is not None
-    workload = attrs.evolve(loaded.workload, children=children)
+    # Every feature on, every child drawn: a scale point measures the whole world's growth, not
+    # one swarm draw (sim/world/features.py).
+    workload = attrs.evolve(loaded.workload, children=children, swarm=False)
     if trees:
         workload = attrs.evolve(
             workload, tree_share=TREE_SHARE, tree_depth=MAX_TREE_DEPTH,

@@ -59,9 +59,12 @@ def parse_faults(value: str | None) -> tuple[str, ...] | None:
 
 def repro_command(seed: int, world_path: str | None, mutants: Sequence[str],
                   faults: Sequence[str] | None, strategy: str | None,
-                  branch_from: str | None = None, branch_at: int | None = None) -> str:
+                  branch_from: str | None = None, branch_at: int | None = None,
+                  moment: str | None = None) -> str:
     parts = ["handoff", "replay"]
-    if branch_from is not None:
+    if moment:  # a guided sweep's branch (sim/explore/guided.py)
+        parts += ["--moment", moment]
+    elif branch_from is not None:
         parts += ["--from", branch_from, "--at", str(branch_at)]
     parts += ["--seed", str(seed)]
     if world_path is not None:

@@ -16,12 +16,13 @@ from sim.choices import MAX_SEED, STRATEGIES, ScheduleDiverged
 from sim.cli.args import (
     check_mutants,
     check_writable,
+    load_world,
     parse_faults,
     repro_command,
     write_output,
 )
 from sim.cli.schedules import _read_schedule as _read_schedule
-from sim.cli.schedules import branch_schedule
+from sim.cli.schedules import branch_schedule, moment_schedule
 from sim.cli.schedules import scenario_for as scenario_for
 from sim.cli.schedules import schedule_scenario as schedule_scenario
 from sim.cli.style import HandoffCommand
@@ -45,6 +46,9 @@ from sim.world import core as world
               help="Replay a branch: this schedule's first --at choices, then seed --seed's.")
 @click.option("--at", "branch_at", type=click.IntRange(min=0), default=None, metavar="STEP",
               help="With --from: how many of the schedule's choices to keep.")
+@click.option("--moment", "moment", default=None, metavar="SEED@AT/...",
+              help="Replay a guided sweep's branch: rebuild this chain of moments, then seed "
+                   "--seed draws the rest (explore --guided's repro).")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
 @click.option("--faults", "faults", default=None,
               help="Comma-separated fault kinds, 'all', or 'none'.")
@@ -57,7 +61,8 @@ from sim.world import core as world
 def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
            schedule_out: str | None, branch_from: str | None, branch_at: int | None,
            mutants: tuple[str, ...], faults: str | None,
-           strategy: str | None, trace_out: str | None, fmt: str) -> None:
+           strategy: str | None, trace_out: str | None, fmt: str,
+           moment: str | None = None) -> None:
     """Re-run one seed (or a recorded schedule, or a branch of one) and write its trace."""
     if branch_from is not None and schedule_path is not None:
         _bad_input("--from and --schedule cannot be used together")
@@ -77,7 +82,13 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
     for option, out_path in (("--trace-out", trace_out), ("--schedule-out", schedule_out)):
         if out_path is not None:
             check_writable(option, out_path)
-    if schedule_path is not None:
+    if moment is not None:
+        if branch_from is not None or schedule_path is not None or seed is None:
+            _bad_input("--moment needs --seed, and cannot be used with --from or --schedule")
+        scenario = load_world(world_path)
+        branch = moment_schedule(scenario, moment, strategy, mutant_names or None, fault_kinds)
+        branch_at, branch_from, schedule = len(branch.choices), moment, None
+    elif schedule_path is not None:
         schedule = _read_schedule(schedule_path)
         scenario = schedule_scenario(schedule, schedule_path, world_path)
     else:

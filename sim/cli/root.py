@@ -108,6 +108,9 @@ def main() -> None:
               help="Print how many seeds hit each code probe (default: one line of counts).")
 @click.option("--list-mutants", is_flag=True,
               help="List the known-bug variants and the requirement each one breaks.")
+@click.option("--guided", is_flag=True,
+              help="Probe-guided: part of each round of seeds branches from moments that "
+                   "reached rare probes (findings repro with --moment).")
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="Run the seed batches on this Dask scheduler (needs handoff-sim[dask]).")
 def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | None,
@@ -115,7 +118,8 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
             world_path: str | None, check_determinism: bool, branch_from: str | None,
             branch_at: int | None, save_dir: str | None, max_runs: int | None,
             as_json: bool, probe_table: bool, list_mutants: bool,
-            dask_address: str | None = None, report_path: str | None = None) -> None:
+            dask_address: str | None = None, report_path: str | None = None,
+            guided: bool = False) -> None:
     """Sweep seeds over a world and check every run against the invariants."""
     from sim.cli.probes import print_mutants, print_probes
 
@@ -124,6 +128,10 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
         return
     if n_seeds is not None and one_seed is not None:
         _bad_input("--seeds and --seed cannot be used together")
+    if guided and (branch_from is not None or dask_address is not None or check_determinism
+                   or save_dir is not None):
+        _bad_input("--guided cannot be used with --from, --dask, --check-determinism or "
+                   "--save-failures")
     mutant_names = _check_mutants(mutants)
     fault_kinds = _parse_faults(faults)
     jobs = _check_jobs(jobs, force, dask_address)
@@ -151,8 +159,17 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
         check_branch(spec, seeds[0], branch_from)
 
     started = time.perf_counter()  # wall-clock ok: measures the sweep, never enters a run
+    chains: dict[int, str] = {}  # a guided sweep's branched seeds: the moment each grew from
     with _progress(len(seeds), enabled=sys.stderr.isatty()) as advance:
-        outcomes = _sweep(spec, seeds, jobs, advance, dask_address)
+        if guided:
+            from sim.explore import guided as explore_guided
+
+            done = explore_guided.sweep(spec, seeds, jobs, advance)
+            outcomes = [g.outcome for g in done]
+            chains = {g.outcome.seed: explore_guided.format_chain(g.chain) for g in done
+                      if g.chain}
+        else:
+            outcomes = _sweep(spec, seeds, jobs, advance, dask_address)
     elapsed = time.perf_counter() - started  # wall-clock ok
 
     divergences = []
@@ -169,7 +186,8 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
                 "seed": outcome.seed, "invariant": invariant, "requirement": requirement,
                 "message": message,
                 "repro": repro_command(outcome.seed, world_path, mutant_names, fault_kinds,
-                                       strategy, branch_from, branch_at)})
+                                       strategy, branch_from, branch_at,
+                                       chains.get(outcome.seed))})
     rate = len(seeds) / elapsed if elapsed > 0 else 0.0
     saved = save_failures(spec, outcomes, save_dir, max_runs, world_path, branch_from, jobs)
     probes = explore_mod.probe_table(outcomes)
@@ -191,6 +209,7 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
             **({"checked_twice": len(seeds)} if check_determinism else {}),
             "probes": {name: {"seeds": n} for name, n in probes.items()},
             "never_hit": never_hit,
+            **({"guided": {"branched": len(chains)}} if guided else {}),
         }
         doc.update(sweep_summary(outcomes, branch_from, branch_at, saved))
         click.echo(json.dumps(doc, indent=2))
@@ -358,7 +377,8 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
 
 
 @main.command("bench")
-@click.option("--quick", is_flag=True, help="Small sizes and few rounds: a few seconds.")
+@click.option("--quick", is_flag=True,
+              help="Five mutants, small sizes and few rounds: under a minute.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def bench_command(quick: bool, as_json: bool) -> None:
     """Measure the simulator itself: ratios against baselines measured in the same process."""

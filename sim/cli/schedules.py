@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
+import click
+
 from actors.inputs import decode
 from actors.inputs.files import MAX_SCHEDULE_BYTES, read_bounded
 from sim import scenario as scenario_mod
-from sim.choices import Schedule, load_schedule
+from sim.choices import Schedule, ScheduleDiverged, load_schedule
 from sim.cli.args import load_world
 from sim.cli.style import bad_input as _bad_input
+from sim.scenario import Scenario
 
 
 def branch_schedule(path: str | None, at: int | None, mutants: Sequence[str],
@@ -71,3 +75,23 @@ def _first_difference(given: str, recorded: str) -> str:
     if len(a) != len(b):
         return f"it has {len(a)} lines, the recorded one {len(b)}"
     return "their text differs in line endings"
+
+
+def moment_schedule(scenario: Scenario, text: str, strategy: str | None,
+                    mutants: tuple[str, ...] | None, fault_kinds: tuple[str, ...] | None
+                    ) -> Schedule:
+    """The schedule prefix a ``--moment`` chain names (sim/explore/guided.py), cut to the
+    choices the chain keeps; exit 2 on a malformed chain, 1 if it no longer fits the world."""
+    from sim.explore import guided as explore_guided
+    from sim.explore.seed import Sweep
+
+    try:
+        chain = explore_guided.parse_chain(text)
+    except ValueError as err:
+        _bad_input(f"--moment: {err}")
+    try:
+        schedule = explore_guided.rebuild(Sweep(scenario, strategy, mutants, fault_kinds), chain)
+    except (ValueError, ScheduleDiverged) as err:
+        click.echo(f"handoff: --moment {text}: {err}", err=True)
+        raise SystemExit(1) from None
+    return attrs.evolve(schedule, choices=schedule.choices[:chain[-1][1]])

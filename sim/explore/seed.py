@@ -24,6 +24,7 @@ class SeedOutcome:
     violations: tuple[tuple[str, str, str], ...]  # (invariant, requirement, message)
     run_digest: str = ""  # see run_digest()
     probes: tuple[str, ...] = ()  # the code probes this seed hit (actors/probes.py)
+    steps: int = 0  # kernel steps of the run (of a crash too: up to the exception)
 
 
 @attrs.frozen
@@ -64,7 +65,9 @@ def crash_message(exc: BaseException) -> str:
     return f"the model raised {type(exc).__name__}: {text}{where}"
 
 
-def run_seed(sweep: Sweep, seed: int) -> SeedOutcome:
+def run_seed(sweep: Sweep, seed: int, keep: dict[str, object] | None = None) -> SeedOutcome:
+    """One seed's outcome; ``keep``, if given, receives the run's ``schedule`` and probe
+    ``moments`` (a guided sweep's corpus, sim/explore/guided.py)."""
     try:
         result = world.run(sweep.scenario, seed=seed, strategy=sweep.strategy,
                            mutants=sweep.mutants, fault_kinds=sweep.fault_kinds,
@@ -72,11 +75,21 @@ def run_seed(sweep: Sweep, seed: int) -> SeedOutcome:
     except ScheduleDiverged:  # the branch does not fit this world: bad input, not a model bug
         raise
     except Exception as exc:  # a bug in the model: this seed's finding, the sweep goes on
-        return SeedOutcome(seed, None, 0, ((*CRASH, crash_message(exc)),))
+        return SeedOutcome(seed, None, 0, ((*CRASH, crash_message(exc)),),
+                           steps=_steps_before(exc))
+    if keep is not None:
+        keep.update(schedule=result.schedule, moments=result.moments)
     digest = result.trace.digest() if sweep.digests else None
     return SeedOutcome(seed, digest, len(result.trace),
                        tuple((v.invariant, v.requirement, v.message) for v in result.violations),
-                       run_digest(result), tuple(result.probes))
+                       run_digest(result), tuple(result.probes), result.steps)
+
+
+def _steps_before(exc: BaseException) -> int:
+    for note in getattr(exc, "__notes__", ()):
+        if note.startswith(world.STEPS_NOTE):
+            return int(note.removeprefix(world.STEPS_NOTE))
+    return 0
 
 
 def run_digest(result: world.RunResult) -> str:

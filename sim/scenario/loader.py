@@ -286,7 +286,7 @@ def _workload(root: Node, session_keys: list[str], scripted: int) -> WorkloadDef
     if table is None:
         return None
     table.check_keys(("children", "requester", "spawn_within", "run_max", "draw_routes",
-                      "sessions", "tree_share", "tree_depth", "tree_fan_out"))
+                      "sessions", "tree_share", "tree_depth", "tree_fan_out", "swarm"))
     requester = table.text("requester", session_keys[0])
     if requester not in session_keys:
         raise table.fail("requester", f"{requester!r} is not one of the [[sessions]]")
@@ -301,6 +301,7 @@ def _workload(root: Node, session_keys: list[str], scripted: int) -> WorkloadDef
         tree_share=float(table.number("tree_share", 0.15, minimum=0.0, maximum=1.0)),
         tree_depth=table.integer("tree_depth", 3, minimum=1, maximum=MAX_TREE_DEPTH),
         tree_fan_out=table.integer("tree_fan_out", 5, minimum=1, maximum=MAX_TREE_FAN_OUT),
+        swarm=table.boolean("swarm", False),
     )
 
 

@@ -16,7 +16,8 @@ from actors.messages import ChildSpec
 from actors.nesting.spawn_limits import NO_LIMITS, SpawnLimits
 from actors.permissions import DEFAULT_OWNER
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, values
-from sim.faults.plan import FaultKind, TimelineEvent
+from sim.faults.kinds import FaultKind
+from sim.faults.plan import TimelineEvent
 from sim.scenario.turns import LifecycleDef, TurnDef
 
 OUTCOMES = tuple(s for s in values(OutcomeStatus) if s != OutcomeStatus.UNKNOWN)
@@ -124,6 +125,9 @@ class WorkloadDef:
     tree_share: float = 0.15
     tree_depth: int = 3
     tree_fan_out: int = 5
+    # Swarm over features (sim/world/features.py): each run draws which of the world's features
+    # are on and how many of the children it runs; off, every feature is on for every run.
+    swarm: bool = False
 
 
 @attrs.frozen

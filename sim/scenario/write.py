@@ -52,7 +52,8 @@ def dumps(scenario: Scenario) -> str:
             # tree_share does).
             **{key: value for key, value in (
                 ("sessions", w.sessions), ("tree_share", w.tree_share),
-                ("tree_depth", w.tree_depth), ("tree_fan_out", w.tree_fan_out))
+                ("tree_depth", w.tree_depth), ("tree_fan_out", w.tree_fan_out),
+                ("swarm", w.swarm))
                if value != attrs.fields_dict(WorkloadDef)[key].default}}))
     limits = {key: value for key, value in attrs.asdict(scenario.limits).items()
               if value is not None}

@@ -35,12 +35,15 @@ Control = Spawn | AbortChild | HistoryRead | StatusRead | CleanupSession | RunHi
 
 
 class ControlDesk:
-    def __init__(self, kernel: Kernel, sessions: Mapping[str, SessionDef]) -> None:
+    def __init__(self, kernel: Kernel, sessions: Mapping[str, SessionDef],
+                 chunks: bool = True) -> None:
         self.kernel = kernel
         self.sessions = sessions  # the top-level sessions as the run configures them
-        # Each session's own channel and that channel's longest message, as the scenario
-        # configures them (the gateway's routes; drawn routing never changes a channel's limit).
-        self._channels = {key: (s.channel, s.chunk_chars) for key, s in sessions.items()}
+        # Each session's own channel and that channel's longest message, as this run configures
+        # them: the gateway's routes (drawn routing never changes a channel's limit; a run whose
+        # swarm turned chunked channels off sends every text whole).
+        self._channels = {key: (s.channel, s.chunk_chars if chunks else None)
+                          for key, s in sessions.items()}
         self._requests = 0
         self._dropped: dict[str, None] = {}  # children that never run (spawn not asked, refused)
 

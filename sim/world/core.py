@@ -16,7 +16,6 @@ import trio
 import trio.testing
 
 from actors import addresses
-from actors.child.agent_loop import Encoding
 from actors.delivery.run_record import RunRecord
 from actors.delivery.shell import run_delivery
 from actors.gateway.core import Route
@@ -28,17 +27,15 @@ from actors.messages import (
     HistoryRead,
     RunHistoryRead,
     StatusRead,
-    StepSpec,
 )
 from actors.nesting.lane import MUTANT_LANE_NEWEST_FIRST, Lane
 from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_NEWEST_FIRST, SessionQueue
 from actors.permissions import Caller
 from actors.requester.shell import run_requester
 from actors.runtime import Crash, Port
-from actors.states import StepFinish
 from actors.store.durable import RunStore
 from actors.yields.turns import ReplyMode
-from sim import invariants, replies
+from sim import invariants
 from sim.choices import Chooser, Schedule, Span
 from sim.determinism import seed_trio_scheduler
 from sim.faults.plan import ArmedFault, FaultPlan, TimelineEvent
@@ -46,34 +43,25 @@ from sim.invariants import Violation
 from sim.kernel import ActorPort, Kernel, run_trio
 from sim.scenario import Scenario, SessionDef, WorkloadDef
 from sim.trace import Trace
+from sim.world import child as world_child
+from sim.world import features as world_features
 from sim.world import observe as world_observe
-from sim.world import permissions as world_permissions
 from sim.world import reach as world_reach
-from sim.world import receipts as world_receipts
 from sim.world import routes as world_routes
 from sim.world import tree as world_tree
 from sim.world import turns as world_turns
+from sim.world import workload as world_workload
 from sim.world.control import Control, ControlDesk
-from sim.world.private import draw_private, draw_reset_race, draw_status_check, refused
+from sim.world.private import draw_reset_race, draw_status_check, refused
 from sim.world.redrive import OperatorDesk
-from sim.world.trees import TreeBook, spread
 
 # Bounds on one run (a limit on everything): agenda steps and trace records, raised for a world
 # of more than a few thousand children to this many per child (sim/bench/scale.py).
 MAX_STEPS = 200_000
 MAX_RECORDS = 1_000_000
 PER_CHILD = 100
-
-# What the no-reply fault makes a child answer: silence, nothing, or the skip token (§c1).
-SILENT_REPLIES = ("NO_REPLY", "", " ANNOUNCE_SKIP\n")
-CHILD_ERRORS = ("model provider error: 500 internal error", "tool sandbox exited with status 137",
-                "stream reset: <eof> & no retry", "Error: request timed out\n  at fetch (net.js:1)",
-                "failed: NO_REPLY")
-# The share of drawn children whose session is spawned again later (a new run id).
-RERUN_SHARE = 0.1
-# Of reused session keys (FMT-6), the share spawned while the earlier run should still run: the
-# session queue's corner (actors/nesting/session_queue.py), aimed so a bug there shows.
-EARLY_REUSE_SHARE = 0.25
+# The note a model exception leaves: how many kernel steps the run took before it (SPEC §5).
+STEPS_NOTE = "kernel steps before the exception: "
 
 
 def versions() -> dict[str, str]:
@@ -106,6 +94,10 @@ class RunResult:
     spans: tuple[Span, ...] = ()
     # Code probes hit in this run, name -> hits (actors/probes.py), in the order first hit.
     probes: dict[str, int] = attrs.field(factory=dict)
+    steps: int = 0  # the kernel's steps: the unit of a bug's detection cost (SPEC §5)
+    # Per probe hit, how many choices the run had made when it first fired: the moment a
+    # guided sweep branches from (sim/explore/guided.py).
+    moments: dict[str, int] = attrs.field(factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -146,6 +138,9 @@ def run(
     try:
         run_trio(world.main, clock)
         runs = tuple(map(world.kernel.trace.share_fields, world.store.each_run()))
+    except Exception as exc:  # a model exception: explore still counts the steps it took
+        exc.add_note(f"{STEPS_NOTE}{world.kernel.steps}")
+        raise
     finally:
         world.store.close()
     trace = world.kernel.trace
@@ -165,7 +160,24 @@ def run(
         runs=runs,
         spans=tuple(chooser.spans),
         probes=dict(world.kernel.probes),
+        steps=world.kernel.steps,
+        moments=dict(world.probe_book.moments),
     )
+
+
+class ProbeBook(dict[str, int]):
+    """The kernel's probe counter (name -> hits), noting when each probe first fires: how
+    many choices the run had made by then (a moment to branch from)."""
+
+    def __init__(self, chooser: Chooser) -> None:
+        super().__init__()
+        self.chooser = chooser
+        self.moments: dict[str, int] = {}
+
+    def __setitem__(self, name: str, hits: int) -> None:
+        if name not in self.moments:
+            self.moments[name] = self.chooser.made
+        super().__setitem__(name, hits)
 
 
 class _World:
@@ -186,19 +198,25 @@ class _World:
         self._children_by_run: dict[str, str] = {}
         self.end_reason = "not-run"
         kinds = scenario.faults.kinds if fault_kinds is None else tuple(fault_kinds)
+        workload = scenario.workload
+        # Swarm over features (sim/world/features.py): drawn first, each on its own stream.
+        self.features = world_features.every(0 if workload is None else workload.children)
+        if workload is not None and workload.swarm:
+            self.features = world_features.draw(chooser, workload.children)
         self.plan = FaultPlan.draw(chooser, kinds, scenario.faults.swarm,
                                    scenario.faults.heal_at_ms, self._child_of_run)
         if scenario.workload is not None:
             world_reach.long_outage(chooser, self.plan)
         self.kernel = Kernel(chooser, Trace(MAX_RECORDS), clock, self.plan.network,
                              self.plan.crash)
+        self.probe_book = self.kernel.probes = ProbeBook(chooser)
         self.plan.kernel = self.kernel
         self.plan.crash_at = lambda at: self.kernel.at(at, "crash delivery", self._crash_parked)
         self._root: trio.Nursery | None = None
         # The top-level sessions as this run configures them (routing drawn by the seed when the
         # workload asks for it), and the number of the harness's last session-control request.
         self.sessions: dict[str, SessionDef] = {s.key: s for s in scenario.sessions}
-        self.desk = ControlDesk(self.kernel, self.sessions)
+        self.desk = ControlDesk(self.kernel, self.sessions, chunks="chunks" in self.features)
         self.operator = OperatorDesk(self.kernel)  # redrives and dismissals (DEL-16)
         self._memory: Callable[[], dict[str, Any]] | None = None  # the registry's, DEL-16
         self.limits = scenario.limits
@@ -224,14 +242,16 @@ class _World:
         kernel.emit(addresses.HARNESS, "world.start", {
             "scenario": self.scenario.name, "seed": self.seed, "strategy": self.chooser.strategy,
             "mutants": list(self.mutants), "faults": dict(self.plan.rates),
+            "features": {"on": self.features.names(), "children": self.features.children},
             "versions": versions()})
         children = list(self.scenario.children)
         workload = self.scenario.workload
-        if workload is not None and workload.draw_routes:
+        features = self.features
+        if workload is not None and workload.draw_routes and "routes" in features:
             self.sessions[workload.requester] = world_routes.draw_routing(
                 self.chooser, self.sessions[workload.requester])
         limits = self.scenario.limits
-        if self.scenario.draw_limits:
+        if self.scenario.draw_limits and "limits" in features:
             limits = world_reach.narrow_lane(self.chooser, world_tree.draw_limits(
                 self.chooser, limits))
         kernel.emit(addresses.HARNESS, "world.limits", attrs.asdict(limits))
@@ -241,16 +261,17 @@ class _World:
         timeline = self.scenario.timeline
         reply_modes = {s.key: ReplyMode(s.visible_replies) for s in self.sessions.values()}
         if workload is not None:
-            children += self._draw_children(workload, len(children))
-            if not turns:  # a scenario's own turns are what it scripts
+            children += world_workload.draw_children(self, workload, len(children))
+            if not turns and "turns" in features:  # a scenario's own turns are what it scripts
                 children, turns, lifecycle = world_turns.draw(
                     self.chooser, workload.requester, children, workload.run_max_ms)
                 turns = draw_status_check(self.chooser, children, turns)
                 children = world_reach.big_finding(self.chooser, children, turns)
-                children, slow = world_reach.wave_descendant(
-                    self.chooser, self.plan, limits, children, turns,
-                    functools.partial(self._draw_child, workload))
-                timeline += (slow,) if slow is not None else ()
+                if "nesting" in features:
+                    children, slow = world_reach.wave_descendant(
+                        self.chooser, self.plan, limits, children, turns,
+                        functools.partial(self._draw_child, workload))
+                    timeline += (slow,) if slow is not None else ()
                 race = draw_reset_race(self.chooser, children, turns)
                 wake = world_reach.wake_race(self.chooser, children, turns,
                                              (*lifecycle, *race.lifecycle))
@@ -310,7 +331,9 @@ class _World:
         self.kernel.spawn(root, addresses.requester(session_key), body)
 
     def _start_gateway(self, root: trio.Nursery) -> None:
-        routes = {s.key: Route(s.channel, s.chunk_chars) for s in self.scenario.sessions}
+        chunks = "chunks" in self.features
+        routes = {s.key: Route(s.channel, s.chunk_chars if chunks else None)
+                  for s in self.scenario.sessions}
 
         async def body(port: ActorPort) -> None:
             await run_gateway(port, routes, self.plan, self.mutants)
@@ -395,168 +418,12 @@ class _World:
 
     # -- seeded workload ---------------------------------------------------------------------
 
-    def _draw_children(self, workload: WorkloadDef, first: int) -> list[ChildSpec]:
-        drawn: list[ChildSpec] = []
-        trees = TreeBook(workload.tree_depth, workload.tree_fan_out)
-        for i in range(workload.children):
-            with self.chooser.span("child"):  # so a shrinker can drop one child whole
-                child = spread(self.chooser, workload,
-                               self._draw_child(workload, f"c{first + i + 1}", i))
-                child = world_tree.draw_tree(self.chooser, child, drawn, trees,
-                                             workload.tree_share)
-                findings = world_reach.findings_rows(self.chooser, self.limits, child, trees,
-                                                     functools.partial(self._draw_child,
-                                                                       workload, i=i))
-                child = findings.child
-                if findings.sibling is not None:
-                    drawn.append(findings.sibling)
-                    trees.add(findings.sibling)
-                child = self._draw_archive_use(child, drawn, trees)
-                queued_abort = world_reach.abort_in_queue(self.chooser, self.plan, child, trees)
-                if queued_abort is not None:
-                    self._schedule_abort(queued_abort, child.requester, child.id)
-                child = world_receipts.draw_correction(self.chooser, self.plan, child)
-                child = draw_private(self.chooser, child)
-                crash_at = world_receipts.aim_at_frozen_findings(self.chooser, self.plan, child)
-                if crash_at is not None:
-                    self.kernel.at(crash_at, "crash delivery after a correction",
-                                   self._crash_parked)
-                self.operator.draw(self.chooser, child)
-                redrive_at = world_reach.operator_aim(self.chooser, self.plan, child)
-                if redrive_at is not None:
-                    self.operator.ask(redrive_at, "redrive", child.id)
-                world_reach.slow_ack(self.chooser, self.plan, child)
-                world_reach.stuck_descendant(self.chooser, self.plan, child, trees)
-                drawn.append(child)
-                trees.add(child, may_parent=not refused(child))
-                if child.parent is not None and self.plan.strikes("delete-session"):
-                    parent = next(c for c in reversed(drawn) if c.id == child.parent)
-                    at, transit = world_reach.gone_in_transit(
-                        self.chooser, parent, child,
-                        world_tree.deletion_at(self.chooser, parent, child))
-                    if transit is not None:
-                        self._schedule_fault(transit)
-                    self.kernel.at(at, f"delete session of {parent.id}",
-                                   functools.partial(self._delete_session, parent.id))
-                if child.parent is not None:
-                    extra = world_tree.draw_stale_rerun(
-                        self.chooser, child, drawn,
-                        functools.partial(self._draw_child, workload, child.parent, i), trees,
-                        findings.rerun_share)
-                    drawn += extra
-                    for spec in extra:
-                        trees.add(spec)
-                if self.plan.strikes("abort"):
-                    at = child.spawn_at_ms + 1000 * self.chooser.choose(
-                        "fault:abort", child.run_ms // 1000 + 1)
-                    self._schedule_abort(at, child.requester, child.id)
-                if self.plan.strikes("unauthorised"):
-                    at, attempt = world_permissions.draw_attempt(self.chooser, child)
-                    self.desk.control(at, f"unauthorised {child.id}", child.requester, attempt,
-                                  attempt.caller)
-                if self.plan.strikes("compaction"):  # DEL-7: while its result is in flight
-                    world_observe.compact_at(self.kernel, child.spawn_at_ms + child.run_ms + 1000
-                                             * self.chooser.choose("fault:compaction", 300),
-                                             child.requester, child.id)
-                # A nested child is not re-run (its id would name a top-level child too).
-                if child.parent is None and self.chooser.chance("workload:rerun", RERUN_SHARE):
-                    # The same child session runs again once its first run is surely over.
-                    rerun = attrs.evolve(self._draw_child(workload, child.id, i),
-                                         requester=child.requester)
-                    drawn.append(attrs.evolve(rerun, spawn_at_ms=child.spawn_at_ms
-                                              + 2 * child.run_ms
-                                              + (child.correction_after_ms or 0) + 1000 * (
-                                                  1 + self.chooser.choose("workload:rerun", 60))))
-                    trees.add(drawn[-1])
-        return drawn
-
-    def _draw_archive_use(self, child: ChildSpec, earlier: list[ChildSpec],
-                          trees: TreeBook) -> ChildSpec:
-        """FMT-6: some children reuse an earlier child's session key once it should be done
-        (some while it should still run: they queue behind it); some runs' archives are read
-        some time after the run should have ended, often after cleanup deleted the live
-        session. On their own stream so other draws keep still."""
-        chooser, sub = self.chooser, "workload:archive"
-        # A nested child is spawned while its parent runs; it never moves to reuse a key.
-        reused = bool(earlier) and child.parent is None and chooser.chance(sub, 0.15)
-        if reused:
-            prior = earlier[chooser.choose(sub, len(earlier))]
-            key = prior.session or prior.id
-            # After every earlier run of that session, not only the one picked: a session runs
-            # one run at a time (two reuses of one key in a big world overlapped).
-            at = trees.session_free_ms(key) + 1000 * (1 + chooser.choose(sub, 60))
-            if chooser.chance(sub, EARLY_REUSE_SHARE):  # the run waits in the session's queue
-                at = prior.spawn_at_ms + 1000 * chooser.choose(sub, max(1, prior.run_ms // 1000))
-            child = attrs.evolve(child, session=key, spawn_at_ms=at)
-        # Reads cost a decode and a sessions_history each: mostly where a key was reused.
-        if chooser.chance(sub, 0.5 if reused else 0.1):
-            end_ms = child.spawn_at_ms + child.run_ms
-            at = end_ms + 1000 * (121 + chooser.choose(sub, 240))
-            self._send_at(at, child, RunHistoryRead(child.id, include_tools=True))
-            if chooser.chance(sub, 0.6):
-                self._send_at(end_ms + 1000 * (1 + chooser.choose(sub, 120)), child,
-                              CleanupSession(child.id))
-        return child
+    def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildSpec:
+        return world_child.draw_child(self.chooser, self.plan, self.features, workload,
+                                      child_id, i)
 
     def _send_at(self, at_ms: int, child: ChildSpec, message: Control) -> None:
         self.desk.control(at_ms, f"{type(message).__name__} {child.id}", child.requester, message)
-
-    def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildSpec:
-        """One child's behaviour from the workload stream, bent by the seeded child faults."""
-        chooser, plan = self.chooser, self.plan
-        spawn_at_ms = 1000 * chooser.choose("workload", workload.spawn_within_ms // 1000 + 1)
-        run_ms = 1000 * (1 + chooser.choose("workload", max(1, workload.run_max_ms // 1000)))
-        n_steps = 1 + chooser.choose("workload", 3)
-        step_ms = max(1, run_ms // n_steps)
-        steps = []
-        for n in range(n_steps):
-            final = n == n_steps - 1
-            # Intermediate steps call tools; half of them say something first, half only call.
-            text = ""
-            if final:
-                text = replies.draw_answer(chooser, child_id, 1 + i * 3)
-            elif chooser.chance("workload", 0.5):
-                text = f"Checking part {n + 1} of {child_id}'s task."
-            reasoning = "Plan the next call." if chooser.chance("workload", 0.3) else ""
-            tool_calls = 0 if final else 1 + chooser.choose("workload", 2)
-            steps.append(StepSpec(step_ms, text=text, reasoning=reasoning, tool_calls=tool_calls))
-        if plan.strikes("no-reply"):
-            steps[-1] = attrs.evolve(steps[-1], text=SILENT_REPLIES[
-                chooser.choose("fault:no-reply", len(SILENT_REPLIES))])
-        retried = None
-        if plan.strikes("attempt-retry"):
-            retried = k = chooser.choose("fault:attempt-retry", len(steps))
-            steps[k] = attrs.evolve(steps[k], finish=StepFinish.ERROR)
-        if plan.strikes("token-limit"):
-            # The cut-off step becomes the last; a tool-call-only step cut off this way leaves
-            # the empty, usage-only terminal message of seed 000.
-            k = chooser.choose("fault:token-limit", len(steps))
-            steps = [*steps[:k], attrs.evolve(steps[k], finish=StepFinish.MAX_TOKENS)]
-        error = None
-        if plan.strikes("child-error"):
-            error = CHILD_ERRORS[chooser.choose("fault:child-error", len(CHILD_ERRORS))]
-            steps[-1] = attrs.evolve(steps[-1], finish=StepFinish.STREAM_ERROR)
-            steps, retried = world_reach.retry_before_error(chooser, plan, steps, retried)
-        timeout_ms = None
-        if plan.strikes("child-timeout"):
-            timeout_ms = 1000 * (1 + chooser.choose("fault:child-timeout", run_ms // 1000))
-            if retried is not None and chooser.chance("fault:child-timeout", 0.5):
-                # Aimed: the attempt fails, then the timeout comes before its retry streams.
-                timeout_ms = (retried + 1) * step_ms + 1
-        timeout_ms = world_reach.timeout_before_retry(chooser, plan, steps, retried, timeout_ms)
-        answer_lost = plan.strikes("answer-lost")  # DEL-2: lost-answer recovery finds it
-        encoding = (Encoding.V1 if chooser.chance("workload", 0.25) else Encoding.V2).value
-        expects_completion = not chooser.chance("workload", 0.1)
-        usage_recorded = not chooser.chance("workload", 0.1)
-        # OUT-3: some children are forks seeded with their parent's answer, some continue a
-        # session whose earlier epoch answered; on their own stream so other draws keep still.
-        fork_seed = (f"Parent answer seeded into {child_id}'s fork."
-                     if chooser.chance("workload:fork", 0.15) else None)
-        earlier_epoch = (f"Earlier epoch answer of {child_id}."
-                         if chooser.chance("workload:fork", 0.15) else None)
-        return ChildSpec(child_id, workload.requester, f"task {i + 1} of the batch", spawn_at_ms,
-                         tuple(steps), encoding, timeout_ms, error, expects_completion,
-                         usage_recorded, fork_seed, earlier_epoch, answer_lost=answer_lost)
 
 
 

@@ -22,12 +22,11 @@ from actors.nesting.spawn_limits import SpawnLimits
 from actors.states import StepFinish
 from actors.yields.turns import TurnEnd, turn_run_id
 from sim.choices import Chooser
+from sim.faults.errors import OTHER_ERRORS, TRANSIENT_ERRORS
+from sim.faults.kinds import FaultKind
 from sim.faults.plan import (
-    OTHER_ERRORS,
     OUTAGE_MINUTES,
-    TRANSIENT_ERRORS,
     ArmedFault,
-    FaultKind,
     FaultPlan,
     TimelineEvent,
 )

@@ -16,7 +16,8 @@ import attrs
 from actors.delivery.run_record import RunRecord
 from actors.messages import ChildSpec
 from sim.choices import Chooser
-from sim.faults.plan import ArmedFault, FaultKind, FaultPlan, TimelineEvent
+from sim.faults.kinds import FaultKind
+from sim.faults.plan import ArmedFault, FaultPlan, TimelineEvent
 
 CORRECTION_SHARE = 0.15
 # A nested child corrects more often: its parent's findings were often rendered by then (DEL-6).

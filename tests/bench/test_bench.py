@@ -58,3 +58,32 @@ def test_quick_json_has_the_spec_keys() -> None:
     assert doc["formatter"]
     assert set(doc["startup"]["help_cpu_seconds"]) == {"median", "min", "max"}
     assert "max_ratio" not in json.dumps(doc)
+    # Time to find a bug (SPEC §5), on explore's default world: per mutant, its first failing
+    # seed and the kernel steps up to it, counted as the sweep counts them.
+    assert doc["detection"]
+    for name, row in doc["detection"].items():
+        assert set(row) >= {"first_seed", "steps", "cpu_seconds"}, name
+        assert row["first_seed"] is not None and row["steps"] > 0, name
+    steps = sorted(row["steps"] for row in doc["detection"].values())
+    assert doc["detection_steps_max"] == steps[-1]
+    assert steps[0] <= doc["detection_steps_median"] <= steps[-1]
+    assert doc["steps_per_cpu_second"] > 0
+    for key in ("steps_per_seed", "records_per_seed", "choices_per_seed",
+                "sql_statements_per_seed"):
+        assert doc[key] > 0, key
+
+
+def test_detection_counts_the_steps_explore_runs() -> None:
+    """The steps of a mutant's detection are those of seeds 1..first_seed of a plain sweep."""
+    from actors.mutants import MUTANTS
+    from sim.bench.detect import default_world, detect
+    from sim.explore.sweeps import Sweep, run_seed
+
+    mutant = next(iter(MUTANTS))
+    row = detect(mutant, cap=3_000)
+    spec = Sweep(default_world(), None, (mutant,), None)
+    last = row["first_seed"] or row["seeds"]
+    outcomes = [run_seed(spec, seed) for seed in range(1, last + 1)]
+    assert row["steps"] == sum(o.steps for o in outcomes)
+    if row["first_seed"] is not None:
+        assert outcomes[-1].violations and not any(o.violations for o in outcomes[:-1])

@@ -20,7 +20,7 @@ from actors.gateway.send_error import (
     classify,
 )
 from sim import scenario
-from sim.faults.plan import OTHER_ERRORS, PARTIAL_ERRORS, PERMANENT_ERRORS, TRANSIENT_ERRORS
+from sim.faults.errors import OTHER_ERRORS, PARTIAL_ERRORS, PERMANENT_ERRORS, TRANSIENT_ERRORS
 from sim.invariants.delivery.send_errors import chain_class
 from sim.world import core as world
 from tests.conftest import SCENARIOS
