@@ -12,7 +12,7 @@ from tests.conftest import ROOT
 SHELLS = {"actors.child", "actors.delivery", "actors.delivery_wakes", "actors.delivery_waves",
           "actors.requester_turns", "actors.requester_waves",
           "actors.gateway", "actors.requester", "actors.runtime",
-          "actors.store"}
+          "actors.store_sqlite", "actors.store_schema"}
 
 
 def _pure_contract() -> dict[str, Any]:

@@ -11,6 +11,7 @@ from actors.registry import DeliveryCore
 from actors.run_record import AttemptStarted, RetryScheduled, RunRecord, completion_key
 from actors.states import OutcomeStatus
 from actors.store import RunStore
+from actors.store_sqlite import SqliteStore
 
 OK = OutcomeStatus.OK
 
@@ -32,11 +33,11 @@ def _apply(store: RunStore, effects: list[Effect]) -> None:
 
 def test_a_file_store_survives_reopening(tmp_path: Path) -> None:
     path = str(tmp_path / "registry.sqlite")
-    store = RunStore(path)
+    store = SqliteStore(path)
     store.register(_record())
     store.record_end("run-1", 5_000, OK, None, "the answer")
     store.close()
-    reopened = RunStore(path)
+    reopened = SqliteStore(path)
     record = reopened.get("run-1")
     assert (record.ended_at_ms, record.outcome_status, record.result_text) == (5_000, "ok",
                                                                                "the answer")
