@@ -35,15 +35,6 @@ _DELIVERED = DeliveryStatus.DELIVERED
 
 
 @attrs.define
-class _Checkpoint:
-    session_key: str
-    child_session_key: str
-    run_id: str
-    key: str
-    ended_at_ms: int
-
-
-@attrs.define
 class _Batch:
     requester: str
     open: bool
@@ -63,10 +54,14 @@ class RunStore:
         self._archives: dict[str, dict[int, bytes]] = {}  # key -> generation -> stored payload
         self._generations: dict[str, int] = {}  # the last archive generation of each key
         self._archived = 0  # archives this store saved (DEFLATE_ARCHIVES_FROM)
-        self._checkpoints: list[_Checkpoint] = []
+        # A requester session's checkpoints, the newest of each run and of each child session
+        # (the first taken of equal end times): the two lookups a delivery makes.
+        self._newest_of_run: dict[tuple[str, str], tuple[str, int]] = {}
+        self._newest_of_child: dict[tuple[str, str], tuple[str, int]] = {}
         self._sessions: dict[str, tuple[int, bool]] = {}
         self._deleted_sessions: dict[str, int] = {}
         self._batches: dict[str, _Batch] = {}  # in the order of each batch's first save
+        self._batches_by_requester: dict[str, list[_Batch]] = {}
         self._open_batches = OpenBatches(batch_row)
         self._batch_order = 0
         self._turn_states: dict[str, str] = {}
@@ -133,23 +128,20 @@ class RunStore:
     def record_checkpoint(self, session_key: str, child_session_key: str, run_id: str,
                           key: str, ended_at_ms: int) -> None:
         """A requester session's transcript took this receipt (a durable source-delivery fact)."""
-        self._checkpoints.append(_Checkpoint(session_key, child_session_key, run_id, key,
-                                             ended_at_ms))
+        for newest, asked in ((self._newest_of_run, (session_key, run_id)),
+                              (self._newest_of_child, (session_key, child_session_key))):
+            kept = newest.get(asked)
+            if kept is None or ended_at_ms > kept[1]:
+                newest[asked] = (key, ended_at_ms)
 
     def checkpoint(self, session_key: str, child_session_key: str, run_id: str | None
                    ) -> tuple[str, int] | None:
         """The newest receipt of ``run_id`` that ``session_key``'s transcript took, as (key,
         producer end time), the first taken of equal end times; ``run_id`` None: of any run of
         that child session (a bug's lookup, see actors.mutants)."""
-        newest: _Checkpoint | None = None
-        for taken in self._checkpoints:
-            if taken.session_key != session_key or (
-                    taken.child_session_key != child_session_key if run_id is None
-                    else taken.run_id != run_id):
-                continue
-            if newest is None or taken.ended_at_ms > newest.ended_at_ms:
-                newest = taken
-        return None if newest is None else (newest.key, newest.ended_at_ms)
+        if run_id is None:
+            return self._newest_of_child.get((session_key, child_session_key))
+        return self._newest_of_run.get((session_key, run_id))
 
     def save_transcript(self, session_key: str, run_id: str,
                         messages: list[dict[str, Any]]) -> ArchiveRecord:
@@ -195,7 +187,8 @@ class RunStore:
         self._open_batches.saved(row.batch_id, self._batch_order, payload, row.open)
         kept = self._batches.get(row.batch_id)
         if kept is None:  # a new row keeps its requester and place; a save updates the rest
-            self._batches[row.batch_id] = _Batch(row.requester, row.open, payload)
+            kept = self._batches[row.batch_id] = _Batch(row.requester, row.open, payload)
+            self._batches_by_requester.setdefault(row.requester, []).append(kept)
         else:
             kept.open, kept.payload = row.open, payload
 
@@ -225,8 +218,7 @@ class RunStore:
 
     def batches_of(self, requester: str) -> list[BatchRow]:
         """Every batch row of the requester session, in the order they were first saved."""
-        return [batch_row(kept.payload) for kept in self._batches.values()
-                if kept.requester == requester]
+        return [batch_row(kept.payload) for kept in self._batches_by_requester.get(requester, ())]
 
     def has_open_batches(self) -> bool:
         return bool(self._open_batches)
