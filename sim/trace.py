@@ -81,10 +81,6 @@ SHARED_STRING_MIN = 24
 # ``share_fields`` shares from a trace of this many records: a big run's (a default-world seed's
 # few hundred records and runs gain nothing that matters, for ~0.7 % of its CPU).
 SHARE_FIELDS_FROM = 5_000
-# The records' own strings are shared from this record on, for the same reason: walking every
-# record's data cost a default-world seed ~3 % of its CPU for memory that matters only in a big
-# run, whose first records are a sliver of it.
-SHARE_STRINGS_FROM = 2_000
 
 
 class Trace:
@@ -98,10 +94,8 @@ class Trace:
     def append(self, t_ms: int, actor: str, kind: str, data: Mapping[str, Any]) -> Record:
         if len(self._records) >= self.limit:
             raise OverflowError(f"trace exceeded {self.limit} records")
-        seq = len(self._records)
-        if seq >= SHARE_STRINGS_FROM:
-            self._share(data, 0)
-        record = Record(seq, t_ms, actor, kind, data)
+        self._share(data, 0)
+        record = Record(len(self._records), t_ms, actor, kind, data)
         self._records.append(record)
         return record
 

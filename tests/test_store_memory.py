@@ -87,7 +87,6 @@ def test_a_dead_actor_lets_go_of_its_task_and_mail() -> None:
 
 def test_returned_runs_share_the_trace_strings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(trace_mod, "SHARE_FIELDS_FROM", 0)  # as a big run's trace does
-    monkeypatch.setattr(trace_mod, "SHARE_STRINGS_FROM", 0)
     result = world.run(load_world(None), seed=3)
     texts = {}
     for record in result.trace:
@@ -96,15 +95,3 @@ def test_returned_runs_share_the_trace_strings(monkeypatch: pytest.MonkeyPatch) 
                 texts.setdefault(value, value)
     shared = [r.result_text for r in result.runs if r.result_text in texts]
     assert shared and all(texts[t] is t for t in shared)
-
-
-def test_a_big_trace_keeps_one_copy_of_each_long_string(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trace_mod, "SHARE_STRINGS_FROM", 2)  # from the third record on
-    trace = Trace()
-    texts = ["".join(["the child's answer, ", "long enough to share"]) for _ in range(4)]
-    assert texts[0] is not texts[1]
-    records = [trace.append(0, "child:c1", "child.end", {"text": [t]}) for t in texts]
-    held = [r.data["text"][0] for r in records]
-    assert held[0] is texts[0] and held[1] is texts[1]  # before the threshold: as appended
-    assert held[2] is held[3] is texts[2]  # after it: one copy
-    assert held == texts
