@@ -1,11 +1,12 @@
-"""What the store keeps beside its SQLite rows, so hot reads skip the query, the decode or the walk:
-decoded run records, the open batch rows, and each run's counts of unsettled descendants.
+"""What a store keeps beside its rows, so hot reads skip the query, the decode or the walk: the
+SQLite store's decoded run records (``actors/store_sqlite.py``), and both stores' open batch rows
+and each run's counts of unsettled descendants.
 
 The delivery actor looks at every open yield batch after each message it handles (a member may
 have settled), reading each batch's member records and their descendants: over a default-world
 sweep that was ~260 record decodes per seed, a tenth of a seed's CPU time (docs/performance.md).
 Both caches are exact: every write to a run's row drops that run's decoded record first
-(``RunStore.register``, ``forget_result``) or applies the same change to it (``apply``), and a
+(``SqliteStore.register``, ``forget_result``) or applies the same change to it (``apply``), and a
 batch row is decoded from the same JSON the table holds when it is saved, so a read returns a
 value equal to what decoding the row would give. Records and batch rows are frozen, so sharing
 one decoded value is safe. Nothing here is iterated in an order that matters except the open
