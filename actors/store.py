@@ -25,10 +25,11 @@ import attrs
 from actors.batch_record import BatchRow
 from actors.history import ArchiveRecord
 from actors.retention import RunSummary
-from actors.run_record import Change, CleanedUp, Corrected, RunEnded, RunRecord, apply
-from actors.states import DeliveryStatus, OutcomeStatus
+from actors.run_record import Change, RunRecord, apply
+from actors.states import DeliveryStatus
 from actors.store_cache import OpenBatches, PendingTree
 from actors.store_codec import batch_payload, batch_row, preview, stored_archive, unpack
+from actors.store_shared import StoreBase
 
 _PENDING = DeliveryStatus.PENDING
 _DELIVERED = DeliveryStatus.DELIVERED
@@ -41,7 +42,7 @@ class _Batch:
     payload: str
 
 
-class RunStore:
+class RunStore(StoreBase):
     def __init__(self) -> None:
         self._runs: dict[str, RunRecord] = {}  # in registration order
         # Indexes: run ids in registration order, by a column no change writes.
@@ -73,15 +74,9 @@ class RunStore:
         """Let go of every row: any later use raises, as a closed database connection does."""
         self.__dict__.clear()
 
-    def next_run_id(self) -> str:
-        """Run ids come from a counter (never from a clock or a random source)."""
-        return f"run-{self._order + 1}"
-
     def register(self, record: RunRecord) -> None:
         """A requester spawned a child run (sessions_spawn registers it before it starts)."""
-        if not record.required:
-            record = attrs.evolve(record, delivery_status=DeliveryStatus.NOT_REQUIRED)
-        self._order += 1
+        record = self._registered(record)
         if ":subagent:" in record.child_session_key:  # spawning a session again re-creates it
             self._deleted_sessions.pop(record.child_session_key, None)
         run_id = record.run_id
@@ -107,23 +102,7 @@ class RunStore:
         record = self._runs.get(run_id)
         if record is not None:
             self._runs[run_id] = apply(record, change)
-        if isinstance(change, CleanedUp):
-            self._tree.clean(run_id)
-        elif isinstance(change, RunEnded):
-            self._tree.end(run_id)
-
-    def record_end(
-        self, run_id: str, ended_at_ms: int, status: OutcomeStatus, error: str | None,
-        text: str | None, stop_reason: str | None = None, usage: tuple[int, int] | None = None,
-    ) -> None:
-        """The producer (the child's run) writes its terminal outcome, result and usage."""
-        input_tokens, output_tokens = usage if usage is not None else (None, None)
-        self.apply(run_id, RunEnded(ended_at_ms, status, error, text, stop_reason, input_tokens,
-                                    output_tokens))
-
-    def record_correction(self, run_id: str, at_ms: int, text: str | None) -> None:
-        """The producer corrects its result: a newer receipt of the same run (DEL-12)."""
-        self.apply(run_id, Corrected(at_ms, text))
+        self._tree.changed(run_id, change)
 
     def record_checkpoint(self, session_key: str, child_session_key: str, run_id: str,
                           key: str, ended_at_ms: int) -> None:
@@ -236,12 +215,6 @@ class RunStore:
             return None  # a public sibling in a private batch keeps its own delivery (PRV-5)
         return owner
 
-    def unsettled_descendants(self, record: RunRecord) -> tuple[int, int]:
-        """Below the run: how many are not yet settled (cleaned up), how many still run (kept
-        as runs register, end and clean up; a walk per open batch member after every message
-        of the delivery actor grew faster than a big tree)."""
-        return self._tree.pending_below(record.run_id), self._tree.active_below(record.run_id)
-
     def get_many(self, run_ids: list[str]) -> list[RunRecord]:
         """The records of ``run_ids``, in that order (a batch's members)."""
         return [self._runs[run_id] for run_id in run_ids]
@@ -271,12 +244,6 @@ class RunStore:
             or (r.delivery_status == _DELIVERED and r.receipt_ended_at_ms is not None
                 and r.receipt_ended_at_ms > (r.evidence_ended_at_ms or 0)))])
 
-    def pending_descendants(self, record: RunRecord) -> int:
-        """How many runs below the run ``record`` (its children, theirs, ...) are not yet
-        cleaned up (DEL-6). A run's children are the runs spawned by it (``requester_run_id``):
-        an earlier or later run of the same session key does not count them."""
-        return self._tree.pending_below(record.run_id)
-
     def open_recovery(self, run_id: str) -> None:
         """A lost-answer recovery is due for ``run_id`` (written before the run is recorded
         delivered, so a restart finds it)."""
@@ -290,15 +257,6 @@ class RunStore:
         """(run_id, attempts made) of every recovery not yet ended, oldest first."""
         return [(run_id, attempts) for run_id, (attempts, outcome) in self._recoveries.items()
                 if outcome is None]
-
-    def run_transcript(self, session_key: str, run_id: str) -> list[Any] | None:
-        """The retained transcript of ``run_id`` (its archive under ``session_key``), or None."""
-        for record in self.archives(session_key):
-            decoded = json.loads(record.payload.decode("utf-8"))
-            if isinstance(decoded, dict) and decoded.get("runId") == run_id:
-                messages = decoded.get("messages")
-                return messages if isinstance(messages, list) else []
-        return None
 
     def summaries(self) -> list[RunSummary]:
         """Every cleaned-up run as the in-memory registry keeps it (DEL-16): its lifecycle

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from actors.batch_record import BatchRow
-from actors.run_record import Change, RunRecord, apply
+from actors.run_record import Change, CleanedUp, RunEnded, RunRecord, apply
 
 # A bound on the decoded records kept (each may hold a run's task and result text, which the
 # database holds too): the cache is emptied when full, so a big run's memory does not grow with it.
@@ -129,6 +129,13 @@ class PendingTree:
             return
         self._ended.add(run_id)
         self._bump(self._active, self._parent[run_id], -1)
+
+    def changed(self, run_id: str, change: Change) -> None:
+        """The run's row took ``change``: an end or a cleanup counts here."""
+        if isinstance(change, CleanedUp):
+            self.clean(run_id)
+        elif isinstance(change, RunEnded):
+            self.end(run_id)
 
     def pending_below(self, run_id: str) -> int:
         return self._pending.get(run_id, 0)

@@ -13,19 +13,17 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import attrs
-
 from actors.batch_record import BatchRow
 from actors.history import ArchiveRecord
 from actors.retention import ELLIPSIS, PREVIEW_CHARS, RunSummary
-from actors.run_record import Change, CleanedUp, Corrected, RunEnded, RunRecord
-from actors.states import DeliveryStatus, OutcomeStatus
+from actors.run_record import Change, RunRecord
 from actors.store_cache import OpenBatches, PendingTree, RecordCache
 from actors.store_codec import batch_payload, batch_row, stored_archive, unpack
 from actors.store_schema import CLOSED, FIELDS, UPDATES, decode_record, open_db, recycle
+from actors.store_shared import StoreBase
 
 
-class SqliteStore:
+class SqliteStore(StoreBase):
     def __init__(self, path: str = ":memory:") -> None:
         self._db = open_db(path)
         self._in_memory = path == ":memory:"
@@ -66,15 +64,9 @@ class SqliteStore:
         if not (self._in_memory and recycle(db)):
             db.close()
 
-    def next_run_id(self) -> str:
-        """Run ids come from a counter (never from a clock or a random source)."""
-        return f"run-{self._order + 1}"
-
     def register(self, record: RunRecord) -> None:
         """A requester spawned a child run (sessions_spawn registers it before it starts)."""
-        if not record.required:
-            record = attrs.evolve(record, delivery_status=DeliveryStatus.NOT_REQUIRED)
-        self._order += 1
+        record = self._registered(record)
         if record.requester_run_id is not None:
             self._spawning_runs.add(record.requester_run_id)
         values = [getattr(record, name) for name in FIELDS]
@@ -99,23 +91,7 @@ class SqliteStore:
         names, sql = UPDATES[type(change)]
         self._db.execute(sql, [*(getattr(change, name) for name in names), run_id])
         self._records.changed(run_id, change)  # after the write: a failed one changes nothing
-        if isinstance(change, CleanedUp):
-            self._tree.clean(run_id)
-        elif isinstance(change, RunEnded):
-            self._tree.end(run_id)
-
-    def record_end(
-        self, run_id: str, ended_at_ms: int, status: OutcomeStatus, error: str | None,
-        text: str | None, stop_reason: str | None = None, usage: tuple[int, int] | None = None,
-    ) -> None:
-        """The producer (the child's run) writes its terminal outcome, result and usage."""
-        input_tokens, output_tokens = usage if usage is not None else (None, None)
-        self.apply(run_id, RunEnded(ended_at_ms, status, error, text, stop_reason, input_tokens,
-                                    output_tokens))
-
-    def record_correction(self, run_id: str, at_ms: int, text: str | None) -> None:
-        """The producer corrects its result: a newer receipt of the same run (DEL-12)."""
-        self.apply(run_id, Corrected(at_ms, text))
+        self._tree.changed(run_id, change)
 
     def record_checkpoint(self, session_key: str, child_session_key: str, run_id: str,
                           key: str, ended_at_ms: int) -> None:
@@ -249,12 +225,6 @@ class SqliteStore:
             return None  # a public sibling in a private batch keeps its own delivery (PRV-5)
         return owner
 
-    def unsettled_descendants(self, record: RunRecord) -> tuple[int, int]:
-        """Below the run: how many are not yet settled (cleaned up), how many still run (kept
-        as runs register, end and clean up; a walk per open batch member after every message
-        of the delivery actor grew faster than a big tree)."""
-        return self._tree.pending_below(record.run_id), self._tree.active_below(record.run_id)
-
     def get_many(self, run_ids: list[str]) -> list[RunRecord]:
         """The records of ``run_ids``, in that order, in one query (a batch's members)."""
         found = {run_id: record for run_id in run_ids
@@ -307,12 +277,6 @@ class SqliteStore:
             "AND receipt_ended_at_ms > COALESCE(evidence_ended_at_ms, 0))) ORDER BY row_order")
         return iter(self._records.decode_all(cursor.fetchall()))
 
-    def pending_descendants(self, record: RunRecord) -> int:
-        """How many runs below the run ``record`` (its children, theirs, ...) are not yet
-        cleaned up (DEL-6). A run's children are the runs spawned by it (``requester_run_id``):
-        an earlier or later run of the same session key does not count them."""
-        return self._tree.pending_below(record.run_id)
-
     def open_recovery(self, run_id: str) -> None:
         """A lost-answer recovery is due for ``run_id`` (written before the run is recorded
         delivered, so a restart finds it)."""
@@ -327,15 +291,6 @@ class SqliteStore:
         """(run_id, attempts made) of every recovery not yet ended, oldest first."""
         return [(run_id, attempts) for run_id, attempts in self._db.execute(
             "SELECT run_id, attempts FROM recoveries WHERE outcome IS NULL ORDER BY rowid")]
-
-    def run_transcript(self, session_key: str, run_id: str) -> list[Any] | None:
-        """The retained transcript of ``run_id`` (its archive under ``session_key``), or None."""
-        for record in self.archives(session_key):
-            decoded = json.loads(record.payload.decode("utf-8"))
-            if isinstance(decoded, dict) and decoded.get("runId") == run_id:
-                messages = decoded.get("messages")
-                return messages if isinstance(messages, list) else []
-        return None
 
     def summaries(self) -> list[RunSummary]:
         """Every cleaned-up run as the in-memory registry keeps it (DEL-16): its lifecycle
