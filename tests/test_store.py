@@ -92,3 +92,16 @@ def test_restore_honours_a_persisted_future_attempt_time() -> None:
     core = _core(2)
     effects = core.restore(store.open_deliveries(), 45_000)
     assert effects == [StartTimer(15_000, AttemptDue("run-1"))]
+
+
+def test_the_sqlite_store_counts_its_statements() -> None:
+    store = SqliteStore()
+    opened = store.statements
+    store.register(_record())  # the re-created session's DELETE, then the INSERT
+    assert store.statements == opened + 2
+    store.get("run-1")  # read from the table, then kept decoded
+    store.get("run-1")  # a cached read runs nothing
+    assert store.statements == opened + 3
+    store.record_end("run-1", 5_000, OK, None, "the answer")
+    assert store.statements == opened + 4
+    store.close()
