@@ -55,10 +55,12 @@ class RunStore(StoreBase):
         self._archives: dict[str, dict[int, bytes]] = {}  # key -> generation -> stored payload
         self._generations: dict[str, int] = {}  # the last archive generation of each key
         self._archived = 0  # archives this store saved (DEFLATE_ARCHIVES_FROM)
-        # A requester session's checkpoints, the newest of each run and of each child session
-        # (the first taken of equal end times): the two lookups a delivery makes.
+        # A requester session's checkpoints: the newest of each run (the first taken of equal
+        # end times) and of each child session (of equal end times, the least run id's first
+        # taken: the order SQLite's index on (session, run) hands them to its sort), the two
+        # lookups a delivery makes; the child's lookup is a bug's (see actors.mutants).
         self._newest_of_run: dict[tuple[str, str], tuple[str, int]] = {}
-        self._newest_of_child: dict[tuple[str, str], tuple[str, int]] = {}
+        self._newest_of_child: dict[tuple[str, str], tuple[int, str, str]] = {}
         self._sessions: dict[str, tuple[int, bool]] = {}
         self._deleted_sessions: dict[str, int] = {}
         self._batches: dict[str, _Batch] = {}  # in the order of each batch's first save
@@ -107,19 +109,22 @@ class RunStore(StoreBase):
     def record_checkpoint(self, session_key: str, child_session_key: str, run_id: str,
                           key: str, ended_at_ms: int) -> None:
         """A requester session's transcript took this receipt (a durable source-delivery fact)."""
-        for newest, asked in ((self._newest_of_run, (session_key, run_id)),
-                              (self._newest_of_child, (session_key, child_session_key))):
-            kept = newest.get(asked)
-            if kept is None or ended_at_ms > kept[1]:
-                newest[asked] = (key, ended_at_ms)
+        of_run = self._newest_of_run.get((session_key, run_id))
+        if of_run is None or ended_at_ms > of_run[1]:
+            self._newest_of_run[session_key, run_id] = (key, ended_at_ms)
+        of_child = self._newest_of_child.get((session_key, child_session_key))
+        if of_child is None or ended_at_ms > of_child[0] or (
+                ended_at_ms == of_child[0] and run_id < of_child[1]):
+            self._newest_of_child[session_key, child_session_key] = (ended_at_ms, run_id, key)
 
     def checkpoint(self, session_key: str, child_session_key: str, run_id: str | None
                    ) -> tuple[str, int] | None:
         """The newest receipt of ``run_id`` that ``session_key``'s transcript took, as (key,
-        producer end time), the first taken of equal end times; ``run_id`` None: of any run of
+        producer end time); ``run_id`` None: of any run of
         that child session (a bug's lookup, see actors.mutants)."""
         if run_id is None:
-            return self._newest_of_child.get((session_key, child_session_key))
+            of_child = self._newest_of_child.get((session_key, child_session_key))
+            return None if of_child is None else (of_child[2], of_child[0])
         return self._newest_of_run.get((session_key, run_id))
 
     def save_transcript(self, session_key: str, run_id: str,

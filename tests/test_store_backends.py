@@ -218,7 +218,7 @@ class SameReads(RuleBasedStateMachine):
             assert m.retained_private(turn) == s.retained_private(turn)
 
 
-SameReads.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+SameReads.TestCase.settings = settings(max_examples=150, stateful_step_count=30, deadline=None)
 test_both_stores_read_the_same = SameReads.TestCase
 
 
@@ -230,5 +230,21 @@ def test_delivered_status_reads_back_as_written() -> None:
     memory.apply("run-1", Delivered(5))
     assert memory.get("run-1").delivery_status == DeliveryStatus.DELIVERED
     assert memory.all_runs() != sqlite.all_runs()
+    memory.close()
+    sqlite.close()
+
+
+def test_equal_end_times_of_a_child_session_pick_the_least_run_id() -> None:
+    """The ``run_id`` None lookup's tie between runs (found by the state machine): SQLite's sort
+    takes the rows in its index's (session, run) order, so the least run id's receipt wins."""
+    memory, sqlite = RunStore(), SqliteStore()
+    for store in (memory, sqlite):
+        store.record_checkpoint(SESSIONS[0], SESSIONS[1], "run-none", "k1", 0)
+        store.record_checkpoint(SESSIONS[0], SESSIONS[1], "run-1", "k2", 0)
+        store.record_checkpoint(SESSIONS[0], SESSIONS[1], "run-1", "k3", 0)
+    assert memory.checkpoint(SESSIONS[0], SESSIONS[1], None) == ("k2", 0)
+    assert sqlite.checkpoint(SESSIONS[0], SESSIONS[1], None) == ("k2", 0)
+    assert memory.checkpoint(SESSIONS[0], SESSIONS[1], "run-1") == ("k2", 0)
+    assert sqlite.checkpoint(SESSIONS[0], SESSIONS[1], "run-1") == ("k2", 0)
     memory.close()
     sqlite.close()
