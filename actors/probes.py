@@ -114,7 +114,7 @@ PROBES: dict[str, str] = {
     "delivery.recovery-send-failed": "a recovered answer's hand-off failed; recovery tries again",
     "delivery.recovery-bound-reached": "lost-answer recovery stopped at its attempt bound (DEL-2)",
     "delivery.payload-reloaded": "lost-answer recovery loaded a resolved run's full record "
-                                  "from SQLite to hand its answer over (DEL-16)",
+                                  "from the store to hand its answer over (DEL-16)",
     # -- receipts, recovery claims and checkpoint reconciliation (DEL-12, DEL-13, DEL-15) ----
     "requester.receipt-superseded": "a receipt with a newer end time replaced a run's reply",
     "requester.receipt-out-of-order": "an older receipt arrived after a newer one (dropped)",

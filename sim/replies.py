@@ -63,7 +63,7 @@ def _draw_size(chooser: Chooser) -> int:
 
 def big_answer(chooser: Chooser, subsystem: str, child_id: str, text: str) -> str:
     """``text`` (a drawn answer of ``child_id``) grown past the 160,000-character cap, as the
-    rare big replies are (an aimed draw's, sim/world/reach.py)."""
+    rare big replies are (an aimed draw's, sim/world/draws/reach.py)."""
     low, high = SIZES[-1][1:]
     size = low + 100 * chooser.choose(subsystem, (high - low) // 100 + 1)
     text = text or f"{child_id} done."

@@ -13,7 +13,7 @@ SHELLS = {"actors.child.shell", "actors.child.receipts", "actors.delivery.shell"
           "actors.yields.delivery_wakes", "actors.yields.delivery_waves", "actors.requester.turns",
           "actors.requester.waves",
           "actors.gateway.shell", "actors.requester.shell", "actors.runtime",
-          "actors.store.durable"}
+          "actors.store.sqlite", "actors.store.schema"}
 
 
 def _pure_contract() -> dict[str, Any]:

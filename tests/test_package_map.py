@@ -11,11 +11,6 @@ from typing import Any
 from sim import diagram
 from tests.conftest import ROOT
 
-# Modules over the limit whose owners are rewriting them on their own branches (issue 25: the
-# store by engineer `cheap`, the world by engineer `detect`). Each must be over the limit: once
-# it is not, its line here goes.
-OVER_THE_LIMIT_FOR_NOW = {"actors/store/durable.py", "sim/world/core.py"}
-
 
 def test_no_import_cycle_in_the_model_or_the_simulator() -> None:
     assert diagram.cycles(diagram.import_graph()) == []
@@ -36,8 +31,7 @@ def test_no_module_over_the_line_limit() -> None:
     over = {path.relative_to(ROOT).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
             for path in diagram.modules().values()}
     over = {path: lines for path, lines in over.items() if lines > diagram.MAX_LINES}
-    assert sorted(set(over) - OVER_THE_LIMIT_FOR_NOW) == [], over
-    assert sorted(OVER_THE_LIMIT_FOR_NOW - set(over)) == [], "under the limit now: drop its line"
+    assert over == {}
 
 
 def test_no_folder_holds_more_than_a_dozen_modules() -> None:

@@ -59,7 +59,7 @@ COMMON = ("delivery.not-required-skip", "delivery.unclassified-error", "announce
           "child.no-output", "requester.duplicate-completion")
 
 
-# Probes the aimed draws (sim/world/reach.py, issue 12) lift to at least FLOOR seeds of the
+# Probes the aimed draws (sim/world/draws/reach.py, issue 12) lift to at least FLOOR seeds of the
 # first 200 (a reviewer's `handoff explore` runs 200): a draw change that loses one fails here.
 FLOOR = 5
 LIFTED = ("delivery.findings-stale-row", "delivery.findings-older-row",

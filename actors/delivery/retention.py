@@ -1,7 +1,7 @@
 """What the registry keeps in memory once a run's obligations resolved (DEL-16). Pure.
 
 Seed 002: once cleanup and the requester's obligations are resolved, the in-memory registry keeps
-a short task preview and lifecycle metadata; the full task and result text stay in SQLite and are
+a short task preview and lifecycle metadata; the full task and result text stay in the store and are
 loaded for the reads that need them (history, a redrive, lost-answer recovery, aggregation).
 Pending, paused, cancelled and abandoned work keeps its payload until its obligations resolve:
 in this model a run in flight keeps its whole record in the delivery core, and the store keeps

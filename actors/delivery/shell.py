@@ -1,4 +1,4 @@
-"""The delivery actor's Trio shell: the registry core plus its SQLite store.
+"""The delivery actor's Trio shell: the registry core plus its durable store.
 
 Every effect the core returns is performed in order, and before each one the hosting process may
 die (a crash point named after the effect). What survives is what the store holds; a new

@@ -1,11 +1,12 @@
-"""What the store keeps beside its SQLite rows, so hot reads skip the query, the decode or the walk:
-decoded run records, the open batch rows, and each run's counts of unsettled descendants.
+"""What a store keeps beside its rows, so hot reads skip the query, the decode or the walk: the
+SQLite store's decoded run records (``actors/store/sqlite.py``), and both stores' open batch rows
+and each run's counts of unsettled descendants.
 
 The delivery actor looks at every open yield batch after each message it handles (a member may
 have settled), reading each batch's member records and their descendants: over a default-world
 sweep that was ~260 record decodes per seed, a tenth of a seed's CPU time (docs/performance.md).
 Both caches are exact: every write to a run's row drops that run's decoded record first
-(``RunStore.register``, ``forget_result``) or applies the same change to it (``apply``), and a
+(``SqliteStore.register``, ``forget_result``) or applies the same change to it (``apply``), and a
 batch row is decoded from the same JSON the table holds when it is saved, so a read returns a
 value equal to what decoding the row would give. Records and batch rows are frozen, so sharing
 one decoded value is safe. Nothing here is iterated in an order that matters except the open
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from actors.delivery.run_record import Change, RunRecord, apply
+from actors.delivery.run_record import Change, CleanedUp, RunEnded, RunRecord, apply
 from actors.yields.batch_record import BatchRow
 
 # A bound on the decoded records kept (each may hold a run's task and result text, which the
@@ -128,6 +129,13 @@ class PendingTree:
             return
         self._ended.add(run_id)
         self._bump(self._active, self._parent[run_id], -1)
+
+    def changed(self, run_id: str, change: Change) -> None:
+        """The run's row took ``change``: an end or a cleanup counts here."""
+        if isinstance(change, CleanedUp):
+            self.clean(run_id)
+        elif isinstance(change, RunEnded):
+            self.end(run_id)
 
     def pending_below(self, run_id: str) -> int:
         return self._pending.get(run_id, 0)

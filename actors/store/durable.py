@@ -1,249 +1,131 @@
-"""The registry's durable store: run records in SQLite (stdlib ``sqlite3``).
+"""The registry's durable store, kept in memory: the run records and the tables beside them.
 
-In a simulation the store is the disk: one connection (``:memory:`` by default) lives with the
-world, outside any actor, so it survives a delivery-actor crash exactly as a database file
-survives a process restart, while everything the actor held in memory is lost. Each write commits
-at once. In-memory databases are recycled within a process (emptied, never shared by two runs).
+In a simulation the store is the disk: it lives with the world, outside any actor, so it survives
+a delivery-actor crash exactly as a database survives a process restart, while everything the
+actor held in memory is lost; a restarted actor reads what was written. Each write is whole when
+the call returns (as a committed statement). The rows are Python values: a run's frozen record,
+batch rows as the JSON the outbox writes, archives as their encoded bytes, so every read returns
+what the SQLite store (``actors/store/sqlite.py``, for a database file) returns for the same
+writes; tests/store/test_store_backends.py runs the world on both and compares every trace. A
+default-world step paid ~2 SQL statements through ``sqlite3`` for what is here a dict lookup.
+
+The indexes (a session's runs, a run's children, a turn's runs, a child session's runs) are
+lists in registration order on columns no change writes (``actors/delivery/run_record.py``), so a
+big run's reads cost what its index scans cost in SQLite.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
-import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
 
-from actors.delivery.retention import ELLIPSIS, PREVIEW_CHARS, RunSummary
-from actors.delivery.run_record import (
-    CHANGE_TYPES,
-    Change,
-    CleanedUp,
-    Corrected,
-    RunEnded,
-    RunRecord,
-    columns,
-)
+from actors.delivery.retention import RunSummary
+from actors.delivery.run_record import Change, RunRecord, apply
 from actors.history import ArchiveRecord
-from actors.states import ClaimPhase, DeliveryStatus, EvidenceKind, OutcomeStatus
-from actors.store.cache import OpenBatches, PendingTree, RecordCache
-from actors.yields.batch_record import BatchRow, BatchStatus
+from actors.states import DeliveryStatus
+from actors.store.cache import OpenBatches, PendingTree
+from actors.store.codec import batch_payload, batch_row, preview, stored_archive, unpack
+from actors.store.shared import StoreBase
+from actors.yields.batch_record import BatchRow
 
-_FIELDS = tuple(f.name for f in attrs.fields(RunRecord))
-# Per change type: its columns and the UPDATE that writes them.
-_UPDATES = {
-    t: (columns(t), "UPDATE runs SET " + ", ".join(f"{c} = ?" for c in columns(t))
-        + " WHERE run_id = ?")
-    for t in CHANGE_TYPES
-}
-_SQL_TYPES = {"int": "INTEGER", "bool": "INTEGER", "str": "TEXT"}
+_PENDING = DeliveryStatus.PENDING
+_DELIVERED = DeliveryStatus.DELIVERED
 
 
-def _column(field: attrs.Attribute[Any]) -> str:
-    type_name = str(field.type).split("|")[0].strip()
-    sql = _SQL_TYPES.get(type_name, "TEXT")
-    return f"{field.name} {sql}" + (" PRIMARY KEY" if field.name == "run_id" else "")
+@attrs.define
+class _Batch:
+    requester: str
+    open: bool
+    payload: str
 
 
-# The schema, one statement each; a new table goes here (every table is emptied on reuse).
-SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS runs ("
-    + ", ".join(_column(f) for f in attrs.fields(RunRecord)) + ", row_order INTEGER)",
-    # A live session's transcript: its latest run's record, which is also that run's archive
-    # (FMT-6), so the row names the archive's generation instead of holding a second copy of
-    # the payload (a big run's transcripts were a quarter of its database). The primary key
-    # keeps saving and reading one lookup.
-    "CREATE TABLE IF NOT EXISTS transcripts (session_key TEXT PRIMARY KEY, generation INTEGER)",
-    # Without it, restoring open deliveries scans every row: a run with n children would
-    # cost O(n^2). A run stays open (uncleaned) until its obligations resolved and its
-    # cleanup ran, so pending deliveries are a subset.
-    "CREATE INDEX IF NOT EXISTS runs_open ON runs (cleaned_up_at_ms, row_order)",
-    "CREATE INDEX IF NOT EXISTS runs_by_requester ON runs (requester, created_at_ms)",
-    # Nesting (docs/nesting.md): a run's direct children, and a session's runs.
-    "CREATE INDEX IF NOT EXISTS runs_by_requester_run ON runs (requester_run_id, row_order)",
-    "CREATE INDEX IF NOT EXISTS runs_by_session ON runs (child_session_key, row_order)",
-    # Nested requester sessions deleted (DEL-4): their completions fall back upwards.
-    "CREATE TABLE IF NOT EXISTS deleted_sessions "
-    "(session_key TEXT PRIMARY KEY, deleted_at_ms INTEGER)",
-    # FMT-6: retained transcripts, one record per generation of a session key; run
-    # membership lives inside the still-encoded payload. Read rarely, but without the index
-    # each read scans every archive: a run with n children read O(n) times cost O(n^2).
-    "CREATE TABLE IF NOT EXISTS archives (session_key TEXT, generation INTEGER, payload BLOB)",
-    "CREATE INDEX IF NOT EXISTS archives_by_key ON archives (session_key, generation)",
-    # Lost-answer recovery (DEL-2, actors/delivery/recovery.py): its durable attempt count and
-    # outcome.
-    "CREATE TABLE IF NOT EXISTS recoveries "
-    "(run_id TEXT PRIMARY KEY, attempts INTEGER, outcome TEXT)",
-    # A requester session's checkpoints: each completion receipt its transcript took, by run
-    # (its source-delivery facts; DEL-13 reconciliation reads them after a restart).
-    "CREATE TABLE IF NOT EXISTS checkpoints (session_key TEXT, child_session_key TEXT, "
-    "run_id TEXT, key TEXT, ended_at_ms INTEGER)",
-    "CREATE INDEX IF NOT EXISTS checkpoints_by_run ON checkpoints (session_key, run_id)",
-    # The session store's entry of each requester session: its incarnation (lifecycle
-    # revision, bumped by /new or a delete) and whether the entry is deleted.
-    "CREATE TABLE IF NOT EXISTS sessions "
-    "(session_key TEXT PRIMARY KEY, incarnation INTEGER, deleted INTEGER)",
-    # The batch-wake outbox (requesterSettleWake): one JSON row per batch (batch_record.py).
-    "CREATE TABLE IF NOT EXISTS batches (batch_id TEXT PRIMARY KEY, "
-    "requester TEXT, open INTEGER, row_order INTEGER, payload TEXT)",
-)
-
-# In-memory databases are recycled within a process: a seed sweep opens one per run, and a new
-# connection costs its set-up plus compiling the schema and every statement again (sqlite3
-# keeps prepared statements per connection). A closed store's database is emptied, table by
-# table as sqlite_master lists them, and the next store takes it; nothing of a run survives
-# into the next one. A forked worker starts with none (a connection must not cross a fork).
-_SPARE: list[sqlite3.Connection] = []
-_SPARE_MAX = 4
-_CLOSED = sqlite3.connect(":memory:")
-_CLOSED.close()  # what a closed store holds: any use raises, as a closed connection does
-os.register_at_fork(after_in_child=_SPARE.clear)
-
-
-def _open(path: str) -> sqlite3.Connection:
-    if path == ":memory:" and _SPARE:
-        return _SPARE.pop()
-    db = sqlite3.connect(path, isolation_level=None)
-    for statement in SCHEMA:
-        db.execute(statement)
-    return db
-
-
-def _recycle(db: sqlite3.Connection) -> bool:
-    """Empty an in-memory database and keep it for the next store (False: it was not kept)."""
-    if db.in_transaction or len(_SPARE) >= _SPARE_MAX:
-        return False
-    tables = [name for (name,) in db.execute(  # sqlite_sequence too: AUTOINCREMENT restarts
-        "SELECT name FROM sqlite_master WHERE type = 'table' "
-        "AND (name NOT LIKE 'sqlite_%' OR name = 'sqlite_sequence')")]
-    for name in tables:
-        db.execute(f'DELETE FROM "{name}"')
-    _SPARE.append(db)
-    return True
-
-
-class RunStore:
-    def __init__(self, path: str = ":memory:") -> None:
-        self._db = _open(path)
-        self._in_memory = path == ":memory:"
-        # Decoded beside the tables, for the hot reads (actors/store/cache.py).
-        self._records = RecordCache(_record, _FIELDS.index("run_id"))
-        self._open_batches = OpenBatches(_batch)
-        for batch_id, rank, payload, is_open in self._db.execute(
-                "SELECT batch_id, row_order, payload, open FROM batches ORDER BY row_order"):
-            self._open_batches.load(batch_id, rank, payload, bool(is_open))
-        # Each requester turn's state (open, finished, yielded, abandoned): what the delivery
-        # side reads to retain a private result while its spawning turn is open (PRV-5).
-        self._db.execute("CREATE TABLE IF NOT EXISTS turn_states "
-                         "(turn_run_id TEXT PRIMARY KEY, state TEXT, at_ms INTEGER)")
-        self._order = 0
+class RunStore(StoreBase):
+    def __init__(self) -> None:
+        self._runs: dict[str, RunRecord] = {}  # in registration order
+        # Indexes: run ids in registration order, by a column no change writes.
+        self._by_requester: dict[str, list[str]] = {}
+        self._by_parent: dict[str, list[str]] = {}
+        self._by_session: dict[str, list[str]] = {}
+        self._by_turn: dict[str, list[str]] = {}
+        self._turn_requesters: dict[str, None] = {}  # sessions whose turns spawned, first seen
+        self._transcripts: dict[str, int] = {}  # a live session's generation (its archive)
+        self._archives: dict[str, dict[int, bytes]] = {}  # key -> generation -> stored payload
+        self._generations: dict[str, int] = {}  # the last archive generation of each key
         self._archived = 0  # archives this store saved (DEFLATE_ARCHIVES_FROM)
-        # The runs that spawned children (only membership is asked, never iterated).
-        self._spawning_runs: set[str] = set() if self._in_memory else set(
-            key for (key,) in self._db.execute(
-                "SELECT DISTINCT requester_run_id FROM runs WHERE requester_run_id IS NOT NULL"))
-        self._tree = PendingTree()
-        if not self._in_memory:
-            for run_id, parent, cleaned, ended in self._db.execute(
-                    "SELECT run_id, requester_run_id, cleaned_up_at_ms, ended_at_ms FROM runs "
-                    "ORDER BY row_order"):
-                self._tree.add(run_id, parent)
-                if cleaned is not None:
-                    self._tree.clean(run_id)
-                if ended is not None:
-                    self._tree.end(run_id)
+        # A requester session's checkpoints: the newest of each run (the first taken of equal
+        # end times) and of each child session (of equal end times, the least run id's first
+        # taken: the order SQLite's index on (session, run) hands them to its sort), the two
+        # lookups a delivery makes; the child's lookup is a bug's (see actors.mutants).
+        self._newest_of_run: dict[tuple[str, str], tuple[str, int]] = {}
+        self._newest_of_child: dict[tuple[str, str], tuple[int, str, str]] = {}
+        self._sessions: dict[str, tuple[int, bool]] = {}
+        self._deleted_sessions: dict[str, int] = {}
+        self._batches: dict[str, _Batch] = {}  # in the order of each batch's first save
+        self._batches_by_requester: dict[str, list[_Batch]] = {}
+        self._open_batches = OpenBatches(batch_row)
         self._batch_order = 0
-        # The last archive generation of each session key (the archives table's maximum, kept
-        # beside it so retaining a run costs one write; a fresh database has none).
-        self._generations: dict[str, int] = {} if self._in_memory else dict(self._db.execute(
-            "SELECT session_key, MAX(generation) FROM archives GROUP BY session_key").fetchall())
+        self._turn_states: dict[str, str] = {}
+        self._recoveries: dict[str, tuple[int, str | None]] = {}  # in the order opened
+        self._tree = PendingTree()
+        self._order = 0  # registrations asked for
 
     def close(self) -> None:
-        db, self._db = self._db, _CLOSED
-        if not (self._in_memory and _recycle(db)):
-            db.close()
-
-    def next_run_id(self) -> str:
-        """Run ids come from a counter (never from a clock or a random source)."""
-        return f"run-{self._order + 1}"
+        """Let go of every row: any later use raises, as a closed database connection does."""
+        self.__dict__.clear()
 
     def register(self, record: RunRecord) -> None:
         """A requester spawned a child run (sessions_spawn registers it before it starts)."""
-        if not record.required:
-            record = attrs.evolve(record, delivery_status=DeliveryStatus.NOT_REQUIRED)
-        self._order += 1
-        if record.requester_run_id is not None:
-            self._spawning_runs.add(record.requester_run_id)
-        values = [getattr(record, name) for name in _FIELDS]
+        record = self._registered(record)
         if ":subagent:" in record.child_session_key:  # spawning a session again re-creates it
-            self._db.execute("DELETE FROM deleted_sessions WHERE session_key = ?",
-                             [record.child_session_key])
-        placeholders = ", ".join("?" for _ in range(len(_FIELDS) + 1))
-        self._records.forget(record.run_id)
-        self._db.execute(
-            f"INSERT INTO runs ({', '.join(_FIELDS)}, row_order) VALUES ({placeholders})",
-            [*values, self._order],
-        )
-        # After the insert: a run id already taken fails there and must not touch the tree.
-        self._tree.add(record.run_id, record.requester_run_id)
+            self._deleted_sessions.pop(record.child_session_key, None)
+        run_id = record.run_id
+        if run_id in self._runs:  # the primary key
+            raise KeyError(f"run {run_id} is already registered")
+        self._runs[run_id] = record
+        self._by_requester.setdefault(record.requester, []).append(run_id)
+        self._by_session.setdefault(record.child_session_key, []).append(run_id)
+        if record.requester_run_id is not None:
+            self._by_parent.setdefault(record.requester_run_id, []).append(run_id)
+        if record.requester_turn_id is not None:
+            self._by_turn.setdefault(record.requester_turn_id, []).append(run_id)
+            self._turn_requesters.setdefault(record.requester, None)
+        self._tree.add(run_id, record.requester_run_id)
         if record.cleaned_up_at_ms is not None:
-            self._tree.clean(record.run_id)
-        if record.ended_at_ms is not None:
-            self._tree.end(record.run_id)
-
-    def apply(self, run_id: str, change: Change) -> None:
-        """Make ``change`` durable: write the columns it names."""
-        names, sql = _UPDATES[type(change)]
-        self._db.execute(sql, [*(getattr(change, name) for name in names), run_id])
-        self._records.changed(run_id, change)  # after the write: a failed one changes nothing
-        if isinstance(change, CleanedUp):
             self._tree.clean(run_id)
-        elif isinstance(change, RunEnded):
+        if record.ended_at_ms is not None:
             self._tree.end(run_id)
 
-    def record_end(
-        self, run_id: str, ended_at_ms: int, status: OutcomeStatus, error: str | None,
-        text: str | None, stop_reason: str | None = None, usage: tuple[int, int] | None = None,
-    ) -> None:
-        """The producer (the child's run) writes its terminal outcome, result and usage."""
-        input_tokens, output_tokens = usage if usage is not None else (None, None)
-        self.apply(run_id, RunEnded(ended_at_ms, status, error, text, stop_reason, input_tokens,
-                                    output_tokens))
-
-    def record_correction(self, run_id: str, at_ms: int, text: str | None) -> bool:
-        """A further receipt of the same run with producer end time ``at_ms`` (DEL-12): it owns
-        the reply only when newer than the one held (an equal end time keeps the first
-        accepted, an older one never wins). Returns whether it was taken."""
-        current = self.get(run_id).receipt_at_ms
-        if current is not None and at_ms <= current:
-            return False
-        self.apply(run_id, Corrected(at_ms, text))
-        return True
+    def apply(self, run_id: str, change: Change) -> None:
+        """Make ``change`` durable: write the columns it names (no such run: nothing changes,
+        as an UPDATE that matches no row)."""
+        record = self._runs.get(run_id)
+        if record is not None:
+            self._runs[run_id] = apply(record, change)
+        self._tree.changed(run_id, change)
 
     def record_checkpoint(self, session_key: str, child_session_key: str, run_id: str,
                           key: str, ended_at_ms: int) -> None:
         """A requester session's transcript took this receipt (a durable source-delivery fact)."""
-        self._db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?, ?)",
-                         [session_key, child_session_key, run_id, key, ended_at_ms])
+        of_run = self._newest_of_run.get((session_key, run_id))
+        if of_run is None or ended_at_ms > of_run[1]:
+            self._newest_of_run[session_key, run_id] = (key, ended_at_ms)
+        of_child = self._newest_of_child.get((session_key, child_session_key))
+        if of_child is None or ended_at_ms > of_child[0] or (
+                ended_at_ms == of_child[0] and run_id < of_child[1]):
+            self._newest_of_child[session_key, child_session_key] = (ended_at_ms, run_id, key)
 
     def checkpoint(self, session_key: str, child_session_key: str, run_id: str | None
                    ) -> tuple[str, int] | None:
         """The newest receipt of ``run_id`` that ``session_key``'s transcript took, as (key,
-        producer end time); ``run_id`` None: of any run of that child session (a bug's lookup,
-        see actors.mutants)."""
+        producer end time); ``run_id`` None: of any run of
+        that child session (a bug's lookup, see actors.mutants)."""
         if run_id is None:
-            row = self._db.execute(
-                "SELECT key, ended_at_ms FROM checkpoints WHERE session_key = ? AND "
-                "child_session_key = ? ORDER BY ended_at_ms DESC LIMIT 1",
-                [session_key, child_session_key]).fetchone()
-        else:
-            row = self._db.execute(
-                "SELECT key, ended_at_ms FROM checkpoints WHERE session_key = ? AND run_id = ? "
-                "ORDER BY ended_at_ms DESC LIMIT 1", [session_key, run_id]).fetchone()
-        return None if row is None else (str(row[0]), int(row[1]))
+            of_child = self._newest_of_child.get((session_key, child_session_key))
+            return None if of_child is None else (of_child[2], of_child[0])
+        return self._newest_of_run.get((session_key, run_id))
 
     def save_transcript(self, session_key: str, run_id: str,
                         messages: list[dict[str, Any]]) -> ArchiveRecord:
@@ -251,93 +133,76 @@ class RunStore:
         what was there) and is retained as the next generation of that key (FMT-6)."""
         generation = self._generations[session_key] = self._generations.get(session_key, 0) + 1
         record = ArchiveRecord.encode(session_key, generation, run_id, messages)
-        self._db.execute("INSERT OR REPLACE INTO transcripts (session_key, generation) "
-                         "VALUES (?, ?)", [session_key, generation])
+        self._transcripts[session_key] = generation
         self._archived += 1
-        stored = _pack(record.payload) if self._archived > DEFLATE_ARCHIVES_FROM \
-            else record.payload
-        self._db.execute("INSERT INTO archives (session_key, generation, payload) "
-                         "VALUES (?, ?, ?)", [session_key, generation, stored])
+        self._archives.setdefault(session_key, {})[generation] = stored_archive(
+            record.payload, self._archived)
         return record
 
     def transcript(self, session_key: str) -> list[dict[str, Any]]:
         """The live session's transcript, as ``sessions_history`` reads it ([] when none)."""
-        row = self._db.execute(
-            "SELECT payload FROM transcripts JOIN archives USING (session_key, generation) "
-            "WHERE session_key = ?", [session_key]).fetchone()
-        messages: list[dict[str, Any]] = [] if row is None else json.loads(
-            _unpack(row[0]))["messages"]
+        generation = self._transcripts.get(session_key)
+        stored = None if generation is None else \
+            self._archives.get(session_key, {}).get(generation)
+        messages: list[dict[str, Any]] = [] if stored is None else json.loads(
+            unpack(stored))["messages"]
         return messages
 
     def delete_session(self, session_key: str) -> bool:
         """Cleanup deletes a live session (its transcript); retained archives stay."""
-        cursor = self._db.execute("DELETE FROM transcripts WHERE session_key = ?",
-                                  [session_key])
-        return cursor.rowcount > 0
+        return self._transcripts.pop(session_key, None) is not None
 
     def archives(self, session_key: str) -> list[ArchiveRecord]:
-        cursor = self._db.execute("SELECT generation, payload FROM archives WHERE session_key = ? "
-                                  "ORDER BY generation", [session_key])
-        return [ArchiveRecord(session_key, g, _unpack(p)) for g, p in cursor.fetchall()]
+        kept = self._archives.get(session_key, {})
+        return [ArchiveRecord(session_key, g, unpack(kept[g])) for g in sorted(kept)]
 
     def save_session(self, session_key: str, incarnation: int, deleted: bool) -> None:
-        self._db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?)",
-                         [session_key, incarnation, int(deleted)])
+        self._sessions[session_key] = (incarnation, deleted)
 
     def session(self, session_key: str) -> tuple[int, bool] | None:
         """A requester session's (incarnation, deleted), or None when it never had an entry."""
-        row = self._db.execute("SELECT incarnation, deleted FROM sessions WHERE session_key = ?",
-                               [session_key]).fetchone()
-        return None if row is None else (int(row[0]), bool(row[1]))
+        return self._sessions.get(session_key)
 
     # -- the batch-wake outbox ---------------------------------------------------------------
 
     def save_batch(self, row: BatchRow) -> None:
-        payload = json.dumps(attrs.asdict(row, recurse=False, value_serializer=None))
+        payload = batch_payload(row)
         self._batch_order += 1
         self._open_batches.saved(row.batch_id, self._batch_order, payload, row.open)
-        self._db.execute("INSERT INTO batches VALUES (?, ?, ?, ?, ?) ON CONFLICT(batch_id) DO "
-                         "UPDATE SET open = excluded.open, payload = excluded.payload",
-                         [row.batch_id, row.requester, int(row.open), self._batch_order,
-                          payload])
+        kept = self._batches.get(row.batch_id)
+        if kept is None:  # a new row keeps its requester and place; a save updates the rest
+            kept = self._batches[row.batch_id] = _Batch(row.requester, row.open, payload)
+            self._batches_by_requester.setdefault(row.requester, []).append(kept)
+        else:
+            kept.open, kept.payload = row.open, payload
 
     def batch(self, batch_id: str) -> BatchRow | None:
         row = self._open_batches.get(batch_id)
         if row is not None:
             return row
-        found = self._db.execute("SELECT payload FROM batches WHERE batch_id = ?",
-                                 [batch_id]).fetchone()
-        return None if found is None else _batch(found[0])
+        kept = self._batches.get(batch_id)
+        return None if kept is None else batch_row(kept.payload)
 
     def open_batches(self) -> list[BatchRow]:
         return self._open_batches.rows()
 
     def last_rearm_generation(self, requester: str) -> int:
-        rows = self._db.execute("SELECT payload FROM batches WHERE requester = ?",
-                                [requester]).fetchall()
-        return max((_batch(p).rearm_generation for (p,) in rows), default=0)
+        return max((row.rearm_generation for row in self.batches_of(requester)), default=0)
 
     def wave_candidates(self, requester: str) -> list[RunRecord]:
         """The required, public runs a turn of ``requester`` spawned that no yield froze, in
         registration order (the siblings of its unfrozen waves, before their turns' states)."""
-        rows = self._db.execute(
-            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester = ? AND required = 1 "
-            "AND private = 0 AND requester_turn_id IS NOT NULL AND yield_batch IS NULL "
-            "ORDER BY row_order", [requester]).fetchall()
-        return self._records.decode_all(rows)
+        return [r for r in self._runs_of(self._by_requester, requester)
+                if r.required and not r.private and r.requester_turn_id is not None
+                and r.yield_batch is None]
 
     def turn_requesters(self) -> list[str]:
         """Every session some turn of which spawned a run, in the order first seen."""
-        rows = self._db.execute(
-            "SELECT requester FROM runs WHERE requester_turn_id IS NOT NULL "
-            "GROUP BY requester ORDER BY MIN(row_order)").fetchall()
-        return [str(row[0]) for row in rows]
+        return list(self._turn_requesters)
 
     def batches_of(self, requester: str) -> list[BatchRow]:
         """Every batch row of the requester session, in the order they were first saved."""
-        rows = self._db.execute("SELECT payload FROM batches WHERE requester = ? "
-                                "ORDER BY row_order", [requester]).fetchall()
-        return [_batch(payload) for (payload,) in rows]
+        return [batch_row(kept.payload) for kept in self._batches_by_requester.get(requester, ())]
 
     def has_open_batches(self) -> bool:
         return bool(self._open_batches)
@@ -346,244 +211,116 @@ class RunStore:
         """The open yield batch that owns this run's result, if any (YLD-2)."""
         if not self._open_batches:
             return None
-        row = self._db.execute("SELECT yield_batch, private FROM runs WHERE run_id = ?",
-                               [run_id]).fetchone()
-        owner: str | None = None if row is None else row[0]
-        if owner is None or owner not in self._open_batches:
+        record = self._runs.get(run_id)
+        owner = None if record is None else record.yield_batch
+        if record is None or owner is None or owner not in self._open_batches:
             return None
-        batch = self.batch(owner) if not row[1] else None
+        batch = self.batch(owner) if not record.private else None
         if batch is not None and batch.private:
             return None  # a public sibling in a private batch keeps its own delivery (PRV-5)
         return owner
 
-    def unsettled_descendants(self, record: RunRecord) -> tuple[int, int]:
-        """Below the run: how many are not yet settled (cleaned up), how many still run (kept
-        as runs register, end and clean up; a walk per open batch member after every message
-        of the delivery actor grew faster than a big tree)."""
-        return self._tree.pending_below(record.run_id), self._tree.active_below(record.run_id)
-
     def get_many(self, run_ids: list[str]) -> list[RunRecord]:
-        """The records of ``run_ids``, in that order, in one query (a batch's members)."""
-        found = {run_id: record for run_id in run_ids
-                 if (record := self._records.get(run_id)) is not None}
-        missing = [run_id for run_id in run_ids if run_id not in found]
-        if missing:
-            rows = self._db.execute(
-                f"SELECT {', '.join(_FIELDS)} FROM runs WHERE run_id IN "
-                f"({', '.join('?' for _ in missing)})", missing).fetchall()
-            found.update((record.run_id, record) for record in self._records.decode_all(rows))
-        return [found[run_id] for run_id in run_ids]
+        """The records of ``run_ids``, in that order (a batch's members)."""
+        return [self._runs[run_id] for run_id in run_ids]
 
     def save_turn(self, turn_run_id: str, state: str, at_ms: int) -> None:
-        self._db.execute("INSERT OR REPLACE INTO turn_states VALUES (?, ?, ?)",
-                         [turn_run_id, state, at_ms])
+        self._turn_states[turn_run_id] = state
 
     def turn_state(self, turn_run_id: str) -> str | None:
-        row = self._db.execute("SELECT state FROM turn_states WHERE turn_run_id = ?",
-                               [turn_run_id]).fetchone()
-        return None if row is None else str(row[0])
+        return self._turn_states.get(turn_run_id)
 
     def retained_private(self, turn_run_id: str) -> list[RunRecord]:
         """The ended private runs of a requester turn whose delivery is still open (PRV-5)."""
-        cursor = self._db.execute(
-            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester_turn_id = ? AND private = 1 "
-            "AND ended_at_ms IS NOT NULL AND cleaned_up_at_ms IS NULL ORDER BY row_order",
-            [turn_run_id])
-        return self._records.decode_all(cursor.fetchall())
+        return [r for r in self._runs_of(self._by_turn, turn_run_id)
+                if r.private and r.ended_at_ms is not None and r.cleaned_up_at_ms is None]
 
     def get(self, run_id: str) -> RunRecord:
-        cached = self._records.get(run_id)
-        if cached is not None:
-            return cached
-        row = self._db.execute(
-            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE run_id = ?", [run_id]
-        ).fetchone()
-        if row is None:
-            raise KeyError(run_id)
-        return self._records.decode(row)
+        return self._runs[run_id]
 
     def open_deliveries(self) -> Iterator[RunRecord]:
         """Ended runs not yet cleaned up (their delivery pending, or resolved with the cleanup
         left undone), and reopened or to-be-reopened generations, in registration order."""
         # DEL-12: a reopened generation is pending again after its run's cleanup ran, and a
         # delivered run may hold a newer receipt no generation carries yet.
-        cursor = self._db.execute(
-            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE ended_at_ms IS NOT NULL AND "
-            "(cleaned_up_at_ms IS NULL OR (generation > 1 AND delivery_status = 'pending') "
-            "OR (delivery_status = 'delivered' "
-            "AND receipt_ended_at_ms > COALESCE(evidence_ended_at_ms, 0))) ORDER BY row_order")
-        return iter(self._records.decode_all(cursor.fetchall()))
-
-    def pending_descendants(self, record: RunRecord) -> int:
-        """How many runs below the run ``record`` (its children, theirs, ...) are not yet
-        cleaned up (DEL-6). A run's children are the runs spawned by it (``requester_run_id``):
-        an earlier or later run of the same session key does not count them."""
-        return self._tree.pending_below(record.run_id)
+        return iter([r for r in self._runs.values() if r.ended_at_ms is not None and (
+            r.cleaned_up_at_ms is None
+            or (r.generation > 1 and r.delivery_status == _PENDING)
+            or (r.delivery_status == _DELIVERED and r.receipt_ended_at_ms is not None
+                and r.receipt_ended_at_ms > (r.evidence_ended_at_ms or 0)))])
 
     def open_recovery(self, run_id: str) -> None:
         """A lost-answer recovery is due for ``run_id`` (written before the run is recorded
         delivered, so a restart finds it)."""
-        self._db.execute("INSERT OR IGNORE INTO recoveries (run_id, attempts) VALUES (?, 0)",
-                         [run_id])
+        self._recoveries.setdefault(run_id, (0, None))
 
     def save_recovery(self, run_id: str, attempts: int, outcome: str | None) -> None:
-        self._db.execute("UPDATE recoveries SET attempts = ?, outcome = ? WHERE run_id = ?",
-                         [attempts, outcome, run_id])
+        if run_id in self._recoveries:
+            self._recoveries[run_id] = (attempts, outcome)
 
     def open_recoveries(self) -> list[tuple[str, int]]:
         """(run_id, attempts made) of every recovery not yet ended, oldest first."""
-        return [(run_id, attempts) for run_id, attempts in self._db.execute(
-            "SELECT run_id, attempts FROM recoveries WHERE outcome IS NULL ORDER BY rowid")]
-
-    def run_transcript(self, session_key: str, run_id: str) -> list[Any] | None:
-        """The retained transcript of ``run_id`` (its archive under ``session_key``), or None."""
-        for record in self.archives(session_key):
-            decoded = json.loads(record.payload.decode("utf-8"))
-            if isinstance(decoded, dict) and decoded.get("runId") == run_id:
-                messages = decoded.get("messages")
-                return messages if isinstance(messages, list) else []
-        return None
+        return [(run_id, attempts) for run_id, (attempts, outcome) in self._recoveries.items()
+                if outcome is None]
 
     def summaries(self) -> list[RunSummary]:
         """Every cleaned-up run as the in-memory registry keeps it (DEL-16): its lifecycle
         columns and a task preview; the full task and result text stay here."""
-        cut = PREVIEW_CHARS - 1
-        cursor = self._db.execute(
-            "SELECT run_id, child_session_key, requester, CASE WHEN length(task) <= ? THEN task "
-            "ELSE substr(task, 1, ?) || ? END, required, outcome_status, delivery_status, "
-            "created_at_ms, ended_at_ms, delivered_at_ms, cleaned_up_at_ms, generation, "
-            "COALESCE(receipt_ended_at_ms, ended_at_ms) FROM runs "
-            "WHERE cleaned_up_at_ms IS NOT NULL ORDER BY row_order",
-            [PREVIEW_CHARS, cut, ELLIPSIS])
-        return [RunSummary(run_id, key, requester, task, bool(required), outcome, delivery,
-                           created, ended, delivered, cleaned, generation, receipt)
-                for (run_id, key, requester, task, required, outcome, delivery, created, ended,
-                     delivered, cleaned, generation, receipt) in cursor.fetchall()]
+        return [RunSummary(
+            r.run_id, r.child_session_key, r.requester, preview(r.task), r.required,
+            None if r.outcome_status is None else r.outcome_status.value,
+            r.delivery_status.value, r.created_at_ms, r.ended_at_ms, r.delivered_at_ms,
+            r.cleaned_up_at_ms, r.generation,
+            r.ended_at_ms if r.receipt_ended_at_ms is None else r.receipt_ended_at_ms)
+            for r in self._runs.values() if r.cleaned_up_at_ms is not None]
 
     def payload_sizes(self) -> dict[str, tuple[int, int | None]]:
         """run_id -> (task characters, result characters or None): what the store retains."""
-        return {run_id: (task, result) for run_id, task, result in self._db.execute(
-            "SELECT run_id, length(task), length(result_text) FROM runs")}
+        return {run_id: (len(r.task), None if r.result_text is None else len(r.result_text))
+                for run_id, r in self._runs.items()}
 
     def forget_result(self, run_id: str) -> None:
         """The known bug (mutant payload-dropped-early): a give-up drops the run's result."""
-        self._records.forget(run_id)
-        self._db.execute("UPDATE runs SET result_text = NULL WHERE run_id = ?", [run_id])
+        record = self._runs.get(run_id)
+        if record is not None:
+            self._runs[run_id] = attrs.evolve(record, result_text=None)
+
     def direct_children(self, run_id: str) -> list[RunRecord]:
         """The runs the run ``run_id`` spawned, in registration order."""
-        if run_id not in self._spawning_runs:
-            return []  # most runs spawn nothing: no query
-        rows = self._db.execute(
-            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester_run_id = ? "
-            "ORDER BY row_order", [run_id]).fetchall()
-        return self._records.decode_all(rows)
+        return self._runs_of(self._by_parent, run_id)
 
     def spawned_by_session(self, session_key: str) -> list[RunRecord]:
         """Every run the session ``session_key`` ever spawned, in registration order."""
-        rows = self._db.execute(
-            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE requester = ? ORDER BY row_order",
-            [session_key]).fetchall()
-        return self._records.decode_all(rows)
+        return self._runs_of(self._by_requester, session_key)
 
     def latest_run(self, session_key: str) -> RunRecord | None:
         """The latest run registered for the child session ``session_key`` (None: none)."""
-        row = self._db.execute(
-            f"SELECT {', '.join(_FIELDS)} FROM runs WHERE child_session_key = ? "
-            "ORDER BY row_order DESC LIMIT 1", [session_key]).fetchone()
-        return None if row is None else self._records.decode(row)
+        runs = self._by_session.get(session_key)
+        return self._runs[runs[-1]] if runs else None
 
     def active_children(self, session_key: str) -> int:
         """How many runs the session ``session_key`` spawned have not ended (queued or
         running): what ``maxChildrenPerAgent`` counts (reference §c15)."""
-        (count,) = self._db.execute(
-            "SELECT COUNT(*) FROM runs WHERE requester = ? AND ended_at_ms IS NULL",
-            [session_key]).fetchone()
-        return int(count)
+        return sum(1 for r in self._runs_of(self._by_requester, session_key)
+                   if r.ended_at_ms is None)
 
     def delete_requester_session(self, session_key: str, now_ms: int) -> None:
         """A nested requester's session is deleted (DEL-4): its entry and live transcript are
         gone. Its runs' rows stay (the model has no orphan sweeper, reference §c12), so its
         parent's findings and its children's fallback can still read them."""
-        self._db.execute("INSERT OR IGNORE INTO deleted_sessions VALUES (?, ?)",
-                         [session_key, now_ms])
-        self._db.execute("DELETE FROM transcripts WHERE session_key = ?", [session_key])
+        self._deleted_sessions.setdefault(session_key, now_ms)
+        self._transcripts.pop(session_key, None)
 
     def session_deleted(self, session_key: str) -> bool:
-        return self._db.execute("SELECT 1 FROM deleted_sessions WHERE session_key = ?",
-                                [session_key]).fetchone() is not None
+        return session_key in self._deleted_sessions
 
     def all_runs(self) -> list[RunRecord]:
-        return list(self.each_run())
+        return list(self._runs.values())
 
     def each_run(self) -> Iterator[RunRecord]:
-        """Every run in registration order, decoded one row at a time: a big run's end reads
-        every row, and a list of them all was a peak of its own (docs/performance.md)."""
-        cursor = self._db.execute(f"SELECT {', '.join(_FIELDS)} FROM runs ORDER BY row_order")
-        for row in cursor:
-            yield _record(row)
+        """Every run in registration order."""
+        return iter(list(self._runs.values()))
 
-
-def _batch(payload: str) -> BatchRow:
-    """A batch row from its JSON; equal payloads decode to equal rows, and a row is frozen, so
-    one decoded row serves every read of the same payload (a wave check reads every row of its
-    session: ~30 decodes per default-world seed)."""
-    row = _DECODED_BATCHES.get(payload)
-    if row is None:
-        if len(_DECODED_BATCHES) >= _DECODED_BATCHES_MAX:
-            _DECODED_BATCHES.clear()
-        row = _DECODED_BATCHES[payload] = _decode_batch(payload)
-    return row
-
-
-_DECODED_BATCHES: dict[str, BatchRow] = {}
-_DECODED_BATCHES_MAX = 1024
-
-
-def _decode_batch(payload: str) -> BatchRow:
-    values = json.loads(payload)
-    values["members"] = tuple(values["members"])
-    values["rendered"] = tuple((run_id, ended) for run_id, ended in values.get("rendered", ()))
-    values["status"] = BatchStatus(values["status"])
-    return BatchRow(**values)
-
-
-# A store deflates the archives it saves from this many on: a big run's retained transcripts
-# were over a third of its database (JSON, the child's answer in each); a default-world seed
-# saves about eight, where deflating cost ~2 % of its CPU and saved nothing that matters.
-DEFLATE_ARCHIVES_FROM = 200
-
-
-def _pack(payload: bytes) -> bytes:
-    """An archive's payload as its row keeps it when deflated (a zlib stream starts with
-    0x78; an encoded archive is a JSON object, ``{``). Readers get the payload byte for byte."""
-    return zlib.compress(payload, 1)
-
-
-def _unpack(stored: bytes) -> bytes:
-    return bytes(stored) if stored[:1] == b"{" else zlib.decompress(stored)
-
-
-def _record(row: tuple[Any, ...]) -> RunRecord:
-    """A run's row as its record (columns in RunRecord's field order; positional, one dict
-    lookup per enum column: ~120 decodes per default-world seed)."""
-    values = list(row)
-    for index, decode in _DECODE:
-        value = values[index]
-        if value is not None:
-            values[index] = decode(value)
-    return RunRecord(*values)
-
-
-def _enum_of(enum: type[DeliveryStatus | OutcomeStatus | ClaimPhase | EvidenceKind]
-             ) -> Callable[[Any], Any]:
-    return {member.value: member for member in enum}.__getitem__
-
-
-# The columns that are not stored as themselves: booleans as integers, enums by value.
-_DECODE: tuple[tuple[int, Callable[[Any], Any]], ...] = tuple(
-    (_FIELDS.index(name), decode) for name, decode in (
-        ("required", bool), ("private", bool),
-        ("delivery_status", _enum_of(DeliveryStatus)),
-        ("outcome_status", _enum_of(OutcomeStatus)),
-        ("claim_phase", _enum_of(ClaimPhase)),
-        ("evidence_kind", _enum_of(EvidenceKind))))
+    def _runs_of(self, index: dict[str, list[str]], key: str) -> list[RunRecord]:
+        runs = self._runs
+        return [runs[run_id] for run_id in index.get(key, ())]

@@ -97,27 +97,29 @@ def detection(mutants: Sequence[str] | None = None, cap: int = STEP_CAP,
 
 @contextmanager
 def _sql_counter() -> Iterator[list[int]]:
-    """Counts the SQL statements of every store opened inside (None-safe if the store changes
-    shape: then nothing is counted and the figure is left out)."""
-    from actors.store import durable as store
+    """Runs the world inside on the SQLite store (actors/store/sqlite.py) and counts its SQL
+    statements: the world's own store keeps its rows in memory and runs none, so this is what a
+    registry on SQLite would pay for the same writes (tests/store/test_store_backends.py checks
+    that both stores give the same runs)."""
+    from actors.store.sqlite import SqliteStore
+    from sim.world import core as world
 
     count = [0]
-    opener = getattr(store, "_open", None)
-    if opener is None:
-        yield count
-        return
+    opened: list[SqliteStore] = []
 
-    def counting(path: str) -> Any:
-        db = opener(path)
-        db.set_trace_callback(lambda _: count.__setitem__(0, count[0] + 1))
-        return db
+    def counting() -> SqliteStore:
+        for done in opened:  # one run at a time: the previous run's store is finished (the
+            count[0] += done.statements  # world closed it)
+        opened[:] = [SqliteStore()]
+        return opened[0]
 
-    store._open = counting  # a benchmark's probe, undone below
+    swapped = world.RunStore  # type: ignore[attr-defined]
+    world.RunStore = counting  # type: ignore[attr-defined,assignment]  # undone below
     try:
         yield count
     finally:
-        store._open = opener
-        getattr(store, "_SPARE", []).clear()  # no counting connection outlives the count
+        world.RunStore = swapped  # type: ignore[attr-defined]
+        count[0] += sum(done.statements for done in opened)
 
 
 def seed_shape(seeds: Sequence[int]) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 a fresh process so its peak memory is its own; prints one JSON line.
 
 The default world, seed 1, with ``CHILDREN`` children instead of eight, drawn as big trees
-across many requester sessions (the workload knob, sim/world/trees.py): half the children are
+across many requester sessions (the workload knob, sim/world/draws/trees.py): half the children are
 spawned by an earlier child, trees up to depth 5 with up to 20 children each (the ranges of
 ``maxSpawnDepth`` and ``maxChildrenPerAgent``), top-level children spread over one session per
 hundred children (at most 1,000). ``--flat`` keeps the default world's own shape. Past the
@@ -51,7 +51,7 @@ def world_with(children: int, *, trees: bool = False) -> scenario_mod.Scenario:
     loaded = scenario_mod.loads(text, f"<default world with {children} children>")
     assert loaded.workload is not None
     # Every feature on, every child drawn: a scale point measures the whole world's growth, not
-    # one swarm draw (sim/world/features.py).
+    # one swarm draw (sim/world/draws/features.py).
     workload = attrs.evolve(loaded.workload, children=children, swarm=False)
     if trees:
         workload = attrs.evolve(

@@ -116,17 +116,18 @@ class WorkloadDef:
     requester: str
     spawn_within_ms: int = 60_000
     run_max_ms: int = 10 * 60_000
-    # DEL-5: the seed draws the requester session's routing facts (sim/world/routes.py).
+    # DEL-5: the seed draws the requester session's routing facts (sim/world/draws/routes.py).
     draw_routes: bool = False
-    # The shape of big workloads (sim/world/trees.py): top-level requester sessions the
+    # The shape of big workloads (sim/world/draws/trees.py): top-level requester sessions the
     # children are spread over, and the trees drawn children grow (the share spawned by an
     # earlier child, the depth counting a top-level child as 1, children per child).
     sessions: int = 1
     tree_share: float = 0.15
     tree_depth: int = 3
     tree_fan_out: int = 5
-    # Swarm over features (sim/world/features.py): each run draws which of the world's features
-    # are on and how many of the children it runs; off, every feature is on for every run.
+    # Swarm over features (sim/world/draws/features.py): each run draws which of the world's
+    # features are on and how many of the children it runs; off, every feature is on for every
+    # run.
     swarm: bool = False
 
 

@@ -43,16 +43,16 @@ from sim.invariants import Violation
 from sim.kernel import ActorPort, Kernel, run_trio
 from sim.scenario import Scenario, SessionDef, WorkloadDef
 from sim.trace import Trace
-from sim.world import child as world_child
-from sim.world import features as world_features
 from sim.world import observe as world_observe
-from sim.world import reach as world_reach
-from sim.world import routes as world_routes
-from sim.world import tree as world_tree
 from sim.world import turns as world_turns
-from sim.world import workload as world_workload
 from sim.world.control import Control, ControlDesk
-from sim.world.private import draw_reset_race, draw_status_check, refused
+from sim.world.draws import child as world_child
+from sim.world.draws import features as world_features
+from sim.world.draws import reach as world_reach
+from sim.world.draws import routes as world_routes
+from sim.world.draws import tree as world_tree
+from sim.world.draws import workload as world_workload
+from sim.world.draws.private import draw_reset_race, draw_status_check, refused
 from sim.world.redrive import OperatorDesk
 
 # Bounds on one run (a limit on everything): agenda steps and trace records, raised for a world
@@ -199,7 +199,7 @@ class _World:
         self.end_reason = "not-run"
         kinds = scenario.faults.kinds if fault_kinds is None else tuple(fault_kinds)
         workload = scenario.workload
-        # Swarm over features (sim/world/features.py): drawn first, each on its own stream.
+        # Swarm over features (sim/world/draws/features.py): drawn first, each on its own stream.
         self.features = world_features.every(0 if workload is None else workload.children)
         if workload is not None and workload.swarm:
             self.features = world_features.draw(chooser, workload.children)

@@ -12,7 +12,7 @@ from actors import addresses
 from actors.messages import Compact
 from actors.store.durable import RunStore
 from sim.kernel import Kernel
-from sim.world import receipts as world_receipts
+from sim.world.draws import receipts as world_receipts
 
 
 def emit_final_state(kernel: Kernel, store: RunStore,

@@ -15,7 +15,7 @@ from sim import invariants, scenario
 from sim.choices import Chooser
 from sim.invariants.gateway.routes import expected_target
 from sim.world import core as world
-from sim.world.routes import draw_routing
+from sim.world.draws.routes import draw_routing
 from tests.scenario.test_scenario import load_error, marked_line
 
 ORIGIN = Target("telegram", "chat-1", "topic-1")

@@ -40,7 +40,7 @@ def test_catches_a_cleanup_that_deletes_the_archive(monkeypatch: pytest.MonkeyPa
     original = actors.store.durable.RunStore.delete_session
 
     def delete_everything(self: actors.store.durable.RunStore, session_key: str) -> bool:
-        self._db.execute("DELETE FROM archives WHERE session_key = ?", [session_key])
+        self._archives.pop(session_key, None)
         return original(self, session_key)
 
     monkeypatch.setattr(actors.store.durable.RunStore, "delete_session", delete_everything)

@@ -11,6 +11,7 @@ from actors.delivery.table import DeliveryCore
 from actors.messages import CompletionAck
 from actors.states import OutcomeStatus
 from actors.store.durable import RunStore
+from actors.store.sqlite import SqliteStore
 
 OK = OutcomeStatus.OK
 
@@ -32,11 +33,11 @@ def _apply(store: RunStore, effects: list[Effect]) -> None:
 
 def test_a_file_store_survives_reopening(tmp_path: Path) -> None:
     path = str(tmp_path / "registry.sqlite")
-    store = RunStore(path)
+    store = SqliteStore(path)
     store.register(_record())
     store.record_end("run-1", 5_000, OK, None, "the answer")
     store.close()
-    reopened = RunStore(path)
+    reopened = SqliteStore(path)
     record = reopened.get("run-1")
     assert (record.ended_at_ms, record.outcome_status, record.result_text) == (5_000, "ok",
                                                                                "the answer")
@@ -91,3 +92,16 @@ def test_restore_honours_a_persisted_future_attempt_time() -> None:
     core = _core(2)
     effects = core.restore(store.open_deliveries(), 45_000)
     assert effects == [StartTimer(15_000, AttemptDue("run-1"))]
+
+
+def test_the_sqlite_store_counts_its_statements() -> None:
+    store = SqliteStore()
+    opened = store.statements
+    store.register(_record())  # the re-created session's DELETE, then the INSERT
+    assert store.statements == opened + 2
+    store.get("run-1")  # read from the table, then kept decoded
+    store.get("run-1")  # a cached read runs nothing
+    assert store.statements == opened + 3
+    store.record_end("run-1", 5_000, OK, None, "the answer")
+    assert store.statements == opened + 4
+    store.close()

@@ -12,25 +12,26 @@ import pytest
 import sim.world.core
 from actors.delivery.run_record import RunRecord
 from actors.store import cache as store_cache
-from actors.store import durable as store_mod
-from actors.store.durable import RunStore
+from actors.store import codec as store_codec
+from actors.store import schema as store_schema
+from actors.store.sqlite import SqliteStore
 from actors.yields.batch_record import BatchRow
 from sim import scenario
 
-_COLUMNS = ", ".join(store_mod._FIELDS)
+_COLUMNS = ", ".join(store_schema.FIELDS)
 
 
-def _fresh(store: RunStore, run_id: str) -> RunRecord:
+def _fresh(store: SqliteStore, run_id: str) -> RunRecord:
     row = store._db.execute(f"SELECT {_COLUMNS} FROM runs WHERE run_id = ?", [run_id]).fetchone()
-    return store_mod._record(row)
+    return store_schema.decode_record(row)
 
 
-def _fresh_open_batches(store: RunStore) -> list[BatchRow]:
+def _fresh_open_batches(store: SqliteStore) -> list[BatchRow]:
     rows = store._db.execute("SELECT payload FROM batches WHERE open = 1 ORDER BY row_order")
-    return [store_mod._batch(payload) for (payload,) in rows]
+    return [store_codec.batch_row(payload) for (payload,) in rows]
 
 
-class CheckedStore(RunStore):
+class CheckedStore(SqliteStore):
     """Compares each cached read with the table (reads only: nothing here writes)."""
 
     reads = 0
@@ -61,7 +62,7 @@ class CheckedStore(RunStore):
         row = super().batch(batch_id)
         found = self._db.execute("SELECT payload FROM batches WHERE batch_id = ?",
                                  [batch_id]).fetchone()
-        assert row == (None if found is None else store_mod._batch(found[0]))
+        assert row == (None if found is None else store_codec.batch_row(found[0]))
         return row
 
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from actors.delivery.run_record import CleanedUp, RunRecord
 from actors.states import OutcomeStatus
-from actors.store.durable import RunStore
+from actors.store.sqlite import SqliteStore
 
 # Each step: register a run under the run at this index (None: top-level), or clean one up.
 _STEP = st.one_of(st.tuples(st.just("spawn"), st.none() | st.integers(0, 40)),
@@ -17,7 +17,7 @@ _STEP = st.one_of(st.tuples(st.just("spawn"), st.none() | st.integers(0, 40)),
                   st.tuples(st.just("end"), st.integers(0, 40)))
 
 
-def _walked(store: RunStore, run_id: str, column: str = "cleaned_up_at_ms") -> int:
+def _walked(store: SqliteStore, run_id: str, column: str = "cleaned_up_at_ms") -> int:
     """The oracle: a recursive query over the table, not the store's own bookkeeping."""
     (count,) = store._db.execute(
         "WITH RECURSIVE below(run_id) AS ("
@@ -28,7 +28,7 @@ def _walked(store: RunStore, run_id: str, column: str = "cleaned_up_at_ms") -> i
     return int(count)
 
 
-def _play(store: RunStore, steps: list[tuple[str, int | None]], runs: list[RunRecord]) -> None:
+def _play(store: SqliteStore, steps: list[tuple[str, int | None]], runs: list[RunRecord]) -> None:
     for n, (what, index) in enumerate(steps):
         if what == "spawn":
             parent = None if index is None or not runs else runs[index % len(runs)]
@@ -54,7 +54,7 @@ def _play(store: RunStore, steps: list[tuple[str, int | None]], runs: list[RunRe
 @settings(max_examples=60, deadline=None)
 @given(st.lists(_STEP, max_size=40))
 def test_pending_descendants_match_a_walk(steps: list[tuple[str, int | None]]) -> None:
-    store = RunStore()
+    store = SqliteStore()
     try:
         _play(store, steps, [])
     finally:

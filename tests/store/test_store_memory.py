@@ -10,8 +10,9 @@ import trio
 import trio.testing
 
 from actors.delivery.run_record import RunRecord
-from actors.store import durable as store_mod
+from actors.store import codec as store_codec
 from actors.store.durable import RunStore
+from actors.store.sqlite import SqliteStore
 from sim import trace as trace_mod
 from sim.choices import Chooser
 from sim.cli.args import load_world
@@ -27,10 +28,19 @@ def _record(run_id: str, task: str = "t") -> RunRecord:
                      requester="agent:main:main", task=task, required=True, created_at_ms=0)
 
 
+def _stored_sizes(store: RunStore | SqliteStore) -> list[int]:
+    """The bytes each archive of KEY takes in the store, oldest first."""
+    if isinstance(store, SqliteStore):
+        return [n for (n,) in store._db.execute(
+            "SELECT length(payload) FROM archives ORDER BY generation")]
+    return [len(stored) for _, stored in sorted(store._archives[KEY].items())]
+
+
+@pytest.mark.parametrize("backend", [RunStore, SqliteStore])
 def test_an_archive_reads_back_the_payload_it_saved_deflated_or_not(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_mod, "DEFLATE_ARCHIVES_FROM", 1)  # the first stays as it is
-    store = RunStore()
+        monkeypatch: pytest.MonkeyPatch, backend: type[RunStore | SqliteStore]) -> None:
+    monkeypatch.setattr(store_codec, "DEFLATE_ARCHIVES_FROM", 1)  # the first stays as it is
+    store = backend()
     text = "the child's answer, with filler " * 40 + "• 12 tokens"
     messages = [{"role": "user", "content": [{"type": "text", "text": "task"}]},
                 {"role": "assistant", "content": [{"type": "text", "text": text}]}]
@@ -39,15 +49,16 @@ def test_an_archive_reads_back_the_payload_it_saved_deflated_or_not(
     assert store.archives(KEY) == [plain, deflated]
     assert store.transcript(KEY) == store.run_transcript(KEY, "run-2") == messages
     assert store.run_transcript(KEY, "run-1") == messages
-    (first,), (second,) = store._db.execute(
-        "SELECT length(payload) FROM archives ORDER BY generation").fetchall()
+    first, second = _stored_sizes(store)
     assert first == len(plain.payload)
     assert second < len(deflated.payload) / 2
     store.close()
 
 
-def test_each_run_is_every_run_in_registration_order() -> None:
-    store = RunStore()
+@pytest.mark.parametrize("backend", [RunStore, SqliteStore])
+def test_each_run_is_every_run_in_registration_order(
+        backend: type[RunStore | SqliteStore]) -> None:
+    store = backend()
     for n in (3, 1, 2):
         store.register(_record(f"run-{n}"))
     assert [r.run_id for r in store.each_run()] == ["run-3", "run-1", "run-2"]

@@ -1,6 +1,6 @@
-"""The in-memory store's database is recycled within a process (actors/store/durable.py): a closed
-store's tables, including any a later change adds, are empty for the next store, and a closed
-store cannot be used."""
+"""The SQLite store's in-memory database is recycled within a process (actors/store/sqlite.py):
+a closed store's tables, including any a later change adds, are empty for the next store, and a
+closed store cannot be used."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sqlite3
 import pytest
 
 from actors.delivery.run_record import RunRecord
-from actors.store import durable as store_mod
-from actors.store.durable import RunStore
+from actors.store import schema as store_schema
+from actors.store.sqlite import SqliteStore
 
 
 def _record(run_id: str) -> RunRecord:
@@ -19,8 +19,8 @@ def _record(run_id: str) -> RunRecord:
 
 
 def test_a_recycled_database_is_empty_and_keeps_every_table() -> None:
-    store_mod._SPARE.clear()
-    first = RunStore()
+    store_schema.SPARE.clear()
+    first = SqliteStore()
     first.register(_record("run-1"))
     first.save_transcript("agent:main:subagent:c1", "run-1", [{"role": "user", "content": []}])
     # A table some later change adds (with AUTOINCREMENT) is found in sqlite_master and emptied.
@@ -28,8 +28,8 @@ def test_a_recycled_database_is_empty_and_keeps_every_table() -> None:
     first._db.execute("INSERT INTO extra (v) VALUES ('x')")
     db = first._db
     first.close()
-    assert store_mod._SPARE == [db]
-    second = RunStore()
+    assert store_schema.SPARE == [db]
+    second = SqliteStore()
     assert second._db is db
     assert second.all_runs() == []
     assert second.transcript("agent:main:subagent:c1") == []
@@ -43,7 +43,7 @@ def test_a_recycled_database_is_empty_and_keeps_every_table() -> None:
 
 
 def test_a_closed_store_cannot_be_used() -> None:
-    store = RunStore()
+    store = SqliteStore()
     store.close()
     with pytest.raises(sqlite3.ProgrammingError):
         store.all_runs()

@@ -1,6 +1,6 @@
-"""Swarm over features (sim/world/features.py): each default-world run draws which features are
-on and how many children it runs; the draw is in the schedule, the trace and the shrinker's
-reach, and a feature that is off draws nothing of its own."""
+"""Swarm over features (sim/world/draws/features.py): each default-world run draws which
+features are on and how many children it runs; the draw is in the schedule, the trace and the
+shrinker's reach, and a feature that is off draws nothing of its own."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from sim import scenario
 from sim.cli.root import main
 from sim.explore.shrink import shrink
 from sim.world import core as world
-from sim.world import features as world_features
+from sim.world.draws import features as world_features
 
 
 def started(result: world.RunResult) -> dict[str, object]:

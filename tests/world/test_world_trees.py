@@ -1,4 +1,4 @@
-"""The drawn workload's trees (sim/world/trees.py) and the workload knob for big worlds."""
+"""The drawn workload's trees (sim/world/draws/trees.py) and the workload knob for big worlds."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from actors.messages import ChildSpec, StepSpec
 from sim import scenario as scenario_mod
 from sim.bench.scale import world_with
 from sim.world import core as world
-from sim.world.trees import TreeBook, load_session
+from sim.world.draws.trees import TreeBook, load_session
 
 
 def _open_parents_by_scan(earlier: list[ChildSpec], max_depth: int,
@@ -51,7 +51,7 @@ def test_the_book_lists_the_parents_a_scan_would(
             book.add(spec)
             expected = _open_parents_by_scan(drawn, max_depth, max_fan_out)
             assert [book.parent(k) for k in range(book.open_parents)] == expected
-            # The lookups the tree draws make (sim/world/tree.py), against scans of the draw.
+            # The lookups the tree draws make (sim/world/draws/tree.py), against scans of the draw.
             for c in drawn:
                 assert book.children_of(c.id) == [d for d in drawn if d.parent == c.id]
                 assert book.specs_of(c.id) == [d for d in drawn if d.id == c.id]
@@ -60,7 +60,8 @@ def test_the_book_lists_the_parents_a_scan_would(
 
 
 def _default_world(extra: str) -> scenario_mod.Scenario:
-    # The default world sets its own tree_share (sim/world/tree.py); the knob's lines replace it.
+    # The default world sets its own tree_share (sim/world/draws/tree.py); the knob's lines
+    # replace it.
     source = "".join(line for line in world_with(8).source.splitlines(keepends=True)
                      if not line.startswith("tree_share = "))
     text = source.replace("run_max = 600", "run_max = 600\n" + extra)
@@ -94,7 +95,7 @@ def test_the_knob_is_validated() -> None:
 
 
 def test_a_parent_runs_again_under_its_own_requester() -> None:
-    """A stale re-run of a parent (sim/world/tree.py) in a world of many top-level sessions is
+    """A stale re-run of a parent (sim/world/draws/tree.py) in a world of many top-level sessions is
     asked of the requester that ran it first: the same child id under another session would run
     beside its first actor (the 1,000-child big-tree run crashed on it)."""
     result = world.run(world_with(1000, trees=True), seed=1)

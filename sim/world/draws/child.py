@@ -14,10 +14,10 @@ from sim import replies
 from sim.choices import Chooser
 from sim.faults.plan import FaultPlan
 from sim.scenario import WorkloadDef
-from sim.world import reach as world_reach
 from sim.world.control import Control
-from sim.world.features import Features
-from sim.world.trees import TreeBook
+from sim.world.draws import reach as world_reach
+from sim.world.draws.features import Features
+from sim.world.draws.trees import TreeBook
 
 # What the no-reply fault makes a child answer: silence, nothing, or the skip token (§c1).
 SILENT_REPLIES = ("NO_REPLY", "", " ANNOUNCE_SKIP\n")

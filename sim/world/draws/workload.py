@@ -1,6 +1,6 @@
 """A seeded workload's children, drawn one by one with everything that hangs on each: its tree,
 archive use, correction, private completion, operator, aimed faults, deletions and re-runs. The
-run's features (sim/world/features.py) decide which of these are drawn at all."""
+run's features (sim/world/draws/features.py) decide which of these are drawn at all."""
 
 from __future__ import annotations
 
@@ -15,17 +15,17 @@ from sim.choices import Chooser
 from sim.faults.plan import FaultPlan, TimelineEvent
 from sim.kernel import Kernel
 from sim.scenario import WorkloadDef
-from sim.world import child as world_child
 from sim.world import observe as world_observe
-from sim.world import permissions as world_permissions
-from sim.world import reach as world_reach
-from sim.world import receipts as world_receipts
-from sim.world import tree as world_tree
 from sim.world.control import Control, ControlDesk
-from sim.world.features import Features
-from sim.world.private import draw_private, refused
+from sim.world.draws import child as world_child
+from sim.world.draws import permissions as world_permissions
+from sim.world.draws import reach as world_reach
+from sim.world.draws import receipts as world_receipts
+from sim.world.draws import tree as world_tree
+from sim.world.draws.features import Features
+from sim.world.draws.private import draw_private, refused
+from sim.world.draws.trees import TreeBook, spread
 from sim.world.redrive import OperatorDesk
-from sim.world.trees import TreeBook, spread
 
 
 class _World(Protocol):

@@ -20,7 +20,7 @@ from actors.store.durable import RunStore
 from sim.choices import Chooser
 from sim.kernel import Kernel
 from sim.scenario import nested_requester
-from sim.world.trees import TreeBook
+from sim.world.draws.trees import TreeBook
 
 # Of nested children, the share that reuse an earlier sibling's session (a later row of the same
 # child session in one run's findings).
@@ -37,7 +37,7 @@ DELETE_AFTER_MS = 120_000
 def draw_tree(chooser: Chooser, child: ChildSpec, earlier: list[ChildSpec], trees: TreeBook,
               share: float) -> ChildSpec:
     """Some children are spawned by an earlier child while it runs (trees of the workload's
-    depth and fan-out; the open parents kept by sim/world/trees.py). Now and then a nested
+    depth and fan-out; the open parents kept by sim/world/draws/trees.py). Now and then a nested
     child reuses an earlier sibling's session once that sibling should be done."""
     sub = "workload:tree"
     if not len(trees) or not chooser.chance(sub, share) or not trees.open_parents:
@@ -69,7 +69,7 @@ def draw_stale_rerun(chooser: Chooser, child: ChildSpec, earlier: list[ChildSpec
     run still waits for ``child``, the sibling's row of the first run goes stale (reference
     §c8: the session now belongs to a newer run). Returns the extra specs (none, or the
     parent's second run and its child). ``share``: how often, when it can (None: ``STALE_SHARE``;
-    an aimed draw's, sim/world/reach.py)."""
+    an aimed draw's, sim/world/draws/reach.py)."""
     sub = "workload:tree"
     # (The earlier specs are looked up in the tree book, which holds them all in draw order.)
     assert len(trees) == len(earlier), "the tree book must have seen every earlier spec"

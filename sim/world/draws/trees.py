@@ -37,7 +37,7 @@ class TreeBook:
         # When each session's drawn runs should all be over (a reused key waits for them all).
         self._session_free_ms: dict[str, int] = {}
         # The drawn specs by parent, by id and by session key, in draw order: what the tree
-        # draws (sim/world/tree.py) used to find by scanning every earlier spec.
+        # draws (sim/world/draws/tree.py) used to find by scanning every earlier spec.
         self._children: dict[str, list[ChildSpec]] = {}
         self._specs: dict[str, list[ChildSpec]] = {}
         self._on_session: dict[str, list[ChildSpec]] = {}

@@ -7,7 +7,7 @@ waits for its session). Drawn independently they meet in a handful of seeds in 2
 of the first 200, so a bug there goes unseen by a short sweep. Each aim is a small probability on
 its own Chooser subsystem (so the other draws keep still where they can). Each aim needs the
 fault kinds of its corner on in the seed (``--faults`` narrows them), except the transit delay
-an aim arms for the message it races (as sim/world/private.py's aimed reset does): a race
+an aim arms for the message it races (as sim/world/draws/private.py's aimed reset does): a race
 against a message needs the message in flight. Issue 12; docs/scenarios.md "Aimed draws".
 """
 
@@ -33,8 +33,8 @@ from sim.faults.plan import (
 from sim.replies import big_answer
 from sim.scenario import nested_requester
 from sim.scenario.turns import LifecycleDef, TurnDef
-from sim.world.private import ResetRace, refused
-from sim.world.trees import TreeBook
+from sim.world.draws.private import ResetRace, refused
+from sim.world.draws.trees import TreeBook
 
 # Of children whose stream breaks (child-error) with two steps or more, the share that also had
 # an attempt fail and retried in an earlier step (``child.stream-error-after-retry``).
@@ -254,7 +254,7 @@ def findings_rows(chooser: Chooser, limits: SpawnLimits, child: ChildSpec, trees
                                        for s in drawn.steps))
     if chooser.chance(sub, STALE_ROW_SHARE):
         # Still running well after the run ends, past its session's second run's spawn (up to
-        # 31 s after the end, sim/world/tree.py), its timeout dropped so it does.
+        # 31 s after the end, sim/world/draws/tree.py), its timeout dropped so it does.
         low, high = STALE_CHILD_AFTER_S
         end_ms = parent_end + 1000 * (low + chooser.choose(sub, high - low + 1))
         if child.spawn_at_ms + child.run_ms < end_ms:
