@@ -1,7 +1,7 @@
 """The HTML timeline and sweep report, checked structurally: each page parses, embeds every record
 and every violation exactly, cites records that exist, and names nothing outside itself.
 
-tests/test_browser.py opens the same pages in a real headless Chromium (``pytest -m browser``).
+tests/html/test_browser.py opens the same pages in a real headless Chromium (``pytest -m browser``).
 """
 
 from __future__ import annotations
