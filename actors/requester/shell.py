@@ -14,7 +14,7 @@ import trio
 
 from actors import addresses, events
 from actors.child.shell import run_child
-from actors.delivery.run_record import RunRecord
+from actors.delivery.run_record import DeliverySuppressed, RunRecord
 from actors.events.private import PrivateRefused
 from actors.gateway.send_error import SendError
 from actors.history import ArchiveStore, Reader, read_run_history, sessions_history
@@ -38,7 +38,6 @@ from actors.messages import (
     StatusRead,
     TranscriptMirror,
 )
-from actors.delivery.run_record import DeliverySuppressed
 from actors.mutants import MUTANT_PRIVATE_AFTER_RESET, MUTANT_RESET_KEEPS_CHILDREN
 from actors.nesting.lane import Lane
 from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_OFF, SessionQueue

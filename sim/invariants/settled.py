@@ -92,10 +92,11 @@ class EarliestSettle:
     """The earliest a run's own delivery can have settled, from what was asked and seen alone,
     fed the trace record by record (``see``): when its requester took it (on its own or in a
     batch wake), when it ended owing nothing (asked as not required, an exact ANNOUNCE_SKIP
-    reply, or killed by its requester's reset or delete before it ended, reference §c17), when the gateway refused it for good (a permanent refusal, or a
-    break after part of it reached the platform), when its requester session was reset or
-    deleted after a private spawn (PRV-3: it is closed then), else at its expiry (30 minutes
-    after its end); a member of a yield batch (``members``) is handed to its batch as it ends.
+    reply, or killed by its requester's reset or delete before it ended, reference §c17),
+    when the gateway refused it for good (a permanent refusal, or a break after part of it
+    reached the platform), when its requester session was reset or deleted after a private
+    spawn (PRV-3: it is closed then), else at its expiry (30 minutes after its end); a member
+    of a yield batch (``members``) is handed to its batch as it ends.
     Never the registry's own settle, give-up, skip or close records: a model that
     wrongly gives a run up must not excuse what waited on it (descendants-first)."""
 

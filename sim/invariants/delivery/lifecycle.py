@@ -123,15 +123,15 @@ def reset_kills_children(trace: Sequence[Record]) -> list[Violation]:
             key = r.data.get("key", "")
             named = key_runs(key) if is_wake(key) else (r.data.get("run_id"),)
             for run_id in named:
-                reset = killed.get(run_id or "")
-                if reset is not None and reset.seq < r.seq:
+                found = killed.get(run_id or "")
+                if found is not None and found.seq < r.seq:
                     what = "handed to the gateway" if kind == "gateway.send" else \
                         f"taken by {r.actor}"
                     violations.append(Violation(
                         "reset-kills-children", "DEL-1",
-                        f"{run_id} had not ended when {reset.actor} was reset or deleted at "
-                        f"{reset.t_ms} ms, yet its completion was {what} at {r.t_ms} ms",
-                        (reset.seq, r.seq)))
+                        f"{run_id} had not ended when {found.actor} was reset or deleted at "
+                        f"{found.t_ms} ms, yet its completion was {what} at {r.t_ms} ms",
+                        (found.seq, r.seq)))
     rows = final_rows(trace)
     for run_id, reset in killed.items():
         if run_id not in ends:
