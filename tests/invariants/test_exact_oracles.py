@@ -61,7 +61,7 @@ def test_chunks_over_the_channel_limit_join_to_the_text_yet_are_caught() -> None
 def test_a_delivered_row_whose_correction_never_went_out_is_caught() -> None:
     # The requester keeps the older receipt, the only one that reached it, so the reply is the
     # newest receipt *that arrived* (newest-receipt-owns holds); the store says delivered.
-    found = _default(3, "delivered-ignores-correction")
+    found = _default(7, "delivered-ignores-correction")
     assert "delivered-is-newest" in found
     assert "newest-receipt-owns" not in found
 
