@@ -268,7 +268,7 @@ MUTANTS: dict[str, str] = {
     MUTANT_RESET_KEEPS_CHILDREN: (
         "a requester reset (/new) or delete leaves the session's unended child runs running, "
         "and their results are handed to the new conversation, instead of killing them with "
-        "delivery suppressed (recorded not_required; reference §c17)"
+        "delivery suppressed (recorded not_required; DEL-1, reference §c17)"
     ),
     MUTANT_PRIVATE_AFTER_RESET: (
         "a private result is handed to its requester session even after that session was reset "
@@ -377,8 +377,8 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_WAKE_TOKEN_REUSED: Breaks("YLD-3", "wake-sends-budget"),
     MUTANT_PRIVATE_TO_CHANNEL: Breaks("PRV-1", "private-never-to-channel"),
     MUTANT_PRIVATE_USAGE_STATS: Breaks("PRV-8", "private-handoff-stable"),
-    MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),
     MUTANT_RESET_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
+    MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),
     MUTANT_SESSION_QUEUE_OFF: Breaks("DEL-6", "session-runs-serial"),
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL: Breaks("PRV-2", "private-yield-reply-rules"),
     MUTANT_STATUS_CHECK_CONSUMES_PRIVATE: Breaks("PRV-6", "status-check-keeps-private"),
