@@ -69,6 +69,8 @@ MUTANT_WAKE_TOKEN_REUSED = "wake-token-reused"
 MUTANT_PRIVATE_TO_CHANNEL = "private-to-channel"
 MUTANT_PRIVATE_USAGE_STATS = "private-usage-stats"
 MUTANT_PRIVATE_AFTER_RESET = "private-after-reset"
+# A requester reset or delete and its running children (actors/requester/shell.py, §c17).
+MUTANT_RESET_KEEPS_CHILDREN = "reset-keeps-children"
 # A private batch's resumed turn (actors/requester/turns.py) and status checks (PRV-2, PRV-6).
 MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-final-visible"
 MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes"
@@ -263,6 +265,11 @@ MUTANTS: dict[str, str] = {
         "a private hand-off carries the stats line with its changing usage statistics, so a "
         "retried hand-off is not the same input (PRV-8)"
     ),
+    MUTANT_RESET_KEEPS_CHILDREN: (
+        "a requester reset (/new) or delete leaves the session's unended child runs running, "
+        "and their results are handed to the new conversation, instead of killing them with "
+        "delivery suppressed (recorded not_required; DEL-1, reference §c17)"
+    ),
     MUTANT_PRIVATE_AFTER_RESET: (
         "a private result is handed to its requester session even after that session was reset "
         "(/new) since the spawn, instead of being closed as completion_handoff_unavailable "
@@ -370,6 +377,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_WAKE_TOKEN_REUSED: Breaks("YLD-3", "wake-sends-budget"),
     MUTANT_PRIVATE_TO_CHANNEL: Breaks("PRV-1", "private-never-to-channel"),
     MUTANT_PRIVATE_USAGE_STATS: Breaks("PRV-8", "private-handoff-stable"),
+    MUTANT_RESET_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
     MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),
     MUTANT_SESSION_QUEUE_OFF: Breaks("DEL-6", "session-runs-serial"),
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL: Breaks("PRV-2", "private-yield-reply-rules"),

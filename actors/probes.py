@@ -191,6 +191,14 @@ PROBES: dict[str, str] = {
                                               "completion was asked for",
     # -- requester turns (actors/yields/turns.py, actors/requester/shell.py) -----------------------
     "turns.reset-abandons-turn": "/new or a delete abandoned an open or yielded turn",
+    "requester.reset-kills-child": "/new or a delete killed a child run that had not ended, "
+                                   "its delivery suppressed (reference §c17)",
+    "requester.reset-kills-queued-child": "/new or a delete killed a child still queued for "
+                                          "a lane slot or its session",
+    "requester.reset-kills-batch-member": "/new or a delete killed a running member of a "
+                                          "yielded turn's batch",
+    "requester.reset-spares-ended-child": "/new or a delete found a child that had ended "
+                                          "whose delivery was still open: not killed",
     "turns.status-check-before-yield": "a turn checked a child's status, then yielded",
     # -- yield batches and their wakes (actors/yields/batch_wake.py, delivery_wakes.py) -----------
     "delivery.handed-to-batch": "a member's own delivery handed its result to its batch",

@@ -310,14 +310,24 @@ class HandoffClosed:
     crash_point: ClassVar[None] = None
 
 
+@attrs.frozen
+class DeliverySuppressed:
+    """Its requester was reset or deleted while it ran: killed with task delivery suppressed,
+    its delivery is recorded ``not_required`` (reference §c17)."""
+
+    delivery_status: Literal[DeliveryStatus.NOT_REQUIRED] = DeliveryStatus.NOT_REQUIRED
+    crash_point: ClassVar[None] = None
+
+
 Change = (RunEnded | AttemptStarted | RetryScheduled | Delivered | GaveUp | CleanedUp | Corrected
           | ClaimMoved | EvidenceSaved | Reopened | RunStarted | FindingsFrozen | Redriven
-          | Dismissed | YieldFrozen | HandedToBatch | WindowStarted | HandoffClosed)
+          | Dismissed | YieldFrozen | HandedToBatch | WindowStarted | HandoffClosed
+          | DeliverySuppressed)
 CHANGE_TYPES: tuple[type[Change], ...] = (RunEnded, AttemptStarted, RetryScheduled, Delivered,
                                           GaveUp, CleanedUp, Corrected, ClaimMoved,
                                           EvidenceSaved, Reopened, RunStarted, FindingsFrozen,
                                           Redriven, Dismissed, YieldFrozen, HandedToBatch,
-                                          WindowStarted, HandoffClosed)
+                                          WindowStarted, HandoffClosed, DeliverySuppressed)
 
 
 def apply(record: RunRecord, change: Change) -> RunRecord:

@@ -14,7 +14,7 @@ import trio
 
 from actors import addresses, events
 from actors.child.shell import run_child
-from actors.delivery.run_record import RunRecord
+from actors.delivery.run_record import DeliverySuppressed, RunRecord
 from actors.events.private import PrivateRefused
 from actors.gateway.send_error import SendError
 from actors.history import ArchiveStore, Reader, read_run_history, sessions_history
@@ -38,7 +38,7 @@ from actors.messages import (
     StatusRead,
     TranscriptMirror,
 )
-from actors.mutants import MUTANT_PRIVATE_AFTER_RESET
+from actors.mutants import MUTANT_PRIVATE_AFTER_RESET, MUTANT_RESET_KEEPS_CHILDREN
 from actors.nesting.lane import Lane
 from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_OFF, SessionQueue
 from actors.nesting.spawn_limits import NO_LIMITS, SpawnLimits
@@ -75,6 +75,7 @@ async def run_requester(
     store.save_session(session_key, turns.incarnation, deleted=False)
     spawners: dict[str, Caller] = {}  # child id -> who asked for its spawn
     scopes: dict[str, trio.CancelScope] = {}
+    run_scopes: dict[str, trio.CancelScope] = {}  # run id -> its child's scope (a reset kills)
     # Each child's latest run and session key (a key may be reused by a later child).
     runs: dict[str, tuple[str, str]] = {}
     spawned: dict[str, str] = {}  # child session key -> its latest run id
@@ -95,6 +96,8 @@ async def run_requester(
                     return
             if isinstance(message, (StartTurn, EndTurn, CheckStatus, ResetSession)):
                 turn_act(port, turns, store, message, runs, mutants)
+                if isinstance(message, ResetSession):
+                    _kill_on_reset(port, store, session_key, run_scopes, runs, mutants)
             elif isinstance(message, Spawn):
                 spec = message.child
                 invalid = private_refusal(spec.completion_target, spec.options,
@@ -166,7 +169,7 @@ async def run_requester(
                     assert lane is not None
                     port.probe("requester.lane-queued")
                     port.emit(events.LaneQueued(run_id, len(lane.running)))
-                scope = scopes[spec.id] = trio.CancelScope()
+                scope = scopes[spec.id] = run_scopes[run_id] = trio.CancelScope()
 
                 async def body(child_port: Port, spec: ChildSpec = spec, run_id: str = run_id,
                                key: str = record.child_session_key,
@@ -309,6 +312,30 @@ def _cascade(port: Port, store: RunStore, run: tuple[str, str]) -> None:
     run_id, key = run
     if store.direct_children(run_id):
         port.send(addresses.requester(key), AbortRun(run_id))
+
+
+def _kill_on_reset(port: Port, store: RunStore, session_key: str,
+                   run_scopes: dict[str, trio.CancelScope], runs: dict[str, tuple[str, str]],
+                   mutants: frozenset[str]) -> None:
+    """/new or a delete kills the session's child runs that have not ended (queued ones too),
+    their delivery suppressed first: the registry records it ``not_required`` and nothing of
+    it is handed to the new conversation. A child already ended is not killed; its completion
+    follows the usual rules (reference §c17: ``stopSessionResetSubagents``)."""
+    for record in store.spawned_by_session(session_key):
+        if record.ended_at_ms is not None:
+            if record.required and record.cleaned_up_at_ms is None:
+                port.probe("requester.reset-spares-ended-child")
+            continue
+        if MUTANT_RESET_KEEPS_CHILDREN in mutants or record.run_id not in run_scopes:
+            continue  # the bug: the old conversation's children run on
+        port.probe("requester.reset-kills-child")
+        if record.started_at_ms is None:
+            port.probe("requester.reset-kills-queued-child")  # it waited for the lane
+        if record.yield_batch is not None:
+            port.probe("requester.reset-kills-batch-member")  # its yielded batch never wakes
+        store.apply(record.run_id, DeliverySuppressed())
+        run_scopes[record.run_id].cancel()
+        _cascade(port, store, (record.run_id, record.child_session_key))
 
 
 def _own_run(store: RunStore, sessions: SessionQueue | None, session_key: str

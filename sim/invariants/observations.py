@@ -146,6 +146,36 @@ def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
     return asked
 
 
+def killed_by_reset(trace: Sequence[Record]) -> dict[str, Record]:
+    """run_id -> the reset or delete of its requester session that found it not yet ended, as an
+    outsider sees the session's own record of it (``requester.lifecycle``, after the run's
+    ``spawn`` and before its ``child.end``): OpenClaw kills such a run with delivery suppressed,
+    so nothing of it is owed (reference §c17). A run that had ended keeps its delivery."""
+    cached = _killed.get(id(trace))
+    if cached is not None and cached[0] is trace and cached[1] == len(trace):
+        return cached[2]
+    running: dict[str, dict[str, None]] = {}  # requester actor -> its runs not yet ended
+    owner: dict[str, str] = {}
+    killed: dict[str, Record] = {}
+    for r in trace:
+        kind = r.kind
+        if kind == "spawn":
+            running.setdefault(r.actor, {})[r.data["run_id"]] = None
+            owner[r.data["run_id"]] = r.actor
+        elif kind == "child.end":
+            running.get(owner.get(r.data["run_id"], ""), {}).pop(r.data["run_id"], None)
+        elif kind == "requester.lifecycle":
+            for run_id in running.pop(r.actor, {}):
+                killed.setdefault(run_id, r)
+    _killed.clear()
+    _killed[id(trace)] = (trace, len(trace), killed)
+    return killed
+
+
+# The last trace's runs killed by a reset (holding the trace, so its id cannot be reused).
+_killed: dict[int, tuple[Sequence[Record], int, dict[str, Record]]] = {}
+
+
 def final_rows(trace: Sequence[Record]) -> dict[str, str]:
     """run_id -> delivery status in the registry when the world stopped ({} if not recorded)."""
     for r in reversed(trace):

@@ -16,6 +16,7 @@ from sim.invariants.observations import (
     asked_runs,
     is_wake,
     key_runs,
+    killed_by_reset,
     rejection_class,
 )
 from sim.trace import Record
@@ -90,11 +91,12 @@ def _may_have_landed(end: Record, trail: Sequence[Record], last: int,
 class EarliestSettle:
     """The earliest a run's own delivery can have settled, from what was asked and seen alone,
     fed the trace record by record (``see``): when its requester took it (on its own or in a
-    batch wake), when it ended owing nothing (asked as not required, or an exact
-    ANNOUNCE_SKIP reply), when the gateway refused it for good (a permanent refusal, or a
-    break after part of it reached the platform), when its requester session was reset or
-    deleted after a private spawn (PRV-3: it is closed then), else at its expiry (30 minutes
-    after its end); a member of a yield batch (``members``) is handed to its batch as it ends.
+    batch wake), when it ended owing nothing (asked as not required, an exact ANNOUNCE_SKIP
+    reply, or killed by its requester's reset or delete before it ended, reference §c17),
+    when the gateway refused it for good (a permanent refusal, or a break after part of it
+    reached the platform), when its requester session was reset or deleted after a private
+    spawn (PRV-3: it is closed then), else at its expiry (30 minutes after its end); a member
+    of a yield batch (``members``) is handed to its batch as it ends.
     Never the registry's own settle, give-up, skip or close records: a model that
     wrongly gives a run up must not excuse what waited on it (descendants-first)."""
 
@@ -105,11 +107,13 @@ class EarliestSettle:
     # session -> its private runs asked so far (they are closed by the session's reset)
     private: dict[str, list[str]]
     members: Collection[str]
+    killed: Collection[str]  # runs a reset or delete of their requester found not yet ended
 
     def __init__(self, trace: Sequence[Record], members: Collection[str] = ()) -> None:
         self.asked = asked_runs(trace)
         self.at, self.seqs, self.ends, self.private = {}, {}, {}, {}
         self.members = members
+        self.killed = killed_by_reset(trace)  # known before each such run's end
 
     def _settle(self, run_id: str, t_ms: int, seq: int) -> None:
         if run_id not in self.at:
@@ -134,8 +138,8 @@ class EarliestSettle:
             self.ends.setdefault(run_id, r.t_ms)
             asked = self.asked.get(run_id)
             result = r.data["result"]
-            if run_id in self.members or (asked is not None and not asked.required) or (
-                    announces_nothing(result)):
+            if run_id in self.members or run_id in self.killed or (
+                    asked is not None and not asked.required) or announces_nothing(result):
                 self._settle(run_id, r.t_ms, r.seq)
         elif kind == "spawn":
             asked = self.asked.get(r.data["run_id"])

@@ -15,6 +15,7 @@ from actors.delivery.run_record import (
     CleanedUp,
     Corrected,
     Delivered,
+    DeliverySuppressed,
     Dismissed,
     EvidenceSaved,
     FindingsFrozen,
@@ -110,7 +111,8 @@ def test_each_change_writes_exactly_its_columns() -> None:
                EvidenceSaved(EvidenceKind.REPLY_SENT, "announce:v1:k:run-1", 5), Reopened(2),
                RunStarted(4), FindingsFrozen("Child completion results:\n\n1. t"),
                Redriven(2, 60_000), Dismissed(), YieldFrozen("batch:t"), HandedToBatch(),
-               WindowStarted(13), HandoffClosed("completion_handoff_unavailable")]
+               WindowStarted(13), HandoffClosed("completion_handoff_unavailable"),
+               DeliverySuppressed()]
     assert [type(c) for c in samples] == list(CHANGE_TYPES)
     record_fields = {f.name for f in attrs.fields(RunRecord)}
     for change in samples:

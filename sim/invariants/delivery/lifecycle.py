@@ -1,4 +1,5 @@
-"""A run's end of life: the ANNOUNCE_SKIP reply (reference §c1) and cleanup once per run (DEL-16).
+"""A run's end of life: the ANNOUNCE_SKIP reply (reference §c1), cleanup once per run (DEL-16),
+and a requester's reset or delete killing its unended children (reference §c17).
 
 Restated from what the child wrote (``child.end``), what each requester received
 (``requester.accept``), what the gateway refused, and the registry's rows as an operator reads
@@ -11,11 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.observations import final_rows, is_wake, key_runs, killed_by_reset
 from sim.invariants.settled import EarliestSettle
 from sim.invariants.yields.seen import yielded_members
 from sim.trace import Record
 
 SKIP = "ANNOUNCE_SKIP"
+# The error a killed run ends with, as its child's end shows it (reference §c6, §c17).
+KILLED = "subagent run terminated"
 # A row in one of these states has nothing more to deliver (``pending`` has).
 _RESOLVED = ("delivered", "failed", "suspended", "discarded", "not_required")
 
@@ -90,6 +94,61 @@ def cleanup_once(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+def reset_kills_children(trace: Sequence[Record]) -> list[Violation]:
+    """After a reset (/new) or delete of its requester session (the session's own
+    ``requester.lifecycle`` record), a child run that had not ended (no ``child.end`` before
+    it) ends killed (``subagent run terminated``), nothing of it (its own send, or a batch wake
+    naming it) is handed to the gateway or taken by any transcript after the reset, and the
+    registry's row, if kept, records its delivery ``not_required`` (reference §c17). A run that
+    had ended is not this oracle's: it keeps its delivery, and the delivery oracles owe it."""
+    killed = killed_by_reset(trace)
+    if not killed:
+        return []
+    ends: dict[str, Record] = {}
+    violations: list[Violation] = []
+    for r in trace:
+        kind = r.kind
+        if kind == "child.end" and r.data["run_id"] in killed:
+            run_id = r.data["run_id"]
+            ends.setdefault(run_id, r)
+            if r.data["status"] != "error" or r.data["error"] != KILLED:
+                reset = killed[run_id]
+                violations.append(Violation(
+                    "reset-kills-children", "DEL-1",
+                    f"{run_id} had not ended when {reset.actor} was reset or deleted at "
+                    f"{reset.t_ms} ms, yet it ended {r.data['status']} "
+                    f"({r.data['error'] or r.data['result']!r}) instead of killed",
+                    (reset.seq, r.seq)))
+        elif kind in ("gateway.send", "requester.accept"):
+            key = r.data.get("key", "")
+            named = key_runs(key) if is_wake(key) else (r.data.get("run_id"),)
+            for run_id in named:
+                found = killed.get(run_id or "")
+                if found is not None and found.seq < r.seq:
+                    what = "handed to the gateway" if kind == "gateway.send" else \
+                        f"taken by {r.actor}"
+                    violations.append(Violation(
+                        "reset-kills-children", "DEL-1",
+                        f"{run_id} had not ended when {found.actor} was reset or deleted at "
+                        f"{found.t_ms} ms, yet its completion was {what} at {r.t_ms} ms",
+                        (found.seq, r.seq)))
+    rows = final_rows(trace)
+    for run_id, reset in killed.items():
+        if run_id not in ends:
+            violations.append(Violation(
+                "reset-kills-children", "DEL-1",
+                f"{run_id} had not ended when {reset.actor} was reset or deleted at "
+                f"{reset.t_ms} ms, and it never ended (it was not killed)", (reset.seq,)))
+        status = rows.get(run_id)
+        if status is not None and status != "not_required":
+            violations.append(Violation(
+                "reset-kills-children", "DEL-1",
+                f"{run_id} had not ended when {reset.actor} was reset or deleted, yet the "
+                f"registry's row records its delivery {status}, not not_required",
+                (reset.seq,)))
+    return violations
+
+
 INVARIANTS = (
     Invariant("announce-skip", "DEL-2", "safety",
               "A reply that is exactly ANNOUNCE_SKIP announces nothing and resolves as "
@@ -99,4 +158,8 @@ INVARIANTS = (
               "Each run is cleaned up once, after its obligations resolved; a resolved run is "
               "cleaned up before the world goes quiet.",
               cleanup_once),
+    Invariant("reset-kills-children", "DEL-1", "safety",
+              "A requester reset or delete kills its child runs that had not ended: they end "
+              "killed, nothing of them is handed over afterwards, and the registry records "
+              "them not_required (reference §c17).", reset_kills_children),
 )

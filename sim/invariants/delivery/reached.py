@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.observations import asked_runs, final_rows, is_wake, key_runs, rejection_class
+from sim.invariants.observations import (
+    asked_runs,
+    final_rows,
+    is_wake,
+    key_runs,
+    killed_by_reset,
+    rejection_class,
+)
 from sim.invariants.private.completion import releases
 from sim.trace import Record
 
@@ -123,9 +130,11 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     its result (DEL-12) or an operator's redrive (DEL-16) may open a new generation, which must
     resolve too, in time counted from then. A run whose batch wake its session last refused
     while a turn ran that was still running when the world stopped is not stuck: the wake
-    waits, armed, for that turn (reference §c17)."""
+    waits, armed, for that turn (reference §c17). A run its requester's reset or delete found not
+    yet ended is owed no resolution, only its end: it was killed (§c17)."""
     asked = asked_runs(trace)
     private = releases(trace)
+    killed = killed_by_reset(trace)  # owed nothing once ended (reference §c17)
     spawns: dict[str, Record] = {}
     ends: dict[str, Record] = {}
     resolved: dict[str, Record] = {}
@@ -197,7 +206,7 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
                 (spawn.seq, end.seq)))
             continue
         run = asked.get(run_id)
-        if run is None or not run.required:
+        if run is None or not run.required or run_id in killed:
             continue
         resolution = resolved.get(run_id)
         owed_from = child_end.t_ms
@@ -228,20 +237,24 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
 
 def required_reaches_requester(trace: Sequence[Record]) -> list[Violation]:
     """A run asked for with expectsCompletionMessage true is never skipped: its result reaches
-    its own requester, or the registry records it failed or suspended (DEL-1, DEL-2, DEL-10)."""
+    its own requester, or the registry records it failed or suspended (DEL-1, DEL-2, DEL-10).
+    A run its requester's reset or delete found not yet ended is owed nothing: killed, its
+    delivery suppressed (reference §c17; reset-kills-children judges that)."""
     asked = asked_runs(trace)
+    killed = killed_by_reset(trace)
     violations = []
     for r in trace:
         if r.kind == "delivery.skip":
             run = asked.get(r.data["run_id"])
-            if run is not None and run.required:
+            if run is not None and run.required and run.run_id not in killed:
                 violations.append(Violation(
                     "required-reaches-requester", "DEL-1",
                     f"{run.run_id} was asked for with expectsCompletionMessage true, yet its "
                     "delivery was skipped", (run.request.seq, r.seq)))
     for run_id, status in final_rows(trace).items():
         run = asked.get(run_id)
-        if run is not None and run.required and status == "not_required":
+        if run is not None and run.required and status == "not_required" \
+                and run_id not in killed:
             violations.append(Violation(
                 "required-reaches-requester", "DEL-1",
                 f"{run_id} was asked for with expectsCompletionMessage true, yet the registry "

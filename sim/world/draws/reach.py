@@ -88,8 +88,9 @@ FAILED_AFTER_S = (2, 60)
 # timeout (``delivery.late-ack``); of those that correct their answer, a larger share: the ack of
 # the first generation then arrives after the correction reopened it
 # (``delivery.older-generation-ack``).
-SLOW_ACK_SHARE = 0.07
+SLOW_ACK_SHARE = 0.1
 SLOW_ACK_CORRECTED_SHARE = 0.3
+SLOW_ACK_LATE_S = 4  # an uncorrected child's slow ack: 121 to 124 s
 # The share of seeds where the last child to end of a turn that finishes (one that runs long
 # enough) spawns a child whose correction is still being delivered when it settles: the turn's
 # wave then waits for that descendant (``wave.descendants-pending``). The descendant ends this
@@ -301,7 +302,13 @@ def slow_ack(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
     """Maybe (ack-slow on) ``child``'s first acknowledgement comes back late."""
     share = SLOW_ACK_SHARE if child.correction_after_ms is None else SLOW_ACK_CORRECTED_SHARE
     if FaultKind.ACK_SLOW in plan.rates and chooser.chance("aim:slow-ack", share):
-        plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.ACK_SLOW, child=child.id), 1))
+        # Without a correction: inside the 5 s wait before the timed-out send's next try, so
+        # the ack lands while none is awaited (a reset kills some children this would have
+        # slowed, reference §c17, so each aimed one must count).
+        delay_ms = 0 if child.correction_after_ms is not None else \
+            1000 * (121 + chooser.choose("aim:slow-ack", SLOW_ACK_LATE_S))
+        plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.ACK_SLOW, child=child.id,
+                                                   delay_ms=delay_ms), 1))
 
 
 def wave_descendant(chooser: Chooser, plan: FaultPlan, limits: SpawnLimits,
