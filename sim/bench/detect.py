@@ -108,8 +108,9 @@ def _sql_counter() -> Iterator[list[int]]:
     opened: list[SqliteStore] = []
 
     def counting() -> SqliteStore:
-        for done in opened:  # one run at a time: the previous run's store is finished (the
-            count[0] += done.statements  # world closed it)
+        # One run at a time: the previous run's store is finished (the world closed it).
+        for done in opened:
+            count[0] += done.statements
         opened[:] = [SqliteStore()]
         return opened[0]
 

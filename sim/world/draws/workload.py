@@ -47,6 +47,7 @@ class _World(Protocol):
     def _schedule_fault(self, event: TimelineEvent) -> None: ...
     def _delete_session(self, child_id: str) -> None: ...
 
+
 # The share of drawn children whose session is spawned again later (a new run id).
 RERUN_SHARE = 0.1
 
