@@ -21,62 +21,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.nesting.limits import _ACTIVITY, _child_key
+from sim.invariants.nesting.sessions import _STREAMING, session_run_events
 from sim.trace import Record
-
-# A run's own streaming; a turn's end is left out: a run aborted while it waited closes its
-# (empty) turn without ever running.
-_STREAMING = tuple(kind for kind in _ACTIVITY if kind != "child.turn_end")
 
 
 def session_runs_in_spawn_order(trace: Sequence[Record]) -> list[Violation]:
     """Every run of a child session begins only after each run spawned into that session before
     it has begun or ended (a run aborted while it waited left the line)."""
-    asked: dict[str, str] = {}  # child id -> the child session key its open request asks for
-    key_of_run: dict[str, str] = {}
     line: dict[str, dict[str, Record]] = {}  # key -> its runs not yet begun, in spawn order
-    told_to_wait: set[str] = set()
     violations: list[Violation] = []
-
-    def begin(run_id: str, r: Record) -> None:
-        key = key_of_run.get(run_id)
-        if key is None:
-            return
-        waiting = line.get(key, {})
-        if run_id not in waiting:
-            return  # begun already, or ended
-        for earlier, spawned in waiting.items():
-            if earlier == run_id:
-                break
-            violations.append(Violation(
-                "session-runs-in-spawn-order", "DEL-6",
-                f"{run_id} of child session {key} started at {r.t_ms} ms before {earlier}, "
-                f"spawned into that session earlier (at {spawned.t_ms} ms), which still waits",
-                (spawned.seq, r.seq)))
-        del waiting[run_id]
-
-    for r in trace:
-        kind, data = r.kind, r.data
-        if kind == "world.spawn":
-            asked[data["child"]] = _child_key(data["requester"], data["session"])
-        elif kind == "spawn":
-            key = asked.pop(data["child"], None)
-            if key is not None:
-                key_of_run[data["run_id"]] = key
-                line.setdefault(key, {})[data["run_id"]] = r
-        elif kind == "spawn.refused":
-            asked.pop(data["child"], None)
-        elif kind in ("lane.queued", "session.queued"):
-            told_to_wait.add(data["run_id"])
-        elif kind == "child.start":
-            if data["run_id"] not in told_to_wait:
-                begin(data["run_id"], r)
-        elif kind == "lane.started" or kind in _STREAMING:
-            begin(data["run_id"], r)
-        elif kind == "child.end":
-            key = key_of_run.get(data["run_id"])
-            if key is not None:
-                line.get(key, {}).pop(data["run_id"], None)
+    for event, run_id, key, r in session_run_events(trace):
+        waiting = line.setdefault(key, {})
+        if event == "spawned":
+            waiting[run_id] = r
+            continue
+        if event == "began":
+            for earlier, spawned in waiting.items():
+                if earlier == run_id:
+                    break
+                violations.append(Violation(
+                    "session-runs-in-spawn-order", "DEL-6",
+                    f"{run_id} of child session {key} started at {r.t_ms} ms before {earlier}, "
+                    f"spawned into that session earlier (at {spawned.t_ms} ms), which still "
+                    "waits", (spawned.seq, r.seq)))
+        waiting.pop(run_id, None)
     return violations
 
 

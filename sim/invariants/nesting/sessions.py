@@ -13,7 +13,7 @@ start (``child.start``, or ``lane.started`` for a run that was told to wait: ``l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.nesting.limits import _ACTIVITY, _child_key
@@ -24,27 +24,17 @@ from sim.trace import Record
 _STREAMING = tuple(kind for kind in _ACTIVITY if kind != "child.turn_end")
 
 
-def session_runs_serial(trace: Sequence[Record]) -> list[Violation]:
+def session_run_events(trace: Sequence[Record]) -> Iterator[tuple[str, str, str, Record]]:
+    """``(event, run_id, child session key, record)`` for each run the harness asked for, in
+    trace order: ``spawned`` at its registration, ``began`` when it first runs (its
+    ``child.start`` when it was never told to wait, else ``lane.started`` or its first model
+    activity, whichever comes first) and ``ended`` at its end. A run begins at most once, and
+    never after its end (aborted while it waited). Shared by the session oracles here and in
+    ``queue_order.py``."""
     asked: dict[str, str] = {}  # child id -> the child session key its open request asks for
     key_of_run: dict[str, str] = {}
     told_to_wait: set[str] = set()
-    began: set[str] = set()
-    running: dict[str, dict[str, Record]] = {}  # child session key -> its runs running now
-    violations: list[Violation] = []
-
-    def begin(run_id: str, r: Record) -> None:
-        key = key_of_run.get(run_id)
-        if key is None or run_id in began:
-            return
-        began.add(run_id)
-        others = running.setdefault(key, {})
-        for other, since in others.items():
-            violations.append(Violation(
-                "session-runs-serial", "DEL-6",
-                f"{run_id} of child session {key} started at {r.t_ms} ms while {other} of the "
-                f"same session still ran (since {since.t_ms} ms)", (since.seq, r.seq)))
-        others[run_id] = r
-
+    done: set[str] = set()  # began or ended: no further begin
     for r in trace:
         kind, data = r.kind, r.data
         if kind == "world.spawn":
@@ -53,21 +43,38 @@ def session_runs_serial(trace: Sequence[Record]) -> list[Violation]:
             key = asked.pop(data["child"], None)
             if key is not None:
                 key_of_run[data["run_id"]] = key
+                yield "spawned", data["run_id"], key, r
         elif kind == "spawn.refused":
             asked.pop(data["child"], None)
         elif kind in ("lane.queued", "session.queued"):
             told_to_wait.add(data["run_id"])
-        elif kind == "child.start":
-            if data["run_id"] not in told_to_wait:
-                begin(data["run_id"], r)
-        elif kind == "lane.started" or kind in _STREAMING:
-            begin(data["run_id"], r)
+        elif (kind == "child.start" and data["run_id"] not in told_to_wait) \
+                or kind == "lane.started" or kind in _STREAMING:
+            run_id = data["run_id"]
+            if run_id in key_of_run and run_id not in done:
+                done.add(run_id)
+                yield "began", run_id, key_of_run[run_id], r
         elif kind == "child.end":
             run_id = data["run_id"]
-            began.add(run_id)  # ended: it never begins again (an abort while it waited)
-            key = key_of_run.get(run_id)
-            if key is not None:
-                running.get(key, {}).pop(run_id, None)
+            done.add(run_id)
+            if run_id in key_of_run:
+                yield "ended", run_id, key_of_run[run_id], r
+
+
+def session_runs_serial(trace: Sequence[Record]) -> list[Violation]:
+    running: dict[str, dict[str, Record]] = {}  # child session key -> its runs running now
+    violations: list[Violation] = []
+    for event, run_id, key, r in session_run_events(trace):
+        others = running.setdefault(key, {})
+        if event == "began":
+            for other, since in others.items():
+                violations.append(Violation(
+                    "session-runs-serial", "DEL-6",
+                    f"{run_id} of child session {key} started at {r.t_ms} ms while {other} of "
+                    f"the same session still ran (since {since.t_ms} ms)", (since.seq, r.seq)))
+            others[run_id] = r
+        elif event == "ended":
+            others.pop(run_id, None)
     return violations
 
 
