@@ -377,7 +377,6 @@ class Kernel:
                 return EndReason.TIME_LIMIT
             if self.steps >= max_steps:
                 return EndReason.STEP_LIMIT
-            self.steps += 1
             first = heapq.heappop(agenda)
             if agenda and agenda[0][0] == t_ms:
                 first = self._pick_tie(first)
@@ -386,6 +385,8 @@ class Kernel:
                 if self.clock is not None:
                     self.clock.jump((t_ms - self.now_ms) / 1000)
                 self.now_ms = t_ms
+            if not _inert(entry):
+                self.steps += 1
             self._dispatch(entry)
             if self._parking is not None and isinstance(entry, _Action) and cancelled():
                 return None  # it cancelled the parking actor: Cancelled as that suspends
@@ -423,6 +424,21 @@ class Kernel:
                 self._resume(port, None)
         else:
             entry.fn()
+
+
+def _inert(entry: _Entry) -> bool:
+    """An entry whose dispatch does nothing: a timer of an incarnation that has died, or the
+    wake-up of a sleep that already ended (the agenda deletes lazily, as a timer wheel does when
+    a timer is cleared). No actor runs and nothing is recorded, so it is no step of the run
+    (SPEC §5 counts steps). It still takes its place in a tie (``_pick_tie``), so the runs are
+    the same as when it counted."""
+    if isinstance(entry, _Timer):
+        return not entry.port.alive
+    if isinstance(entry, _Wake):
+        port = entry.port
+        return not (port.alive and port.waiting is Parked.SLEEP
+                    and port.sleep_token == entry.token)
+    return False
 
 
 def _target(entry: _Entry) -> str:
