@@ -46,8 +46,12 @@ class Port(Protocol):
         """Hand ``message`` to the network for actor ``dst`` (it may be delayed, lost or
         duplicated)."""
 
-    def set_timer(self, delay_ms: int, payload: Any) -> None:
-        """Deliver ``payload`` to this incarnation after ``delay_ms``; dies with the incarnation."""
+    def set_timer(self, delay_ms: int, payload: Any) -> object:
+        """Deliver ``payload`` to this incarnation after ``delay_ms``; dies with the incarnation.
+        Returns the timer, for :meth:`cancel_timer`."""
+
+    def cancel_timer(self, timer: object) -> None:
+        """Clear a timer this incarnation set: it is never delivered (``clearTimeout``)."""
 
     def crash_point(self, point: str) -> None:
         """An await point where the hosting process may die (raises :class:`Crash`)."""

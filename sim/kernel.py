@@ -64,6 +64,7 @@ class _Deliver:
 class _Timer:
     port: ActorPort
     payload: Any
+    cancelled: bool = False  # cleared by its actor (ActorPort.cancel_timer)
 
 
 @attrs.define(eq=False)
@@ -131,9 +132,15 @@ class ActorPort:
     def send(self, dst: str, message: Any) -> None:
         self.kernel.send(self.name, dst, message)
 
-    def set_timer(self, delay_ms: int, payload: Any) -> None:
+    def set_timer(self, delay_ms: int, payload: Any) -> object:
         assert delay_ms >= 0
-        self.kernel._push(self.kernel.now_ms + delay_ms, _Timer(self, payload))
+        timer = _Timer(self, payload)
+        self.kernel._push(self.kernel.now_ms + delay_ms, timer)
+        return timer
+
+    def cancel_timer(self, timer: object) -> None:
+        assert isinstance(timer, _Timer) and timer.port is self, timer
+        timer.cancelled = True
 
     def crash_point(self, point: str) -> None:
         if self.kernel.crash_hook(self.name, point):
@@ -415,8 +422,8 @@ class Kernel:
             else:
                 self._hand_to(port, entry.message)
         elif isinstance(entry, _Timer):
-            # A timer dies with the incarnation that set it.
-            if entry.port.alive:
+            # A timer dies with the incarnation that set it, or when that incarnation clears it.
+            if entry.port.alive and not entry.cancelled:
                 self._hand_to(entry.port, entry.payload)
         elif isinstance(entry, _Wake):
             port = entry.port
@@ -427,13 +434,13 @@ class Kernel:
 
 
 def _inert(entry: _Entry) -> bool:
-    """An entry whose dispatch does nothing: a timer of an incarnation that has died, or the
-    wake-up of a sleep that already ended (the agenda deletes lazily, as a timer wheel does when
-    a timer is cleared). No actor runs and nothing is recorded, so it is no step of the run
-    (SPEC §5 counts steps). It still takes its place in a tie (``_pick_tie``), so the runs are
-    the same as when it counted."""
+    """An entry whose dispatch does nothing: a timer its actor cleared or of an incarnation
+    that has died, or the wake-up of a sleep that already ended (the agenda deletes lazily, as a
+    timer wheel does when a timer is cleared). No actor runs and nothing is recorded, so it is
+    no step of the run (SPEC §5 counts steps). It still takes its place in a tie
+    (``_pick_tie``), so the runs are the same as when it counted."""
     if isinstance(entry, _Timer):
-        return not entry.port.alive
+        return entry.cancelled or not entry.port.alive
     if isinstance(entry, _Wake):
         port = entry.port
         return not (port.alive and port.waiting is Parked.SLEEP

@@ -19,7 +19,7 @@ import attrs
 
 from actors import addresses, announce, events
 from actors.delivery import retry
-from actors.delivery.edge import Effect, OperatorAsked, Persist, Send, StartTimer
+from actors.delivery.edge import AckTimeout, Effect, OperatorAsked, Persist, Send, StartTimer
 from actors.delivery.payload import child_result as child_result
 from actors.delivery.payload import findings_section as findings_section
 from actors.delivery.payload import probed_render as probed_render
@@ -202,6 +202,26 @@ class _Recovery:
         return True
 
 
+class _AckTimers:
+    """This incarnation's ack timeouts, cleared once their transport try is over (answered,
+    refused, superseded or resolved), as an implementation clears a timeout it no longer needs:
+    a cleared one is never delivered, where it would have found its try gone (the table's stale
+    timer) and cost the run a step that does nothing."""
+
+    def __init__(self, port: Port) -> None:
+        self.port = port
+        self.pending: dict[tuple[str, int], object] = {}  # (run id, try token) -> its timer
+
+    def start(self, effect: StartTimer) -> None:
+        timer = self.port.set_timer(effect.delay_ms, effect.payload)
+        if isinstance(effect.payload, AckTimeout):
+            self.pending[effect.payload.run_id, effect.payload.token] = timer
+
+    def clear_over(self, awaits_ack: Callable[[str, int], bool]) -> None:
+        for key in [key for key in self.pending if not awaits_ack(*key)]:
+            self.port.cancel_timer(self.pending.pop(key))
+
+
 async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
                        routes: Mapping[str, routing.SessionRouting] | None = None,
                        expose: Callable[[Callable[[], dict[str, Any]]], None] | None = None
@@ -258,17 +278,19 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
     recovery.note(records)
     # Runs cleaned up while handling a message: their requesters' unfrozen waves may be due.
     cleaned: list[str] = []
+    acks = _AckTimers(port)
     _perform(port, store, core.restore(records, port.now_ms), routes, mutants, recovery,
-             cleaned)
+             cleaned, acks)
     recovery.perform(recovery.resume())
     wakes = Wakes(port, store, core, mutants,
                   lambda effects: _perform(port, store, effects, routes, mutants, recovery,
-                                           cleaned),
+                                           cleaned, acks),
                   child_result)
     wakes.restore()
     waves = Waves(wakes, mutants)
     waves.restore()
     while True:
+        acks.clear_over(core.awaits_ack)
         try:
             message = await port.receive()
         except Crash:
@@ -304,7 +326,7 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
             waves.turn_finished(message.turn_run_id)  # its children may make waves now
         else:
             effects = core.handle(message, port.now_ms)
-        _perform(port, store, effects, routes, mutants, recovery, cleaned)
+        _perform(port, store, effects, routes, mutants, recovery, cleaned, acks)
         if store.has_open_batches():
             wakes.poke()  # a member or a member's descendant may have settled
         _waves(waves, cleaned)
@@ -321,9 +343,9 @@ def _waves(waves: Waves, cleaned: list[str]) -> None:
 
 def _perform(port: Port, store: RunStore, effects: Iterable[Effect],
              routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str],
-             recovery: _Recovery, cleaned: list[str]) -> None:
+             recovery: _Recovery, cleaned: list[str], acks: _AckTimers) -> None:
     try:
-        _perform_each(port, store, effects, routes, mutants, recovery, cleaned)
+        _perform_each(port, store, effects, routes, mutants, recovery, cleaned, acks)
         recovery.perform(recovery.started())
     except Crash as crash:
         if crash.point in _CRASH_PROBES:
@@ -343,7 +365,7 @@ _CRASH_PROBES: dict[str, str] = {
 
 def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],
                   routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str],
-                  recovery: _Recovery, cleaned: list[str]) -> None:
+                  recovery: _Recovery, cleaned: list[str], acks: _AckTimers) -> None:
     for effect in effects:
         if isinstance(effect, Persist):
             port.crash_point(CrashPoint.BEFORE_PERSIST)
@@ -367,7 +389,7 @@ def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],
             # Every completion is an agent call through the gateway (actors/gateway/shell.py).
             port.send(addresses.GATEWAY, routed(effect.completion, routes, mutants, port.probe))
         elif isinstance(effect, StartTimer):
-            port.set_timer(effect.delay_ms, effect.payload)
+            acks.start(effect)
         else:
             if isinstance(effect, events.RunCleanedUp):
                 cleaned.append(effect.run_id)
