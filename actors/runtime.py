@@ -46,9 +46,11 @@ class Port(Protocol):
         """Hand ``message`` to the network for actor ``dst`` (it may be delayed, lost or
         duplicated)."""
 
-    def set_timer(self, delay_ms: int, payload: Any) -> object:
+    def set_timer(self, delay_ms: int, payload: Any,
+                  wanted: Callable[[], bool] | None = None) -> object:
         """Deliver ``payload`` to this incarnation after ``delay_ms``; dies with the incarnation.
-        Returns the timer, for :meth:`cancel_timer`."""
+        ``wanted``, if given, is asked when the timer is due: False drops it unseen (the actor
+        would have found nothing to do with it). Returns the timer, for :meth:`cancel_timer`."""
 
     def cancel_timer(self, timer: object) -> None:
         """Clear a timer this incarnation set: it is never delivered (``clearTimeout``)."""

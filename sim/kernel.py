@@ -65,6 +65,7 @@ class _Timer:
     port: ActorPort
     payload: Any
     cancelled: bool = False  # cleared by its actor (ActorPort.cancel_timer)
+    wanted: Callable[[], bool] | None = None  # asked when due: does it still matter?
 
 
 @attrs.define(eq=False)
@@ -132,9 +133,10 @@ class ActorPort:
     def send(self, dst: str, message: Any) -> None:
         self.kernel.send(self.name, dst, message)
 
-    def set_timer(self, delay_ms: int, payload: Any) -> object:
+    def set_timer(self, delay_ms: int, payload: Any,
+                  wanted: Callable[[], bool] | None = None) -> object:
         assert delay_ms >= 0
-        timer = _Timer(self, payload)
+        timer = _Timer(self, payload, wanted=wanted)
         self.kernel._push(self.kernel.now_ms + delay_ms, timer)
         return timer
 
@@ -392,8 +394,9 @@ class Kernel:
                 if self.clock is not None:
                     self.clock.jump((t_ms - self.now_ms) / 1000)
                 self.now_ms = t_ms
-            if not _inert(entry):
-                self.steps += 1
+            if _inert(entry):
+                continue  # dispatching it would do nothing
+            self.steps += 1
             self._dispatch(entry)
             if self._parking is not None and isinstance(entry, _Action) and cancelled():
                 return None  # it cancelled the parking actor: Cancelled as that suspends
@@ -434,13 +437,15 @@ class Kernel:
 
 
 def _inert(entry: _Entry) -> bool:
-    """An entry whose dispatch does nothing: a timer its actor cleared or of an incarnation
+    """An entry whose dispatch does nothing: a timer its actor cleared, or no longer wants (its
+    ``wanted`` says no when it is due: its actor would find nothing to do), or of an incarnation
     that has died, or the wake-up of a sleep that already ended (the agenda deletes lazily, as a
     timer wheel does when a timer is cleared). No actor runs and nothing is recorded, so it is
     no step of the run (SPEC §5 counts steps). It still takes its place in a tie
-    (``_pick_tie``), so the runs are the same as when it counted."""
+    (``_pick_tie``), so the runs are the same as when it was delivered."""
     if isinstance(entry, _Timer):
-        return entry.cancelled or not entry.port.alive
+        return entry.cancelled or not entry.port.alive or (
+            entry.wanted is not None and not entry.wanted())
     if isinstance(entry, _Wake):
         port = entry.port
         return not (port.alive and port.waiting is Parked.SLEEP

@@ -172,6 +172,25 @@ def test_a_cleared_timer_is_never_delivered_and_is_no_step() -> None:
     assert kernel.steps == 1
 
 
+def test_a_timer_no_longer_wanted_when_due_is_dropped_unseen() -> None:
+    got: list[tuple[str, int]] = []
+    wanted = {"a": True, "b": True}
+
+    def build(kernel: Kernel, nursery: trio.Nursery) -> None:
+        async def asks(port: ActorPort) -> None:
+            port.set_timer(100, "a", lambda: wanted["a"])
+            port.set_timer(200, "b", lambda: wanted["b"])
+            wanted["b"] = False  # asked when due, not when set
+            while True:
+                got.append((await port.receive(), port.now_ms))
+
+        kernel.spawn(nursery, "w", asks)
+
+    kernel, _ = run_kernel(build)
+    assert got == [("a", 100)]
+    assert (kernel.steps, kernel.now_ms) == (1, 200)
+
+
 def test_a_sleep_cut_short_leaves_a_wake_that_is_no_step() -> None:
     def build(kernel: Kernel, nursery: trio.Nursery) -> None:
         async def sleeper(port: ActorPort) -> None:
