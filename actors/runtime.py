@@ -47,13 +47,10 @@ class Port(Protocol):
         duplicated)."""
 
     def set_timer(self, delay_ms: int, payload: Any,
-                  wanted: Callable[[], bool] | None = None) -> object:
+                  wanted: Callable[[], bool] | None = None) -> None:
         """Deliver ``payload`` to this incarnation after ``delay_ms``; dies with the incarnation.
-        ``wanted``, if given, is asked when the timer is due: False drops it unseen (the actor
-        would have found nothing to do with it). Returns the timer, for :meth:`cancel_timer`."""
-
-    def cancel_timer(self, timer: object) -> None:
-        """Clear a timer this incarnation set: it is never delivered (``clearTimeout``)."""
+        ``wanted``, if given, is asked when the timer is due: False drops it unseen, as if it
+        had been cleared (the actor would have found nothing to do with it)."""
 
     def crash_point(self, point: str) -> None:
         """An await point where the hosting process may die (raises :class:`Crash`)."""

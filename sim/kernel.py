@@ -64,7 +64,6 @@ class _Deliver:
 class _Timer:
     port: ActorPort
     payload: Any
-    cancelled: bool = False  # cleared by its actor (ActorPort.cancel_timer)
     wanted: Callable[[], bool] | None = None  # asked when due: does it still matter?
 
 
@@ -134,15 +133,9 @@ class ActorPort:
         self.kernel.send(self.name, dst, message)
 
     def set_timer(self, delay_ms: int, payload: Any,
-                  wanted: Callable[[], bool] | None = None) -> object:
+                  wanted: Callable[[], bool] | None = None) -> None:
         assert delay_ms >= 0
-        timer = _Timer(self, payload, wanted=wanted)
-        self.kernel._push(self.kernel.now_ms + delay_ms, timer)
-        return timer
-
-    def cancel_timer(self, timer: object) -> None:
-        assert isinstance(timer, _Timer) and timer.port is self, timer
-        timer.cancelled = True
+        self.kernel._push(self.kernel.now_ms + delay_ms, _Timer(self, payload, wanted))
 
     def crash_point(self, point: str) -> None:
         if self.kernel.crash_hook(self.name, point):
@@ -424,28 +417,21 @@ class Kernel:
                                               "message": type(entry.message).__name__})
             else:
                 self._hand_to(port, entry.message)
-        elif isinstance(entry, _Timer):
-            # A timer dies with the incarnation that set it, or when that incarnation clears it.
-            if entry.port.alive and not entry.cancelled:
-                self._hand_to(entry.port, entry.payload)
-        elif isinstance(entry, _Wake):
-            port = entry.port
-            if port.alive and port.waiting is Parked.SLEEP and port.sleep_token == entry.token:
-                self._resume(port, None)
+        elif isinstance(entry, _Timer):  # alive and wanted (``_inert``)
+            self._hand_to(entry.port, entry.payload)
+        elif isinstance(entry, _Wake):  # its sleeper still sleeps (``_inert``)
+            self._resume(entry.port, None)
         else:
             entry.fn()
 
 
 def _inert(entry: _Entry) -> bool:
-    """An entry whose dispatch does nothing: a timer its actor cleared, or no longer wants (its
-    ``wanted`` says no when it is due: its actor would find nothing to do), or of an incarnation
-    that has died, or the wake-up of a sleep that already ended (the agenda deletes lazily, as a
-    timer wheel does when a timer is cleared). No actor runs and nothing is recorded, so it is
-    no step of the run (SPEC §5 counts steps). It still takes its place in a tie
-    (``_pick_tie``), so the runs are the same as when it was delivered."""
+    """An entry that would do nothing, so it is dropped unseen and is no step (SPEC §5): a timer
+    of a dead incarnation or not ``wanted`` when due (its actor would find nothing to do, as
+    after a ``clearTimeout``); a wake-up of a sleep that already ended. It still takes its place
+    in a tie (``_pick_tie``), so runs are the same as when it was dispatched."""
     if isinstance(entry, _Timer):
-        return entry.cancelled or not entry.port.alive or (
-            entry.wanted is not None and not entry.wanted())
+        return not entry.port.alive or (entry.wanted is not None and not entry.wanted())
     if isinstance(entry, _Wake):
         port = entry.port
         return not (port.alive and port.waiting is Parked.SLEEP

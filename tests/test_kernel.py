@@ -154,24 +154,6 @@ def test_a_modelled_crash_kills_only_that_incarnation_and_its_timers() -> None:
     assert kernel.steps == 3
 
 
-def test_a_cleared_timer_is_never_delivered_and_is_no_step() -> None:
-    got: list[tuple[str, int]] = []
-
-    def build(kernel: Kernel, nursery: trio.Nursery) -> None:
-        async def clears(port: ActorPort) -> None:
-            first = port.set_timer(100, "cleared")
-            port.set_timer(200, "kept")
-            port.cancel_timer(first)
-            while True:
-                got.append((await port.receive(), port.now_ms))
-
-        kernel.spawn(nursery, "c", clears)
-
-    kernel, _ = run_kernel(build)
-    assert got == [("kept", 200)]
-    assert kernel.steps == 1
-
-
 def test_a_timer_no_longer_wanted_when_due_is_dropped_unseen() -> None:
     got: list[tuple[str, int]] = []
     wanted = {"a": True, "b": True}

@@ -203,23 +203,20 @@ class _Recovery:
 
 
 class _AckTimers:
-    """This incarnation's ack timeouts, cleared once their transport try is over (answered,
-    refused, superseded or resolved), as an implementation clears a timeout it no longer needs:
-    a cleared one is never delivered, where it would have found its try gone (the table's stale
-    timer) and cost the run a step that does nothing."""
+    """Starts the delivery's timers. An ack timeout asks, when due, whether its transport try
+    still waits for its answer (a try's token is never reused in an incarnation): once the try
+    is over (answered, refused, superseded or its run resolved), the kernel drops it unseen, as
+    an implementation clears a timeout it no longer needs, where it would have found its try
+    gone (the table's stale timer) and cost the run a step that does nothing."""
 
-    def __init__(self, port: Port) -> None:
-        self.port = port
-        self.pending: dict[tuple[str, int], object] = {}  # (run id, try token) -> its timer
+    def __init__(self, port: Port, awaits_ack: Callable[[str, int], bool]) -> None:
+        self.port, self.awaits_ack = port, awaits_ack
 
     def start(self, effect: StartTimer) -> None:
-        timer = self.port.set_timer(effect.delay_ms, effect.payload)
-        if isinstance(effect.payload, AckTimeout):
-            self.pending[effect.payload.run_id, effect.payload.token] = timer
-
-    def clear_over(self, awaits_ack: Callable[[str, int], bool]) -> None:
-        for key in [key for key in self.pending if not awaits_ack(*key)]:
-            self.port.cancel_timer(self.pending.pop(key))
+        payload, wanted = effect.payload, None
+        if isinstance(payload, AckTimeout):
+            wanted = functools.partial(self.awaits_ack, payload.run_id, payload.token)
+        self.port.set_timer(effect.delay_ms, payload, wanted)
 
 
 async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
@@ -278,7 +275,7 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
     recovery.note(records)
     # Runs cleaned up while handling a message: their requesters' unfrozen waves may be due.
     cleaned: list[str] = []
-    acks = _AckTimers(port)
+    acks = _AckTimers(port, core.awaits_ack)
     _perform(port, store, core.restore(records, port.now_ms), routes, mutants, recovery,
              cleaned, acks)
     recovery.perform(recovery.resume())
@@ -290,7 +287,6 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
     waves = Waves(wakes, mutants)
     waves.restore()
     while True:
-        acks.clear_over(core.awaits_ack)
         try:
             message = await port.receive()
         except Crash:

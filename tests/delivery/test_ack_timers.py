@@ -1,6 +1,6 @@
-"""The delivery clears an ack timeout once its transport try is over (actors/delivery/shell.py's
-``_AckTimers``): no timeout reaches the core for a try that is already answered, refused or
-superseded, while the timeouts of unanswered tries still fire."""
+"""An ack timeout asks, when due, whether its transport try still waits for its answer
+(actors/delivery/shell.py's ``_AckTimers``): none reaches the core for a try already answered,
+refused or superseded, while the timeouts of unanswered tries still fire."""
 
 from __future__ import annotations
 
