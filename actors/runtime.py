@@ -46,8 +46,11 @@ class Port(Protocol):
         """Hand ``message`` to the network for actor ``dst`` (it may be delayed, lost or
         duplicated)."""
 
-    def set_timer(self, delay_ms: int, payload: Any) -> None:
-        """Deliver ``payload`` to this incarnation after ``delay_ms``; dies with the incarnation."""
+    def set_timer(self, delay_ms: int, payload: Any,
+                  wanted: Callable[[], bool] | None = None) -> None:
+        """Deliver ``payload`` to this incarnation after ``delay_ms``; dies with the incarnation.
+        ``wanted``, if given, is asked when the timer is due: False drops it unseen, as if it
+        had been cleared (the actor would have found nothing to do with it)."""
 
     def crash_point(self, point: str) -> None:
         """An await point where the hosting process may die (raises :class:`Crash`)."""

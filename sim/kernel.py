@@ -64,6 +64,7 @@ class _Deliver:
 class _Timer:
     port: ActorPort
     payload: Any
+    wanted: Callable[[], bool] | None = None  # asked when due: does it still matter?
 
 
 @attrs.define(eq=False)
@@ -131,9 +132,10 @@ class ActorPort:
     def send(self, dst: str, message: Any) -> None:
         self.kernel.send(self.name, dst, message)
 
-    def set_timer(self, delay_ms: int, payload: Any) -> None:
+    def set_timer(self, delay_ms: int, payload: Any,
+                  wanted: Callable[[], bool] | None = None) -> None:
         assert delay_ms >= 0
-        self.kernel._push(self.kernel.now_ms + delay_ms, _Timer(self, payload))
+        self.kernel._push(self.kernel.now_ms + delay_ms, _Timer(self, payload, wanted))
 
     def crash_point(self, point: str) -> None:
         if self.kernel.crash_hook(self.name, point):
@@ -377,7 +379,6 @@ class Kernel:
                 return EndReason.TIME_LIMIT
             if self.steps >= max_steps:
                 return EndReason.STEP_LIMIT
-            self.steps += 1
             first = heapq.heappop(agenda)
             if agenda and agenda[0][0] == t_ms:
                 first = self._pick_tie(first)
@@ -386,6 +387,9 @@ class Kernel:
                 if self.clock is not None:
                     self.clock.jump((t_ms - self.now_ms) / 1000)
                 self.now_ms = t_ms
+            if _inert(entry):
+                continue  # dispatching it would do nothing
+            self.steps += 1
             self._dispatch(entry)
             if self._parking is not None and isinstance(entry, _Action) and cancelled():
                 return None  # it cancelled the parking actor: Cancelled as that suspends
@@ -413,16 +417,26 @@ class Kernel:
                                               "message": type(entry.message).__name__})
             else:
                 self._hand_to(port, entry.message)
-        elif isinstance(entry, _Timer):
-            # A timer dies with the incarnation that set it.
-            if entry.port.alive:
-                self._hand_to(entry.port, entry.payload)
-        elif isinstance(entry, _Wake):
-            port = entry.port
-            if port.alive and port.waiting is Parked.SLEEP and port.sleep_token == entry.token:
-                self._resume(port, None)
+        elif isinstance(entry, _Timer):  # alive and wanted (``_inert``)
+            self._hand_to(entry.port, entry.payload)
+        elif isinstance(entry, _Wake):  # its sleeper still sleeps (``_inert``)
+            self._resume(entry.port, None)
         else:
             entry.fn()
+
+
+def _inert(entry: _Entry) -> bool:
+    """An entry that would do nothing, so it is dropped unseen and is no step (SPEC §5): a timer
+    of a dead incarnation or not ``wanted`` when due (its actor would find nothing to do, as
+    after a ``clearTimeout``); a wake-up of a sleep that already ended. It still takes its place
+    in a tie (``_pick_tie``), so runs are the same as when it was dispatched."""
+    if isinstance(entry, _Timer):
+        return not entry.port.alive or (entry.wanted is not None and not entry.wanted())
+    if isinstance(entry, _Wake):
+        port = entry.port
+        return not (port.alive and port.waiting is Parked.SLEEP
+                    and port.sleep_token == entry.token)
+    return False
 
 
 def _target(entry: _Entry) -> str:

@@ -150,6 +150,40 @@ def test_a_modelled_crash_kills_only_that_incarnation_and_its_timers() -> None:
     assert events == [("start", 1, 0), ("start", 2, 800), ("from-incarnation-2", 2, 1800)]
     crash = [r for r in kernel.trace if r.kind == "crash"]
     assert [(r.t_ms, r.data["incarnation"]) for r in crash] == [(500, 1)]
+    # Steps: the crash, the restart and incarnation 2's timer; the dead one's timer is none.
+    assert kernel.steps == 3
+
+
+def test_a_timer_no_longer_wanted_when_due_is_dropped_unseen() -> None:
+    got: list[tuple[str, int]] = []
+    wanted = {"a": True, "b": True}
+
+    def build(kernel: Kernel, nursery: trio.Nursery) -> None:
+        async def asks(port: ActorPort) -> None:
+            port.set_timer(100, "a", lambda: wanted["a"])
+            port.set_timer(200, "b", lambda: wanted["b"])
+            wanted["b"] = False  # asked when due, not when set
+            while True:
+                got.append((await port.receive(), port.now_ms))
+
+        kernel.spawn(nursery, "w", asks)
+
+    kernel, _ = run_kernel(build)
+    assert got == [("a", 100)]
+    assert (kernel.steps, kernel.now_ms) == (1, 200)
+
+
+def test_a_sleep_cut_short_leaves_a_wake_that_is_no_step() -> None:
+    def build(kernel: Kernel, nursery: trio.Nursery) -> None:
+        async def sleeper(port: ActorPort) -> None:
+            await port.sleep(1000)
+
+        kernel.spawn(nursery, "s", sleeper)
+        kernel.at(500, "crash", lambda: kernel.crash_parked("s"))
+
+    kernel, reason = run_kernel(build)
+    # The crash is the only step; the wake due at 1000 finds no sleeper and does nothing.
+    assert (kernel.steps, reason, kernel.now_ms) == (1, "quiescent", 1000)
 
 
 def test_an_unexpected_actor_error_crashes_the_run() -> None:

@@ -19,7 +19,7 @@ import attrs
 
 from actors import addresses, announce, events
 from actors.delivery import retry
-from actors.delivery.edge import Effect, OperatorAsked, Persist, Send, StartTimer
+from actors.delivery.edge import AckTimeout, Effect, OperatorAsked, Persist, Send, StartTimer
 from actors.delivery.payload import child_result as child_result
 from actors.delivery.payload import findings_section as findings_section
 from actors.delivery.payload import probed_render as probed_render
@@ -202,6 +202,23 @@ class _Recovery:
         return True
 
 
+class _AckTimers:
+    """Starts the delivery's timers. An ack timeout asks, when due, whether its transport try
+    still waits for its answer (a try's token is never reused in an incarnation): once the try
+    is over (answered, refused, superseded or its run resolved), the kernel drops it unseen, as
+    an implementation clears a timeout it no longer needs, where it would have found its try
+    gone (the table's stale timer) and cost the run a step that does nothing."""
+
+    def __init__(self, port: Port, awaits_ack: Callable[[str, int], bool]) -> None:
+        self.port, self.awaits_ack = port, awaits_ack
+
+    def start(self, effect: StartTimer) -> None:
+        payload, wanted = effect.payload, None
+        if isinstance(payload, AckTimeout):
+            wanted = functools.partial(self.awaits_ack, payload.run_id, payload.token)
+        self.port.set_timer(effect.delay_ms, payload, wanted)
+
+
 async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
                        routes: Mapping[str, routing.SessionRouting] | None = None,
                        expose: Callable[[Callable[[], dict[str, Any]]], None] | None = None
@@ -258,12 +275,13 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
     recovery.note(records)
     # Runs cleaned up while handling a message: their requesters' unfrozen waves may be due.
     cleaned: list[str] = []
+    acks = _AckTimers(port, core.awaits_ack)
     _perform(port, store, core.restore(records, port.now_ms), routes, mutants, recovery,
-             cleaned)
+             cleaned, acks)
     recovery.perform(recovery.resume())
     wakes = Wakes(port, store, core, mutants,
                   lambda effects: _perform(port, store, effects, routes, mutants, recovery,
-                                           cleaned),
+                                           cleaned, acks),
                   child_result)
     wakes.restore()
     waves = Waves(wakes, mutants)
@@ -304,7 +322,7 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
             waves.turn_finished(message.turn_run_id)  # its children may make waves now
         else:
             effects = core.handle(message, port.now_ms)
-        _perform(port, store, effects, routes, mutants, recovery, cleaned)
+        _perform(port, store, effects, routes, mutants, recovery, cleaned, acks)
         if store.has_open_batches():
             wakes.poke()  # a member or a member's descendant may have settled
         _waves(waves, cleaned)
@@ -321,9 +339,9 @@ def _waves(waves: Waves, cleaned: list[str]) -> None:
 
 def _perform(port: Port, store: RunStore, effects: Iterable[Effect],
              routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str],
-             recovery: _Recovery, cleaned: list[str]) -> None:
+             recovery: _Recovery, cleaned: list[str], acks: _AckTimers) -> None:
     try:
-        _perform_each(port, store, effects, routes, mutants, recovery, cleaned)
+        _perform_each(port, store, effects, routes, mutants, recovery, cleaned, acks)
         recovery.perform(recovery.started())
     except Crash as crash:
         if crash.point in _CRASH_PROBES:
@@ -343,7 +361,7 @@ _CRASH_PROBES: dict[str, str] = {
 
 def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],
                   routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str],
-                  recovery: _Recovery, cleaned: list[str]) -> None:
+                  recovery: _Recovery, cleaned: list[str], acks: _AckTimers) -> None:
     for effect in effects:
         if isinstance(effect, Persist):
             port.crash_point(CrashPoint.BEFORE_PERSIST)
@@ -367,7 +385,7 @@ def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],
             # Every completion is an agent call through the gateway (actors/gateway/shell.py).
             port.send(addresses.GATEWAY, routed(effect.completion, routes, mutants, port.probe))
         elif isinstance(effect, StartTimer):
-            port.set_timer(effect.delay_ms, effect.payload)
+            acks.start(effect)
         else:
             if isinstance(effect, events.RunCleanedUp):
                 cleaned.append(effect.run_id)

@@ -137,6 +137,12 @@ class DeliveryCore(AttemptSteps, PrivateSteps, ReceiptSteps, OperatorSteps, Batc
     def child_ended(self, record: RunRecord, now_ms: int) -> list[Effect]:
         return self.handle(RunFinished(record), now_ms)
 
+    def awaits_ack(self, run_id: str, token: int) -> bool:
+        """Whether ``run_id``'s transport try ``token`` is still waiting for its answer (a
+        try's token is never reused in an incarnation: once over, its ack timeout is moot)."""
+        active = self._active.get(run_id)
+        return active is not None and active.waiting is Waiting.ACK and active.token == token
+
     def waits(self) -> list[Waiting]:
         """What each in-flight run waits for (the shell names it when its process dies)."""
         return [active.waiting for active in self._active.values()]

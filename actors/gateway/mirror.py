@@ -59,6 +59,11 @@ class SessionLanes:
         lane[:] = [item for item in lane if item != key]
         return self._drain(session)
 
+    def holds(self, session: str, key: str) -> bool:
+        """Whether ``key`` still holds ``session``'s lane (its timeout has something to expire)."""
+        lane = self._lanes.get(session)
+        return lane is not None and key in lane
+
     def input_expired(self, session: str, key: str) -> list[Mirror]:
         """One hand-off of ``key`` waited out its time (a later resend keeps its own)."""
         lane = self._lanes.get(session)

@@ -7,6 +7,8 @@ each channel received is traced (``gateway.chunk``): the outside observer the in
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from actors import addresses, events
@@ -90,7 +92,10 @@ async def run_gateway(port: Port, routes: dict[str, Route], faults: GatewayFault
                     if completion.target is not None and completion.target.channel is not None:
                         texts[completion.key] = completion.text  # a direct delivery (DEL-8)
                     port.emit(events.Injected(owner, completion.run_id, completion.key))
-                    port.set_timer(ANNOUNCE_TIMEOUT_MS, LaneTimeout(owner, completion.key))
+                    # Once the session confirms the input (and no resend of it waits), the
+                    # timeout would find nothing to expire: the kernel then drops it unseen.
+                    port.set_timer(ANNOUNCE_TIMEOUT_MS, LaneTimeout(owner, completion.key),
+                                   functools.partial(lanes.holds, owner, completion.key))
                     port.send(addresses.requester(owner), completion)
                 else:
                     assert isinstance(effect, Reply)
