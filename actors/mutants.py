@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from actors.child.frozen import MUTANT_FROZEN_CAP_CHARS
 from actors.child.output import ContentBlock, SessionEvent
 from actors.gateway.core import MUTANT_CHUNK_TO_LINE_END
 from actors.gateway.routing import MUTANT_OVERRIDE_KEEPS_THREAD, MUTANT_STORED_ROUTE_BEATS_ORIGIN
@@ -321,6 +322,11 @@ MUTANTS: dict[str, str] = {
         "the registry saves a requester's acknowledgement as silent-checkpoint evidence instead "
         "of a sent reply: the evidence kinds a restart must keep distinct run together (DEL-13)"
     ),
+    MUTANT_FROZEN_CAP_CHARS: (
+        "the frozen-result cap counts and cuts characters instead of UTF-8 bytes, so a result "
+        "of multibyte characters is frozen far over 102,400 bytes, with a wrong KB figure in its "
+        "notice (FMT-2, reference §c14)"
+    ),
 }
 
 
@@ -389,6 +395,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_CHUNK_TO_LINE_END: Breaks("DEL-11", "chunk-fits-channel"),
     MUTANT_DELIVERED_IGNORES_CORRECTION: Breaks("DEL-12", "delivered-is-newest"),
     MUTANT_ACK_AS_CHECKPOINT: Breaks("DEL-13", "evidence-is-own"),
+    MUTANT_FROZEN_CAP_CHARS: Breaks("FMT-2", "announce-block"),
 }
 
 

@@ -74,6 +74,10 @@ PROBES: dict[str, str] = {
     "child.no-output": "a child ended ok with no text at all",
     "child.error-text-dropped": "a failed child streamed text that is not replayed (DEL-14)",
     "child.usage-missing": "a child settled before its usage was recorded",
+    "child.result-frozen-capped": "a child's result over 102,400 bytes of UTF-8 was frozen as a "
+                                  "prefix plus the truncation notice (reference §c14)",
+    "child.result-frozen-mid-character": "the frozen cap's byte limit fell inside a multibyte "
+                                         "character: the prefix stopped before it",
     # -- the requester session (actors/requester/shell.py) ----------------------------------------
     "requester.session-rerun": "a child session is spawned again (a new run id)",
     "requester.duplicate-completion": "a completion arrived whose key the session had recorded",
