@@ -72,6 +72,7 @@ MUTANT_PRIVATE_USAGE_STATS = "private-usage-stats"
 MUTANT_PRIVATE_AFTER_RESET = "private-after-reset"
 # A requester reset or delete and its running children (actors/requester/shell.py, §c17).
 MUTANT_RESET_KEEPS_CHILDREN = "reset-keeps-children"
+MUTANT_NESTED_DELETE_KEEPS_CHILDREN = "nested-delete-keeps-children"
 # A private batch's resumed turn (actors/requester/turns.py) and status checks (PRV-2, PRV-6).
 MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-final-visible"
 MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes"
@@ -271,6 +272,11 @@ MUTANTS: dict[str, str] = {
         "and their results are handed to the new conversation, instead of killing them with "
         "delivery suppressed (recorded not_required; DEL-1, reference §c17)"
     ),
+    MUTANT_NESTED_DELETE_KEEPS_CHILDREN: (
+        "a nested requester's session deleted once its run is over leaves the child runs it "
+        "spawned running: their completions fall back one level up (DEL-4) instead of being "
+        "killed with delivery suppressed (recorded not_required; DEL-1, reference §c17)"
+    ),
     MUTANT_PRIVATE_AFTER_RESET: (
         "a private result is handed to its requester session even after that session was reset "
         "(/new) since the spawn, instead of being closed as completion_handoff_unavailable "
@@ -384,6 +390,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_PRIVATE_TO_CHANNEL: Breaks("PRV-1", "private-never-to-channel"),
     MUTANT_PRIVATE_USAGE_STATS: Breaks("PRV-8", "private-handoff-stable"),
     MUTANT_RESET_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
+    MUTANT_NESTED_DELETE_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
     MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),
     MUTANT_SESSION_QUEUE_OFF: Breaks("DEL-6", "session-runs-serial"),
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL: Breaks("PRV-2", "private-yield-reply-rules"),

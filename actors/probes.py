@@ -195,6 +195,8 @@ PROBES: dict[str, str] = {
                                               "completion was asked for",
     # -- requester turns (actors/yields/turns.py, actors/requester/shell.py) -----------------------
     "turns.reset-abandons-turn": "/new or a delete abandoned an open or yielded turn",
+    "requester.nested-delete-kills-child": "a nested requester's session deleted once its run "
+                                            "was over killed a child run it had spawned",
     "requester.reset-kills-child": "/new or a delete killed a child run that had not ended, "
                                    "its delivery suppressed (reference §c17)",
     "requester.reset-kills-queued-child": "/new or a delete killed a child still queued for "
