@@ -73,7 +73,6 @@ MUTANT_PRIVATE_AFTER_RESET = "private-after-reset"
 # A requester reset or delete and its running children (actors/requester/shell.py, §c17).
 MUTANT_RESET_KEEPS_CHILDREN = "reset-keeps-children"
 MUTANT_NESTED_DELETE_KEEPS_CHILDREN = "nested-delete-keeps-children"
-MUTANT_WAKE_KEEPS_SUSPENDED = "wake-keeps-suspended"
 # A private batch's resumed turn (actors/requester/turns.py) and status checks (PRV-2, PRV-6).
 MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-final-visible"
 MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes"
@@ -329,11 +328,6 @@ MUTANTS: dict[str, str] = {
         "the registry saves a requester's acknowledgement as silent-checkpoint evidence instead "
         "of a sent reply: the evidence kinds a restart must keep distinct run together (DEL-13)"
     ),
-    MUTANT_WAKE_KEEPS_SUSPENDED: (
-        "a batch wake that carried a member whose own delivery had given up (suspended) is "
-        "taken, but the member's row stays suspended, as if the batch's results were not "
-        "delivered (YLD-2, reference §b, §c12)"
-    ),
     MUTANT_FROZEN_CAP_CHARS: (
         "the frozen-result cap counts and cuts characters instead of UTF-8 bytes, so a result "
         "of multibyte characters is frozen far over 102,400 bytes, with a wrong KB figure in its "
@@ -408,7 +402,6 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_CHUNK_TO_LINE_END: Breaks("DEL-11", "chunk-fits-channel"),
     MUTANT_DELIVERED_IGNORES_CORRECTION: Breaks("DEL-12", "delivered-is-newest"),
     MUTANT_ACK_AS_CHECKPOINT: Breaks("DEL-13", "evidence-is-own"),
-    MUTANT_WAKE_KEEPS_SUSPENDED: Breaks("YLD-2", "wake-releases-suspended"),
     MUTANT_FROZEN_CAP_CHARS: Breaks("FMT-2", "announce-block"),
 }
 

@@ -11,9 +11,7 @@ the persisted deadline. A known undelivered attempt (a refused send, a missing v
 retried 30 s, then 120 s later on a fresh ``:retry-n`` key, three attempts in all; an unanswered
 send is replayed on the same key up to three times; a permanent or ambiguous failure, a reset or
 deleted requester close it at once. When it completes, every member it owns is recorded
-delivered (or, when it closes, suspended or failed) and cleaned up, each once; a member whose own
-delivery had given up (suspended) before it woke is released to delivered when the wake carried
-its current receipt (reference §b, §c12; YLD-2).
+delivered (or, when it closes, suspended or failed) and cleaned up, each once.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ import attrs
 from actors import events, mutants
 from actors.delivery import claims, retry
 from actors.delivery.edge import Persist, Send
-from actors.delivery.run_record import ClaimMoved, CleanedUp, Delivered, GaveUp, RunRecord, apply
+from actors.delivery.run_record import ClaimMoved, CleanedUp, GaveUp, RunRecord, apply
 from actors.events import batches as batch_events
 from actors.messages import Completion, CompletionAck, SendRejected
 from actors.private.rules import HANDOFF_UNAVAILABLE
@@ -345,26 +343,6 @@ class BatchWakeCore:
                     effects.append(Persist(record.run_id, change))
                 effects += [events.DeliveryRecorded(record.run_id, ack.key, not ack.accepted),
                             *self._cleanup(record, now_ms)]
-            elif record.delivery_status == DeliveryStatus.SUSPENDED \
-                    and record.run_id in row.members and not member.in_flight \
-                    and carried.get(record.run_id) == (record.receipt_at_ms or 0) \
-                    and mutants.MUTANT_WAKE_KEEPS_SUSPENDED not in self._mutants:
-                # Its own delivery gave up before the batch woke, and the wake carried that same
-                # receipt: the batch's results count as delivered (seed 002, YLD-2), so the row
-                # is released (reference §b, §c12). A newer receipt keeps its own delivery.
-                self._probe("batch.released-suspended-member")
-                for change in claims.resolution(record, EvidenceKind.REPLY_SENT, ack.key,
-                                                carried[record.run_id], now_ms, self._mutants):
-                    if isinstance(change, Delivered) and record.claim_phase is not None \
-                            and record.claim_phase not in (ClaimPhase.ACCEPTED, *ACTIVE_CLAIMS):
-                        # The give-up abandoned its claim: the wake's receipt settles it.
-                        moved = ClaimMoved(ClaimPhase.ACCEPTED, record.claim_key,
-                                           record.claim_ended_at_ms)
-                        record = apply(record, moved)
-                        effects.append(Persist(record.run_id, moved))
-                    record = apply(record, change)
-                    effects.append(Persist(record.run_id, change))
-                effects.append(events.DeliveryRecorded(record.run_id, ack.key, not ack.accepted))
         return [*effects, SaveBatch(done),
                 batch_events.WakeDelivered(row.batch_id, ack.key, not ack.accepted), *newer]
 
