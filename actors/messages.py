@@ -188,6 +188,12 @@ class ResetSession:
 
 
 @attrs.frozen
+class NestedSessionDeleted:
+    """The world deleted this nested requester's session once its run was over (DEL-4): the
+    session kills its child runs that have not ended, delivery suppressed (reference §c17)."""
+
+
+@attrs.frozen
 class SessionActs:
     """What a requester session is asked to do at one instant, in order (one message, so the
     scheduler cannot reorder a turn's start, its spawns and its end among themselves)."""

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from actors.child.frozen import MUTANT_FROZEN_CAP_CHARS
 from actors.child.output import ContentBlock, SessionEvent
 from actors.gateway.core import MUTANT_CHUNK_TO_LINE_END
 from actors.gateway.routing import MUTANT_OVERRIDE_KEEPS_THREAD, MUTANT_STORED_ROUTE_BEATS_ORIGIN
@@ -71,6 +72,7 @@ MUTANT_PRIVATE_USAGE_STATS = "private-usage-stats"
 MUTANT_PRIVATE_AFTER_RESET = "private-after-reset"
 # A requester reset or delete and its running children (actors/requester/shell.py, §c17).
 MUTANT_RESET_KEEPS_CHILDREN = "reset-keeps-children"
+MUTANT_NESTED_DELETE_KEEPS_CHILDREN = "nested-delete-keeps-children"
 # A private batch's resumed turn (actors/requester/turns.py) and status checks (PRV-2, PRV-6).
 MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-final-visible"
 MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes"
@@ -270,6 +272,11 @@ MUTANTS: dict[str, str] = {
         "and their results are handed to the new conversation, instead of killing them with "
         "delivery suppressed (recorded not_required; DEL-1, reference §c17)"
     ),
+    MUTANT_NESTED_DELETE_KEEPS_CHILDREN: (
+        "a nested requester's session deleted once its run is over leaves the child runs it "
+        "spawned running: their completions fall back one level up (DEL-4) instead of being "
+        "killed with delivery suppressed (recorded not_required; DEL-1, reference §c17)"
+    ),
     MUTANT_PRIVATE_AFTER_RESET: (
         "a private result is handed to its requester session even after that session was reset "
         "(/new) since the spawn, instead of being closed as completion_handoff_unavailable "
@@ -320,6 +327,11 @@ MUTANTS: dict[str, str] = {
     MUTANT_ACK_AS_CHECKPOINT: (
         "the registry saves a requester's acknowledgement as silent-checkpoint evidence instead "
         "of a sent reply: the evidence kinds a restart must keep distinct run together (DEL-13)"
+    ),
+    MUTANT_FROZEN_CAP_CHARS: (
+        "the frozen-result cap counts and cuts characters instead of UTF-8 bytes, so a result "
+        "of multibyte characters is frozen far over 102,400 bytes, with a wrong KB figure in its "
+        "notice (FMT-2, reference §c14)"
     ),
 }
 
@@ -378,6 +390,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_PRIVATE_TO_CHANNEL: Breaks("PRV-1", "private-never-to-channel"),
     MUTANT_PRIVATE_USAGE_STATS: Breaks("PRV-8", "private-handoff-stable"),
     MUTANT_RESET_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
+    MUTANT_NESTED_DELETE_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
     MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),
     MUTANT_SESSION_QUEUE_OFF: Breaks("DEL-6", "session-runs-serial"),
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL: Breaks("PRV-2", "private-yield-reply-rules"),
@@ -389,6 +402,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_CHUNK_TO_LINE_END: Breaks("DEL-11", "chunk-fits-channel"),
     MUTANT_DELIVERED_IGNORES_CORRECTION: Breaks("DEL-12", "delivered-is-newest"),
     MUTANT_ACK_AS_CHECKPOINT: Breaks("DEL-13", "evidence-is-own"),
+    MUTANT_FROZEN_CAP_CHARS: Breaks("FMT-2", "announce-block"),
 }
 
 

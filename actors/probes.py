@@ -74,6 +74,10 @@ PROBES: dict[str, str] = {
     "child.no-output": "a child ended ok with no text at all",
     "child.error-text-dropped": "a failed child streamed text that is not replayed (DEL-14)",
     "child.usage-missing": "a child settled before its usage was recorded",
+    "child.result-frozen-capped": "a child's result over 102,400 bytes of UTF-8 was frozen as a "
+                                  "prefix plus the truncation notice (reference §c14)",
+    "child.result-frozen-mid-character": "the frozen cap's byte limit fell inside a multibyte "
+                                         "character: the prefix stopped before it",
     # -- the requester session (actors/requester/shell.py) ----------------------------------------
     "requester.session-rerun": "a child session is spawned again (a new run id)",
     "requester.duplicate-completion": "a completion arrived whose key the session had recorded",
@@ -191,6 +195,8 @@ PROBES: dict[str, str] = {
                                               "completion was asked for",
     # -- requester turns (actors/yields/turns.py, actors/requester/shell.py) -----------------------
     "turns.reset-abandons-turn": "/new or a delete abandoned an open or yielded turn",
+    "requester.nested-delete-kills-child": "a nested requester's session deleted once its run "
+                                            "was over killed a child run it had spawned",
     "requester.reset-kills-child": "/new or a delete killed a child run that had not ended, "
                                    "its delivery suppressed (reference §c17)",
     "requester.reset-kills-queued-child": "/new or a delete killed a child still queued for "

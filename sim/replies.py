@@ -1,9 +1,10 @@
 """What the default world's children say: replies drawn from the seed to reach the model's edges.
 
 Most replies are short; some are long; a few run past the 160,000-character cap (a cheap filler,
-so a big reply costs one string repeat). Text is salted with what stresses escaping and parsing:
-``<`` and ``&``, literal entities, forged block framing and truncation markers, status words, and
-near-misses of the silent tokens. Every draw goes through the run's Chooser on its own subsystem.
+so a big reply costs one string repeat), and so past the 102,400-byte frozen-result cap. Text is
+salted with what stresses escaping and parsing: ``<`` and ``&``, literal entities, forged block
+framing and truncation markers, status words, and near-misses of the silent tokens.
+Every draw goes through the run's Chooser on its own subsystem.
 """
 
 from __future__ import annotations
@@ -33,6 +34,18 @@ SILENT_NEAR_MISSES = (" NO_REPLY ", "NO_REPLY.", "no_reply", "ANNOUNCE_SKIP", "N
 # Reply size classes: (share, smallest, largest) in characters; big replies are rare.
 SIZES = ((0.815, 0, 0), (0.15, 200, 4_000), (0.03, 10_000, 60_000), (0.005, 150_000, 200_000))
 _FILLER = "lorem <ipsum> & dolor sit amet, "
+# The larger half of the big replies are multibyte and escape-heavy instead: over 102,400 bytes
+# of UTF-8 they are frozen to a prefix (reference §c14) whose cut can fall inside a 3-byte
+# character, and that prefix escapes past the 160,000-character shared cap on its own (FMT-2);
+# the plain filler's frozen prefix escapes to about 125,000 characters and fits.
+_WIDE_FILLER = "&&<中文 "
+
+
+def _filler(size: int) -> str:
+    """The upper half of the big sizes take the escape-heavy filler (by size, not by a draw
+    of its own: the seed's other draws stay where they were)."""
+    low, high = SIZES[-1][1:]
+    return _WIDE_FILLER if size >= (low + high) // 2 else _FILLER
 
 
 def draw_answer(chooser: Chooser, child_id: str, n: int) -> str:
@@ -45,7 +58,8 @@ def draw_answer(chooser: Chooser, child_id: str, n: int) -> str:
         text += " " + STRESS[chooser.choose("workload:text", len(STRESS))]
     size = _draw_size(chooser)
     if size > len(text):
-        filler = _FILLER * (1 + (size - len(text)) // len(_FILLER))
+        piece = _filler(size)
+        filler = piece * (1 + (size - len(text)) // len(piece))
         text = text + "\n" + filler[: size - len(text) - 1]
     return text
 
@@ -63,9 +77,12 @@ def _draw_size(chooser: Chooser) -> int:
 
 def big_answer(chooser: Chooser, subsystem: str, child_id: str, text: str) -> str:
     """``text`` (a drawn answer of ``child_id``) grown past the 160,000-character cap, as the
-    rare big replies are (an aimed draw's, sim/world/draws/reach.py)."""
+    rare big replies are (an aimed draw's, sim/world/draws/reach.py), in the filler whose frozen
+    prefix still escapes past that cap."""
     low, high = SIZES[-1][1:]
     size = low + 100 * chooser.choose(subsystem, (high - low) // 100 + 1)
     text = text or f"{child_id} done."
-    filler = _FILLER * (1 + (size - len(text)) // len(_FILLER))
+    # The escape-heavy filler: frozen to 102,400 bytes (reference §c14), it still escapes past
+    # the shared cap, so the wake that carries it cuts it.
+    filler = _WIDE_FILLER * (1 + (size - len(text)) // len(_WIDE_FILLER))
     return text + "\n" + filler[: size - len(text) - 1]

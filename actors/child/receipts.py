@@ -11,21 +11,24 @@ newer; the delivery actor hears of each one it took.
 from __future__ import annotations
 
 from actors import addresses, events
+from actors.child.frozen import cap_frozen_result
 from actors.messages import ChildEnded, ChildSpec
 from actors.runtime import Port
 from actors.store.durable import RunStore
 
 
 async def later_receipts(port: Port, store: RunStore, run_id: str, spec: ChildSpec,
-                         text: str | None, ended_ms: int) -> None:
-    """Write the run's later receipts, each when it is due (an ok run only)."""
+                         text: str | None, ended_ms: int,
+                         mutants: frozenset[str] = frozenset()) -> None:
+    """Write the run's later receipts, each when it is due (an ok run only). The registry
+    freezes each one's result capped (reference §c14); the trace keeps the child's text."""
     if spec.correction_after_ms is not None and text is not None \
             and text.strip() not in ("", "NO_REPLY", "ANNOUNCE_SKIP"):
         # The producer corrects its answer later: a newer receipt of the same run.
         await port.sleep(spec.correction_after_ms)
         port.probe("child.corrected")
         corrected = f"{text}\n\nCorrection: {spec.correction}"
-        store.record_correction(run_id, port.now_ms, corrected)
+        store.record_correction(run_id, port.now_ms, cap_frozen_result(corrected, mutants))
         port.emit(events.ChildCorrected(run_id, port.now_ms, corrected))
         port.send(addresses.DELIVERY, ChildEnded(run_id))
     for receipt in spec.receipts:
@@ -33,5 +36,6 @@ async def later_receipts(port: Port, store: RunStore, run_id: str, spec: ChildSp
         if due > port.now_ms:
             await port.sleep(due - port.now_ms)
         port.emit(events.ChildCorrected(run_id, receipt.ended_at_ms, receipt.text))
-        if store.record_correction(run_id, receipt.ended_at_ms, receipt.text):
+        if store.record_correction(run_id, receipt.ended_at_ms,
+                                   cap_frozen_result(receipt.text, mutants)):
             port.send(addresses.DELIVERY, ChildEnded(run_id))

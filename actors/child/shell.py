@@ -23,6 +23,7 @@ import trio
 
 from actors import addresses, events
 from actors.child.agent_loop import AgentLoop, Encoding, StepOutcome
+from actors.child.frozen import FROZEN_RESULT_MAX_BYTES, cap_frozen_result, utf8_size
 from actors.child.logs import SessionHeader, child_owned, last_epoch
 from actors.child.output import ContentBlock, JsonObject, final_output, text_of
 from actors.child.receipts import later_receipts
@@ -302,7 +303,14 @@ async def run_child(
     usage = token_usage(session.events) if spec.usage_recorded else None
     if usage is None:
         port.probe("child.usage-missing")
-    store.record_end(run_id, port.now_ms, status, error, text, stop_reason, usage)
+    # The registry freezes the result capped (reference §c14, §c17); the end record keeps what
+    # the child answered, so the oracles restate the cap from it.
+    frozen = cap_frozen_result(text, mutants)
+    if frozen is not None and frozen is not text:
+        port.probe("child.result-frozen-capped")
+        if utf8_size(frozen) < FROZEN_RESULT_MAX_BYTES:  # the prefix stopped short of a split
+            port.probe("child.result-frozen-mid-character")
+    store.record_end(run_id, port.now_ms, status, error, frozen, stop_reason, usage)
     ended_ms = port.now_ms
     messages = transcript_messages(spec.task, session.events)
     archive = store.save_transcript(child_key, run_id, messages)
@@ -321,7 +329,7 @@ async def run_child(
         if successor is not None:
             port.send(successor, SessionGrant())
     if status is OutcomeStatus.OK:
-        await later_receipts(port, store, run_id, spec, text, ended_ms)
+        await later_receipts(port, store, run_id, spec, text, ended_ms, mutants)
 
 
 def _answered_turn(loop: AgentLoop, text: str) -> list[JsonObject]:

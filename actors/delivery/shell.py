@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from actors import addresses, announce, events
+from actors.child.frozen import cap_frozen_result
 from actors.delivery import retry
 from actors.delivery.edge import AckTimeout, Effect, OperatorAsked, Persist, Send, StartTimer
 from actors.delivery.payload import child_result as child_result
@@ -136,7 +137,10 @@ class _Recovery:
         self.silent: dict[str, RunRecord] = {}
         self.due: list[RunRecord] = []  # recorded delivered: their recovery starts
         self.core = RecoveryCore(
-            lambda key, run_id: final_answer(store.run_transcript(key, run_id) or []),
+            # The answer re-read from the transcript is frozen as the run's end freezes it
+            # (capped, reference §c14).
+            lambda key, run_id: cap_frozen_result(
+                final_answer(store.run_transcript(key, run_id) or []), mutants),
             # The recovered answer alone: the findings went with the run's first announcement.
             store.get, lambda record: render(attrs.evolve(record, findings_text=None),
                                              kind(record.requester)), port.probe,

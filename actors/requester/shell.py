@@ -28,6 +28,7 @@ from actors.messages import (
     Completion,
     EndTurn,
     HistoryRead,
+    NestedSessionDeleted,
     RecoveredAnswer,
     ResetSession,
     RunHistoryRead,
@@ -38,7 +39,11 @@ from actors.messages import (
     StatusRead,
     TranscriptMirror,
 )
-from actors.mutants import MUTANT_PRIVATE_AFTER_RESET, MUTANT_RESET_KEEPS_CHILDREN
+from actors.mutants import (
+    MUTANT_NESTED_DELETE_KEEPS_CHILDREN,
+    MUTANT_PRIVATE_AFTER_RESET,
+    MUTANT_RESET_KEEPS_CHILDREN,
+)
 from actors.nesting.lane import Lane
 from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_OFF, SessionQueue
 from actors.nesting.spawn_limits import NO_LIMITS, SpawnLimits
@@ -98,6 +103,14 @@ async def run_requester(
                 turn_act(port, turns, store, message, runs, mutants)
                 if isinstance(message, ResetSession):
                     _kill_on_reset(port, store, session_key, run_scopes, runs, mutants)
+            elif isinstance(message, NestedSessionDeleted):
+                # The world already deleted the entry in the store (DEL-4); the session's own
+                # record of it, then the kill (reference §c17). Its turns are untouched: a
+                # nested session has none, and a later spawn of its key re-creates it.
+                if MUTANT_NESTED_DELETE_KEEPS_CHILDREN not in mutants:
+                    port.emit(events.SessionLifecycle("delete", turns.incarnation, []))
+                    if _kill_on_reset(port, store, session_key, run_scopes, runs, mutants):
+                        port.probe("requester.nested-delete-kills-child")
             elif isinstance(message, Spawn):
                 spec = message.child
                 invalid = private_refusal(spec.completion_target, spec.options,
@@ -316,11 +329,13 @@ def _cascade(port: Port, store: RunStore, run: tuple[str, str]) -> None:
 
 def _kill_on_reset(port: Port, store: RunStore, session_key: str,
                    run_scopes: dict[str, trio.CancelScope], runs: dict[str, tuple[str, str]],
-                   mutants: frozenset[str]) -> None:
+                   mutants: frozenset[str]) -> int:
     """/new or a delete kills the session's child runs that have not ended (queued ones too),
     their delivery suppressed first: the registry records it ``not_required`` and nothing of
     it is handed to the new conversation. A child already ended is not killed; its completion
-    follows the usual rules (reference §c17: ``stopSessionResetSubagents``)."""
+    follows the usual rules (reference §c17: ``stopSessionResetSubagents``). Returns how many
+    it killed."""
+    killed = 0
     for record in store.spawned_by_session(session_key):
         if record.ended_at_ms is not None:
             if record.required and record.cleaned_up_at_ms is None:
@@ -336,6 +351,8 @@ def _kill_on_reset(port: Port, store: RunStore, session_key: str,
         store.apply(record.run_id, DeliverySuppressed())
         run_scopes[record.run_id].cancel()
         _cascade(port, store, (record.run_id, record.child_session_key))
+        killed += 1
+    return killed
 
 
 def _own_run(store: RunStore, sessions: SessionQueue | None, session_key: str

@@ -150,23 +150,43 @@ def killed_by_reset(trace: Sequence[Record]) -> dict[str, Record]:
     """run_id -> the reset or delete of its requester session that found it not yet ended, as an
     outsider sees the session's own record of it (``requester.lifecycle``, after the run's
     ``spawn`` and before its ``child.end``): OpenClaw kills such a run with delivery suppressed,
-    so nothing of it is owed (reference §c17). A run that had ended keeps its delivery."""
+    so nothing of it is owed (reference §c17). A run that had ended keeps its delivery.
+
+    A nested session the world deleted (``world.delete-session``, what was asked) must record
+    its deletion in that same instant; if it does not, the runs it spawned that were still
+    running once that instant was over are owed the kill all the same (dated by the world's
+    record), so a session that ignores its deletion cannot hide from the oracle."""
     cached = _killed.get(id(trace))
     if cached is not None and cached[0] is trace and cached[1] == len(trace):
         return cached[2]
     running: dict[str, dict[str, None]] = {}  # requester actor -> its runs not yet ended
     owner: dict[str, str] = {}
     killed: dict[str, Record] = {}
+    asked: dict[str, Record] = {}  # session actor -> the world's deletion not yet recorded by it
+
+    def unanswered(now_ms: int | None) -> None:
+        for actor, deletion in list(asked.items()):
+            if now_ms is None or now_ms > deletion.t_ms:
+                del asked[actor]
+                for run_id in running.pop(actor, {}):
+                    killed.setdefault(run_id, deletion)
+
     for r in trace:
         kind = r.kind
+        if asked:
+            unanswered(r.t_ms)
         if kind == "spawn":
             running.setdefault(r.actor, {})[r.data["run_id"]] = None
             owner[r.data["run_id"]] = r.actor
         elif kind == "child.end":
             running.get(owner.get(r.data["run_id"], ""), {}).pop(r.data["run_id"], None)
         elif kind == "requester.lifecycle":
+            asked.pop(r.actor, None)
             for run_id in running.pop(r.actor, {}):
                 killed.setdefault(run_id, r)
+        elif kind == "world.delete-session":
+            asked[f"requester:{r.data['session']}"] = r
+    unanswered(None)
     _killed.clear()
     _killed[id(trace)] = (trace, len(trace), killed)
     return killed

@@ -34,6 +34,7 @@ from sim.scenario.model import (
     DEFAULT_UNTIL_S,
     MAX_CHILDREN,
     MAX_REPLY_CHARS,
+    MAX_REPLY_UNIT,
     MAX_SESSIONS,
     MAX_STEPS_PER_CHILD,
     MAX_TIME_S,
@@ -121,7 +122,8 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
         raise root.fail("children", f"must hold at most {MAX_CHILDREN:,} entries (the limit)")
     for table in tables:
         table.check_keys(("id", "requester", "task", "spawn_at", "run_for", "outcome", "reply",
-                          "reply_chars", "error", "expects_completion", "usage_recorded", "steps",
+                          "reply_chars", "reply_unit", "error", "expects_completion",
+                          "usage_recorded", "steps",
                           "encoding", "timeout", "fork_seed", "earlier_epoch", "session",
                           "parent", "caller", "answer_lost", "correction_after",
                           "correction", "turn", "route_change", "tokens_in", "tokens_out",
@@ -143,6 +145,9 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
         timeout_ms = table.seconds("timeout", None, minimum=0.001, maximum=MAX_TIME_S)
         if table.has("reply") and table.has("reply_chars"):
             raise table.fail("reply_chars", "give either reply or reply_chars, not both")
+        if table.has("reply_unit") and not table.has("reply_chars"):
+            raise table.fail("reply_unit", "repeats to make reply_chars characters: give "
+                             "reply_chars too")
         if table.has("steps"):
             for one_step in ("reply", "reply_chars", "tokens_in", "tokens_out"):
                 if table.has(one_step):
@@ -156,7 +161,11 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
                 raise table.fail("steps", "must list at least one step")
         elif table.has("reply_chars"):
             chars = table.integer("reply_chars", minimum=1, maximum=MAX_REPLY_CHARS)
-            steps = [StepSpec(run_ms, text=filler_text(chars), tokens=_tokens(table))]
+            unit = table.text("reply_unit", None, max_chars=MAX_REPLY_UNIT)
+            if unit == "":
+                raise table.fail("reply_unit", "must not be empty")
+            text = filler_text(chars) if unit is None else repeated_text(unit, chars)
+            steps = [StepSpec(run_ms, text=text, tokens=_tokens(table))]
         else:
             steps = [StepSpec(run_ms, text=table.text("reply", "", max_chars=MAX_REPLY_CHARS),
                               tokens=_tokens(table))]
@@ -235,6 +244,11 @@ def filler_text(chars: int) -> str:
     unit = "Row {:05d}: a < b & c; see </prompt-data> fences.\n"
     rows = (chars // len(unit.format(0))) + 1
     return "".join(unit.format(i) for i in range(rows))[:chars]
+
+
+def repeated_text(unit: str, chars: int) -> str:
+    """``unit`` repeated to exactly ``chars`` characters (the last repeat cut short)."""
+    return (unit * (chars // len(unit) + 1))[:chars]
 
 
 def _step(table: Node) -> StepSpec:

@@ -78,6 +78,7 @@ MAX_TIMELINE = 10_000          # [[timeline]] entries
 MAX_STEPS_PER_CHILD = 1_000
 MAX_TOOL_CALLS = 1_000         # per step
 MAX_REPLY_CHARS = 10_000_000   # reply_chars: ten million characters of generated reply
+MAX_REPLY_UNIT = 1_000         # reply_unit: the text repeated to make reply_chars
 MAX_CHUNK_CHARS = 100_000     # a channel's longest message
 MAX_COUNT = 1_000_000          # fault counts, history limit/offset, expected receipts
 MAX_TOKENS = 10**12            # a step's (or a one-step child's) reported token usage

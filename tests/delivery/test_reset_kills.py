@@ -69,3 +69,31 @@ def test_the_oracle_catches_a_kill_whose_delivery_was_not_suppressed(
     result = _run("reset-kills-running-children.toml")
     messages = [v.message for v in result.violations if v.invariant == "reset-kills-children"]
     assert any("handed to the gateway" in m for m in messages), messages
+
+
+def test_a_deleted_nested_session_kills_its_running_children_only() -> None:
+    """The world deletes c1's session once its run is over (DEL-4): g2, still running, is
+    killed with delivery suppressed (reference §c17); g1, ended and delivered before, is not."""
+    result = _run("nested-delete-kills-running-children.toml")
+    assert result.violations == ()
+    runs = {r.child_id: r for r in result.runs}
+    assert runs["g2"].outcome_error == KILLED_ERROR
+    assert runs["g2"].delivery_status == DeliveryStatus.NOT_REQUIRED
+    assert runs["g1"].outcome_error is None
+    assert runs["g1"].delivery_status == DeliveryStatus.DELIVERED
+    deleted = next(r for r in result.trace.records if r.kind == "world.delete-session")
+    recorded = next(r for r in result.trace.records if r.kind == "requester.lifecycle")
+    # The session's own record of the deletion, in the same instant, dates the kill.
+    assert recorded.actor == "requester:agent:main:subagent:c1"
+    assert (recorded.t_ms, recorded.data["what"]) == (deleted.t_ms, "delete")
+    assert killed_by_reset(result.trace.records) == {runs["g2"].run_id: recorded}
+
+
+def test_the_oracle_dates_the_kill_by_the_worlds_deletion_when_the_session_is_silent() -> None:
+    result = _run("mutant-nested-delete-keeps-children.toml")
+    assert _names(result) == {"reset-kills-children"}
+    deleted = next(r for r in result.trace.records if r.kind == "world.delete-session")
+    assert not any(r.kind == "requester.lifecycle" for r in result.trace.records)
+    runs = {r.child_id: r for r in result.runs}
+    assert killed_by_reset(result.trace.records) == {runs["g2"].run_id: deleted}
+    assert _run("mutant-nested-delete-keeps-children.toml", mutants=[]).violations == ()

@@ -67,11 +67,14 @@ def test_a_delivered_row_whose_correction_never_went_out_is_caught() -> None:
 
 
 def test_findings_are_dated_by_the_first_hand_off_not_by_the_registrys_record() -> None:
-    # Seed 74: run-7's own correction opens its second generation, whose announcement renders
-    # the findings afresh (docs/nesting.md) with a grandchild's correction. Dated per generation
+    # Seed 256 (74 before the frozen cap and the nested-delete kill moved the default world):
+    # run-7's own correction opens its second generation, whose announcement renders the
+    # findings afresh (docs/nesting.md) with a grandchild's correction. Dated per generation
     # by its first hand-off, that is right, with or without the registry's records of storing
     # the findings (which the oracle judges, never reads as the date).
-    trace = list(world.run(scenario.load(cli.default_world_path()), seed=74).trace)
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=256).trace)
+    assert any(r.kind == "delivery.findings-frozen" and r.data["key"].endswith("run-7:g2")
+               for r in trace)
     assert any(r.kind == "delivery.findings-frozen" for r in trace)
     assert _check("findings-scoped", trace) == []
     unrecorded = [r for r in trace if r.kind != "delivery.findings-frozen"]

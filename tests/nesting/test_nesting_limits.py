@@ -139,21 +139,24 @@ def test_a_vanished_requester_falls_back_one_level_or_stays_retryable() -> None:
     result = _run("vanished-requester.toml")
     assert result.violations == ()
     accepts = _accepts(result)
-    for child in ("g1", "g3"):
-        assert accepts[child].actor == "requester:agent:main:main"
-        assert "give the user" in accepts[child].data["text"]
-    assert "g2" not in accepts
-    assert {r.child_id: r.delivery_status for r in result.runs}["g2"] == "suspended"
+    assert accepts["g3"].actor == "requester:agent:main:main"
+    assert "give the user" in accepts["g3"].data["text"]
+    # g1 was still running when c1's session was deleted: killed, nothing handed over (§c17).
+    assert "g1" not in accepts and "g2" not in accepts
+    statuses = {r.child_id: r.delivery_status for r in result.runs}
+    assert (statuses["g1"], statuses["g2"]) == ("not_required", "suspended")
+    assert "requester.nested-delete-kills-child" in result.probes
     for probe in ("delivery.requester-fallback", "delivery.requester-unavailable",
                   "requester.session-gone"):
         assert probe in result.probes
-    # The blocked-completion warning (DEL-9) carries the deleted session's refusal; waiting for
-    # a requester that is gone is no refused send, so g2 (never refused) is not warned about.
+    # The blocked-completion warning (DEL-9) carries the deleted session's refusal, and keeps
+    # it on each retry while g2 (refused once by c2's deleted session) has nowhere to go.
     runs = {r.run_id: r.child_id for r in result.runs}
     warnings = [(runs[r.data["run_id"]], r.data["error"]) for r in result.trace.records
                 if r.kind == "delivery.warning"]
     assert ("g3", "session not found: agent:main:subagent:c1") in warnings
-    assert not [child for child, _ in warnings if child == "g2"]
+    assert {error for child, error in warnings if child == "g2"} == {
+        "session not found: agent:main:subagent:b1:subagent:c2"}
 
 
 def test_requester_fallback_catches_a_dropped_completion() -> None:

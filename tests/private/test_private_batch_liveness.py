@@ -1,6 +1,8 @@
 """Liveness oracles around private yield batches (seeds 3769, 4827, 4416 past the first 2,000):
-each shrunk scenario passes, still sets up the case it was saved for (a draw change can move a
-saved run off it), and trips the oracle's earlier reading, so the fix is what makes it pass."""
+each scenario (the first two shrunk from their seeds; 4416's case written by hand once a deleted
+nested session kills its running children, reference §c17) passes, still sets up the case it was
+saved for (a draw or model change can move a saved run off it), and trips the oracle's earlier
+reading, so the fix is what makes it pass."""
 
 from __future__ import annotations
 

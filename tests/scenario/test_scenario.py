@@ -29,7 +29,8 @@ from tests.conftest import DEFAULT_WORLD, SCENARIOS
 
 MARK = "# <-"
 SESSION = '[[sessions]]\nkey = "agent:main:main"\n'
-CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, reply_chars, error, "
+CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, reply_chars, reply_unit, "
+                "error, "
                 "expects_completion, usage_recorded, steps, encoding, timeout, "
                 "fork_seed, earlier_epoch, session, parent, caller, answer_lost, correction_after, "
                 "correction, turn, route_change, tokens_in, tokens_out, receipts, "
@@ -203,6 +204,10 @@ CASES: list[tuple[str, str, str]] = [
      "(the limit)"),
     ("huge-reply-chars", SESSION + '[[children]]\nid = "a"\nreply_chars = 100000000000 # <-\n',
      "children[0].reply_chars: must be at most 10,000,000 (the limit)"),
+    ("reply-unit-alone", SESSION + '[[children]]\nid = "a"\nreply_unit = "ab" # <-\n',
+     "children[0].reply_unit: repeats to make reply_chars characters: give reply_chars too"),
+    ("empty-reply-unit", SESSION + '[[children]]\nid = "a"\nreply_chars = 5\n'
+     'reply_unit = "" # <-\n', "children[0].reply_unit: must not be empty"),
     ("huge-workload", SESSION + '[workload]\nchildren = 1000000000 # <-\n',
      "workload.children: must be at most 10,000 (the limit)"),
     ("huge-seed", f"seed = {2**63} # <-\n" + SESSION + '[[children]]\nid = "a"\n',

@@ -2,7 +2,9 @@
 
 Restated from the trace alone: the spawn record (child session key and id, task), the child's end
 record (status, error, result, usage) and the text of each ``requester.accept`` and
-``requester.history`` record. Nothing here imports the formatter it checks.
+``requester.history`` record. Nothing here imports the formatter it checks. A result reads as
+frozen (``sim/invariants/frozen.py``: over 102,400 bytes of UTF-8, a whole-character prefix plus
+a notice, reference §c14) before the shared 160,000-character cap applies to the block.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.receipts import produced
+from sim.invariants.frozen import frozen
 from sim.invariants.nesting.findings import HEADER, own_part
 from sim.invariants.private.completion import private_runs
 from sim.trace import Record
@@ -141,7 +144,9 @@ def announce_block(trace: Sequence[Record]) -> list[Violation]:
         if f"status: {label}" not in lines:
             fail("FMT-1", f"the status line is not 'status: {label}' (runtime status "
                           f"{end.data['status']})")
-        result = made.get((run_id, r.data["ended_at"]), end).data["result"]
+        # As the registry froze it: over 102,400 bytes, a whole-character prefix plus the
+        # frozen-result notice (reference §c14); the shared cap below applies to that.
+        result = frozen(made.get((run_id, r.data["ended_at"]), end).data["result"])
         opens = text.count("<prompt-data>")
         findings_only = DATA_OPEN + HEADER in text  # §c8: findings replace a missing answer
         if not _visible(result) and not findings_only:
@@ -159,18 +164,19 @@ def announce_block(trace: Sequence[Record]) -> list[Violation]:
         shown = _unescape(body)
         after = text[text.index(DATA_CLOSE) + len(DATA_CLOSE):]
         marker = _MARKER.match(after)
-        shown, findings = own_part(shown, result)
+        own = result or ""  # None only where the findings stand in for it (§c8)
+        shown, findings = own_part(shown, own)
         if findings is not None or findings_only or (
-                marker is not None and _visible(result) and shown.startswith(result + "\n\n")):
+                marker is not None and _visible(own) and shown.startswith(own + "\n\n")):
             pass  # the run's own result, then its children's findings (findings-scoped)
         elif marker is None:
-            if shown != result:
+            if shown != own:
                 fail("FMT-2", "the result block does not parse back to the child's result")
         else:
             omitted, key = int(marker.group(1)), marker.group(2)
             # A run with children: N also counts the cut findings after its own result.
-            short = len(result) - len(shown)
-            if not result.startswith(shown) or (omitted != short and not (
+            short = len(own) - len(shown)
+            if not own.startswith(shown) or (omitted != short and not (
                     run_id in parents and omitted > short)):
                 fail("FMT-2", f"the truncated head is not the result's beginning, or the marker's "
                               f"{omitted} omitted characters do not add up")

@@ -16,6 +16,7 @@ import attrs
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.child.announce import DATA_CLOSE, DATA_OPEN
+from sim.invariants.frozen import frozen
 from sim.invariants.nesting.findings import own_part, visible
 from sim.invariants.observations import asked_runs
 from sim.trace import Record
@@ -298,14 +299,17 @@ def result_intact(trace: Sequence[Record]) -> list[Violation]:
                     f"{r.actor} received a result for {r.data['run_id']} before that run ended",
                     (r.seq,)))
                 continue
-            want = end.data["result"] or ""
+            # The result as the registry froze it (over 102,400 bytes: a prefix plus a notice,
+            # reference §c14).
+            frozen_result = frozen(end.data["result"])
+            want = frozen_result or ""
             shown = _shown_result(r.data["text"])
             if shown is None:
                 continue  # no result block: whether that is right is announce-block's to judge
             truncated = "\n[truncated: " in r.data["text"][r.data["text"].index(DATA_CLOSE):]
             # A run that spawned children carries their findings after its own result (DEL-6;
             # findings-scoped judges them): only its own part is compared here.
-            shown, findings = own_part(shown, end.data["result"])
+            shown, findings = own_part(shown, frozen_result)
             if findings is not None:
                 if not visible(want):
                     continue  # the findings stand in for a missing own answer (§c8)

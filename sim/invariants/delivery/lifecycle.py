@@ -96,11 +96,13 @@ def cleanup_once(trace: Sequence[Record]) -> list[Violation]:
 
 def reset_kills_children(trace: Sequence[Record]) -> list[Violation]:
     """After a reset (/new) or delete of its requester session (the session's own
-    ``requester.lifecycle`` record), a child run that had not ended (no ``child.end`` before
-    it) ends killed (``subagent run terminated``), nothing of it (its own send, or a batch wake
-    naming it) is handed to the gateway or taken by any transcript after the reset, and the
-    registry's row, if kept, records its delivery ``not_required`` (reference §c17). A run that
-    had ended is not this oracle's: it keeps its delivery, and the delivery oracles owe it."""
+    ``requester.lifecycle`` record; for a nested session the world deleted, the world's
+    ``world.delete-session`` when the session never recorded it), a child run that had not
+    ended (no ``child.end`` before it) ends killed (``subagent run terminated``), nothing of it
+    (its own send, or a batch wake naming it) is handed to the gateway or taken by any
+    transcript after the reset, and the registry's row, if kept, records its delivery
+    ``not_required`` (reference §c17). A run that had ended is not this oracle's: it keeps its
+    delivery, and the delivery oracles owe it."""
     killed = killed_by_reset(trace)
     if not killed:
         return []
@@ -115,7 +117,7 @@ def reset_kills_children(trace: Sequence[Record]) -> list[Violation]:
                 reset = killed[run_id]
                 violations.append(Violation(
                     "reset-kills-children", "DEL-1",
-                    f"{run_id} had not ended when {reset.actor} was reset or deleted at "
+                    f"{run_id} had not ended when {_session(reset)} was reset or deleted at "
                     f"{reset.t_ms} ms, yet it ended {r.data['status']} "
                     f"({r.data['error'] or r.data['result']!r}) instead of killed",
                     (reset.seq, r.seq)))
@@ -129,7 +131,7 @@ def reset_kills_children(trace: Sequence[Record]) -> list[Violation]:
                         f"taken by {r.actor}"
                     violations.append(Violation(
                         "reset-kills-children", "DEL-1",
-                        f"{run_id} had not ended when {found.actor} was reset or deleted at "
+                        f"{run_id} had not ended when {_session(found)} was reset or deleted at "
                         f"{found.t_ms} ms, yet its completion was {what} at {r.t_ms} ms",
                         (found.seq, r.seq)))
     rows = final_rows(trace)
@@ -137,16 +139,23 @@ def reset_kills_children(trace: Sequence[Record]) -> list[Violation]:
         if run_id not in ends:
             violations.append(Violation(
                 "reset-kills-children", "DEL-1",
-                f"{run_id} had not ended when {reset.actor} was reset or deleted at "
+                f"{run_id} had not ended when {_session(reset)} was reset or deleted at "
                 f"{reset.t_ms} ms, and it never ended (it was not killed)", (reset.seq,)))
         status = rows.get(run_id)
         if status is not None and status != "not_required":
             violations.append(Violation(
                 "reset-kills-children", "DEL-1",
-                f"{run_id} had not ended when {reset.actor} was reset or deleted, yet the "
+                f"{run_id} had not ended when {_session(reset)} was reset or deleted, yet the "
                 f"registry's row records its delivery {status}, not not_required",
                 (reset.seq,)))
     return violations
+
+
+def _session(reset: Record) -> str:
+    """The session reset or deleted: its actor, or the one the world deleted (it never said)."""
+    if reset.kind == "world.delete-session":
+        return f"requester:{reset.data['session']} (deleted by the world, never recorded by it)"
+    return reset.actor
 
 
 INVARIANTS = (

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.child.output import _shown_result
+from sim.invariants.frozen import frozen
 from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, rejection_class
 from sim.trace import Record
 
@@ -121,7 +122,8 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
                 fail(f"{r.actor} received a recovered answer for {run_id}, whose child wrote "
                      "no answer that was lost", r)
                 continue
-            want = transcript_answer(messages.get(run_id, []))
+            # Re-read from the transcript and frozen as any result is (reference §c14).
+            want = frozen(transcript_answer(messages.get(run_id, [])))
             shown = _shown_result(r.data["text"])
             cut = "\n[truncated: " in r.data["text"]  # at the announce cap: a head of it
             if want is None or shown is None or (

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import attrs
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.frozen import frozen
 from sim.invariants.observations import is_delivery_crash, is_wake, rejection_class
 from sim.invariants.private.completion import Release, releases
 from sim.invariants.settled import EXPIRY_MS
@@ -74,10 +75,12 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
     for r in trace:
         kind = r.kind
         gone.see(r)
+        # Each receipt's result as the store keeps it: frozen (over 102,400 bytes, a prefix
+        # plus a notice, reference §c14).
         if kind == "child.end":
-            newest[r.data["run_id"]] = (r.t_ms, r.data["result"])
+            newest[r.data["run_id"]] = (r.t_ms, frozen(r.data["result"]))
         elif kind == "child.correction":
-            newest[r.data["run_id"]] = (r.data["ended_at"], r.data["result"])
+            newest[r.data["run_id"]] = (r.data["ended_at"], frozen(r.data["result"]))
         elif kind == "world.operator" and r.data["action"] == "dismiss" and r.data["run_id"] \
                 and gone.why(r.data["run_id"], r.t_ms):
             released.add(r.data["run_id"])

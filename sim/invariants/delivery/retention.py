@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.frozen import frozen
 from sim.invariants.observations import asked_runs
 from sim.trace import Record
 
@@ -69,7 +70,8 @@ def memory_preview(trace: Sequence[Record]) -> list[Violation]:
 
 
 def payload_retained(trace: Sequence[Record]) -> list[Violation]:
-    """The store keeps every run's full task and result text, whatever its delivery status:
+    """The store keeps every run's full task and result text (the result as frozen: over
+    102,400 bytes, its capped prefix and notice, reference §c14), whatever its delivery status:
     pending, suspended and abandoned work keep the payload a redrive or a later read needs."""
     rows = _last(trace, "world.rows")
     if rows is None:
@@ -86,7 +88,7 @@ def payload_retained(trace: Sequence[Record]) -> list[Violation]:
             problems.append(f"{row.get('task_chars')} characters of its "
                             f"{len(run.request.data['task'])}-character task")
         if end is not None:
-            result = end.data["result"]
+            result = frozen(end.data["result"])  # what the registry may keep of it (§c14)
             want = None if result is None else len(result)
             if row.get("result_chars") != want:
                 problems.append(f"{row.get('result_chars')} characters of its result "

@@ -33,6 +33,7 @@ import attrs
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.receipts import produced
+from sim.invariants.frozen import frozen
 from sim.invariants.settled import EarliestSettle
 from sim.trace import Record
 
@@ -287,7 +288,7 @@ def _judge(r: Record, spawn: Record, end: Record, receipt: Record, expected: lis
         return [Violation("findings-scoped", "DEL-6", f"{run_id} reached {r.actor}: {what}",
                           (spawn.seq, end.seq, r.seq))]
 
-    _, findings = own_part(shown_text, receipt.data["result"])
+    _, findings = own_part(shown_text, frozen(receipt.data["result"]))
     if findings is None:
         if expected and not block_cut:
             keys = ", ".join(spawns[e.data["run_id"]].data["child_session_key"]
@@ -309,7 +310,7 @@ def _judge(r: Record, spawn: Record, end: Record, receipt: Record, expected: lis
         status = _one_line(_raw_status(child_end))
         if got.status != status:
             return fail(f"{key} shown with status {got.status!r}, expected {status!r}")
-        result = child_end.data["result"]
+        result = frozen(child_end.data["result"])  # as the registry froze it (§c14)
         text = result if visible(result) else None
         if got.text is None:
             if text is not None:

@@ -7,7 +7,9 @@ A wake says the batch settled; states the outcome policy (a visible reply requir
 requester yielded); carries, for every member whose newest result had not reached the requester
 individually when the wake was first handed to the gateway (it is rendered once), a section in
 the shared 160,000-character layout (its result whole, or a head plus an exact truncation
-marker, or the children past the floor folded into one summary line), or says the results were
+marker, or the children past the floor folded into one summary line; the result as frozen: over
+102,400 bytes of UTF-8, its whole-character prefix plus the frozen-result notice, reference
+§c14), or says the results were
 announced individually; lists the unfinished children to reconcile; and ends with the members'
 route notices deduplicated, sorted and capped at 1,024 characters. (A result whose own send
 may have landed unbeknown to the registry, an acknowledgement lost or slowed or the delivery
@@ -21,6 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.frozen import frozen
 from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, key_runs
 from sim.trace import Record
 
@@ -64,7 +67,8 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
     asked = asked_runs(trace)
     spawns: dict[str, Record] = {}
     ends: dict[str, Record] = {}
-    # Each run's receipts so far (DEL-12): its end's result, then each correction's.
+    # Each run's receipts so far (DEL-12): its end's result, then each correction's, each as the
+    # registry freezes it (over 102,400 bytes: a prefix plus a notice, reference §c14).
     receipts: dict[str, list[str | None]] = {}
     skipped: set[str] = set()  # runs whose reply was an exact ANNOUNCE_SKIP
     # Receipts that reached the requester on their own: (run, producer end time).
@@ -86,12 +90,12 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
             spawns[r.data["run_id"]] = r
         elif r.kind == "child.end":
             ends[r.data["run_id"]] = r
-            receipts[r.data["run_id"]] = [r.data["result"]]
+            receipts[r.data["run_id"]] = [frozen(r.data["result"])]  # as frozen (§c14)
             newest[r.data["run_id"]] = r.t_ms
             if _skip(r.data["result"]):
                 skipped.add(r.data["run_id"])  # an exact ANNOUNCE_SKIP: announced by nothing
         elif r.kind == "child.correction":
-            receipts.setdefault(r.data["run_id"], []).append(r.data["result"])
+            receipts.setdefault(r.data["run_id"], []).append(frozen(r.data["result"]))
             newest[r.data["run_id"]] = r.data["ended_at"]
         elif r.kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow") \
                 and not is_wake(str(r.data.get("key") or "")):

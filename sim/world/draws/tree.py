@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from actors import addresses
-from actors.messages import ChildSpec
+from actors.messages import ChildSpec, NestedSessionDeleted
 from actors.nesting.session_queue import SessionQueue
 from actors.nesting.spawn_limits import SpawnLimits
 from actors.requester.session import child_session_key
@@ -126,7 +126,8 @@ def delete_session(kernel: Kernel, store: RunStore, specs: Sequence[ChildSpec],
                    child_id: str, sessions: SessionQueue) -> None:
     """A nested requester's session is deleted (DEL-4): as an operator would, straight in the
     store; only once its run is over (a running session is not deleted under it; nor one that
-    still holds a run, whose later run in line was aborted and ended first)."""
+    still holds a run, whose later run in line was aborted and ended first). The session is
+    told, and kills the child runs it spawned that are still running (reference §c17)."""
     spec = next(c for c in specs if c.id == child_id)
     key = child_session_key(spec.requester, spec.session or spec.id)
     run = store.latest_run(key)
@@ -137,3 +138,6 @@ def delete_session(kernel: Kernel, store: RunStore, specs: Sequence[ChildSpec],
         return
     store.delete_requester_session(key, kernel.now_ms)
     kernel.emit(addresses.HARNESS, "world.delete-session", {"child": child_id, "session": key})
+    # The session kills the child runs it spawned that have not ended (reference §c17).
+    if any(c.requester == key for c in specs):  # a session that spawns has an actor
+        kernel.send(addresses.TIMELINE, addresses.requester(key), NestedSessionDeleted())

@@ -1,0 +1,36 @@
+"""The frozen-result cap restated for the oracles (reference §c14, §c17; docs/fidelity.md): what
+a requester can read of a child's answer, from the answer itself (the child's end or correction
+record, which the output oracles tie to its transcript), never from the registry's copy.
+
+An answer over 102,400 bytes of UTF-8 reads as the longest prefix that is whole UTF-8 (no split
+character) and leaves room for the notice ``\\n\\n[truncated: frozen completion output exceeded
+100KB (<n>KB)]``, then the notice; ``<n>`` is the answer's byte size / 1024, halves rounded up
+(JavaScript's ``Math.round``). Untrimmed: the seed keeps whitespace (seed 002). The shared
+160,000-character cap (FMT-2) then applies to the payload the frozen answers are laid out in.
+"""
+
+from __future__ import annotations
+
+LIMIT = 102_400
+
+
+def notice(size: int) -> str:
+    kb, rest = divmod(size, 1024)
+    return f"\n\n[truncated: frozen completion output exceeded 100KB ({kb + (rest >= 512)}KB)]"
+
+
+def frozen(answer: str | None) -> str | None:
+    """``answer`` as a requester can read it at most (whole when within the cap)."""
+    if answer is None or len(answer) <= LIMIT // 4:  # under the cap, whatever its characters
+        return answer
+    raw = answer.encode("utf-8", "surrogatepass")  # a lone surrogate is 3 bytes, as in JS
+    if len(raw) <= LIMIT:
+        return answer
+    tail = notice(len(raw))
+    head = raw[:LIMIT - len(tail.encode("utf-8"))]
+    for drop in range(4):  # a character is at most 4 bytes: a cut one loses 1 to 3 of them
+        try:
+            return head[:len(head) - drop].decode("utf-8", "surrogatepass") + tail
+        except UnicodeDecodeError:
+            continue
+    raise AssertionError("no whole-UTF-8 prefix within 3 bytes of the cut")
