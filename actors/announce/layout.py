@@ -155,6 +155,9 @@ _pricing_values = operator.attrgetter(*(f.name for f in attrs.fields(Pricing)))
 
 
 def delivery_order(children: Iterable[ChildResult]) -> list[ChildResult]:
+    children = list(children)
+    if len(children) < 2:  # a run's own announce: nothing to order, so no key to build
+        return children
     return sorted(children, key=delivery_order_key)
 
 

@@ -81,11 +81,12 @@ def test_match_gives_each_answer_as_the_scan_did(marks: list[tuple[bool, bool]],
     before each send (after the maybe-sent stand-in, when there is one), then once at the end.
     Each position of a made-up trace holds a send, an answer, or both in turn."""
     records = [Record(seq, seq, "gateway", "gateway.send", {}) for seq in range(len(marks))]
-    answers = [_Answer(r, r.t_ms, r.t_ms) for r, (_, answer) in zip(records, marks) if answer]
+    answers = [_Answer(r, r.t_ms, r.t_ms) for r, (_, answer) in zip(records, marks, strict=True)
+               if answer]
     results = []
     for match in (_match, _match_by_scan):
         sends: list[_Send] = []
-        for r, (send, _) in zip(records, marks):
+        for r, (send, _) in zip(records, marks, strict=True):
             if send:
                 match(sends, answers, r.seq)
                 if stand_in and not sends:
