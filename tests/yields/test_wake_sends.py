@@ -77,21 +77,30 @@ def _match_by_scan(sends: list[_Send], answers: list[_Answer], before_seq: int) 
 @given(st.lists(st.tuples(st.booleans(), st.booleans()), max_size=30), st.booleans())
 def test_match_gives_each_answer_as_the_scan_did(marks: list[tuple[bool, bool]],
                                                  stand_in: bool) -> None:
-    """The bisecting ``_match`` against the scan, called as ``wake_sends_budget`` calls it:
-    before each send (after the maybe-sent stand-in, when there is one), then once at the end.
-    Each position of a made-up trace holds a send, an answer, or both in turn."""
+    """The bisecting, resuming ``_match`` against the scan, called as ``wake_sends_budget``
+    calls it: before each send (after the maybe-sent stand-in, when there is one, from the
+    first answer again), then once at the end. Each position of a made-up trace holds a send,
+    an answer, or both in turn."""
     records = [Record(seq, seq, "gateway", "gateway.send", {}) for seq in range(len(marks))]
     answers = [_Answer(r, r.t_ms, r.t_ms) for r, (_, answer) in zip(records, marks, strict=True)
                if answer]
     results = []
-    for match in (_match, _match_by_scan):
+    for resuming in (True, False):
         sends: list[_Send] = []
+        resume = 0
         for r, (send, _) in zip(records, marks, strict=True):
             if send:
-                match(sends, answers, r.seq)
+                if resuming:
+                    resume = _match(sends, answers, r.seq, resume)
+                else:
+                    _match_by_scan(sends, answers, r.seq)
                 if stand_in and not sends:
                     sends.append(_Send(Record(-1, 0, "gateway", "gateway.send", {})))
+                    resume = 0
                 sends.append(_Send(r))
-        match(sends, answers, NEVER)
+        if resuming:
+            _match(sends, answers, NEVER, resume)
+        else:
+            _match_by_scan(sends, answers, NEVER)
         results.append([(s.record.seq, s.answer and s.answer.record.seq) for s in sends])
     assert results[0] == results[1]
