@@ -303,10 +303,15 @@ class Chooser:
                 )
             if not 0 <= index < n:
                 raise ScheduleDiverged(step, f"recorded index {index} is not below {n}")
+        self._keep(subsystem, n, index)
+        return index
+
+    def _keep(self, subsystem: str, n: int, index: int) -> None:
+        """Record choice ``index`` among ``n`` of ``subsystem`` (a free run's draws come here
+        straight from :meth:`choose` and :meth:`chance`: ~550 per default-world seed)."""
         choice = (self._sub(subsystem), n, index)
         self._record.append(self._choice_tuples.setdefault(choice, choice))
-        self._taken[subsystem] = taken + 1
-        return index
+        self._taken[subsystem] = self._taken.get(subsystem, 0) + 1
 
     # -- the choices ---------------------------------------------------------------------------
 
@@ -315,15 +320,23 @@ class Chooser:
         assert n >= 1
         if n == 1:
             return 0
-        fresh = self._rng(subsystem).randrange(n) if self._free or not self._guided() else 0
+        if self._free:  # a fresh draw, recorded (what _take does for a free run)
+            index = self._rng(subsystem).randrange(n)
+            self._keep(subsystem, n, index)
+            return index
+        fresh = self._rng(subsystem).randrange(n) if not self._guided() else 0
         return self._take(subsystem, n, fresh)
 
     def chance(self, subsystem: str, probability: float) -> bool:
         """True with ``probability``; recorded as index 1 (True) or 0 (False)."""
         if probability <= 0.0:
             return False
+        if self._free:  # a fresh draw, recorded (what _take does for a free run)
+            fresh = 1 if self._rng(subsystem).random() < probability else 0
+            self._keep(subsystem, 2, fresh)
+            return fresh == 1
         fresh = 0
-        if self._free or not self._guided():
+        if not self._guided():
             fresh = 1 if self._rng(subsystem).random() < probability else 0
         return self._take(subsystem, 2, fresh) == 1
 

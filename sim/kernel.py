@@ -442,6 +442,6 @@ def _inert(entry: _Entry) -> bool:
 def _target(entry: _Entry) -> str:
     if isinstance(entry, _Deliver):
         return entry.dst
-    if isinstance(entry, _Timer | _Wake):
+    if isinstance(entry, (_Timer, _Wake)):  # a tuple: a union would be built at every call
         return entry.port.name
     return "harness:" + entry.label

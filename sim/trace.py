@@ -78,6 +78,10 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
 
 # Strings at least this long are shared between records (see ``Trace._share``).
 SHARED_STRING_MIN = 24
+# ``append`` shares a record's strings from a trace of this many records: a default-world seed's
+# few hundred records gain no memory that matters, and looking through every record's data was
+# ~3 % of a seed's instructions (callgrind, seeds 1..10); a big run shares all but its first few.
+SHARE_STRINGS_FROM = 2_000
 # ``share_fields`` shares from a trace of this many records: a big run's (a default-world seed's
 # few hundred records and runs gain nothing that matters, for ~0.7 % of its CPU).
 SHARE_FIELDS_FROM = 5_000
@@ -94,7 +98,8 @@ class Trace:
     def append(self, t_ms: int, actor: str, kind: str, data: Mapping[str, Any]) -> Record:
         if len(self._records) >= self.limit:
             raise OverflowError(f"trace exceeded {self.limit} records")
-        self._share(data, 0)
+        if len(self._records) >= SHARE_STRINGS_FROM:
+            self._share(data, 0)
         record = Record(len(self._records), t_ms, actor, kind, data)
         self._records.append(record)
         return record

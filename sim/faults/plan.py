@@ -56,6 +56,9 @@ CRASH_IN_TRY_WAIT = 0.1
 
 
 _IN_PROCESS = {addresses.DELIVERY, addresses.GATEWAY}
+# Tuples, not ``A | B`` unions written in the call: a union is built anew at every message.
+_STAYS_IN_PROCESS = (LaneGrant, SessionGrant, SendRejected, AbortRun)
+_NAMES_A_RUN = (Completion, CompletionAck)
 
 
 class Emitter(Protocol):
@@ -149,14 +152,14 @@ class FaultPlan:
                 "text_sha256": hashlib.sha256(
                     message.text.encode("utf-8", "surrogatepass")).hexdigest()[:32]})
         if src == addresses.TIMELINE or {src, dst} == _IN_PROCESS or isinstance(
-                message, LaneGrant | SessionGrant | SendRejected | AbortRun):
+                message, _STAYS_IN_PROCESS):
             # A lane's or a session queue's wake-up, a session's refusal and an abort's cascade
             # to the aborted run's session stay inside the gateway's process.
             # The delivery actor calls the gateway in its own process: no network between them
             # (the gateway's own faults act on its sends and acknowledgements).
             return ((0, dst, message),)
         child = None
-        if isinstance(message, Completion | CompletionAck):
+        if isinstance(message, _NAMES_A_RUN):
             # A batch wake's run id stands for its child (an aimed delay names it).
             child = self._child_of_run(message.run_id) or (
                 message.run_id if message.run_id.startswith("batch:") else None)
@@ -170,7 +173,7 @@ class FaultPlan:
                 delay += 1000 * self.chooser.choose("fault:delay:long", 121)
         if delay:  # a completion's or acknowledgement's names its run and key (redrive oracles)
             about = ({"run_id": message.run_id, "key": message.key}
-                     if isinstance(message, Completion | CompletionAck) else {})
+                     if isinstance(message, _NAMES_A_RUN) else {})
             self._note("delay", {"dst": dst, "message": type(message).__name__,
                                  "delay_ms": delay, **about})
         deliveries = [(delay, dst, message)]

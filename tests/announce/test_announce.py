@@ -720,3 +720,12 @@ def test_property_any_children_slow(
     kids: list[ChildResult], cap: int, floor: int, mode: tuple[RequesterKind, bool] | None
 ) -> None:
     run_property(kids, cap, floor, mode)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.integers(-10, 5_000), st.integers(0, 2 ** 53),
+                 st.integers(0, 2 ** 40).map(lambda s: s * 1000 + 500)))
+def test_whole_milliseconds_read_as_their_float(ms: int) -> None:
+    """An int runtime takes integer arithmetic, a float the Decimal rounding: one rule (ties
+    at half a second included)."""
+    assert format_duration(ms) == format_duration(float(ms))

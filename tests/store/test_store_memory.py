@@ -87,6 +87,7 @@ def test_a_dead_actor_lets_go_of_its_task_and_mail() -> None:
 
 def test_returned_runs_share_the_trace_strings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(trace_mod, "SHARE_FIELDS_FROM", 0)  # as a big run's trace does
+    monkeypatch.setattr(trace_mod, "SHARE_STRINGS_FROM", 0)
     result = world.run(load_world(None), seed=3)
     texts = {}
     for record in result.trace:

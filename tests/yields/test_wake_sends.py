@@ -8,10 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from actors.mutants import MUTANT_WAKE_TOKEN_REUSED
 from sim import scenario
-from sim.invariants.yields.wake_sends import wake_sends_budget
+from sim.invariants.yields.wake_sends import NEVER, _Answer, _match, _Send, wake_sends_budget
 from sim.trace import Record
 from sim.world import core as world
 from tests.conftest import SCENARIOS
@@ -59,3 +61,46 @@ def test_the_busy_requester_takes_the_wake_after_its_turn() -> None:
     assert len(taken) == 1 and taken[0].t_ms >= 405_000
     refusals = [r for r in records if r.kind == "requester.wake_refused"]
     assert len(refusals) >= 13  # every 30 s from 10 s to 400 s, none spent
+
+
+def _match_by_scan(sends: list[_Send], answers: list[_Answer], before_seq: int) -> None:
+    """``_match`` as first written: every send scanned for every answer."""
+    for answer in answers:
+        if answer.record.seq >= before_seq:
+            break
+        before = [s for s in sends if s.record.seq < answer.record.seq]
+        if before and before[-1].answer is None and not any(s.answer is answer for s in sends):
+            before[-1].answer = answer
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), max_size=30), st.booleans())
+def test_match_gives_each_answer_as_the_scan_did(marks: list[tuple[bool, bool]],
+                                                 stand_in: bool) -> None:
+    """The bisecting, resuming ``_match`` against the scan, called as ``wake_sends_budget``
+    calls it: before each send (after the maybe-sent stand-in, when there is one, from the
+    first answer again), then once at the end. Each position of a made-up trace holds a send,
+    an answer, or both in turn."""
+    records = [Record(seq, seq, "gateway", "gateway.send", {}) for seq in range(len(marks))]
+    answers = [_Answer(r, r.t_ms, r.t_ms) for r, (_, answer) in zip(records, marks, strict=True)
+               if answer]
+    results = []
+    for resuming in (True, False):
+        sends: list[_Send] = []
+        resume = 0
+        for r, (send, _) in zip(records, marks, strict=True):
+            if send:
+                if resuming:
+                    resume = _match(sends, answers, r.seq, resume)
+                else:
+                    _match_by_scan(sends, answers, r.seq)
+                if stand_in and not sends:
+                    sends.append(_Send(Record(-1, 0, "gateway", "gateway.send", {})))
+                    resume = 0
+                sends.append(_Send(r))
+        if resuming:
+            _match(sends, answers, NEVER, resume)
+        else:
+            _match_by_scan(sends, answers, NEVER)
+        results.append([(s.record.seq, s.answer and s.answer.record.seq) for s in sends])
+    assert results[0] == results[1]

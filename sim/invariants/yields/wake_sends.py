@@ -14,6 +14,7 @@ the outbox's records (``batch.*``: attempt and replay counts) nor the model's to
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 
 import attrs
@@ -124,13 +125,16 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
         start = max([batch.yielded.t_ms if batch.turn != "wave" else 0,
                      *(seen.ends[m].t_ms for m in batch.members if m in seen.ends)])
         by_key: dict[str, list[_Send]] = {}
+        # Per key, the answers _match has settled (see there); from the first one not yet.
+        resume: dict[str, int] = {}
         counted: dict[str, list[Record]] = {"replay": [], "retry": []}
         for send in sends:
             key = send.data["key"]
             earlier = by_key.setdefault(key, [])
-            _match(earlier, answers.get(key, []), send.seq)
+            resume[key] = _match(earlier, answers.get(key, []), send.seq, resume.get(key, 0))
             if not earlier and any(start <= down <= send.t_ms for down in crashes):
                 earlier.append(_Send(attrs.evolve(send, seq=-1, t_ms=start)))  # maybe sent
+                resume[key] = 0  # an answer before the first send may go to the stand-in
             if earlier:
                 why = _why_again(earlier, send, answers.get(key, []), crashes, private)
                 if why is None:
@@ -150,7 +154,7 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
                     f"{batch.session} made {len(counted[why])} {why} sends, over {most}",
                     tuple(r.seq for r in counted[why])))
         for key, key_sends in by_key.items():
-            _match(key_sends, answers.get(key, []), NEVER)
+            _match(key_sends, answers.get(key, []), NEVER, resume.get(key, 0))
             last = key_sends[-1]
             if last.answer is None or last.answer.record.kind != "requester.wake_refused" \
                     or last.answer.last > last.record.t_ms + ANSWER_TIMEOUT_MS:
@@ -172,17 +176,33 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
-def _match(sends: list[_Send], answers: list[_Answer], before_seq: int) -> None:
+def _match(sends: list[_Send], answers: list[_Answer], before_seq: int, start: int = 0) -> int:
     """Give each answer so far to the latest send of its key before it, when that one is
     still unanswered (a gateway refusal answers the send it follows; a session answers what
     reached it last). Another answer to an answered send is a duplicate's (a doubled delivery)
-    and answers nothing older: an older send left unanswered stays so (the lenient reading)."""
-    for answer in answers:
-        if answer.record.seq >= before_seq:
-            break
-        before = [s for s in sends if s.record.seq < answer.record.seq]
-        if before and before[-1].answer is None and not any(s.answer is answer for s in sends):
-            before[-1].answer = answer
+    and answers nothing older: an older send left unanswered stays so (the lenient reading).
+
+    Returns the index of the first answer not looked at, to pass as ``start`` next time: an
+    answer looked at is settled for good while sends are only added after ``before_seq`` (its
+    latest send before it cannot change) and the first send stays the first (an answer before
+    it has none; a stand-in put in front needs ``start`` 0 again)."""
+    # ``sends`` are in trace order (a maybe-sent stand-in, seq -1, first), so the latest send
+    # before an answer is found by bisection, and the answers already given are a set of their
+    # records' positions. This runs once per send of a key: a busy session's rechecks made the
+    # scan of every send for every answer (cubic in the sends) a third of a sweep's CPU.
+    end = start
+    while end < len(answers) and answers[end].record.seq < before_seq:
+        end += 1
+    if end == start:
+        return start
+    seqs = [s.record.seq for s in sends]
+    given = {s.answer.record.seq for s in sends if s.answer is not None}
+    for answer in answers[start:end]:
+        latest = bisect_left(seqs, answer.record.seq) - 1
+        if latest >= 0 and sends[latest].answer is None and answer.record.seq not in given:
+            sends[latest].answer = answer
+            given.add(answer.record.seq)
+    return end
 
 
 def _why_again(earlier: list[_Send], send: Record, key_answers: list[_Answer],
