@@ -175,3 +175,35 @@ def test_a_token_count_in_compact_units_is_checked_to_the_digit() -> None:
                for m in forged([1_154, 96], "tokens 1.2k (in 1.1k / out 96)"))
     assert any("'tokens 1.2k (in 1.2k / out 0)'" in m
                for m in forged([1_154, 0], "tokens 1154 (in 1154 / out 0)"))
+
+
+def test_a_fresh_key_after_a_restart_is_caught_before_it_duplicates_a_completion() -> None:
+    # Seed 2, the first default seed with a restart while a run waits to be handed over: its
+    # resend carries a fresh key, but the completion had not reached the requester before the
+    # crash, so nothing arrives twice (at-most-once holds) until seed 22.
+    assert _default(2, "fresh-key-after-restart") == ["announce-key"]
+    assert _default(22, "fresh-key-after-restart") == ["announce-key", "at-most-once"]
+
+
+def test_a_key_without_the_run_id_is_caught_on_the_first_hand_off() -> None:
+    # Seed 2: a child session's only run; no re-run shares its key yet (rerun-keeps-answer
+    # holds until seed 10).
+    assert _default(2, "key-without-run-id") == ["announce-key"]
+
+
+def test_a_resend_of_the_same_answer_under_another_key_is_caught() -> None:
+    # Seed 2 of the default world hands run-5 over twice, across two restarts, under one key.
+    # Forged: the second hand-off under a key of the right spelling but the next generation,
+    # with no operator request and no newer answer between.
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=2).trace)
+    assert _check("announce-key", trace) == []
+    sends = [i for i, r in enumerate(trace)
+             if r.kind == "gateway.send" and r.data["run_id"] == "run-5"]
+    assert len(sends) >= 2
+    last = trace[sends[-1]]
+    forged = [*trace]
+    forged[sends[-1]] = _edit(last, key=f"{last.data['key']}:g2")
+    assert any("no operator request between" in m for m in _check("announce-key", forged))
+    # The same key spelled without the child session's own segment: caught by its spelling.
+    forged[sends[-1]] = _edit(last, key=last.data["key"].replace(":subagent:c3", ""))
+    assert any("not 'announce:v1:" in m for m in _check("announce-key", forged))
