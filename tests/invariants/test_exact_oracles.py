@@ -207,3 +207,36 @@ def test_a_resend_of_the_same_answer_under_another_key_is_caught() -> None:
     # The same key spelled without the child session's own segment: caught by its spelling.
     forged[sends[-1]] = _edit(last, key=last.data["key"].replace(":subagent:c3", ""))
     assert any("not 'announce:v1:" in m for m in _check("announce-key", forged))
+
+
+def test_a_failed_run_whose_store_row_keeps_its_captured_text_is_caught() -> None:
+    # Seed 1: run-3 fails (a provider error) and is never handed to its requester, so no
+    # result block shows the captured text; the store row keeping it is what a redrive would
+    # send (DEL-14). Before, the mutant was first seen at seed 12.
+    assert _default(1, "failed-result-replayed") == ["failure-not-replayed"]
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=1).trace)
+    assert _check("failure-not-replayed", trace) == []
+    forged = [_edit(r, rows=[{**row, "result_chars": 40} if row["run_id"] == "run-3" else row
+                             for row in r.data["rows"]])
+              if r.kind == "world.rows" else r for r in trace]
+    assert any("store row keeps a result of 40" in m
+               for m in _check("failure-not-replayed", forged))
+
+
+def test_a_give_up_before_the_requester_yields_is_judged() -> None:
+    # Seed 6: run-4 is given up after four failed tries at 224 s; its requester's yield makes it
+    # a batch member only at 414 s. A yielded batch owns its members from the yield on, not
+    # before (the oracle used to spare every member that was ever frozen: first seed 12).
+    assert _default(6, "give-up-after-tries") == ["retry-timing"]
+    # The same seed with the expiry counted from the spawn: run-2 is still sent under its own
+    # key after the yield, so the batch does not own it, and its give-up comes too early.
+    assert _default(6, "expiry-from-spawn") == ["retry-timing"]
+
+
+def test_a_correction_sent_after_its_batch_wake_was_refused_for_good_is_caught() -> None:
+    # Seed 22: run-2's only hand-off, its yield batch's wake, broke after part of it reached the
+    # platform; the batch closed. Its producer's correction is then sent at once as a second
+    # generation, with no operator redrive (before: first seen at seed 29).
+    assert _default(22, "give-up-correction-sent") == ["given-up-waits-for-operator"]
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=22).trace)
+    assert _check("given-up-waits-for-operator", trace) == []
