@@ -240,3 +240,24 @@ def test_a_correction_sent_after_its_batch_wake_was_refused_for_good_is_caught()
     assert _default(22, "give-up-correction-sent") == ["given-up-waits-for-operator"]
     trace = list(world.run(scenario.load(cli.default_world_path()), seed=22).trace)
     assert _check("given-up-waits-for-operator", trace) == []
+
+
+def test_a_wave_of_one_undelivered_child_that_is_never_woken_is_caught() -> None:
+    # Seed 5: run-1's own send gives up (suspended) and its wave is run-1 alone; reference §c9
+    # consumes a one-child wave without a wake only when that child was already delivered. The
+    # oracle used to judge waves of two or more only (first seen at seed 9).
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=5).trace)
+    wakes = [r for r in trace if r.kind == "gateway.send"
+             and r.data["key"] == "announce:requester-settle:main:agent:main:main:run-1"]
+    assert wakes and _check("wave-woken", trace) == []
+    assert _default(5, "wave-never-woken") == ["wave-woken"]
+    # A one-child wave whose child was taken owes nothing: seed 5 with run-1's wake removed and
+    # run-1's own completion forged as taken passes.
+    took = next(r for r in trace if r.kind == "requester.accept")
+    unwoken = [r for r in trace
+               if not (r.kind == "gateway.send" and r.data["run_id"] == "wave:run-1")]
+    assert any("the wave run-1 " in m for m in _check("wave-woken", unwoken))
+    forged = [*unwoken, attrs.evolve(took, seq=len(trace) + 1, t_ms=548_000, data={
+        **took.data, "run_id": "run-1", "key": "announce:v1:agent:main:subagent:c1:run-1"})]
+    forged.sort(key=lambda r: (r.t_ms, r.seq))
+    assert _check("wave-woken", forged) == []
