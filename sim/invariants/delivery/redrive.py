@@ -240,12 +240,12 @@ def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
         elif is_delivery_crash(r):
             down = True
             wake_refused.clear()  # a refusal only the dead process heard
-        elif is_wake(r.data.get("key") or "") and not down and \
-                rejection_class(r) in ("permanent", "sent"):
+        elif rejection_class(r) in ("permanent", "sent") and not down and \
+                is_wake(r.data.get("key") or ""):
             for member in key_runs(r.data["key"]):
                 if member not in own_sent:
                     wake_refused.setdefault(member, r)
-        elif kind == "requester.accept" and is_wake(r.data.get("key") or ""):
+        elif kind == "requester.accept" and is_wake(r.data["key"]):
             for member in key_runs(r.data["key"]):
                 wake_refused.pop(member, None)
         if kind == "world.operator" and r.data["run_id"]:
