@@ -345,7 +345,7 @@ class Breaks:
 
 
 BREAKS: dict[str, Breaks] = {
-    MUTANT_FRESH_KEY_AFTER_RESTART: Breaks("DEL-3", "at-most-once"),
+    MUTANT_FRESH_KEY_AFTER_RESTART: Breaks("DEL-3", "announce-key"),
     MUTANT_RETRY_PARTIAL_CHUNKS: Breaks("DEL-11", "retry-timing"),
     MUTANT_LAST_ASSISTANT_MESSAGE: Breaks("OUT-1", "output-rule"),
     MUTANT_PERMANENT_RETRIED: Breaks("DEL-10", "permanent-stops-retries"),

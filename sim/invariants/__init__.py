@@ -19,6 +19,7 @@ from sim.invariants.child.history_paging import INVARIANTS as _HISTORY_PAGING
 from sim.invariants.child.output import INVARIANTS as _OUTPUT
 from sim.invariants.delivery.chunks import INVARIANTS as _CHUNKS
 from sim.invariants.delivery.handoffs import INVARIANTS as _HANDOFFS
+from sim.invariants.delivery.keys import INVARIANTS as _KEYS
 from sim.invariants.delivery.lifecycle import INVARIANTS as _LIFECYCLE
 from sim.invariants.delivery.newest_delivered import INVARIANTS as _NEWEST_DELIVERED
 from sim.invariants.delivery.reached import INVARIANTS as _DELIVERY
@@ -55,7 +56,7 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _RECEIPTS + _FINDINGS + _LIMITS + _REDRIVE + _TURNS
                               + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS
                               + _WAVES + _WAKE_BUDGETS + _WAKE_SENDS + _WAVE_LIVENESS + _QUEUE_ORDER
-                              + _CHUNK_LIMITS + _NEWEST_DELIVERED + _HISTORY_PAGING)
+                              + _CHUNK_LIMITS + _NEWEST_DELIVERED + _HISTORY_PAGING + _KEYS)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

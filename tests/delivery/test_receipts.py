@@ -205,7 +205,7 @@ def test_a_suppressed_send_is_its_own_evidence() -> None:
     ("mutant-claim-cleared-first.toml", ["evidence-before-claim"]),
     ("mutant-other-run-proof.toml", ["cleanup-once", "delivered-means-received",
                                      "evidence-is-own"]),
-    ("mutant-key-without-run-id.toml", ["rerun-keeps-answer"]),
+    ("mutant-key-without-run-id.toml", ["announce-key", "rerun-keeps-answer"]),
 ])
 def test_each_oracle_catches_its_mutant(name: str, found: list[str]) -> None:
     assert _names(world.run(scenario.load(SCENARIOS / name))) == found

@@ -178,3 +178,89 @@ def test_a_token_count_in_compact_units_is_checked_to_the_digit() -> None:
                for m in forged([1_154, 96], "tokens 1.2k (in 1.1k / out 96)"))
     assert any("'tokens 1.2k (in 1.2k / out 0)'" in m
                for m in forged([1_154, 0], "tokens 1154 (in 1154 / out 0)"))
+
+
+def test_a_fresh_key_after_a_restart_is_caught_before_it_duplicates_a_completion() -> None:
+    # Seed 2, the first default seed with a restart while a run waits to be handed over: its
+    # resend carries a fresh key, but the completion had not reached the requester before the
+    # crash, so nothing arrives twice (at-most-once holds) until seed 22.
+    assert _default(2, "fresh-key-after-restart") == ["announce-key"]
+    assert _default(22, "fresh-key-after-restart") == ["announce-key", "at-most-once"]
+
+
+def test_a_key_without_the_run_id_is_caught_on_the_first_hand_off() -> None:
+    # Seed 2: a child session's only run; no re-run shares its key yet (rerun-keeps-answer
+    # holds until seed 10).
+    assert _default(2, "key-without-run-id") == ["announce-key"]
+
+
+def test_a_resend_of_the_same_answer_under_another_key_is_caught() -> None:
+    # Seed 2 of the default world hands run-5 over twice, across two restarts, under one key.
+    # Forged: the second hand-off under a key of the right spelling but the next generation,
+    # with no operator request and no newer answer between.
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=2).trace)
+    assert _check("announce-key", trace) == []
+    sends = [i for i, r in enumerate(trace)
+             if r.kind == "gateway.send" and r.data["run_id"] == "run-5"]
+    assert len(sends) >= 2
+    last = trace[sends[-1]]
+    forged = [*trace]
+    forged[sends[-1]] = _edit(last, key=f"{last.data['key']}:g2")
+    assert any("no operator request between" in m for m in _check("announce-key", forged))
+    # The same key spelled without the child session's own segment: caught by its spelling.
+    forged[sends[-1]] = _edit(last, key=last.data["key"].replace(":subagent:c3", ""))
+    assert any("not 'announce:v1:" in m for m in _check("announce-key", forged))
+
+
+def test_a_failed_run_whose_store_row_keeps_its_captured_text_is_caught() -> None:
+    # Seed 1: run-3 fails (a provider error) and is never handed to its requester, so no
+    # result block shows the captured text; the store row keeping it is what a redrive would
+    # send (DEL-14). Before, the mutant was first seen at seed 12.
+    assert _default(1, "failed-result-replayed") == ["failure-not-replayed"]
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=1).trace)
+    assert _check("failure-not-replayed", trace) == []
+    forged = [_edit(r, rows=[{**row, "result_chars": 40} if row["run_id"] == "run-3" else row
+                             for row in r.data["rows"]])
+              if r.kind == "world.rows" else r for r in trace]
+    assert any("store row keeps a result of 40" in m
+               for m in _check("failure-not-replayed", forged))
+
+
+def test_a_give_up_before_the_requester_yields_is_judged() -> None:
+    # Seed 6: run-4 is given up after four failed tries at 224 s; its requester's yield makes it
+    # a batch member only at 414 s. A yielded batch owns its members from the yield on, not
+    # before (the oracle used to spare every member that was ever frozen: first seed 12).
+    assert _default(6, "give-up-after-tries") == ["retry-timing"]
+    # The same seed with the expiry counted from the spawn: run-2 is still sent under its own
+    # key after the yield, so the batch does not own it, and its give-up comes too early.
+    assert _default(6, "expiry-from-spawn") == ["retry-timing"]
+
+
+def test_a_correction_sent_after_its_batch_wake_was_refused_for_good_is_caught() -> None:
+    # Seed 22: run-2's only hand-off, its yield batch's wake, broke after part of it reached the
+    # platform; the batch closed. Its producer's correction is then sent at once as a second
+    # generation, with no operator redrive (before: first seen at seed 29).
+    assert _default(22, "give-up-correction-sent") == ["given-up-waits-for-operator"]
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=22).trace)
+    assert _check("given-up-waits-for-operator", trace) == []
+
+
+def test_a_wave_of_one_undelivered_child_that_is_never_woken_is_caught() -> None:
+    # Seed 5: run-1's own send gives up (suspended) and its wave is run-1 alone; reference §c9
+    # consumes a one-child wave without a wake only when that child was already delivered. The
+    # oracle used to judge waves of two or more only (first seen at seed 9).
+    trace = list(world.run(scenario.load(cli.default_world_path()), seed=5).trace)
+    wakes = [r for r in trace if r.kind == "gateway.send"
+             and r.data["key"] == "announce:requester-settle:main:agent:main:main:run-1"]
+    assert wakes and _check("wave-woken", trace) == []
+    assert _default(5, "wave-never-woken") == ["wave-woken"]
+    # A one-child wave whose child was taken owes nothing: seed 5 with run-1's wake removed and
+    # run-1's own completion forged as taken passes.
+    took = next(r for r in trace if r.kind == "requester.accept")
+    unwoken = [r for r in trace
+               if not (r.kind == "gateway.send" and r.data["run_id"] == "wave:run-1")]
+    assert any("the wave run-1 " in m for m in _check("wave-woken", unwoken))
+    forged = [*unwoken, attrs.evolve(took, seq=len(trace) + 1, t_ms=548_000, data={
+        **took.data, "run_id": "run-1", "key": "announce:v1:agent:main:subagent:c1:run-1"})]
+    forged.sort(key=lambda r: (r.t_ms, r.seq))
+    assert _check("wave-woken", forged) == []

@@ -56,8 +56,8 @@ def test_the_scenario_suite_is_clean_without_breakage() -> None:
 
 def test_at_most_once_catches_a_fresh_key_after_restart() -> None:
     result = _run("restart-replays-claim-key.toml", mutants=["fresh-key-after-restart"])
-    assert _names(result) == ["at-most-once"]
-    violation = result.violations[0]
+    assert _names(result) == ["announce-key", "at-most-once"]
+    (violation,) = [v for v in result.violations if v.invariant == "at-most-once"]
     assert "reached requester:agent:main:main twice" in violation.message
     kinds = [result.trace[seq].kind for seq in violation.records]
     assert kinds == ["requester.accept", "requester.accept"]

@@ -264,12 +264,27 @@ def required_reaches_requester(trace: Sequence[Record]) -> list[Violation]:
 
 def failure_not_replayed(trace: Sequence[Record]) -> list[Violation]:
     """DEL-14: a run whose runtime outcome is an error hands its requester the failure, never a
-    replay of text it captured before failing."""
+    replay of text it captured before failing; nor does the store keep that text as the run's
+    result (``world.rows``: what a later redrive or archive read would hand over), whether or
+    not the run ever reached its requester (unless the producer corrected it since: DEL-12)."""
     failed: dict[str, Record] = {}
+    corrected: set[str] = set()
     violations = []
     for r in trace:
         if r.kind == "child.end" and r.data["status"] == "error":
             failed[r.data["run_id"]] = r
+        elif r.kind == "child.correction":
+            corrected.add(r.data["run_id"])
+        elif r.kind == "world.rows":
+            for row in r.data["rows"]:
+                end = failed.get(row["run_id"])
+                if end is not None and row["run_id"] not in corrected \
+                        and row.get("result_chars") is not None:
+                    violations.append(Violation(
+                        "failure-not-replayed", "DEL-14",
+                        f"{row['run_id']} failed ({end.data['error']}), yet its store row keeps "
+                        f"a result of {row['result_chars']} characters",
+                        (end.seq, r.seq)))
         elif r.kind == "requester.accept" and r.data["run_id"] in failed:
             text = r.data["text"]
             # The findings of its children (DEL-6) are theirs, not text it captured.

@@ -26,7 +26,7 @@ import attrs
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.frozen import frozen
-from sim.invariants.observations import is_delivery_crash, is_wake, rejection_class
+from sim.invariants.observations import is_delivery_crash, is_wake, key_runs, rejection_class
 from sim.invariants.private.completion import Release, releases
 from sim.invariants.settled import EXPIRY_MS
 from sim.trace import Record
@@ -226,11 +226,31 @@ def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
     gone = _GivenUp(releases(trace))
     redriven: dict[str, int] = {}  # run -> when an operator last asked to redrive it
     dismissed: dict[str, Record] = {}  # run -> an operator's dismissal of it once given up
+    # Runs whose only hand-off so far was a batch wake the gateway refused for good (reference
+    # §c11: permanent, or part of it already reached the platform) and nobody took: the batch
+    # is closed, and no own key of theirs was ever sent. A later generation of such a run
+    # (``:g<n>``, n >= 2) is a new hand-off that only an operator's redrive may start.
+    wake_refused: dict[str, Record] = {}
+    own_sent: set[str] = set()
+    down = False
     sends: list[Record] = []
     violations: list[Violation] = []
     for r in trace:
         kind = r.kind
         gone.see(r)
+        if kind == "delivery.start":
+            down = False
+        elif is_delivery_crash(r):
+            down = True
+            wake_refused.clear()  # a refusal only the dead process heard
+        elif rejection_class(r) in ("permanent", "sent") and not down and \
+                is_wake(r.data.get("key") or ""):
+            for member in key_runs(r.data["key"]):
+                if member not in own_sent:
+                    wake_refused.setdefault(member, r)
+        elif kind == "requester.accept" and is_wake(r.data["key"]):
+            for member in key_runs(r.data["key"]):
+                wake_refused.pop(member, None)
         if kind == "world.operator" and r.data["run_id"]:
             if r.data["action"] == "redrive":
                 redriven[r.data["run_id"]] = r.t_ms
@@ -239,6 +259,16 @@ def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "gateway.send" and not is_wake(r.data["key"]):
             run_id = r.data["run_id"]
             sends.append(r)
+            refusal = wake_refused.pop(run_id, None)
+            if refusal is not None and generation(r.data["key"]) > 1 and \
+                    redriven.get(run_id, -1) < refusal.t_ms:
+                violations.append(Violation(
+                    "given-up-waits-for-operator", "DEL-16",
+                    f"{run_id}'s batch wake {refusal.data['key']} was refused for good at "
+                    f"{refusal.t_ms} ms and never taken, yet the run was sent again as a new "
+                    f"generation under {r.data['key']} at {r.t_ms} ms with no operator redrive "
+                    "asked", (refusal.seq, r.seq)))
+            own_sent.add(run_id)
             before = gone.latest.get(run_id)
             if before is not None and before.data["key"] == r.data["key"]:
                 continue  # a try (or a replay) of the same generation

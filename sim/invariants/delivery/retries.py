@@ -30,7 +30,7 @@ from sim.invariants.observations import (
     is_wake,
     rejection_class,
 )
-from sim.invariants.yields.seen import yielded_members
+from sim.invariants.yields.seen import batches
 from sim.trace import Record
 
 TRY_WAITS_MS = (5_000, 10_000, 20_000)
@@ -95,8 +95,13 @@ def _backoff_bounds(attempt: int | None) -> tuple[int, int]:
 
 def retry_timing(trace: Sequence[Record]) -> list[Violation]:
     asked = asked_runs(trace)
-    frozen = yielded_members(trace)
+    # When each run was first frozen into a yielded batch (its requester's yield, as asked).
+    frozen: dict[str, int] = {}
+    for batch in batches(trace):
+        for member in batch.members:
+            frozen[member] = min(frozen.get(member, batch.yielded.t_ms), batch.yielded.t_ms)
     ends: dict[str, int] = {}
+    own_since_frozen: set[str] = set()  # frozen members sent under their own key since the yield
     # Each delivery generation's sends, by run and key (a correction's generation has its own
     # key, DEL-12), and each run's latest key.
     runs: dict[tuple[str, str], _Run] = {}
@@ -145,6 +150,8 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             # observer cannot tell which attempt it is.
             unknown = run_id in hidden or (run_id in latest and run_id not in reopened)
             latest[run_id] = key
+            if run_id in frozen and frozen[run_id] <= r.t_ms:
+                own_since_frozen.add(run_id)
             unsent.discard(run_id)
             reopened.discard(run_id)
             if run is None:
@@ -164,8 +171,12 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             if run.crashed:
                 run.failures, run.attempt, run.crashed = 0, None, False
             run.last_send, run.outcome, run.rejection = r, "unanswered", None
-        elif r.kind == "delivery.give_up" and r.data["run_id"] not in frozen:
-            # (a yielded batch owns a frozen member)
+        elif r.kind == "delivery.give_up" and not (
+                r.data["run_id"] in frozen and frozen[r.data["run_id"]] <= r.t_ms
+                and r.data["run_id"] not in own_since_frozen):
+            # A yielded batch owns a frozen member from its yield on, not before (seed 6 of
+            # give-up-after-tries gives a run up 190 s before its requester yields), and not
+            # one the gateway was handed since under its own key (expiry-from-spawn, seed 6).
             at = (r.data["run_id"], latest.get(r.data["run_id"], ""))
             if at not in sent:
                 violations += _early_give_up(r, asked.get(r.data["run_id"]), runs.get(at),

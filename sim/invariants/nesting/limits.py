@@ -21,7 +21,7 @@ _ACTIVITY = ("child.delta", "child.message", "child.attempt", "child.tool_result
              "child.turn_end")
 
 
-def _child_key(requester: str, label: str) -> str:
+def child_key(requester: str, label: str) -> str:
     """The child session key a spawn asks for (reference §a): a nested child appends a segment
     to its requester's key; a top-level requester's child is ``agent:<agentId>:subagent:<id>``."""
     if ":subagent:" in requester:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.nesting.limits import _ACTIVITY, _child_key
+from sim.invariants.nesting.limits import _ACTIVITY, child_key
 from sim.trace import Record
 
 # A run's own streaming; a turn's end is left out: a run aborted while it waited closes its
@@ -38,7 +38,7 @@ def session_run_events(trace: Sequence[Record]) -> Iterator[tuple[str, str, str,
     for r in trace:
         kind, data = r.kind, r.data
         if kind == "world.spawn":
-            asked[data["child"]] = _child_key(data["requester"], data["session"])
+            asked[data["child"]] = child_key(data["requester"], data["session"])
         elif kind == "spawn":
             key = asked.pop(data["child"], None)
             if key is not None:

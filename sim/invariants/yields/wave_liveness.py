@@ -10,8 +10,10 @@ descendants settled as an outsider sees it (its own end and its own delivery's a
 wake is a send the gateway was handed (``gateway.send``) keyed
 ``announce:requester-settle:...`` without ``:yield-``.
 
-Judged: each connected set of two or more overlapping siblings (of one session incarnation,
-the session never reset nor deleted) whose turns had all ended before the first of them ended,
+Judged: each connected set of overlapping siblings (of one session incarnation, the session
+never reset nor deleted; a set of one only when that child's own completion never reached its
+requester and it does not announce nothing: reference §c9 consumes a one-child wave already
+delivered without a wake) whose turns had all ended before the first of them ended,
 so none of them could be settled alone before the others were siblings (no earlier wave could
 carry part of it: the joined-late case is left to the wave oracle), once every member and every
 member's descendant settled as an outsider can tell (a trail that does not say when: not
@@ -24,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.observations import Asked, asked_runs, key_runs
+from sim.invariants.observations import Asked, announces_nothing, asked_runs, key_runs
 from sim.invariants.settled import UNKNOWN, own_settle
 from sim.invariants.yields.seen import _descendants, _Seen, _seen
 from sim.invariants.yields.waves import _Child, _overlap, _read, _sibling
@@ -82,12 +84,25 @@ def wave_woken(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+def _taken(seen: _Seen, run_id: str) -> bool:
+    """Whether the run's own completion reached its requester (taken, or answered as a
+    duplicate of one taken)."""
+    return any(r.kind in ("requester.accept", "requester.duplicate")
+               for r in seen.trail.get(run_id, []))
+
+
 def _ready(component: list[_Child], finished: dict[str, Record], seen: _Seen,
            asked: dict[str, Asked]) -> int | None:
     """When every member and every member's descendant had settled, for a component judged
-    (two or more members whose turns all ended before the first of them ended); None when it
-    is not judged."""
-    if len(component) < 2 or any(c.end is None for c in component):
+    (members whose turns all ended before the first of them ended; a lone member not already
+    delivered); None when it is not judged."""
+    if any(c.end is None for c in component):
+        return None
+    if len(component) == 1 and (_taken(seen, component[0].run_id) or announces_nothing(
+            component[0].end.data.get("result") if component[0].end is not None else None)):
+        # Reference §c9: a wave of exactly one required child already delivered is consumed
+        # with no wake (so is one that announces nothing); one whose own delivery never
+        # reached its requester is owed the wake like any other.
         return None
     turns_ended = max(finished[c.turn or ""].t_ms for c in component)
     if turns_ended >= min(c.end.t_ms for c in component if c.end is not None):
@@ -105,7 +120,8 @@ def _ready(component: list[_Child], finished: dict[str, Record], seen: _Seen,
 
 INVARIANTS = (
     Invariant("wave-woken", "YLD-1", "liveness",
-              "A settled wave of two or more overlapping siblings of normal turns (all of them "
-              "siblings before the first ended) gets one settle wake naming exactly them.",
+              "A settled wave of overlapping siblings of normal turns (all of them siblings "
+              "before the first ended; a lone one only if not already delivered) gets one "
+              "settle wake naming exactly them.",
               wave_woken),
 )

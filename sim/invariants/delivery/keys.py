@@ -1,0 +1,73 @@
+"""Reference §a and §c12: the idempotency key each of a run's hand-offs carries.
+
+The gateway and the requester recognise a completion they already have by its key alone, so the
+key is the promise that makes a resend harmless: ``announce:v1:<childSessionKey>:<childRunId>``
+(reference §a), the same key on every resend of one delivery generation, a restart included
+(§c12: "replays the same attempt key"), and ``:g<n>`` after it for a reopened generation
+(docs/recovery.md). ``at-most-once`` sees a wrong key only when the completion had already
+reached its requester before the resend; this oracle sees it on the first hand-off that carries
+it.
+
+Read from what was asked (``world.spawn``: the requester's session key and the child's label,
+restated into the child session key as reference §a builds it; ``spawn`` for the run id that
+answered the request), each operator request (``world.operator``) and what the gateway was handed
+(``gateway.send``: the run, the key and the producer end time it carries). A batch or wave wake's
+key is ``one-wake-per-batch``'s.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from sim.invariants.base import Invariant, Violation
+from sim.invariants.nesting.limits import child_key
+from sim.invariants.observations import asked_runs, is_wake
+from sim.trace import Record
+
+_GENERATION = re.compile(r":g([0-9]+)$")
+
+
+def announce_key(trace: Sequence[Record]) -> list[Violation]:
+    asked = asked_runs(trace)
+    last: dict[str, Record] = {}  # run -> its latest hand-off since the last operator request
+    violations: list[Violation] = []
+
+    def fail(what: str, *seqs: int) -> None:
+        violations.append(Violation("announce-key", "DEL-3", what, seqs))
+
+    for r in trace:
+        if r.kind == "world.operator":
+            last.pop(r.data["run_id"], None)  # a redrive opens the next generation
+            continue
+        if r.kind != "gateway.send" or is_wake(r.data["key"]):
+            continue
+        run_id, key = r.data["run_id"], r.data["key"]
+        request = asked.get(run_id)
+        if request is None:
+            continue  # not a spawned run's own hand-off
+        spawn = request.request.data
+        base = f"announce:v1:{child_key(spawn['requester'], spawn['session'])}:{run_id}"
+        suffix = key[len(base):] if key.startswith(base) else None
+        found = _GENERATION.fullmatch(suffix) if suffix else None
+        if suffix is None or (suffix and (found is None or int(found.group(1)) < 2)):
+            fail(f"{run_id} was handed to the gateway under key {key!r}, not {base!r} (with "
+                 f"':g<n>' for a reopened generation)", request.request.seq, r.seq)
+        before = last.get(run_id)
+        if before is not None and before.data["ended_at"] == r.data["ended_at"] \
+                and before.data["key"] != key:
+            fail(f"{run_id} was handed to the gateway under key {before.data['key']!r} at "
+                 f"{before.t_ms} ms and again, with the same answer (ending at "
+                 f"{r.data['ended_at']} ms) and no operator request between, under {key!r} at "
+                 f"{r.t_ms} ms", before.seq, r.seq)
+        last[run_id] = r
+    return violations
+
+
+INVARIANTS = (
+    Invariant("announce-key", "DEL-3", "safety",
+              "Each hand-off of a run carries announce:v1:<child session key>:<run id> (reference "
+              "§a), ':g<n>' after it for a reopened generation, and the same key as the run's "
+              "previous hand-off of the same answer unless an operator request came between "
+              "(§c12: a restart replays the same key).", announce_key),
+)
