@@ -34,18 +34,23 @@ SILENT_NEAR_MISSES = (" NO_REPLY ", "NO_REPLY.", "no_reply", "ANNOUNCE_SKIP", "N
 # Reply size classes: (share, smallest, largest) in characters; big replies are rare.
 SIZES = ((0.815, 0, 0), (0.15, 200, 4_000), (0.03, 10_000, 60_000), (0.005, 150_000, 200_000))
 _FILLER = "lorem <ipsum> & dolor sit amet, "
-# The larger half of the big replies are multibyte and escape-heavy instead: over 102,400 bytes
-# of UTF-8 they are frozen to a prefix (reference §c14) whose cut can fall inside a 3-byte
-# character, and that prefix escapes past the 160,000-character shared cap on its own (FMT-2);
-# the plain filler's frozen prefix escapes to about 125,000 characters and fits.
+# Big replies are multibyte, so that bytes and characters part ways at the 102,400-byte
+# frozen-result cap (reference §c14), whose cut can then fall inside a 3-byte character. The
+# larger half are escape-heavy: their frozen prefix escapes past the 160,000-character shared cap
+# on its own (FMT-2). The smaller half's frozen prefix escapes to about 118,000 characters and
+# fits, so the requester reads the frozen notice itself (and a cap that counted characters
+# instead, 102,400 of them, would show a longer text).
 _WIDE_FILLER = "&&<中文 "
+_MIXED_FILLER = "lorem <ipsum> & dolor sit amet, 中文 "
 
 
 def _filler(size: int) -> str:
-    """The upper half of the big sizes take the escape-heavy filler (by size, not by a draw
-    of its own: the seed's other draws stay where they were)."""
+    """A big size takes a multibyte filler (the upper half the escape-heavy one); by size, not
+    by a draw of its own, so the seed's other draws stay where they were."""
     low, high = SIZES[-1][1:]
-    return _WIDE_FILLER if size >= (low + high) // 2 else _FILLER
+    if size >= (low + high) // 2:
+        return _WIDE_FILLER
+    return _MIXED_FILLER if size >= low else _FILLER
 
 
 def draw_answer(chooser: Chooser, child_id: str, n: int) -> str:
