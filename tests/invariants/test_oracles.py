@@ -185,3 +185,19 @@ def test_a_run_is_tied_to_the_request_it_answers_by_order() -> None:
         trace.append(n, "r", "requester.accept", {"run_id": f"run-{n}"})
     found = invariants.check(trace.records, ["not-required-skipped"])
     assert [v.message.split()[0] for v in found] == ["run-1"]
+
+
+def test_retry_timing_gives_a_frozen_members_correction_to_its_batch() -> None:
+    # Seed 2362 with children drawn 1..8: run-16's first answer goes out on its own after the
+    # yield, its correction comes before the batch's wake and is the batch's, and the batch's
+    # close (no visible reply to three wakes) gives it up: no early give-up of its own.
+    from sim.invariants.delivery.retries import retry_timing
+
+    result = _run("regressions/batch-owns-correction-seed-2362.toml")
+    assert retry_timing(result.trace) == []
+    # Without the correction run-16 stays its own delivery's since its own send: the batch's
+    # give-up of it is then an early one, as before.
+    uncorrected = [r for r in result.trace
+                   if not (r.kind == "child.correction" and r.data["run_id"] == "run-16")]
+    found = retry_timing(uncorrected)
+    assert [v.message.split(" ")[0] for v in found] == ["run-16"]

@@ -105,3 +105,22 @@ def test_one_wake_per_batch_catches_a_wave_woken_twice() -> None:
 
     result = _run("wave-overlapping.toml", mutants=[MUTANT_TWO_WAKES])
     assert "one-wake-per-batch" in {v.invariant for v in result.violations}
+
+
+def test_a_wave_frozen_before_a_crash_owes_no_sibling_whose_turn_ended_after() -> None:
+    # Seed 1119 with children drawn 1..8: the wave run-1,run-2,run-3 is frozen at its first
+    # dispatch, the delivery process dies before the send, run-5's turn finishes, and the
+    # restarted process replays the frozen row (reference §c9, §c11); run-5 joins late.
+    from sim.invariants.observations import is_delivery_crash
+    from sim.invariants.yields.waves import wave_is_overlapping_set
+
+    result = _run("regressions/wave-frozen-before-crash-seed-1119.toml")
+    assert result.violations == ()
+    frozen = [(r.data["members"], r.data["joined_late"]) for r in result.trace
+              if r.kind == "batch.wave"]
+    assert frozen == [(["run-1", "run-2", "run-3"], False), (["run-5"], True)]
+    # Without the crash between them the freeze and the send are one step: run-5's turn then
+    # ended before the wave was decided, and leaving it out is the violation.
+    uncrashed = [r for r in result.trace if not is_delivery_crash(r)]
+    found = wave_is_overlapping_set(uncrashed)
+    assert found and all("leaves out run-5" in v.message for v in found)

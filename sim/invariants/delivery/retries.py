@@ -28,6 +28,7 @@ from sim.invariants.observations import (
     asked_runs,
     is_delivery_crash,
     is_wake,
+    key_runs,
     rejection_class,
 )
 from sim.invariants.yields.seen import batches
@@ -102,6 +103,7 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             frozen[member] = min(frozen.get(member, batch.yielded.t_ms), batch.yielded.t_ms)
     ends: dict[str, int] = {}
     own_since_frozen: set[str] = set()  # frozen members sent under their own key since the yield
+    woken: set[str] = set()  # members of a yielded batch whose wake the gateway was handed
     # Each delivery generation's sends, by run and key (a correction's generation has its own
     # key, DEL-12), and each run's latest key.
     runs: dict[tuple[str, str], _Run] = {}
@@ -127,6 +129,14 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             reopened.add(r.data["run_id"])
             if r.kind == "child.correction":
                 ends[r.data["run_id"]] = r.data["ended_at"]  # its window starts at its end
+                if r.data["run_id"] in frozen and frozen[r.data["run_id"]] <= r.t_ms \
+                        and r.data["run_id"] not in woken:
+                    # A newer receipt of a frozen member before its batch's wake went out is
+                    # the batch's (docs/yield.md: the first answers go out one by one, the
+                    # corrections are the batch's; reference §b, §c9 intentional_non_delivery),
+                    # even when its first generation went out on its own after the yield (seed
+                    # 2362 with children drawn 1..8).
+                    own_since_frozen.discard(r.data["run_id"])
         elif is_delivery_crash(r):
             for known in runs.values():
                 known.crashed = True
@@ -142,6 +152,8 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
                 if rejected.outcome == "sent":
                     sent.add(at)
         elif r.kind == "gateway.send" and is_wake(r.data.get("key", "")):
+            if ":yield-" in r.data["key"]:
+                woken.update(key_runs(r.data["key"]))
             continue  # batch wakes keep their own budgets (wake oracles)
         elif r.kind == "gateway.send":
             run_id, key = r.data["run_id"], r.data["key"]

@@ -28,9 +28,12 @@ first send of each wave wake must show:
   have landed unbeknown to the registry by then, or an operator redrove it since);
 * the members are connected by overlapping intervals (through siblings that had settled by
   then: a member an earlier wave carried links a late joiner);
-* no sibling overlapping a member is left out: each one whose turn had ended by then was
-  settled, and is named by this wake or an earlier one, or had settled before the member's
-  own turn ended (an earlier wave could carry it, or consume it alone, only then);
+* no sibling overlapping a member is left out: each one whose turn had ended when the wave was
+  surely decided (the send; or, when the delivery process died between the members' settling
+  and the send, the last of them settling: the wave is frozen at its first dispatch and a
+  restart replays it, reference §c9, §c11) was settled, and is named by this wake or an earlier
+  one, or had settled before the member's own turn ended (an earlier wave could carry it, or
+  consume it alone, only then);
 * no run is named by two different wave wakes; a wake of one member carries a result that did
   not reach the requester on its own (its latest generation sent before the wake: a take of an
   older one does not count), or whose send may have landed unbeknown to the registry (exactly
@@ -94,6 +97,7 @@ class _Seen:
     finished: dict[str, Record]  # turn run -> its normal end
     yielded: set[str]  # turn runs that yielded
     wakes: list[Record]  # the first send of each wave wake (by base key), in order
+    crashes: list[int]  # trace positions of the delivery process's crashes
 
 
 def _base(key: str) -> str:
@@ -108,6 +112,7 @@ def _read(trace: Sequence[Record]) -> _Seen:
     yielded: set[str] = set()
     wakes: dict[str, Record] = {}
     open_turn: dict[str, str] = {}  # requester actor -> its open turn run
+    crashes: list[int] = []
     settle = EarliestSettle(trace)
     for r in trace:
         kind = r.kind
@@ -139,6 +144,7 @@ def _read(trace: Sequence[Record]) -> _Seen:
             child = children[r.data["run_id"]]
             child.unsure = child.unsure or r
         elif is_delivery_crash(r):
+            crashes.append(r.seq)
             for child in children.values():
                 if child.sent:
                     child.unsure = child.unsure or r
@@ -174,7 +180,7 @@ def _read(trace: Sequence[Record]) -> _Seen:
             wakes.setdefault(_base(r.data["key"]), r)
     for child in children.values():
         child.settle = settle.earliest(child.run_id)
-    return _Seen(children, finished, yielded, list(wakes.values()))
+    return _Seen(children, finished, yielded, list(wakes.values()), crashes)
 
 
 def _sibling(seen: _Seen, child: _Child, before: int) -> bool:
@@ -195,6 +201,25 @@ def _latest_key(child: _Child, before: Record) -> str | None:
     arriving late, is not the result the wave had to wait for (a newer generation, DEL-12)."""
     keys = [r.data["key"] for r in child.sends if r.seq < before.seq]
     return keys[-1] if keys else None
+
+
+def _decided(seen: _Seen, members: list[_Child], send: Record) -> int:
+    """The trace position by which the wave's members were surely decided.
+
+    The wave is frozen at its first dispatch (its outbox row saved ``dispatching`` with its
+    members, docs/yield.md) and a restarted process replays that row on the same key (reference
+    §c9: restored rows coalesce; §c11: the send may have landed). The freeze and the first send
+    are one step, unless the delivery process died in between: the members then may have been
+    decided at any moment after the last of them settled and its turn ended, before the crash,
+    and a sibling whose turn ended after that moment joins late (its own wave), as it would had
+    the wake gone out then (seeds 1119 with children drawn 1..8,
+    scenarios/regressions/wave-frozen-before-crash-seed-1119.toml)."""
+    floor = max(max(m.settle[1] if m.settle is not None else send.seq,
+                    seen.finished[m.turn].seq if m.turn in seen.finished else send.seq)
+                for m in members)
+    if any(floor < crash < send.seq for crash in seen.crashes):
+        return floor
+    return send.seq
 
 
 def _connected(members: list[_Child], links: list[_Child]) -> bool:
@@ -264,9 +289,12 @@ def wave_is_overlapping_set(trace: Sequence[Record]) -> list[Violation]:
         if not _connected(members, links):
             fail(f"the wave wake {key} names runs whose execution intervals are not one "
                  "connected overlapping set", send)
+        # Owed to the wave only what was a sibling when it was surely decided (_decided).
+        decided = _decided(seen, members, send)
+        owed = [c for c in siblings if _sibling(seen, c, decided)]
         for m in members:
             turn_end = seen.finished.get(m.turn or "")
-            for other in siblings:
+            for other in owed:
                 if not _overlap(m, other):
                     continue
                 if not _settled(other, send):
