@@ -54,7 +54,7 @@ RERUN_SHARE = 0.1
 # again before the answer came): the re-run waits in the session's queue, and a later reuse of
 # that busy session (sim/world/draws/child.py's worker session) waits behind it, the corner
 # where a session queue's order shows. On a stream of its own, so other re-runs keep still.
-RERUN_EARLY_SHARE = 0.25
+RERUN_EARLY_SHARE = 0.2
 
 
 def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[ChildSpec]:
@@ -137,8 +137,10 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
                 at = (child.spawn_at_ms + 2 * child.run_ms + (child.correction_after_ms or 0)
                       + 1000 * (1 + world.chooser.choose("workload:rerun", 60)))
                 if world.chooser.chance("workload:rerun-early", RERUN_EARLY_SHARE):
-                    at = child.spawn_at_ms + 1000 * world.chooser.choose(
-                        "workload:rerun-early", max(1, child.run_ms // 1000))
+                    # At least a second after the first spawn: two requests for one child id
+                    # at one instant are not a re-run (the first has no outcome yet).
+                    at = child.spawn_at_ms + 1000 * (1 + world.chooser.choose(
+                        "workload:rerun-early", max(1, child.run_ms // 1000 - 1)))
                 drawn.append(attrs.evolve(rerun, spawn_at_ms=at))
                 trees.add(drawn[-1])
     return drawn
