@@ -252,6 +252,8 @@ PROBES: dict[str, str] = {
     # -- a child session's own run queue (actors/nesting/session_queue.py) -------------------------
     "requester.session-queued": "a run was spawned into a child session whose earlier run had "
                                 "not ended: it waits for it",
+    "requester.session-two-waiting": "a run was spawned into a child session whose queue "
+                                     "already held a waiting run: two wait behind the running one",
     "child.lane-queued-after-session": "a run that waited for its session then waited for a "
                                        "slot of the maxConcurrent lane",
     "child.aborted-in-session-queue": "a run was aborted while it waited for its session's "

@@ -177,6 +177,9 @@ async def run_requester(
                                          binding.incarnation))
                 if behind is not None:
                     port.probe("requester.session-queued")
+                    if sessions is not None and behind != sessions.holder(key):
+                        # Behind another waiting run: the order of the session's queue shows.
+                        port.probe("requester.session-two-waiting")
                     port.emit(events.SessionQueued(run_id, key, behind))
                 elif not granted:
                     assert lane is not None

@@ -27,6 +27,13 @@ CHILD_ERRORS = ("model provider error: 500 internal error", "tool sandbox exited
 # Of reused session keys (FMT-6), the share spawned while the earlier run should still run: the
 # session queue's corner (actors/nesting/session_queue.py), aimed so a bug there shows.
 EARLY_REUSE_SHARE = 0.25
+# Of reuses while some session was already given a run while busy, the share that go to the
+# latest such session, while its latest run should still run (an orchestrator feeding one
+# worker session task after task). Why: a session's queue shows its order only with two runs
+# waiting behind a running one (actors/nesting/session_queue.py); uniform picks with
+# independent timings stacked two on one busy session in 2 of default seeds 1..200
+# (benchmarks/README.md has the rates).
+WORKER_SHARE = 0.5
 # Sends a control message about a child at a virtual time (the world's session-control desk).
 SendAt = Callable[[int, ChildSpec, Control], None]
 
@@ -101,11 +108,16 @@ def draw_archive_use(chooser: Chooser, send_at: SendAt, child: ChildSpec,
     reused = bool(earlier) and child.parent is None and chooser.chance(sub, 0.15)
     if reused:
         prior = earlier[chooser.choose(sub, len(earlier))]
+        early_share = EARLY_REUSE_SHARE
+        worker = _worker_session(earlier, trees)
+        # (On a stream of its own, so seeds without a worker session draw as before.)
+        if worker is not None and chooser.chance(f"{sub}-worker", WORKER_SHARE):
+            prior, early_share = trees.on_session(worker)[-1], 1.0
         key = prior.session or prior.id
         # After every earlier run of that session, not only the one picked: a session runs
         # one run at a time (two reuses of one key in a big world overlapped).
         at = trees.session_free_ms(key) + 1000 * (1 + chooser.choose(sub, 60))
-        if chooser.chance(sub, EARLY_REUSE_SHARE):  # the run waits in the session's queue
+        if chooser.chance(sub, early_share):  # the run waits in the session's queue
             at = prior.spawn_at_ms + 1000 * chooser.choose(sub, max(1, prior.run_ms // 1000))
         child = attrs.evolve(child, session=key, spawn_at_ms=at)
     # Reads cost a decode and a sessions_history each: mostly where a key was reused.
@@ -117,3 +129,15 @@ def draw_archive_use(chooser: Chooser, send_at: SendAt, child: ChildSpec,
             send_at(end_ms + 1000 * (1 + chooser.choose(sub, 120)), child,
                           CleanupSession(child.id))
     return child
+
+
+def _worker_session(earlier: list[ChildSpec], trees: TreeBook) -> str | None:
+    """The session most recently drawn a run while an earlier run of it should still run (a
+    session fed work while busy), if any."""
+    for spec in reversed(earlier):
+        key = spec.session or spec.id
+        runs = trees.on_session(key)
+        if any(run is not spec and run.spawn_at_ms <= spec.spawn_at_ms
+               < run.spawn_at_ms + run.run_ms for run in runs):
+            return key
+    return None

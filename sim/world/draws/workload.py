@@ -50,6 +50,11 @@ class _World(Protocol):
 
 # The share of drawn children whose session is spawned again later (a new run id).
 RERUN_SHARE = 0.1
+# Of those re-runs, the share spawned while the first run should still run (a user who asks
+# again before the answer came): the re-run waits in the session's queue, and a later reuse of
+# that busy session (sim/world/draws/child.py's worker session) waits behind it, the corner
+# where a session queue's order shows. On a stream of its own, so other re-runs keep still.
+RERUN_EARLY_SHARE = 0.2
 
 
 def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[ChildSpec]:
@@ -129,9 +134,13 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
                 # The same child session runs again once its first run is surely over.
                 rerun = attrs.evolve(world._draw_child(workload, child.id, i),
                                      requester=child.requester)
-                drawn.append(attrs.evolve(rerun, spawn_at_ms=child.spawn_at_ms
-                                          + 2 * child.run_ms
-                                          + (child.correction_after_ms or 0) + 1000 * (
-                                              1 + world.chooser.choose("workload:rerun", 60))))
+                at = (child.spawn_at_ms + 2 * child.run_ms + (child.correction_after_ms or 0)
+                      + 1000 * (1 + world.chooser.choose("workload:rerun", 60)))
+                if world.chooser.chance("workload:rerun-early", RERUN_EARLY_SHARE):
+                    # At least a second after the first spawn: two requests for one child id
+                    # at one instant are not a re-run (the first has no outcome yet).
+                    at = child.spawn_at_ms + 1000 * (1 + world.chooser.choose(
+                        "workload:rerun-early", max(1, child.run_ms // 1000 - 1)))
+                drawn.append(attrs.evolve(rerun, spawn_at_ms=at))
                 trees.add(drawn[-1])
     return drawn
