@@ -62,11 +62,14 @@ def draw_answer(chooser: Chooser, child_id: str, n: int) -> str:
     if shape <= 2:
         text += " " + STRESS[chooser.choose("workload:text", len(STRESS))]
     size = _draw_size(chooser)
-    if size > len(text):
-        piece = _filler(size)
-        filler = piece * (1 + (size - len(text)) // len(piece))
-        text = text + "\n" + filler[: size - len(text) - 1]
-    return text
+    return _grown(text, size, _filler(size)) if size > len(text) else text
+
+
+def _grown(text: str, size: int, piece: str) -> str:
+    """``text``, a newline and ``piece`` repeated: ``size`` characters in all (one string
+    repeat, so a big reply stays cheap)."""
+    filler = piece * (1 + (size - len(text)) // len(piece))
+    return text + "\n" + filler[: size - len(text) - 1]
 
 
 def _draw_size(chooser: Chooser) -> int:
@@ -89,5 +92,4 @@ def big_answer(chooser: Chooser, subsystem: str, child_id: str, text: str) -> st
     text = text or f"{child_id} done."
     # The escape-heavy filler: frozen to 102,400 bytes (reference §c14), it still escapes past
     # the shared cap, so the wake that carries it cuts it.
-    filler = _WIDE_FILLER * (1 + (size - len(text)) // len(_WIDE_FILLER))
-    return text + "\n" + filler[: size - len(text) - 1]
+    return _grown(text, size, _WIDE_FILLER)
