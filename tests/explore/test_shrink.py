@@ -369,7 +369,8 @@ def test_a_guided_scenario_is_one_run_whatever_the_seed() -> None:
 @pytest.mark.parametrize("path", sorted(SCENARIOS.rglob("*.toml")), ids=lambda p: p.name)
 def test_every_scenario_survives_being_written_back(path: Path) -> None:
     loaded = scenario.load(path)
-    loaded = attrs.evolve(loaded, expect=scenario.Expectation(loaded.expect.violations))
+    loaded = attrs.evolve(loaded, expect=scenario.Expectation(
+        loaded.expect.violations, reaches=loaded.expect.reaches))
     assert scenario.loads(dumps(loaded), str(path)) == loaded
 
 
