@@ -95,7 +95,7 @@ def stale(result: RunResult, missing: list[str]) -> str:
     refresh = ["handoff", "shrink", "--seed", str(scenario.seed),
                *(arg for mutant in scenario.mutants for arg in ("--mutant", mutant)),
                "--save", scenario.path]
-    return (f"{where}: expect.reaches: stale: the run never reached {names}; a change to the "
+    return (f"{where}: expect.reaches: stale: the run never reached {names}. A change to the "
             "world's draws or to the model has moved its replay off the timeline this file "
             f"keeps, so it no longer tests it. Refresh it: {shlex.join(refresh)} (in the world "
             "it was found in, see its description), or re-aim its [replay.choices]")
