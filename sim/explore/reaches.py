@@ -44,5 +44,5 @@ class ProbeTally:
         """The moments the saved run (its probes ``saved``, in first-hit order) must reach."""
         always = self._always or {}
         order = [name for name in saved if name in always]
-        ranked = sorted(order, key=lambda name: (self._passing.get(name, 0), order.index(name)))
-        return tuple(ranked[:MAX_REACHES])
+        ranked = sorted(enumerate(order), key=lambda at: (self._passing.get(at[1], 0), at[0]))
+        return tuple(name for _, name in ranked[:MAX_REACHES])
