@@ -208,6 +208,8 @@ PROBES: dict[str, str] = {
     "turns.status-check-before-yield": "a turn checked a child's status, then yielded",
     # -- yield batches and their wakes (actors/yields/batch_wake.py, delivery_wakes.py) -----------
     "delivery.handed-to-batch": "a member's own delivery handed its result to its batch",
+    "delivery.correction-handed-to-batch": "a newer receipt (a correction, DEL-12) of a frozen "
+                                           "member reopened its delivery and went to its batch",
     "delivery.claimed-while-waiting": "a batch claimed a member waiting between tries",
     "delivery.claimed-before-end-seen": "a batch claimed an ended member whose end the "
                                         "delivery actor had not seen yet",
@@ -222,6 +224,8 @@ PROBES: dict[str, str] = {
     "batch.visible-reply-missing": "a woken message_tool turn gave no visible reply",
     "batch.retry": "a known undelivered wake is retried on a fresh key",
     "batch.attempts-exhausted": "a wake failed three attempts and closed",
+    "batch.gave-up-corrected-member": "a batch closed undelivered, giving up a member whose "
+                                      "correction it took (its first answer went on its own)",
     "batch.replay": "an unanswered wake is replayed on the same key",
     "batch.replays-exhausted": "an unanswered wake was replayed three times and closed",
     "batch.permanent-error": "a wake was refused with a permanent error and closed",
@@ -263,6 +267,8 @@ PROBES: dict[str, str] = {
     "wave.consumed-one-delivered": "a wave of exactly one already-delivered child was consumed "
                                    "without a wake",
     "wave.joined-late": "a sibling joined a wave after an earlier wave carried part of it",
+    "wave.restart-while-dispatching": "a restarted process replays a wave wake frozen at its "
+                                      "dispatch: the process died between the freeze and the send",
     "wave.descendants-pending": "a settled wave waited for a member's descendants (it just "
                                 "returned; a later settle rechecked)",
 }

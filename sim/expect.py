@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from sim.world.core import RunResult
 
 SETTLE_PREFIX = "announce:requester-settle:"
@@ -19,6 +21,9 @@ def failures(result: RunResult) -> list[str]:
         if violation.invariant not in scenario.expect.violations:
             problems.append(f"{violation.invariant} ({violation.requirement}): "
                             f"{violation.message}")
+    missing = unreached(result)
+    if missing:
+        problems.append(stale(result, missing))
     refusals = sum(1 for r in result.trace if r.kind == "requester.refused")
     if scenario.expect.refusals is not None and refusals != scenario.expect.refusals:
         problems.append(f"{scenario.path}: {refusals} session-control action(s) refused, "
@@ -74,6 +79,26 @@ def failures(result: RunResult) -> list[str]:
             problems.append(f"{where}: child {want.child}: no completion its requester received "
                             f"contains {want.text!r}")
     return problems
+
+
+def unreached(result: RunResult) -> list[str]:
+    """The probes of ``[expect] reaches`` the run never hit, in the file's order."""
+    return [name for name in result.scenario.expect.reaches if name not in result.probes]
+
+
+def stale(result: RunResult, missing: list[str]) -> str:
+    """A saved run that no longer reaches the moments it keeps: its replay left its timeline."""
+    scenario = result.scenario
+    line = scenario.expect.reaches_line
+    where = f"{scenario.path}:{line}" if line else scenario.path
+    names = ", ".join(missing)
+    refresh = ["handoff", "shrink", "--seed", str(scenario.seed),
+               *(arg for mutant in scenario.mutants for arg in ("--mutant", mutant)),
+               "--save", scenario.path]
+    return (f"{where}: expect.reaches: stale: the run never reached {names}. A change to the "
+            "world's draws or to the model has moved its replay off the timeline this file "
+            f"keeps, so it no longer tests it. Refresh it: {shlex.join(refresh)} (in the world "
+            "it was found in, see its description), or re-aim its [replay.choices]")
 
 
 def _wake_runs(key: str) -> list[str]:

@@ -43,6 +43,8 @@ class BatchHandover:
     def _hand_over(self, record: RunRecord, batch_id: str) -> list[Any]:
         self._active.pop(record.run_id, None)
         self._probe("delivery.handed-to-batch")
+        if record.generation > 1:
+            self._probe("delivery.correction-handed-to-batch")
         return [Persist(record.run_id, HandedToBatch()),
                 batch_events.HandedToBatch(record.run_id, batch_id)]
 

@@ -191,6 +191,8 @@ class BatchWakeCore:
         if row.status == BatchStatus.DISPATCHING:
             # Replays the same attempt key, no new transition; a persisted deadline holds.
             self._probe("batch.restart-while-dispatching")
+            if not row.yielded:
+                self._probe("wave.restart-while-dispatching")
             # What the dead process sent may have landed: this key only, until an answer.
             row = attrs.evolve(row, key_ambiguous=True)
             if due is not None and due > now_ms:
@@ -362,6 +364,8 @@ class BatchWakeCore:
                     if record.outcome_status == OutcomeStatus.OK \
                     else GaveUp(DeliveryStatus.FAILED, error)
                 status = change.delivery_status
+                if record.generation > 1:
+                    self._probe("batch.gave-up-corrected-member")
                 if record.claim_phase in ACTIVE_CLAIMS:  # left from its own tries
                     cleared = ClaimMoved(ClaimPhase.ABANDONED, record.claim_key,
                                          record.claim_ended_at_ms)

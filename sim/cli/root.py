@@ -333,7 +333,7 @@ def _scenario_files(paths: Sequence[str]) -> list[str]:
 def run_command(paths: tuple[str, ...], as_json: bool) -> None:
     """Run scenario files (or every *.toml under folders) and check their expectations."""
     from sim import scenario as scenario_mod
-    from sim.expect import failures
+    from sim.expect import failures, unreached
     from sim.explore import sweeps as explore_mod
     from sim.world import core as world
 
@@ -348,13 +348,15 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
             rows.append({"path": scenario.path, "name": scenario.name, "passed": False,
                          "covers": list(scenario.covers),
                          "failure": f"{explore_mod.CRASH[0]}: {explore_mod.crash_message(exc)}",
-                         "seed": scenario.seed, "records": None})
+                         "seed": scenario.seed, "records": None, "unreached": None})
             continue
         problems = failures(result)
         rows.append({"path": scenario.path, "name": scenario.name, "passed": not problems,
                      "covers": list(scenario.covers),
                      "failure": "; ".join(counted(problems)) if problems else None,
-                     "seed": result.seed, "records": len(result.trace)})
+                     "seed": result.seed, "records": len(result.trace),
+                     # [expect] reaches the run missed: a stale saved run (sim/expect.py)
+                     "unreached": unreached(result)})
     passed = sum(1 for r in rows if r["passed"])
     failed = len(rows) - passed
     if as_json:

@@ -43,7 +43,9 @@ def _summary(shrunk: Shrunk, seed: int) -> dict[str, Any]:
     return {"seed": seed, "invariant": shrunk.invariant, "requirement": shrunk.requirement,
             "original_records": shrunk.original_records, "records": shrunk.records,
             "original_choices": shrunk.original_choices, "choices": shrunk.choices,
-            "runs": shrunk.runs, "crashes": shrunk.crashes, "first_crash": shrunk.first_crash}
+            "runs": shrunk.runs, "crashes": shrunk.crashes, "first_crash": shrunk.first_crash,
+            # The moments the saved file says its run reaches ([expect] reaches).
+            "reaches": list(shrunk.scenario.expect.reaches)}
 
 
 def _describe(summary: dict[str, Any]) -> str:

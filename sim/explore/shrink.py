@@ -13,6 +13,9 @@ repeated until none helps or the run budget is spent:
 - choices, in each subsystem's list: delete blocks of 8, 4, 2 and 1 choices, set blocks to 0,
   lower single values by binary search towards 0.
 
+The saved file also names the moments its run must reach (``[expect] reaches``, chosen by
+sim/explore/reaches.py), so a later change that moves the replay off that timeline fails it.
+
 "Smaller" is the order of (trace records, other invariants violated, number of choices, the
 choices themselves, the scripted structure): shorter traces first, as a user reads a trace. The
 candidate is a :class:`~sim.scenario.Scenario` whose ``replay`` holds the choices, which is exactly
@@ -28,6 +31,7 @@ from typing import Any
 import attrs
 
 from sim.choices import Schedule, Span
+from sim.explore.reaches import ProbeTally
 from sim.explore.streams import Streams as Streams
 from sim.explore.streams import _replace, _stream, _total, _without_trailing_zeros
 from sim.explore.streams import streams_of as streams_of
@@ -63,6 +67,7 @@ class Outcome:
     spans: tuple[Span, ...]
     message: str  # the target violation's message, when interesting
     requirement: str
+    probes: tuple[str, ...] = ()  # the code probes the run hit, in the order first hit
 
 
 @attrs.frozen
@@ -144,12 +149,16 @@ def shrink(
         # With a known-bug variant on, finding the violation is the regression (as the
         # scenarios/mutant-*.toml); without one it is a bug in the model, and the scenario fails
         # until the bug is fixed, then guards against its return.
-        expect=Expectation(violations=outcome.invariants if best.mutants else ()),
+        expect=Expectation(violations=outcome.invariants if best.mutants else (),
+                           reaches=shrinker.tally.reaches(outcome.probes)),
     )
     # What is saved is checked: the file's text, loaded back, must fail the same way.
     again = world.run(loads(dumps(saved), "<shrunk>"))
     if target not in {v.invariant for v in again.violations}:
         raise NotReproduced(f"seed {seed}: the shrunk scenario did not violate {target} again")
+    if any(name not in again.probes for name in saved.expect.reaches):
+        raise NotReproduced(f"seed {seed}: the shrunk scenario did not reach "
+                            f"{', '.join(saved.expect.reaches)} again")
     return Shrunk(saved, target, outcome.requirement, outcome.message, len(original.trace),
                   outcome.records, len(original.schedule.choices), choices, shrinker.runs,
                   shrinker.crashes, shrinker.first_crash)
@@ -184,6 +193,7 @@ class _Shrinker:
         self.crashes = 0
         self.first_crash: str | None = None
         self._cache: dict[Scenario, Outcome] = {}
+        self.tally = ProbeTally()  # what [expect] reaches is chosen from
         self.best: Scenario
         self.best_outcome: Outcome
 
@@ -210,7 +220,8 @@ class _Shrinker:
                 invariants=tuple(dict.fromkeys(v.invariant for v in result.violations)),
                 streams=streams_of(result.schedule),
                 spans=result.spans, message=hits[0].message if hits else "",
-                requirement=hits[0].requirement if hits else "")
+                requirement=hits[0].requirement if hits else "", probes=tuple(result.probes))
+            self.tally.count(outcome.interesting, outcome.probes)
         self._cache[candidate] = outcome
         return outcome
 

@@ -164,6 +164,11 @@ class Expectation:
     violations: tuple[str, ...] = ()
     children: tuple[ChildExpectation, ...] = ()
     refusals: int | None = None  # DEL-17: session-control actions the sessions refused
+    # Code probes (actors/probes.py) the run must hit: the moments of the timeline a saved run
+    # keeps, so a replay the world's draws moved off that timeline fails instead of passing
+    # vacuously (docs/scenarios.md "Saved runs"). ``reaches_line``: where the file says so.
+    reaches: tuple[str, ...] = ()
+    reaches_line: int | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen

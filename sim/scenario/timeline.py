@@ -3,11 +3,13 @@ choices of a shrunk failure (``[replay.choices]``)."""
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from actors import addresses
 from actors.gateway.send_error import SendError
 from actors.inputs import Node
+from actors.probes import PROBES
 from sim.choices import MAX_OPTIONS
 from sim.faults.plan import TimelineEvent
 from sim.scenario.model import (
@@ -117,7 +119,7 @@ def expectations(root: Node, child_ids: list[str]) -> Expectation:
     table = root.node("expect", None)
     if table is None:
         return Expectation()
-    table.check_keys(("violations", "children", "refusals"))
+    table.check_keys(("violations", "children", "refusals", "reaches"))
     from sim.invariants import BY_NAME  # the names scenarios may expect
 
     violations = table.strings("violations", ())
@@ -145,8 +147,24 @@ def expectations(root: Node, child_ids: list[str]) -> Expectation:
             refused_with=child_table.text("refused_with", None),
             woken=child_table.integer("woken", None, maximum=MAX_COUNT),
         ))
-    return Expectation(violations, tuple(found), table.integer("refusals", None,
-                                                               maximum=MAX_COUNT))
+    return Expectation(violations, tuple(found),
+                       table.integer("refusals", None, maximum=MAX_COUNT),
+                       _reaches(table),
+                       table.doc.line((*table.path, "reaches")) if table.has("reaches") else None)
+
+
+def _reaches(table: Node) -> tuple[str, ...]:
+    """``reaches``: declared code probes (actors/probes.py), each named once."""
+    names = table.strings("reaches", (), non_empty=table.has("reaches"))
+    for index, name in enumerate(names):
+        if name not in PROBES:
+            near = difflib.get_close_matches(name, list(PROBES), n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise table.fail_item("reaches", index, f"unknown probe {name!r} (the probes are "
+                                  f"declared in actors/probes.py{hint})")
+        if name in names[:index]:
+            raise table.fail_item("reaches", index, f"probe {name!r} is named twice")
+    return tuple(names)
 
 
 def _sent_to(table: Node) -> str | None:

@@ -71,7 +71,9 @@ def dumps(scenario: Scenario) -> str:
         parts.append("[replay.choices]\n" + "".join(
             f"{_key(subsystem)} = {_ints(values)}\n" for subsystem, values in scenario.replay))
     assert not scenario.expect.children, "child expectations are not written back"
-    parts.append(_table("[expect]", {"violations": list(scenario.expect.violations)}))
+    reaches = {"reaches": list(scenario.expect.reaches)} if scenario.expect.reaches else {}
+    parts.append(_table("[expect]", {"violations": list(scenario.expect.violations),
+                                     **reaches}))
     return "\n".join(parts)
 
 

@@ -134,6 +134,7 @@ def test_the_cli_saves_a_shrunk_scenario_and_says_how_to_reproduce(
     # The shrinker drops the requester's channel (no chunks to record), so the fresh key's
     # second delivery is seen by the session alone.
     assert scenario.load(path).expect.violations == ("evidence-before-claim",)
+    assert doc["reaches"] and list(scenario.load(path).expect.reaches) == doc["reaches"]
 
 
 def test_shrinking_is_deterministic(default_world: scenario.Scenario) -> None:
@@ -298,7 +299,11 @@ def test_explore_saves_each_failure_shrunk(tmp_path: Path) -> None:
         loaded = scenario.load(path)
         assert [e.fault for e in loaded.timeline] == ["crash"]  # what makes it fail stays
         assert loaded.mutants == ("claim-cleared-first",)
-        assert "evidence-before-claim" in [v.invariant for v in world.run(loaded).violations]
+        rerun = world.run(loaded)
+        assert "evidence-before-claim" in [v.invariant for v in rerun.violations]
+        # It names the moments its run reaches ([expect] reaches), and its run reaches them.
+        assert loaded.expect.reaches
+        assert set(loaded.expect.reaches) <= set(rerun.probes)
     ran = invoke("run", str(folder))
     assert ran.exit_code == 0, ran.output
     assert "2 passed, 0 failed" in ran.stdout
@@ -369,7 +374,8 @@ def test_a_guided_scenario_is_one_run_whatever_the_seed() -> None:
 @pytest.mark.parametrize("path", sorted(SCENARIOS.rglob("*.toml")), ids=lambda p: p.name)
 def test_every_scenario_survives_being_written_back(path: Path) -> None:
     loaded = scenario.load(path)
-    loaded = attrs.evolve(loaded, expect=scenario.Expectation(loaded.expect.violations))
+    loaded = attrs.evolve(loaded, expect=scenario.Expectation(
+        loaded.expect.violations, reaches=loaded.expect.reaches))
     assert scenario.loads(dumps(loaded), str(path)) == loaded
 
 
