@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from sim.invariants.index import of_kinds
 from sim.trace import Record
 
 # §c16, as JavaScript evaluates it: ASCII \b and case folding, JavaScript's \s and `.`.
@@ -198,10 +199,9 @@ _killed: dict[int, tuple[Sequence[Record], int, dict[str, Record]]] = {}
 
 def final_rows(trace: Sequence[Record]) -> dict[str, str]:
     """run_id -> delivery status in the registry when the world stopped ({} if not recorded)."""
-    for r in reversed(trace):
-        if r.kind == "world.rows":
-            return {row["run_id"]: row["delivery_status"] for row in r.data["rows"]}
-    return {}
+    found = of_kinds(trace, ("world.rows",))
+    return {row["run_id"]: row["delivery_status"] for row in found[-1].data["rows"]} \
+        if found else {}
 
 
 def is_rejection(r: Record) -> bool:
@@ -242,6 +242,8 @@ def rejection_class(r: Record) -> str | None:
     ``chunk-fail`` or ``chunk-abort`` fault) comes after earlier chunks reached the channel, so it
     is ``sent`` whatever the platform's error said; any other send fault is classed by its chain.
     Read from :func:`rejections` when ``r`` belongs to the trace classified last."""
+    if r.kind != "fault" and r.kind != "requester.gone":
+        return None  # only these can be refusals (:func:`is_rejection`)
     memo = _classes
     if memo is not None and r.seq < memo[1] and memo[0][r.seq] is r:
         return memo[2].get(r.seq)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import (
     asked_runs,
     is_delivery_crash,
@@ -54,7 +55,7 @@ def _memo(trace: Sequence[Record], name: str, read: Callable[[Sequence[Record]],
 def _batches(trace: Sequence[Record]) -> list[Batch]:
     asked = asked_runs(trace)
     found = []
-    for r in trace:
+    for r in of_kinds(trace, ("world.turn_end",)):
         if r.kind == "world.turn_end" and r.data["how"] == "yield":
             members = sorted(
                 run_id for run_id, a in asked.items()
@@ -125,13 +126,21 @@ def _seen(trace: Sequence[Record]) -> _Seen:
     return _memo(trace, "seen", _read_seen)  # type: ignore[return-value]
 
 
+# What :func:`_read_seen` reads.
+_SEEN_KINDS = ("child.end", "child.correction", "world.operator", "spawn", "lane.queued",
+               "session.queued", "lane.started", "gateway.send", "requester.accept",
+               "requester.turn_answer", "conversation.reply", *TRAIL_KINDS, "crash",
+               "delivery.start", "world.lifecycle", "world.turn", "world.turn_end",
+               "requester.wake_refused", "world.end")
+
+
 def _read_seen(trace: Sequence[Record]) -> _Seen:
     seen = _Seen()
     down_at: int | None = None
     wakes_taken: dict[str, Record] = {}  # wake key -> the transcript taking it
     # (session actor, turn run) -> the wake its latest answer answered, and when
     answering: dict[tuple[str, str], tuple[Record, int]] = {}
-    for r in trace:
+    for r in of_kinds(trace, _SEEN_KINDS):
         kind = r.kind
         if kind == "child.end":
             seen.ends.setdefault(r.data["run_id"], r)

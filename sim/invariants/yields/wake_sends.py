@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import attrs
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import asked_runs, is_wake
 from sim.invariants.yields.yield_batches import (
     _is_private,
@@ -67,12 +68,12 @@ def _answers(trace: Sequence[Record]) -> dict[str, list[_Answer]]:
     ``delay_ms``) or lose it (``send-ambiguous``)."""
     by_key: dict[str, list[_Answer]] = {}
     faults: dict[int, list[Record]] = {}  # instant -> the acknowledgement faults noted then
-    for r in trace:
+    for r in of_kinds(trace, ("fault",)):
         if r.kind == "fault" and (r.data.get("kind") in ACK_FAULTS or (
                 r.data.get("kind") in ("delay", "duplicate")
                 and r.data.get("message") == "CompletionAck")):
             faults.setdefault(r.t_ms, []).append(r)
-    for r in trace:
+    for r in of_kinds(trace, (*SESSION_ANSWERS, "fault")):
         if r.kind in SESSION_ANSWERS:
             if is_wake(r.data["key"]):
                 by_key.setdefault(r.data["key"], []).append(_way_back(r, faults))

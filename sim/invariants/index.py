@@ -1,0 +1,71 @@
+"""A run's records grouped by kind, built once per trace and shared by every oracle.
+
+About 78 oracles judge each run, and most of them read a handful of the ~90 record kinds; walking
+the whole trace once or several times each (about 106 passes over ~300 records per default-world
+seed, wave 10 in docs/performance.md) cost more than much of what they do with the records they
+keep. :func:`of_kinds` hands an oracle exactly the records of the kinds it reads, in trace order,
+from one grouping of the trace made the first time any oracle asks about it.
+
+Like the readings in ``observations.py``, the grouping is kept for the last trace asked (holding
+the trace itself, so its identity cannot be reused while it is remembered) and rebuilt when the
+trace grew since: an oracle stays callable with any plain sequence of records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import chain
+
+from sim.trace import Record
+
+
+class KindIndex:
+    """Where each kind's records sit in one trace (their positions, in trace order)."""
+
+    __slots__ = ("_merged", "positions", "size", "trace")
+
+    def __init__(self, trace: Sequence[Record]) -> None:
+        self.trace = trace
+        self.size = len(trace)
+        positions: dict[str, list[int]] = {}
+        for i, r in enumerate(trace):
+            kind = r.kind
+            at = positions.get(kind)
+            if at is None:
+                positions[kind] = [i]
+            else:
+                at.append(i)
+        self.positions = positions
+        self._merged: dict[tuple[str, ...], list[Record]] = {}
+
+    def of(self, kinds: tuple[str, ...]) -> list[Record]:
+        """The records of these kinds, in trace order (one list per kinds tuple, reused: the
+        caller must not change it)."""
+        found = self._merged.get(kinds)
+        if found is None:
+            runs = [self.positions[kind] for kind in dict.fromkeys(kinds)
+                    if kind in self.positions]
+            # Sorting the concatenated runs merges them (each is ascending already).
+            at = runs[0] if len(runs) == 1 else sorted(chain.from_iterable(runs))
+            trace = self.trace
+            found = [trace[i] for i in at]
+            self._merged[kinds] = found
+        return found
+
+
+_last: KindIndex | None = None
+
+
+def kind_index(trace: Sequence[Record]) -> KindIndex:
+    """The grouping of ``trace``, built on first use and kept while the trace is the last one
+    asked about (and has not grown)."""
+    global _last
+    index = _last
+    if index is None or index.trace is not trace or index.size != len(trace):
+        index = _last = KindIndex(trace)
+    return index
+
+
+def of_kinds(trace: Sequence[Record], kinds: tuple[str, ...]) -> list[Record]:
+    """The records of ``trace`` whose kind is one of ``kinds``, in trace order."""
+    return kind_index(trace).of(kinds)
