@@ -52,6 +52,10 @@ class KindIndex:
             self._merged[kinds] = found
         return found
 
+    def of_prefix(self, prefix: str) -> list[Record]:
+        """The records whose kind starts with ``prefix``, in trace order."""
+        return self.of(tuple(kind for kind in self.positions if kind.startswith(prefix)))
+
 
 _last: KindIndex | None = None
 
@@ -69,3 +73,9 @@ def kind_index(trace: Sequence[Record]) -> KindIndex:
 def of_kinds(trace: Sequence[Record], kinds: tuple[str, ...]) -> list[Record]:
     """The records of ``trace`` whose kind is one of ``kinds``, in trace order."""
     return kind_index(trace).of(kinds)
+
+
+def of_kind_prefix(trace: Sequence[Record], prefix: str) -> list[Record]:
+    """The records of ``trace`` whose kind starts with ``prefix`` (``child.``), in trace
+    order."""
+    return kind_index(trace).of_prefix(prefix)

@@ -128,7 +128,7 @@ def asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
 def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
     waiting: dict[tuple[str, str], list[Record]] = {}
     asked: dict[str, Asked] = {}
-    for r in trace:
+    for r in of_kinds(trace, ("world.spawn", "spawn.refused", "spawn")):
         if r.kind == "world.spawn":
             waiting.setdefault((r.data["actor"], r.data["child"]), []).append(r)
         elif r.kind == "spawn.refused":
@@ -229,7 +229,7 @@ def rejections(trace: Sequence[Record]) -> dict[int, str]:
     if _classes is not None and _classes[0] is trace and _classes[1] == len(trace):
         return _classes[2]
     classes = {}
-    for r in trace:
+    for r in of_kinds(trace, ("fault", "requester.gone")):  # no other kind is a refusal
         klass = _rejection_class(r)
         if klass is not None:
             classes[r.seq] = klass

@@ -17,6 +17,7 @@ import attrs
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.child.announce import DATA_CLOSE, DATA_OPEN
 from sim.invariants.frozen import frozen
+from sim.invariants.index import of_kind_prefix, of_kinds
 from sim.invariants.nesting.findings import own_part, visible
 from sim.invariants.observations import asked_runs
 from sim.trace import Record
@@ -56,9 +57,7 @@ def child_runs(trace: Sequence[Record]) -> dict[str, ChildRun]:
 
 def _group(trace: Sequence[Record]) -> dict[str, ChildRun]:
     runs: dict[str, ChildRun] = {}
-    for r in trace:
-        if not r.kind.startswith("child."):
-            continue
+    for r in of_kind_prefix(trace, "child."):
         run = runs.get(r.data["run_id"])
         if run is None:
             run = runs[r.data["run_id"]] = ChildRun()
@@ -280,7 +279,7 @@ def result_intact(trace: Sequence[Record]) -> list[Violation]:
     results: dict[tuple[str, int], Record] = {}
     ended: set[str] = set()
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("child.end", "child.correction", "requester.accept")):
         if r.kind == "child.end":
             results[(r.data["run_id"], r.t_ms)] = r
             ended.add(r.data["run_id"])
