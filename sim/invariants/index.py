@@ -13,16 +13,19 @@ trace grew since: an oracle stays callable with any plain sequence of records.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain
+from typing import TypeVar
 
 from sim.trace import Record
+
+T = TypeVar("T")
 
 
 class KindIndex:
     """Where each kind's records sit in one trace (their positions, in trace order)."""
 
-    __slots__ = ("_merged", "positions", "size", "trace")
+    __slots__ = ("_merged", "positions", "readings", "size", "trace")
 
     def __init__(self, trace: Sequence[Record]) -> None:
         self.trace = trace
@@ -37,6 +40,8 @@ class KindIndex:
                 at.append(i)
         self.positions = positions
         self._merged: dict[tuple[str, ...], list[Record]] = {}
+        # What several oracles read of this trace, computed once (:func:`shared`).
+        self.readings: dict[str, object] = {}
 
     def of(self, kinds: tuple[str, ...]) -> list[Record]:
         """The records of these kinds, in trace order (one list per kinds tuple, reused: the
@@ -73,6 +78,15 @@ def kind_index(trace: Sequence[Record]) -> KindIndex:
 def of_kinds(trace: Sequence[Record], kinds: tuple[str, ...]) -> list[Record]:
     """The records of ``trace`` whose kind is one of ``kinds``, in trace order."""
     return kind_index(trace).of(kinds)
+
+
+def shared(trace: Sequence[Record], name: str, read: Callable[[Sequence[Record]], T]) -> T:
+    """``read(trace)``, computed once per trace under ``name`` and handed to every oracle that
+    asks (each must only read it, never change it)."""
+    readings = kind_index(trace).readings
+    if name not in readings:
+        readings[name] = read(trace)
+    return readings[name]  # type: ignore[return-value]
 
 
 def of_kind_prefix(trace: Sequence[Record], prefix: str) -> list[Record]:

@@ -12,6 +12,7 @@ computed about itself (its ``required`` flag, its error class, its attempt count
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -92,6 +93,7 @@ def is_wake(key: str) -> bool:
     return key.startswith(SETTLE_PREFIX)
 
 
+@functools.lru_cache(maxsize=4096)  # the oracles ask about each key many times over
 def key_runs(key: str) -> tuple[str, ...]:
     """The run ids a batch-wake key names (``...:<run,run,...>[:yield-g][:retry-n]``)."""
     for part in key[len(SETTLE_PREFIX):].split(":"):

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.index import of_kinds
+from sim.invariants.index import of_kinds, shared
 from sim.invariants.observations import Asked, asked_runs, rejection_class
 from sim.trace import Record
 
@@ -43,7 +43,12 @@ def is_private(run: Asked | None) -> bool:
 
 
 def private_runs(trace: Sequence[Record]) -> dict[str, Asked]:
-    """The runs asked for with completionTarget "parent", by run id."""
+    """The runs asked for with completionTarget "parent", by run id (computed once per trace:
+    read, never change)."""
+    return shared(trace, "private.runs", _private_runs)
+
+
+def _private_runs(trace: Sequence[Record]) -> dict[str, Asked]:
     return {run_id: run for run_id, run in asked_runs(trace).items() if is_private(run)}
 
 
@@ -212,7 +217,12 @@ class Release:
 
 
 def releases(trace: Sequence[Record]) -> dict[str, Release]:
-    """Each ended private run's :class:`Release`."""
+    """Each ended private run's :class:`Release` (computed once per trace: read, never
+    change)."""
+    return shared(trace, "private.releases", _releases)
+
+
+def _releases(trace: Sequence[Record]) -> dict[str, Release]:
     private = private_runs(trace)
     turns = _turns(trace)
     ends: dict[str, int] = {}
