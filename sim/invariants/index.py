@@ -89,6 +89,12 @@ def shared(trace: Sequence[Record], name: str, read: Callable[[Sequence[Record]]
     return readings[name]  # type: ignore[return-value]
 
 
+def last_of_kind(trace: Sequence[Record], kind: str) -> Record | None:
+    """The last record of ``trace`` of this kind, if any."""
+    at = kind_index(trace).positions.get(kind)
+    return None if at is None else trace[at[-1]]
+
+
 def of_kind_prefix(trace: Sequence[Record], prefix: str) -> list[Record]:
     """The records of ``trace`` whose kind starts with ``prefix`` (``child.``), in trace
     order."""

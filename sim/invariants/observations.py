@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from sim.invariants.index import of_kinds
+from sim.invariants.index import last_of_kind, of_kinds
 from sim.trace import Record
 
 # §c16, as JavaScript evaluates it: ASCII \b and case folding, JavaScript's \s and `.`.
@@ -201,9 +201,9 @@ _killed: dict[int, tuple[Sequence[Record], int, dict[str, Record]]] = {}
 
 def final_rows(trace: Sequence[Record]) -> dict[str, str]:
     """run_id -> delivery status in the registry when the world stopped ({} if not recorded)."""
-    found = of_kinds(trace, ("world.rows",))
-    return {row["run_id"]: row["delivery_status"] for row in found[-1].data["rows"]} \
-        if found else {}
+    found = last_of_kind(trace, "world.rows")
+    return {} if found is None else {
+        row["run_id"]: row["delivery_status"] for row in found.data["rows"]}
 
 
 def is_rejection(r: Record) -> bool:

@@ -61,6 +61,8 @@ def history_paging(trace: Sequence[Record]) -> list[Violation]:
     last: dict[tuple[str, str, str, bool], tuple[Record, list[int]]] = {}
     violations = []
     for r in of_kinds(trace, ("requester.history", "requester.archive")):
+        if r.kind not in ("requester.history", "requester.archive"):
+            continue
         result = r.data.get("result")
         if not isinstance(result, dict) or "messages" not in result:
             continue

@@ -58,6 +58,8 @@ def child_runs(trace: Sequence[Record]) -> dict[str, ChildRun]:
 def _group(trace: Sequence[Record]) -> dict[str, ChildRun]:
     runs: dict[str, ChildRun] = {}
     for r in of_kind_prefix(trace, "child."):
+        if not r.kind.startswith("child."):
+            continue
         run = runs.get(r.data["run_id"])
         if run is None:
             run = runs[r.data["run_id"]] = ChildRun()

@@ -24,6 +24,8 @@ def chunk_sent_once(trace: Sequence[Record]) -> list[Violation]:
     seen: dict[tuple[str, str, int], Record] = {}  # by the call's key: a correction is another
     violations = []
     for r in of_kinds(trace, ("gateway.chunk",)):
+        if r.kind != "gateway.chunk":
+            continue
         at = (r.data["channel"], r.data["key"], r.data["index"])
         first = seen.get(at)
         if first is None:
@@ -95,6 +97,8 @@ def incomplete_not_delivered(trace: Sequence[Record]) -> list[Violation]:
             target[r.data["run_id"]] = r.data["requester"]
     violations = []
     for r in of_kinds(trace, ("delivery.delivered", "requester.accept")):
+        if r.kind not in ("delivery.delivered", "requester.accept"):
+            continue
         fault = partial.get(r.data["key"])
         if fault is None:
             continue

@@ -34,6 +34,8 @@ def at_most_once(trace: Sequence[Record]) -> list[Violation]:
     seen: dict[tuple[str, str, int], list[Record]] = {}
     violations = []
     for r in of_kinds(trace, ("requester.accept",)):
+        if r.kind != "requester.accept":
+            continue
         # Per receipt: a correction (a newer end time) may supersede the reply (DEL-12). A batch
         # wake, per key: a retry on a fresh key may follow a wake taken without a visible reply
         # (one-wake-per-batch judges those), but one key is taken once.
@@ -58,6 +60,8 @@ def not_required_never_delivered(trace: Sequence[Record]) -> list[Violation]:
     asked = asked_runs(trace)
     violations = []
     for r in of_kinds(trace, ("requester.accept", "gateway.send")):
+        if r.kind not in ("requester.accept", "gateway.send"):
+            continue
         run = asked.get(r.data["run_id"])
         if run is None or run.required:
             continue

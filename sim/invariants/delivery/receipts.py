@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.index import of_kinds
+from sim.invariants.index import last_of_kind, of_kinds
 from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, key_runs
 from sim.trace import Record
 
@@ -69,7 +69,7 @@ def newest_receipt_owns(trace: Sequence[Record]) -> list[Violation]:
                                     tuple(r.seq for r in records)))
 
     for r in of_kinds(trace, ("requester.accept", "requester.duplicate")):
-        if is_wake(r.data["key"]):
+        if r.kind not in ("requester.accept", "requester.duplicate") or is_wake(r.data["key"]):
             continue  # a batch wake's contents: wake-message judges them
         run_id, ended = r.data["run_id"], r.data["ended_at"]
         if (run_id, ended) not in made:
@@ -103,7 +103,7 @@ def rerun_keeps_answer(trace: Sequence[Record]) -> list[Violation]:
     transcript."""
     violations = []
     for r in of_kinds(trace, ("requester.accept",)):
-        if r.data["replaces"] is None:
+        if r.kind != "requester.accept" or r.data["replaces"] is None:
             continue
         replaced = r.data["replaces"]
         if replaced["run_id"] != r.data["run_id"]:
@@ -229,15 +229,15 @@ def evidence_is_own(trace: Sequence[Record]) -> list[Violation]:
 
 def _final_rows_seq(trace: Sequence[Record]) -> tuple[int, ...]:
     """The seq of the record ``_final_rows`` reads, for a finding about a row to cite."""
-    rows = of_kinds(trace, ("world.rows",))
-    return (rows[-1].seq,) if rows else ()
+    rows = last_of_kind(trace, "world.rows")
+    return (rows.seq,) if rows is not None else ()
 
 
 def _final_rows(trace: Sequence[Record]) -> list[dict[str, Any]]:
     """The registry's rows when the world stopped (run_id, delivery_status, claim, evidence,
     evidence_key)."""
-    found = of_kinds(trace, ("world.rows",))
-    rows: list[dict[str, Any]] = found[-1].data["rows"] if found else []
+    found = last_of_kind(trace, "world.rows")
+    rows: list[dict[str, Any]] = found.data["rows"] if found is not None else []
     return rows
 
 

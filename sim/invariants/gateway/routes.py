@@ -74,7 +74,8 @@ def expected_target(session: Mapping[str, Any]) -> Where | None:
 
 
 def _sessions(trace: Sequence[Record]) -> dict[str, Mapping[str, Any]]:
-    return {r.data["key"]: r.data for r in of_kinds(trace, ("world.session",))}
+    return {r.data["key"]: r.data for r in of_kinds(trace, ("world.session",))
+            if r.kind == "world.session"}
 
 
 def route_as_configured(trace: Sequence[Record]) -> list[Violation]:

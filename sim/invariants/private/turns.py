@@ -115,7 +115,7 @@ def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
     checked = _checked_completed(trace)
     if not checked:
         return _wake_leaves_out_checked(trace)
-    spawns = {r.data["run_id"]: r for r in of_kinds(trace, ("spawn",))}
+    spawns = {r.data["run_id"]: r for r in of_kinds(trace, ("spawn",)) if r.kind == "spawn"}
     ends: dict[str, Record] = {}
     produced: dict[str, list[str]] = {}  # run -> every answer its producer wrote
     turn_ends: dict[tuple[str, str | None, int], Record] = {}
