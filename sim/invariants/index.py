@@ -7,12 +7,15 @@ keep. :func:`of_kinds` hands an oracle exactly the records of the kinds it reads
 from one grouping of the trace made the first time any oracle asks about it.
 
 Like the readings in ``observations.py``, the grouping is kept for the last trace asked (holding
-the trace itself, so its identity cannot be reused while it is remembered) and rebuilt when the
-trace grew since: an oracle stays callable with any plain sequence of records.
+the trace itself, so its identity cannot be reused while it is remembered) and rebuilt when that
+trace changed since (a tuple, what a run hands its oracles, cannot; a list may grow or have a
+record replaced, as a test forging a trace does): an oracle stays callable with any plain
+sequence of records.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from itertools import chain
 from typing import TypeVar
@@ -25,11 +28,13 @@ T = TypeVar("T")
 class KindIndex:
     """Where each kind's records sit in one trace (their positions, in trace order)."""
 
-    __slots__ = ("_merged", "positions", "readings", "size", "trace")
+    __slots__ = ("_merged", "held", "positions", "readings", "size", "trace")
 
     def __init__(self, trace: Sequence[Record]) -> None:
         self.trace = trace
         self.size = len(trace)
+        # A list may be changed in place (a test forging a record): what it held, to tell.
+        self.held = None if isinstance(trace, tuple) else tuple(trace)
         positions: dict[str, list[int]] = {}
         for i, r in enumerate(trace):
             kind = r.kind
@@ -42,6 +47,12 @@ class KindIndex:
         self._merged: dict[tuple[str, ...], list[Record]] = {}
         # What several oracles read of this trace, computed once (:func:`shared`).
         self.readings: dict[str, object] = {}
+
+    def follows(self, trace: Sequence[Record]) -> bool:
+        """Whether this is ``trace``'s grouping still: the same sequence, of the same records
+        (a tuple cannot change; another sequence is compared record by record)."""
+        return self.trace is trace and self.size == len(trace) and (
+            self.held is None or all(map(operator.is_, trace, self.held)))
 
     def of(self, kinds: tuple[str, ...]) -> list[Record]:
         """The records of these kinds, in trace order (one list per kinds tuple, reused: the
@@ -67,10 +78,10 @@ _last: KindIndex | None = None
 
 def kind_index(trace: Sequence[Record]) -> KindIndex:
     """The grouping of ``trace``, built on first use and kept while the trace is the last one
-    asked about (and has not grown)."""
+    asked about and holds the same records."""
     global _last
     index = _last
-    if index is None or index.trace is not trace or index.size != len(trace):
+    if index is None or not index.follows(trace):
         index = _last = KindIndex(trace)
     return index
 

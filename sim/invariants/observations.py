@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from sim.invariants.index import last_of_kind, of_kinds
+from sim.invariants.index import last_of_kind, of_kinds, shared
 from sim.trace import Record
 
 # §c16, as JavaScript evaluates it: ASCII \b and case folding, JavaScript's \s and `.`.
@@ -113,18 +113,10 @@ class Asked:
     request: Record
 
 
-# Several oracles read the requests of the same trace one after another; remember the last one
-# (holding the trace itself, so its identity cannot be reused while it is remembered).
-_last: tuple[Sequence[Record], int, dict[str, Asked]] | None = None
-
-
 def asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
-    global _last
-    if _last is not None and _last[0] is trace and _last[1] == len(trace):
-        return _last[2]
-    asked = _asked_runs(trace)
-    _last = (trace, len(trace), asked)
-    return asked
+    """Each run that answered a spawn request, by run id (read by many oracles: computed once
+    per trace, ``index.shared``; read, never change)."""
+    return shared(trace, "asked", _asked_runs)
 
 
 def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
@@ -158,10 +150,13 @@ def killed_by_reset(trace: Sequence[Record]) -> dict[str, Record]:
     A nested session the world deleted (``world.delete-session``, what was asked) must record
     its deletion in that same instant; if it does not, the runs it spawned that were still
     running once that instant was over are owed the kill all the same (dated by the world's
-    record), so a session that ignores its deletion cannot hide from the oracle."""
-    cached = _killed.get(id(trace))
-    if cached is not None and cached[0] is trace and cached[1] == len(trace):
-        return cached[2]
+    record), so a session that ignores its deletion cannot hide from the oracle. Computed once
+    per trace (read, never change)."""
+    return shared(trace, "killed", _killed_by_reset)
+
+
+def _killed_by_reset(trace: Sequence[Record]) -> dict[str, Record]:
+    """The reading :func:`killed_by_reset` shares."""
     running: dict[str, dict[str, None]] = {}  # requester actor -> its runs not yet ended
     owner: dict[str, str] = {}
     killed: dict[str, Record] = {}
@@ -190,13 +185,7 @@ def killed_by_reset(trace: Sequence[Record]) -> dict[str, Record]:
         elif kind == "world.delete-session":
             asked[f"requester:{r.data['session']}"] = r
     unanswered(None)
-    _killed.clear()
-    _killed[id(trace)] = (trace, len(trace), killed)
     return killed
-
-
-# The last trace's runs killed by a reset (holding the trace, so its id cannot be reused).
-_killed: dict[int, tuple[Sequence[Record], int, dict[str, Record]]] = {}
 
 
 def final_rows(trace: Sequence[Record]) -> dict[str, str]:

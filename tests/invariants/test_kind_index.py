@@ -46,6 +46,8 @@ def test_a_trace_that_grew_or_another_trace_is_indexed_afresh() -> None:
     assert _seqs(of_kinds(trace, ("fault",))) == [0]
     trace.append(Record(2, 2, "someone", "fault", {}))
     assert _seqs(of_kinds(trace, ("fault",))) == [0, 2]
+    trace[1] = Record(1, 1, "someone", "fault", {})  # replaced in place, as a forged trace is
+    assert _seqs(of_kinds(trace, ("fault",))) == [0, 1, 2]
     reads: list[int] = []
 
     def count(t: Sequence[Record]) -> int:
@@ -56,6 +58,9 @@ def test_a_trace_that_grew_or_another_trace_is_indexed_afresh() -> None:
     other = _trace(["spawn"])
     assert shared(other, "count", count) == 1
     assert reads == [3, 1]  # once per trace
+    run = tuple(other)  # what a run hands its oracles: it cannot change, so it is not compared
+    assert shared(run, "count", count) == shared(run, "count", count) == 1
+    assert reads == [3, 1, 1]
 
 
 def _verdicts(trace: list[Record]) -> list[tuple[str, ...]]:

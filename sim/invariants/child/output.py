@@ -17,7 +17,7 @@ import attrs
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.child.announce import DATA_CLOSE, DATA_OPEN
 from sim.invariants.frozen import frozen
-from sim.invariants.index import of_kind_prefix, of_kinds
+from sim.invariants.index import of_kind_prefix, of_kinds, shared
 from sim.invariants.nesting.findings import own_part, visible
 from sim.invariants.observations import asked_runs
 from sim.trace import Record
@@ -40,19 +40,10 @@ class ChildRun:
     inherited: list[Record] = attrs.field(factory=list)
 
 
-# Seven oracles read the same grouping of one trace; build it once per trace. The cache holds
-# the trace itself, so an identical object is the same, unchanged-length trace.
-_last: tuple[Sequence[Record], int, dict[str, ChildRun]] | None = None
-
-
 def child_runs(trace: Sequence[Record]) -> dict[str, ChildRun]:
-    """Each child run's records, by run id (shared between oracles: read, never change)."""
-    global _last
-    if _last is not None and _last[0] is trace and _last[1] == len(trace):
-        return _last[2]
-    runs = _group(trace)
-    _last = (trace, len(trace), runs)
-    return runs
+    """Each child run's records, by run id (seven oracles read it: computed once per trace,
+    ``index.shared``; read, never change)."""
+    return shared(trace, "child.runs", _group)
 
 
 def _group(trace: Sequence[Record]) -> dict[str, ChildRun]:

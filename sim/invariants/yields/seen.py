@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from sim.invariants.index import of_kinds
+from sim.invariants.index import of_kinds, shared
 from sim.invariants.observations import (
     asked_runs,
     is_delivery_crash,
@@ -36,20 +36,10 @@ def batches(trace: Sequence[Record]) -> list[Batch]:
     return _memo(trace, "batches", _batches)  # type: ignore[return-value]
 
 
-# Several oracles read the same trace one after another: remember the last one's readings
-# (holding the trace itself, so its identity cannot be reused while remembered).
-_last: tuple[Sequence[Record], int, dict[str, object]] | None = None
-
-
 def _memo(trace: Sequence[Record], name: str, read: Callable[[Sequence[Record]], object]
           ) -> object:
-    global _last
-    if _last is None or _last[0] is not trace or _last[1] != len(trace):
-        _last = (trace, len(trace), {})
-    found = _last[2]
-    if name not in found:
-        found[name] = read(trace)
-    return found[name]
+    """A reading several oracles make of one trace, made once (``index.shared``)."""
+    return shared(trace, f"yields.{name}", read)
 
 
 def _batches(trace: Sequence[Record]) -> list[Batch]:
