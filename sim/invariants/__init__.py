@@ -2,9 +2,9 @@
 
 The oracles sit in one package per subsystem they judge (``delivery``, ``yields``, ``private``,
 ``nesting``, ``gateway``, ``child``); what several of them read is computed once per run in
-modules no oracle owns: ``observations`` (what was asked, what was refused and how),
-``settled`` (when a run settled). :func:`check` classifies a trace's refusals once before the
-oracles read them.
+modules no oracle owns: ``index`` (the run's records by kind: each oracle walks only the kinds
+it reads), ``observations`` (what was asked, what was refused and how), ``settled`` (when a run
+settled). :func:`check` classifies a trace's refusals once before the oracles read them.
 """
 
 from __future__ import annotations

@@ -12,12 +12,14 @@ computed about itself (its ``required`` flag, its error class, its attempt count
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
+from sim.invariants.index import last_of_kind, of_kinds, shared
 from sim.trace import Record
 
 # §c16, as JavaScript evaluates it: ASCII \b and case folding, JavaScript's \s and `.`.
@@ -91,6 +93,7 @@ def is_wake(key: str) -> bool:
     return key.startswith(SETTLE_PREFIX)
 
 
+@functools.lru_cache(maxsize=4096)  # the oracles ask about each key many times over
 def key_runs(key: str) -> tuple[str, ...]:
     """The run ids a batch-wake key names (``...:<run,run,...>[:yield-g][:retry-n]``)."""
     for part in key[len(SETTLE_PREFIX):].split(":"):
@@ -110,24 +113,16 @@ class Asked:
     request: Record
 
 
-# Several oracles read the requests of the same trace one after another; remember the last one
-# (holding the trace itself, so its identity cannot be reused while it is remembered).
-_last: tuple[Sequence[Record], int, dict[str, Asked]] | None = None
-
-
 def asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
-    global _last
-    if _last is not None and _last[0] is trace and _last[1] == len(trace):
-        return _last[2]
-    asked = _asked_runs(trace)
-    _last = (trace, len(trace), asked)
-    return asked
+    """Each run that answered a spawn request, by run id (read by many oracles: computed once
+    per trace, ``index.shared``; read, never change)."""
+    return shared(trace, "asked", _asked_runs)
 
 
 def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
     waiting: dict[tuple[str, str], list[Record]] = {}
     asked: dict[str, Asked] = {}
-    for r in trace:
+    for r in of_kinds(trace, ("world.spawn", "spawn.refused", "spawn")):
         if r.kind == "world.spawn":
             waiting.setdefault((r.data["actor"], r.data["child"]), []).append(r)
         elif r.kind == "spawn.refused":
@@ -155,10 +150,13 @@ def killed_by_reset(trace: Sequence[Record]) -> dict[str, Record]:
     A nested session the world deleted (``world.delete-session``, what was asked) must record
     its deletion in that same instant; if it does not, the runs it spawned that were still
     running once that instant was over are owed the kill all the same (dated by the world's
-    record), so a session that ignores its deletion cannot hide from the oracle."""
-    cached = _killed.get(id(trace))
-    if cached is not None and cached[0] is trace and cached[1] == len(trace):
-        return cached[2]
+    record), so a session that ignores its deletion cannot hide from the oracle. Computed once
+    per trace (read, never change)."""
+    return shared(trace, "killed", _killed_by_reset)
+
+
+def _killed_by_reset(trace: Sequence[Record]) -> dict[str, Record]:
+    """The reading :func:`killed_by_reset` shares."""
     running: dict[str, dict[str, None]] = {}  # requester actor -> its runs not yet ended
     owner: dict[str, str] = {}
     killed: dict[str, Record] = {}
@@ -187,21 +185,14 @@ def killed_by_reset(trace: Sequence[Record]) -> dict[str, Record]:
         elif kind == "world.delete-session":
             asked[f"requester:{r.data['session']}"] = r
     unanswered(None)
-    _killed.clear()
-    _killed[id(trace)] = (trace, len(trace), killed)
     return killed
-
-
-# The last trace's runs killed by a reset (holding the trace, so its id cannot be reused).
-_killed: dict[int, tuple[Sequence[Record], int, dict[str, Record]]] = {}
 
 
 def final_rows(trace: Sequence[Record]) -> dict[str, str]:
     """run_id -> delivery status in the registry when the world stopped ({} if not recorded)."""
-    for r in reversed(trace):
-        if r.kind == "world.rows":
-            return {row["run_id"]: row["delivery_status"] for row in r.data["rows"]}
-    return {}
+    found = last_of_kind(trace, "world.rows")
+    return {} if found is None else {
+        row["run_id"]: row["delivery_status"] for row in found.data["rows"]}
 
 
 def is_rejection(r: Record) -> bool:
@@ -229,7 +220,7 @@ def rejections(trace: Sequence[Record]) -> dict[int, str]:
     if _classes is not None and _classes[0] is trace and _classes[1] == len(trace):
         return _classes[2]
     classes = {}
-    for r in trace:
+    for r in of_kinds(trace, ("fault", "requester.gone")):  # no other kind is a refusal
         klass = _rejection_class(r)
         if klass is not None:
             classes[r.seq] = klass
@@ -242,6 +233,8 @@ def rejection_class(r: Record) -> str | None:
     ``chunk-fail`` or ``chunk-abort`` fault) comes after earlier chunks reached the channel, so it
     is ``sent`` whatever the platform's error said; any other send fault is classed by its chain.
     Read from :func:`rejections` when ``r`` belongs to the trace classified last."""
+    if r.kind != "fault" and r.kind != "requester.gone":
+        return None  # only these can be refusals (:func:`is_rejection`)
     memo = _classes
     if memo is not None and r.seq < memo[1] and memo[0][r.seq] is r:
         return memo[2].get(r.seq)

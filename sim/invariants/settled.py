@@ -7,6 +7,7 @@ on its way back), never the registry's own settle, hand-over, give-up or cleanup
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import ClassVar
 
 import attrs
 
@@ -99,6 +100,10 @@ class EarliestSettle:
     of a yield batch (``members``) is handed to its batch as it ends.
     Never the registry's own settle, give-up, skip or close records: a model that
     wrongly gives a run up must not excuse what waited on it (descendants-first)."""
+
+    # The kinds :meth:`see` reads: an oracle may feed it only these (``index.of_kinds``).
+    KINDS: ClassVar[tuple[str, ...]] = ("child.end", "spawn", "requester.accept", "world.lifecycle",
+                                        "world.delete-session", "fault", "requester.gone")
 
     asked: dict[str, Asked]
     at: dict[str, int]  # run_id -> the earliest evidence of its settle seen so far

@@ -19,6 +19,7 @@ from typing import Any
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.receipts import produced
 from sim.invariants.frozen import frozen
+from sim.invariants.index import of_kinds
 from sim.invariants.nesting.findings import HEADER, own_part
 from sim.invariants.private.completion import private_runs
 from sim.trace import Record
@@ -100,7 +101,7 @@ def _unescape(text: str) -> str:
 def _context(trace: Sequence[Record]) -> tuple[dict[str, Record], dict[str, Record]]:
     spawns: dict[str, Record] = {}
     ends: dict[str, Record] = {}
-    for r in trace:
+    for r in of_kinds(trace, ("spawn", "child.end")):
         if r.kind == "spawn":
             spawns[r.data["run_id"]] = r
         elif r.kind == "child.end":
@@ -112,7 +113,7 @@ def _spawned_children(trace: Sequence[Record], spawns: dict[str, Record],
                       ends: dict[str, Record]) -> set[str]:
     """The runs that spawned children while they ran (their results may carry findings)."""
     by_session: dict[str, list[int]] = {}
-    for r in trace:
+    for r in of_kinds(trace, ("spawn",)):
         if r.kind == "spawn":
             by_session.setdefault(r.data["requester"], []).append(r.seq)
     return {run_id for run_id, spawn in spawns.items() if run_id in ends and any(
@@ -125,7 +126,7 @@ def announce_block(trace: Sequence[Record]) -> list[Violation]:
     made = produced(trace)  # a receipt's result: the end's, or a later correction's (DEL-12)
     parents = _spawned_children(trace, spawns, ends)
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, ("requester.accept",)):
         if r.kind != "requester.accept" or r.data["run_id"] not in ends:
             continue
         run_id, text = r.data["run_id"], r.data["text"]
@@ -192,7 +193,8 @@ def stats_line(trace: Sequence[Record]) -> list[Violation]:
     # A run that waited for the maxConcurrent lane or its session's earlier run starts later,
     # or never (aborted waiting).
     started: dict[str, int | None] = {}
-    for r in trace:
+    for r in of_kinds(trace, ("lane.queued", "session.queued", "lane.started",
+                              "requester.accept")):
         if r.kind in ("lane.queued", "session.queued"):
             started[r.data["run_id"]] = None
         elif r.kind == "lane.started":
@@ -257,7 +259,7 @@ def _utf16(text: str) -> int:
 
 def history_bounds(trace: Sequence[Record]) -> list[Violation]:
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("requester.history",)):
         if r.kind != "requester.history":
             continue
         result = r.data["result"]

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.trace import Record
 
 ARCHIVE_RECORD_LIMIT = 8 * 1024 * 1024
@@ -47,7 +48,8 @@ def archive_reads(trace: Sequence[Record]) -> list[Violation]:
     archived: dict[str, list[Record]] = {}
     cleaned: dict[str, Record] = {}
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("spawn", "child.message", "child.tool_result", "child.inherited",
+                              "child.end", "session.cleanup", "requester.archive")):
         kind = r.kind
         if kind == "spawn":
             runs[r.data["run_id"]] = _Run(r, {r.data["task"]})

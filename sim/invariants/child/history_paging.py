@@ -22,6 +22,7 @@ from itertools import pairwise
 from typing import Any
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.trace import Record
 
 
@@ -59,7 +60,7 @@ def history_paging(trace: Sequence[Record]) -> list[Violation]:
     # (reader, session key, run, include tools) -> the latest page read: its record and seqs
     last: dict[tuple[str, str, str, bool], tuple[Record, list[int]]] = {}
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("requester.history", "requester.archive")):
         if r.kind not in ("requester.history", "requester.archive"):
             continue
         result = r.data.get("result")

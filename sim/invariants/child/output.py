@@ -17,6 +17,7 @@ import attrs
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.child.announce import DATA_CLOSE, DATA_OPEN
 from sim.invariants.frozen import frozen
+from sim.invariants.index import of_kind_prefix, of_kinds, shared
 from sim.invariants.nesting.findings import own_part, visible
 from sim.invariants.observations import asked_runs
 from sim.trace import Record
@@ -39,24 +40,15 @@ class ChildRun:
     inherited: list[Record] = attrs.field(factory=list)
 
 
-# Seven oracles read the same grouping of one trace; build it once per trace. The cache holds
-# the trace itself, so an identical object is the same, unchanged-length trace.
-_last: tuple[Sequence[Record], int, dict[str, ChildRun]] | None = None
-
-
 def child_runs(trace: Sequence[Record]) -> dict[str, ChildRun]:
-    """Each child run's records, by run id (shared between oracles: read, never change)."""
-    global _last
-    if _last is not None and _last[0] is trace and _last[1] == len(trace):
-        return _last[2]
-    runs = _group(trace)
-    _last = (trace, len(trace), runs)
-    return runs
+    """Each child run's records, by run id (seven oracles read it: computed once per trace,
+    ``index.shared``; read, never change)."""
+    return shared(trace, "child.runs", _group)
 
 
 def _group(trace: Sequence[Record]) -> dict[str, ChildRun]:
     runs: dict[str, ChildRun] = {}
-    for r in trace:
+    for r in of_kind_prefix(trace, "child."):
         if not r.kind.startswith("child."):
             continue
         run = runs.get(r.data["run_id"])
@@ -280,7 +272,7 @@ def result_intact(trace: Sequence[Record]) -> list[Violation]:
     results: dict[tuple[str, int], Record] = {}
     ended: set[str] = set()
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("child.end", "child.correction", "requester.accept")):
         if r.kind == "child.end":
             results[(r.data["run_id"], r.t_ms)] = r
             ended.add(r.data["run_id"])

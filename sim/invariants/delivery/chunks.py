@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.trace import Record
 
 CHUNK_FAULTS = ("chunk-fail", "chunk-abort")
@@ -22,7 +23,7 @@ def chunk_sent_once(trace: Sequence[Record]) -> list[Violation]:
     """No chunk of a run's completion reaches its channel twice."""
     seen: dict[tuple[str, str, int], Record] = {}  # by the call's key: a correction is another
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("gateway.chunk",)):
         if r.kind != "gateway.chunk":
             continue
         at = (r.data["channel"], r.data["key"], r.data["index"])
@@ -43,7 +44,7 @@ def partial_sends(trace: Sequence[Record]) -> dict[str, Record]:
     chunked send broke after earlier chunks reached the channel: the fault."""
     received: dict[str, set[int]] = {}
     partial: dict[str, Record] = {}
-    for r in trace:
+    for r in of_kinds(trace, ("gateway.chunk", "fault")):
         if r.kind == "gateway.chunk":
             received.setdefault(r.data["key"], set()).add(r.data["index"])
         elif r.kind == "fault" and r.data["kind"] in CHUNK_FAULTS:
@@ -64,7 +65,7 @@ def incomplete_not_retried(trace: Sequence[Record]) -> list[Violation]:
     open_: dict[str, tuple[Record, int]] = {}  # run -> the broken send's fault, its end time
     ends: dict[str, int] = {}  # key -> the producer end time its sends carried
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("delivery.start", "world.operator", "fault", "gateway.send")):
         if r.kind == "delivery.start":
             open_.clear()
         elif r.kind == "world.operator" and r.data["action"] == "redrive":
@@ -90,12 +91,12 @@ def incomplete_not_delivered(trace: Sequence[Record]) -> list[Violation]:
     reaches its requester's transcript."""
     partial = partial_sends(trace)
     target: dict[str, str] = {}  # run -> the session of its broken send (DEL-4: may differ)
-    for r in trace:
+    for r in of_kinds(trace, ("gateway.send",)):
         if r.kind == "gateway.send" and r.data["run_id"] in partial \
                 and r.seq < partial[r.data["run_id"]].seq:
             target[r.data["run_id"]] = r.data["requester"]
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("delivery.delivered", "requester.accept")):
         if r.kind not in ("delivery.delivered", "requester.accept"):
             continue
         fault = partial.get(r.data["key"])
@@ -118,7 +119,7 @@ def chunks_join_to_text(trace: Sequence[Record]) -> list[Violation]:
     transcript holds: nothing lost, reordered or added by the split."""
     chunks: dict[tuple[str, str], dict[int, Record]] = {}
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("gateway.chunk", "requester.accept")):
         if r.kind == "gateway.chunk":
             chunks.setdefault((r.data["session"], r.data["key"]), {})[r.data["index"]] = r
         elif r.kind == "requester.accept":

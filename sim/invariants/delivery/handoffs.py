@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import chain_class, is_closed_turn, is_delivery_crash, is_rejection
 from sim.trace import Record
 
@@ -41,7 +42,8 @@ def closed_turn_final(trace: Sequence[Record]) -> list[Violation]:
     reached the live delivery process (dropped, or answered while it was down) is not judged."""
     refused: dict[str, Record] = {}
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, ("fault", "requester.gone", "crash", "delivery.start", "drop",
+                              "delivery.retry", "delivery.give_up")):
         if is_rejection(r) and is_closed_turn(r.data["error"]) and (
                 chain_class(r.data["error"]) == "permanent"):
             refused[r.data["run_id"]] = r
@@ -73,7 +75,9 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
     dropped because that process was down hides the confirmation; then nothing is judged."""
     confirmed: dict[str, Record] = {}
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, ("gateway.callback_failed", "fault", "crash", "delivery.start", "drop",
+                              "delivery.delivered", "delivery.stale", "delivery.give_up",
+                              "delivery.send_failed", "delivery.retry")):
         kind = r.kind
         if kind == "gateway.callback_failed":
             confirmed[r.data["run_id"]] = r
@@ -107,7 +111,8 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
     crashed: set[str] = set()  # runs refused before a crash of the delivery process
     down = False  # the delivery process died and has not started again
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, ("spawn", "fault", "requester.gone", "crash", "delivery.start",
+                              "delivery.warning")):
         kind = r.kind
         if kind == "spawn":
             session_of[r.data["run_id"]] = r.data["child_session_key"]
@@ -151,7 +156,7 @@ def turn_identity(trace: Sequence[Record]) -> list[Violation]:
     accepted: dict[tuple[str, str], Record] = {}  # (session actor, key) -> first acceptance
     compacted: dict[str, Record] = {}  # session actor -> its latest compaction
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, ("requester.compacted", "requester.accept", "requester.recovered")):
         if r.kind == "requester.compacted":
             compacted[r.actor] = r
         elif r.kind in ("requester.accept", "requester.recovered"):

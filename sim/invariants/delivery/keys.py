@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.nesting.limits import child_key
 from sim.invariants.observations import asked_runs, is_wake
 from sim.trace import Record
@@ -36,7 +37,7 @@ def announce_key(trace: Sequence[Record]) -> list[Violation]:
     def fail(what: str, *seqs: int) -> None:
         violations.append(Violation("announce-key", "DEL-3", what, seqs))
 
-    for r in trace:
+    for r in of_kinds(trace, ("world.operator", "gateway.send")):
         if r.kind == "world.operator":
             last.pop(r.data["run_id"], None)  # a redrive opens the next generation
             continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import final_rows, is_wake, key_runs, killed_by_reset
 from sim.invariants.settled import EarliestSettle
 from sim.invariants.yields.seen import yielded_members
@@ -33,7 +34,7 @@ def announce_skip(trace: Sequence[Record]) -> list[Violation]:
     delivered; any other reply is never silently skipped."""
     ends: dict[str, Record] = {}
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, ("child.end", "requester.accept", "delivery.announce_skip")):
         if r.kind == "child.end":
             ends[r.data["run_id"]] = r
         elif r.kind == "requester.accept":
@@ -63,7 +64,7 @@ def cleanup_once(trace: Sequence[Record]) -> list[Violation]:
     end: Record | None = None
     rows: Record | None = None
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, (*EarliestSettle.KINDS, "run.cleanup", "world.end", "world.rows")):
         kind = r.kind
         settle.see(r)
         if kind == "run.cleanup":
@@ -108,7 +109,7 @@ def reset_kills_children(trace: Sequence[Record]) -> list[Violation]:
         return []
     ends: dict[str, Record] = {}
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, ("child.end", "gateway.send", "requester.accept")):
         kind = r.kind
         if kind == "child.end" and r.data["run_id"] in killed:
             run_id = r.data["run_id"]

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.receipts import _final_rows, produced
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import is_wake, key_runs
 from sim.invariants.private.completion import private_runs
 from sim.trace import Record
@@ -37,7 +38,7 @@ def delivered_is_newest(trace: Sequence[Record]) -> list[Violation]:
             newest[run_id] = receipt
     taken: dict[str, set[int]] = {}  # run -> the end times of its receipts some requester took
     by_wake: set[str] = set()  # runs a batch's or wave's wake named, taken by its requester
-    for r in trace:
+    for r in of_kinds(trace, ("requester.accept", "requester.duplicate")):
         if r.kind in ("requester.accept", "requester.duplicate"):
             if is_wake(r.data["key"]):
                 by_wake.update(key_runs(r.data["key"]))

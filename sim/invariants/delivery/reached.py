@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import (
     asked_runs,
     final_rows,
@@ -32,7 +33,7 @@ def at_most_once(trace: Sequence[Record]) -> list[Violation]:
     """One violation per extra delivery, each saying how many times the run had then arrived."""
     seen: dict[tuple[str, str, int], list[Record]] = {}
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("requester.accept",)):
         if r.kind != "requester.accept":
             continue
         # Per receipt: a correction (a newer end time) may supersede the reply (DEL-12). A batch
@@ -58,7 +59,7 @@ def not_required_never_delivered(trace: Sequence[Record]) -> list[Violation]:
     """DEL-1, from the spawn request as the world made it: nothing is sent or delivered."""
     asked = asked_runs(trace)
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("requester.accept", "gateway.send")):
         if r.kind not in ("requester.accept", "gateway.send"):
             continue
         run = asked.get(r.data["run_id"])
@@ -80,7 +81,8 @@ def delivered_means_received(trace: Sequence[Record]) -> list[Violation]:
     received: dict[str, Record] = {}
     deleted: set[str] = set()  # requester actors whose session was deleted (DEL-4 fallback)
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("world.delete-session", "child.end", "requester.accept",
+                              "delivery.delivered")):
         if r.kind == "world.delete-session":
             deleted.add(f"requester:{r.data['session']}")
         elif r.kind == "child.end" and (r.data["result"] or "").strip() == "ANNOUNCE_SKIP":
@@ -146,7 +148,10 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     # named when its session last refused it.
     open_turn: dict[str, int] = {}
     waiting: dict[str, tuple[str, int]] = {}
-    for r in trace:
+    for r in of_kinds(trace, ("world.turn", "world.turn_end", "world.lifecycle",
+                              "requester.wake_refused", "spawn", "child.end", "requester.accept",
+                              "gateway.send", "fault", "requester.gone", "child.correction",
+                              "world.operator", "world.heal", "world.rows", "world.end")):
         kind = r.kind
         if kind == "world.turn":
             open_turn[r.data["session"]] = r.t_ms
@@ -243,7 +248,7 @@ def required_reaches_requester(trace: Sequence[Record]) -> list[Violation]:
     asked = asked_runs(trace)
     killed = killed_by_reset(trace)
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("delivery.skip",)):
         if r.kind == "delivery.skip":
             run = asked.get(r.data["run_id"])
             if run is not None and run.required and run.run_id not in killed:
@@ -270,7 +275,7 @@ def failure_not_replayed(trace: Sequence[Record]) -> list[Violation]:
     failed: dict[str, Record] = {}
     corrected: set[str] = set()
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("child.end", "child.correction", "world.rows", "requester.accept")):
         if r.kind == "child.end" and r.data["status"] == "error":
             failed[r.data["run_id"]] = r
         elif r.kind == "child.correction":

@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import last_of_kind, of_kinds
 from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, key_runs
 from sim.trace import Record
 
@@ -34,7 +35,7 @@ OPEN_CLAIMS = ("reserved", "attempted", "consumed")
 def produced(trace: Sequence[Record]) -> dict[tuple[str, int], Record]:
     """Each receipt a producer made, by (run id, its end time): its end, then its corrections."""
     made: dict[tuple[str, int], Record] = {}
-    for r in trace:
+    for r in of_kinds(trace, ("child.end", "child.correction")):
         if r.kind == "child.end":
             made[(r.data["run_id"], r.t_ms)] = r
         elif r.kind == "child.correction":
@@ -67,7 +68,7 @@ def newest_receipt_owns(trace: Sequence[Record]) -> list[Violation]:
         violations.append(Violation("newest-receipt-owns", "DEL-12", message,
                                     tuple(r.seq for r in records)))
 
-    for r in trace:
+    for r in of_kinds(trace, ("requester.accept", "requester.duplicate")):
         if r.kind not in ("requester.accept", "requester.duplicate") or is_wake(r.data["key"]):
             continue  # a batch wake's contents: wake-message judges them
         run_id, ended = r.data["run_id"], r.data["ended_at"]
@@ -101,7 +102,7 @@ def rerun_keeps_answer(trace: Sequence[Record]) -> list[Violation]:
     the same child session never replaces an earlier run's answer in the requester's
     transcript."""
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("requester.accept",)):
         if r.kind != "requester.accept" or r.data["replaces"] is None:
             continue
         replaced = r.data["replaces"]
@@ -126,7 +127,8 @@ def evidence_before_claim(trace: Sequence[Record]) -> list[Violation]:
     settled: dict[tuple[str, str], str] = {}
     crashed = False
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("requester.accept", "requester.duplicate", "world.delete-session",
+                              "crash", "delivery.start", "gateway.send")):
         kind = r.kind
         if kind in ("requester.accept", "requester.duplicate"):
             taken[(r.data["run_id"], r.data["key"])] = r.actor
@@ -181,7 +183,8 @@ def evidence_is_own(trace: Sequence[Record]) -> list[Violation]:
     # requester's checkpoint, so only such a receipt can be a silent checkpoint's evidence.
     first_taken: dict[tuple[str, str], int] = {}
     restarted: set[tuple[str, str]] = set()
-    for r in trace:
+    for r in of_kinds(trace, ("delivery.start", "world.delete-session", "requester.accept",
+                              "requester.duplicate", "child.end", "gateway.send")):
         if r.kind == "delivery.start":
             restarted.update(first_taken)
         elif r.kind == "world.delete-session":
@@ -226,20 +229,16 @@ def evidence_is_own(trace: Sequence[Record]) -> list[Violation]:
 
 def _final_rows_seq(trace: Sequence[Record]) -> tuple[int, ...]:
     """The seq of the record ``_final_rows`` reads, for a finding about a row to cite."""
-    for r in reversed(trace):
-        if r.kind == "world.rows":
-            return (r.seq,)
-    return ()
+    rows = last_of_kind(trace, "world.rows")
+    return (rows.seq,) if rows is not None else ()
 
 
 def _final_rows(trace: Sequence[Record]) -> list[dict[str, Any]]:
     """The registry's rows when the world stopped (run_id, delivery_status, claim, evidence,
     evidence_key)."""
-    for r in reversed(trace):
-        if r.kind == "world.rows":
-            rows: list[dict[str, Any]] = r.data["rows"]
-            return rows
-    return []
+    found = last_of_kind(trace, "world.rows")
+    rows: list[dict[str, Any]] = found.data["rows"] if found is not None else []
+    return rows
 
 
 INVARIANTS = (

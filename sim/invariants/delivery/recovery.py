@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.child.output import _shown_result
 from sim.invariants.frozen import frozen
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, rejection_class
 from sim.trace import Record
 
@@ -75,7 +76,9 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
         return (run is not None and run.required and end is not None
                 and end.data["status"] == "ok" and _silent(end.data["result"]))
 
-    for r in trace:
+    for r in of_kinds(trace, ("child.end", "child.message", "requester.accept",
+                              "requester.duplicate", "fault", "requester.gone", "recovery.attempt",
+                              "recovery.end", "crash", "requester.recovered", "world.end")):
         kind = r.kind
         if kind == "child.end":
             ends[r.data["run_id"]] = r

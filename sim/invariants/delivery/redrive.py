@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import ClassVar
 
 import attrs
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.frozen import frozen
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import is_delivery_crash, is_wake, key_runs, rejection_class
 from sim.invariants.private.completion import Release, releases
 from sim.invariants.settled import EXPIRY_MS
@@ -72,7 +74,8 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
         violations.append(Violation("redrive-from-retained", "DEL-16", what,
                                     tuple(r.seq for r in records)))
 
-    for r in trace:
+    for r in of_kinds(trace, (*_GivenUp.KINDS, "child.end", "child.correction",
+                              "world.operator", "gateway.send", "requester.accept")):
         kind = r.kind
         gone.see(r)
         # Each receipt's result as the store keeps it: frozen (over 102,400 bytes, a prefix
@@ -162,6 +165,9 @@ class _GivenUp:
     redriven: dict[str, int] = attrs.field(factory=dict)  # run -> its latest redrive request
     window: dict[str, int] = attrs.field(factory=dict)  # run -> its latest key's window start
     down: bool = False
+    # The kinds :meth:`see` reads: an oracle may feed it only these.
+    KINDS: ClassVar[tuple[str, ...]] = ("delivery.start", "requester.accept", "requester.duplicate",
+                                        "fault", "requester.gone", "crash", "world.operator")
 
     def see(self, r: Record) -> None:
         kind = r.kind
@@ -235,7 +241,7 @@ def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
     down = False
     sends: list[Record] = []
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, (*_GivenUp.KINDS, "gateway.send", "world.rows")):
         kind = r.kind
         gone.see(r)
         if kind == "delivery.start":

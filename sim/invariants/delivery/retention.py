@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.frozen import frozen
+from sim.invariants.index import last_of_kind, of_kinds
 from sim.invariants.observations import asked_runs
 from sim.trace import Record
 
@@ -25,10 +26,7 @@ LIFECYCLE = frozenset(("held", "run_id", "child_session_key", "requester", "task
 
 
 def _last(trace: Sequence[Record], kind: str) -> Record | None:
-    for r in reversed(trace):
-        if r.kind == kind:
-            return r
-    return None
+    return last_of_kind(trace, kind)
 
 
 def memory_preview(trace: Sequence[Record]) -> list[Violation]:
@@ -78,7 +76,8 @@ def payload_retained(trace: Sequence[Record]) -> list[Violation]:
         return []
     asked = asked_runs(trace)
     # The producer's newest receipt of each run: its end, or a later correction (DEL-12).
-    ends = {r.data["run_id"]: r for r in trace if r.kind in ("child.end", "child.correction")}
+    ends = {r.data["run_id"]: r for r in of_kinds(trace, ("child.end", "child.correction"))
+            if r.kind in ("child.end", "child.correction")}
     violations: list[Violation] = []
     for row in rows.data["rows"]:
         run_id = row["run_id"]

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import attrs
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import (
     Asked,
     asked_runs,
@@ -48,7 +49,8 @@ def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
     recorded: set[str] = set()  # runs whose give-up the registry recorded after it
     down = False  # the delivery process is dead: a refusal made now never reaches it
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("delivery.start", "fault", "requester.gone", "delivery.give_up",
+                              "world.operator", "crash", "gateway.send")):
         if r.kind == "delivery.start":
             down = False
         if rejection_class(r) in ("permanent", "sent") and not down:
@@ -115,7 +117,8 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
     # repeats), so giving up is right.
     sent: set[tuple[str, str]] = set()
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("child.end", "child.correction", "world.operator", "crash", "fault",
+                              "requester.gone", "gateway.send", "delivery.give_up")):
         if r.kind == "child.end":
             ends[r.data["run_id"]] = r.t_ms
             unsent.add(r.data["run_id"])

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.chunks import partial_sends
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import chain_class as chain_class
 from sim.invariants.observations import is_closed_turn as is_closed_turn
 from sim.invariants.observations import is_wake, key_runs
@@ -29,7 +30,7 @@ RETRY_BOUND_MS = 10 * 60_000
 COMPLETION_EXPIRY_MS = 30 * 60_000
 
 def _refusals(trace: Sequence[Record]) -> Iterator[tuple[Record, str]]:
-    for r in trace:
+    for r in of_kinds(trace, ("fault",)):
         if r.kind == "fault" and r.data["kind"] in SEND_FAULTS:
             yield r, chain_class(r.data["error"])
 
@@ -41,7 +42,7 @@ def terminal_not_resent(trace: Sequence[Record]) -> list[Violation]:
     ``redrive-from-retained``)."""
     violations = []
     closed: dict[str, tuple[Record, str]] = {}  # run -> the terminal refusal
-    for r in trace:
+    for r in of_kinds(trace, ("delivery.start", "world.operator", "gateway.send", "fault")):
         if r.kind == "delivery.start":
             closed.clear()  # a restarted process may not have recorded the refusal
             continue
@@ -79,7 +80,8 @@ def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
     received: set[str] = set()
     heal_ms = 0
     end: Record | None = None
-    for r in trace:
+    for r in of_kinds(trace, ("spawn", "child.end", "requester.accept", "requester.duplicate",
+                              "world.heal", "world.end")):
         if r.kind == "spawn" and r.data["required"]:
             required.add(r.data["run_id"])
         elif r.kind == "child.end":

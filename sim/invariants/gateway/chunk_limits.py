@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.trace import Record
 
 
 def _limits(trace: Sequence[Record]) -> dict[str, tuple[str | None, int | None]]:
     """Each top-level session's own channel and its longest message (None: no limit)."""
     limits: dict[str, tuple[str | None, int | None]] = {}
-    for r in trace:
+    for r in of_kinds(trace, ("world.session",)):
         if r.kind == "world.session" and not r.data["nested"]:
             limits[r.data["key"]] = (r.data.get("channel"), r.data.get("chunk_chars"))
     return limits
@@ -43,7 +44,7 @@ def expected_cut(rest: str, limit: int) -> str:
 def chunk_fits_channel(trace: Sequence[Record]) -> list[Violation]:
     limits = _limits(trace)
     sends: dict[tuple[str, str, str], dict[int, Record]] = {}  # (session, channel, key) -> chunks
-    for r in trace:
+    for r in of_kinds(trace, ("gateway.chunk",)):
         if r.kind == "gateway.chunk":
             at = (r.data["session"], r.data["channel"], r.data["key"])
             sends.setdefault(at, {}).setdefault(r.data["index"], r)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import is_delivery_crash
 from sim.trace import Record
 
@@ -36,7 +37,8 @@ def mirror_after_queued_work(trace: Sequence[Record]) -> list[Violation]:
     received: dict[tuple[str, str], Record] = {}  # (session, key) -> first receipt
     open_at: dict[tuple[str, str], list[Record]] = {}  # (session, key) of a mirror -> open work
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, ("gateway.inject", *_RECEIPTS, "gateway.mirror_queued",
+                              "requester.mirror")):
         kind = r.kind
         if kind == "gateway.inject":
             injected.setdefault(r.data["session"], []).append(r)
@@ -66,7 +68,8 @@ def mirror_not_blocking(trace: Sequence[Record]) -> list[Violation]:
     lost or slowed, or the delivery process died)."""
     waiting: dict[str, Record] = {}  # run_id -> its mirror_queued receipt
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, ("gateway.mirror_queued", "fault", "crash", "delivery.start", "drop",
+                              "delivery.delivered", "delivery.stale")):
         kind = r.kind
         if kind == "gateway.mirror_queued":
             waiting[r.data["run_id"]] = r
@@ -92,7 +95,8 @@ def mirror_recorded(trace: Sequence[Record]) -> list[Violation]:
     queued: dict[tuple[str, str], Record] = {}
     violations: list[Violation] = []
     end: Record | None = None
-    for r in trace:
+    for r in of_kinds(trace, ("gateway.chunk", "gateway.mirror_queued", "requester.mirror",
+                              "gateway.mirror_failed", "world.end")):
         kind = r.kind
         if kind == "gateway.chunk":
             chars[r.data["key"]] = chars.get(r.data["key"], 0) + len(r.data["text"])

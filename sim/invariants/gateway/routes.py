@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import is_wake
 from sim.invariants.private.completion import private_runs
 from sim.trace import Record
@@ -73,7 +74,8 @@ def expected_target(session: Mapping[str, Any]) -> Where | None:
 
 
 def _sessions(trace: Sequence[Record]) -> dict[str, Mapping[str, Any]]:
-    return {r.data["key"]: r.data for r in trace if r.kind == "world.session"}
+    return {r.data["key"]: r.data for r in of_kinds(trace, ("world.session",))
+            if r.kind == "world.session"}
 
 
 def route_as_configured(trace: Sequence[Record]) -> list[Violation]:
@@ -85,7 +87,7 @@ def route_as_configured(trace: Sequence[Record]) -> list[Violation]:
     sent: set[str] = set()
     private = private_runs(trace)
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, ("gateway.chunk", "requester.accept")):
         if r.kind == "gateway.chunk":
             session = r.data["session"]
             want = expected.get(session)

@@ -34,6 +34,7 @@ import attrs
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.receipts import produced
 from sim.invariants.frozen import frozen
+from sim.invariants.index import of_kinds
 from sim.invariants.settled import EarliestSettle
 from sim.trace import Record
 
@@ -138,6 +139,12 @@ def _shown_result(text: str) -> tuple[str | None, bool]:
     return body.replace("&lt;", "<").replace("&amp;", "&"), cut
 
 
+# What findings-scoped reads (with what its EarliestSettle reads).
+_FINDINGS_KINDS = (*EarliestSettle.KINDS, "delivery.findings-frozen", "spawn", "child.end",
+                   "child.correction", "lane.queued", "session.queued", "lane.started",
+                   "gateway.send", "requester.accept")
+
+
 def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
     spawns: dict[str, Record] = {}
     ends: dict[str, Record] = {}
@@ -164,7 +171,7 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
     # otherwise be judged by its own word).
     settle = EarliestSettle(trace)
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, _FINDINGS_KINDS):
         kind = r.kind
         settle.see(r)
         if kind == "delivery.findings-frozen" and r.data["run_id"] in spawns:

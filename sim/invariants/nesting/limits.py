@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.private.completion import refusal_wanted
 from sim.trace import Record
 
@@ -31,6 +32,11 @@ def child_key(requester: str, label: str) -> str:
     return f"agent:{agent}:subagent:{label}"
 
 
+# What spawn-limits reads.
+_LIMITS_KINDS = ("world.limits", "world.spawn", "spawn", "spawn.refused", "child.start",
+                 "lane.queued", "session.queued", "lane.started", *_ACTIVITY, "child.end")
+
+
 def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
     limits: dict[str, int | None] = {}
     asked: dict[str, Record] = {}  # child id -> its open request
@@ -46,7 +52,7 @@ def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
     def fail(what: str, *seqs: int) -> None:
         violations.append(Violation("spawn-limits", "DEL-6", what, seqs))
 
-    for r in trace:
+    for r in of_kinds(trace, _LIMITS_KINDS):
         kind, data = r.kind, r.data
         if kind == "world.limits":
             limits = dict(data)

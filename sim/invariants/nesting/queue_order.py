@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.nesting.sessions import _STREAMING, session_run_events
 from sim.trace import Record
 
@@ -68,7 +69,7 @@ def lane_runs_in_queue_order(trace: Sequence[Record]) -> list[Violation]:
             f"before {earlier}, which began to wait earlier (at {queued.t_ms} ms) and still "
             "waited", (queued.seq, start.seq)))
 
-    for r in trace:
+    for r in of_kinds(trace, ("lane.queued", "lane.started", *_STREAMING, "child.end")):
         kind = r.kind
         if kind == "lane.queued":
             waiting[r.data["run_id"]] = r

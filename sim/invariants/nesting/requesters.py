@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import is_wake, key_runs
 from sim.invariants.settled import EarliestSettle
 from sim.trace import Record
@@ -27,7 +28,7 @@ def nested_instruction(trace: Sequence[Record]) -> list[Violation]:
     child_sessions: set[str] = set()
     spawns: dict[str, Record] = {}
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, ("spawn", "requester.accept")):
         if r.kind == "spawn":
             child_sessions.add(r.data["child_session_key"])
             spawns[r.data["run_id"]] = r
@@ -75,7 +76,8 @@ def descendants_first(trace: Sequence[Record]) -> list[Violation]:
                 found += [child, *descendants(child)]
         return found
 
-    for r in trace:
+    for r in of_kinds(trace, (*EarliestSettle.KINDS, "spawn", "lane.queued", "session.queued",
+                              "lane.started", "child.end", "requester.accept")):
         kind = r.kind
         if kind == "spawn":
             spawns[r.data["run_id"]] = r
@@ -111,7 +113,8 @@ def requester_fallback(trace: Sequence[Record]) -> list[Violation]:
     ends: dict[str, Record] = {}
     landed: dict[str, str] = {}
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, ("spawn", "world.delete-session", "child.end", "requester.accept",
+                              "world.rows")):
         kind = r.kind
         if kind == "spawn":
             spawns[r.data["run_id"]] = r
@@ -181,7 +184,8 @@ def abort_cascades(trace: Sequence[Record]) -> list[Violation]:
         return [c for c in by_session.get(spawn.data["child_session_key"], ())
                 if start < spawns[c].seq < until]
 
-    for r in trace:
+    for r in of_kinds(trace, ("lane.queued", "session.queued", "lane.started", "spawn", "abort",
+                              "child.end")):
         kind = r.kind
         if kind in ("lane.queued", "session.queued"):
             starts[r.data["run_id"]] = None

@@ -16,12 +16,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.nesting.limits import _ACTIVITY, child_key
 from sim.trace import Record
 
 # A run's own streaming; a turn's end is left out: a run aborted while it waited closes its
 # (empty) turn without ever running.
 _STREAMING = tuple(kind for kind in _ACTIVITY if kind != "child.turn_end")
+
+
+# What :func:`session_run_events` reads.
+_EVENT_KINDS = ("world.spawn", "spawn", "spawn.refused", "lane.queued", "session.queued",
+                "child.start", "lane.started", *_STREAMING, "child.end")
 
 
 def session_run_events(trace: Sequence[Record]) -> Iterator[tuple[str, str, str, Record]]:
@@ -35,7 +41,7 @@ def session_run_events(trace: Sequence[Record]) -> Iterator[tuple[str, str, str,
     key_of_run: dict[str, str] = {}
     told_to_wait: set[str] = set()
     done: set[str] = set()  # began or ended: no further begin
-    for r in trace:
+    for r in of_kinds(trace, _EVENT_KINDS):
         kind, data = r.kind, r.data
         if kind == "world.spawn":
             asked[data["child"]] = child_key(data["requester"], data["session"])

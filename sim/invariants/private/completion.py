@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds, shared
 from sim.invariants.observations import Asked, asked_runs, rejection_class
 from sim.trace import Record
 
@@ -42,7 +43,12 @@ def is_private(run: Asked | None) -> bool:
 
 
 def private_runs(trace: Sequence[Record]) -> dict[str, Asked]:
-    """The runs asked for with completionTarget "parent", by run id."""
+    """The runs asked for with completionTarget "parent", by run id (computed once per trace:
+    read, never change)."""
+    return shared(trace, "private.runs", _private_runs)
+
+
+def _private_runs(trace: Sequence[Record]) -> dict[str, Asked]:
     return {run_id: run for run_id, run in asked_runs(trace).items() if is_private(run)}
 
 
@@ -68,7 +74,7 @@ def spawn_refusals(trace: Sequence[Record]) -> list[Violation]:
     spawn-limits' to judge)."""
     waiting: dict[tuple[str, str], list[Record]] = {}
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("world.spawn", "spawn", "spawn.refused")):
         if r.kind == "world.spawn":
             waiting.setdefault((r.data["actor"], r.data["child"]), []).append(r)
             continue
@@ -109,7 +115,7 @@ def private_never_to_channel(trace: Sequence[Record]) -> list[Violation]:
     private = private_runs(trace)
     keys: dict[str, str] = {}
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("gateway.send", "gateway.chunk")):
         if r.kind == "gateway.send" and r.data["run_id"] in private:
             keys[r.data["key"]] = r.data["run_id"]
         elif r.kind == "gateway.chunk":
@@ -136,7 +142,8 @@ def private_handoff_stable(trace: Sequence[Record]) -> list[Violation]:
         """The private run a hand-off (its own, or a batch wake naming it) carries, if any."""
         return next((run for run in carried_runs(r.data["key"]) if run in private), None)
 
-    for r in trace:
+    for r in of_kinds(trace, ("child.end", "child.correction", "gateway.send",
+                              "requester.accept")):
         if r.kind in ("child.end", "child.correction"):
             receipts[r.data["run_id"]] = receipts.get(r.data["run_id"], 0) + 1
         elif r.kind == "gateway.send" and carries_private(r) is not None:
@@ -210,12 +217,17 @@ class Release:
 
 
 def releases(trace: Sequence[Record]) -> dict[str, Release]:
-    """Each ended private run's :class:`Release`."""
+    """Each ended private run's :class:`Release` (computed once per trace: read, never
+    change)."""
+    return shared(trace, "private.releases", _releases)
+
+
+def _releases(trace: Sequence[Record]) -> dict[str, Release]:
     private = private_runs(trace)
     turns = _turns(trace)
     ends: dict[str, int] = {}
     resets: dict[str, list[int]] = {}
-    for r in trace:
+    for r in of_kinds(trace, ("child.end", "world.lifecycle")):
         if r.kind == "child.end":
             ends[r.data["run_id"]] = r.t_ms
         elif r.kind == "world.lifecycle":
@@ -245,7 +257,7 @@ def releases(trace: Sequence[Record]) -> dict[str, Release]:
 
 def _turns(trace: Sequence[Record]) -> dict[tuple[str, str | None, int | None], _Turn]:
     turns: dict[tuple[str, str | None, int | None], _Turn] = {}
-    for r in trace:
+    for r in of_kinds(trace, ("world.turn", "world.turn_end")):
         if r.kind == "world.turn":
             at = (r.data["session"], r.data["turn"], r.data["incarnation"])
             turns[at] = _Turn(*at)
@@ -267,7 +279,7 @@ def private_bound_to_incarnation(trace: Sequence[Record]) -> list[Violation]:
     # the harness asked for at the same instant went to the old incarnation, rightly).
     incarnation: dict[str, int] = {}
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("requester.lifecycle", "requester.accept")):
         if r.kind == "requester.lifecycle":
             incarnation[r.actor] = incarnation.get(r.actor, 1) + 1
         elif r.kind == "requester.accept":
@@ -301,7 +313,7 @@ def private_retained_until_turn_settles(trace: Sequence[Record]) -> list[Violati
     found = releases(trace)
     turns: dict[tuple[str, str | None, int | None], _Turn] = {}
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("world.turn", "world.turn_end", "requester.accept")):
         if r.kind == "world.turn":
             at = (r.data["session"], r.data["turn"], r.data["incarnation"])
             turns[at] = _Turn(*at)
@@ -335,7 +347,7 @@ def private_window_from_release(trace: Sequence[Record]) -> list[Violation]:
     ends: dict[str, int] = {}
     stopped: set[str] = set()
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("child.end", "fault", "requester.gone", "delivery.give_up")):
         if r.kind == "child.end":
             ends[r.data["run_id"]] = r.t_ms
         elif rejection_class(r) in ("permanent", "sent"):

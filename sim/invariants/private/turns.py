@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.reached import LIVENESS_BOUND_MS
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import Asked, announces_nothing, is_wake, key_runs
 from sim.invariants.private.completion import carried_runs, private_runs
 from sim.invariants.yields.seen import batches
@@ -43,7 +44,8 @@ def private_yield_reply_rules(trace: Sequence[Record]) -> list[Violation]:
     woken: dict[tuple[str, tuple[str, ...]], list[Record]] = {}  # (actor, runs) -> wakes taken
     answers: dict[str, list[Record]] = {}  # wake key -> the resumed turn's answers
     replies: dict[tuple[str, str], list[Record]] = {}  # (session, turn run) -> what it received
-    for r in trace:
+    for r in of_kinds(trace, ("world.session", "requester.accept", "requester.turn_answer",
+                              "conversation.reply")):
         if r.kind == "world.session":
             modes[r.data["key"]] = r.data.get("reply_mode", "auto")
         elif r.kind == "requester.accept" and is_wake(r.data["key"]):
@@ -95,7 +97,7 @@ def _checked_completed(trace: Sequence[Record], ended_only: bool = True
         by_child.setdefault((run.request.data["requester"], run.child), []).append(run)
     ended: set[str] = set()
     found = []
-    for r in trace:
+    for r in of_kinds(trace, ("child.end", "world.status_check")):
         if r.kind == "child.end":
             ended.add(r.data["run_id"])
         elif r.kind == "world.status_check":
@@ -113,7 +115,7 @@ def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
     checked = _checked_completed(trace)
     if not checked:
         return _wake_leaves_out_checked(trace)
-    spawns = {r.data["run_id"]: r for r in trace if r.kind == "spawn"}
+    spawns = {r.data["run_id"]: r for r in of_kinds(trace, ("spawn",)) if r.kind == "spawn"}
     ends: dict[str, Record] = {}
     produced: dict[str, list[str]] = {}  # run -> every answer its producer wrote
     turn_ends: dict[tuple[str, str | None, int], Record] = {}
@@ -124,7 +126,9 @@ def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
     # then on a later generation of its hand-off (``...:g<n>``) is due (DEL-12, DEL-16)
     renewed: dict[str, int] = {}
     end: Record | None = None
-    for r in trace:
+    for r in of_kinds(trace, ("child.end", "child.correction", "world.operator", "world.turn_end",
+                              "world.lifecycle", "gateway.send", "requester.accept",
+                              "world.end")):
         kind = r.kind
         if kind == "child.end":
             ends.setdefault(r.data["run_id"], r)
@@ -241,7 +245,7 @@ def _wake_leaves_out_checked(trace: Sequence[Record]) -> list[Violation]:
         checked = [r for r in batch.members if r in checks and checks[r].seq < batch.yielded.seq]
         if not checked:
             continue
-        for r in trace:
+        for r in of_kinds(trace, ("requester.accept",)):
             if r.kind != "requester.accept" or r.actor != batch.actor or \
                     ":yield-" not in r.data["key"]:
                 continue

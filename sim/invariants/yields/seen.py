@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from sim.invariants.index import of_kinds, shared
 from sim.invariants.observations import (
     asked_runs,
     is_delivery_crash,
@@ -35,26 +36,16 @@ def batches(trace: Sequence[Record]) -> list[Batch]:
     return _memo(trace, "batches", _batches)  # type: ignore[return-value]
 
 
-# Several oracles read the same trace one after another: remember the last one's readings
-# (holding the trace itself, so its identity cannot be reused while remembered).
-_last: tuple[Sequence[Record], int, dict[str, object]] | None = None
-
-
 def _memo(trace: Sequence[Record], name: str, read: Callable[[Sequence[Record]], object]
           ) -> object:
-    global _last
-    if _last is None or _last[0] is not trace or _last[1] != len(trace):
-        _last = (trace, len(trace), {})
-    found = _last[2]
-    if name not in found:
-        found[name] = read(trace)
-    return found[name]
+    """A reading several oracles make of one trace, made once (``index.shared``)."""
+    return shared(trace, f"yields.{name}", read)
 
 
 def _batches(trace: Sequence[Record]) -> list[Batch]:
     asked = asked_runs(trace)
     found = []
-    for r in trace:
+    for r in of_kinds(trace, ("world.turn_end",)):
         if r.kind == "world.turn_end" and r.data["how"] == "yield":
             members = sorted(
                 run_id for run_id, a in asked.items()
@@ -125,13 +116,21 @@ def _seen(trace: Sequence[Record]) -> _Seen:
     return _memo(trace, "seen", _read_seen)  # type: ignore[return-value]
 
 
+# What :func:`_read_seen` reads.
+_SEEN_KINDS = ("child.end", "child.correction", "world.operator", "spawn", "lane.queued",
+               "session.queued", "lane.started", "gateway.send", "requester.accept",
+               "requester.turn_answer", "conversation.reply", *TRAIL_KINDS, "crash",
+               "delivery.start", "world.lifecycle", "world.turn", "world.turn_end",
+               "requester.wake_refused", "world.end")
+
+
 def _read_seen(trace: Sequence[Record]) -> _Seen:
     seen = _Seen()
     down_at: int | None = None
     wakes_taken: dict[str, Record] = {}  # wake key -> the transcript taking it
     # (session actor, turn run) -> the wake its latest answer answered, and when
     answering: dict[tuple[str, str], tuple[Record, int]] = {}
-    for r in trace:
+    for r in of_kinds(trace, _SEEN_KINDS):
         kind = r.kind
         if kind == "child.end":
             seen.ends.setdefault(r.data["run_id"], r)

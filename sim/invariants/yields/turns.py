@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import asked_runs
 from sim.trace import Record
 
@@ -15,7 +16,7 @@ from sim.trace import Record
 def turn_binding(trace: Sequence[Record]) -> list[Violation]:
     asked = asked_runs(trace)
     violations = []
-    for r in trace:
+    for r in of_kinds(trace, ("spawn",)):
         if r.kind != "spawn" or r.data["run_id"] not in asked:
             continue
         request = asked[r.data["run_id"]].request.data

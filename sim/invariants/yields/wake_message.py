@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.frozen import frozen
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, key_runs
 from sim.trace import Record
 
@@ -85,7 +86,8 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
     unsure: set[str] = set()
     sent: set[str] = set()  # runs handed to the gateway on their own
     violations: list[Violation] = []
-    for r in trace:
+    for r in of_kinds(trace, ("spawn", "child.end", "child.correction", "fault", "crash",
+                              "requester.accept", "gateway.send")):
         if r.kind == "spawn":
             spawns[r.data["run_id"]] = r
         elif r.kind == "child.end":

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import attrs
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import asked_runs, is_wake
 from sim.invariants.yields.yield_batches import (
     _is_private,
@@ -67,12 +68,12 @@ def _answers(trace: Sequence[Record]) -> dict[str, list[_Answer]]:
     ``delay_ms``) or lose it (``send-ambiguous``)."""
     by_key: dict[str, list[_Answer]] = {}
     faults: dict[int, list[Record]] = {}  # instant -> the acknowledgement faults noted then
-    for r in trace:
+    for r in of_kinds(trace, ("fault",)):
         if r.kind == "fault" and (r.data.get("kind") in ACK_FAULTS or (
                 r.data.get("kind") in ("delay", "duplicate")
                 and r.data.get("message") == "CompletionAck")):
             faults.setdefault(r.t_ms, []).append(r)
-    for r in trace:
+    for r in of_kinds(trace, (*SESSION_ANSWERS, "fault")):
         if r.kind in SESSION_ANSWERS:
             if is_wake(r.data["key"]):
                 by_key.setdefault(r.data["key"], []).append(_way_back(r, faults))
@@ -128,6 +129,8 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
         # Per key, the answers _match has settled (see there); from the first one not yet.
         resume: dict[str, int] = {}
         counted: dict[str, list[Record]] = {"replay": [], "retry": []}
+        # Per key, when the delivery process had each of the session's refusals, in order.
+        refused: dict[str, list[int]] = {}
         for send in sends:
             key = send.data["key"]
             earlier = by_key.setdefault(key, [])
@@ -136,7 +139,10 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
                 earlier.append(_Send(attrs.evolve(send, seq=-1, t_ms=start)))  # maybe sent
                 resume[key] = 0  # an answer before the first send may go to the stand-in
             if earlier:
-                why = _why_again(earlier, send, answers.get(key, []), crashes, private)
+                if key not in refused:
+                    refused[key] = sorted(a.first for a in answers.get(key, [])
+                                          if a.record.kind == "requester.wake_refused")
+                why = _why_again(earlier, send, refused[key], crashes, private)
                 if why is None:
                     violations.append(Violation(
                         "wake-sends-budget", "YLD-3", f"the wake of {batch.turn} of "
@@ -205,7 +211,7 @@ def _match(sends: list[_Send], answers: list[_Answer], before_seq: int, start: i
     return end
 
 
-def _why_again(earlier: list[_Send], send: Record, key_answers: list[_Answer],
+def _why_again(earlier: list[_Send], send: Record, refused: list[int],
                crashes: list[int], private: bool) -> str | None:
     previous = earlier[-1]
     if any(previous.record.t_ms <= down <= send.t_ms for down in crashes):
@@ -224,8 +230,9 @@ def _why_again(earlier: list[_Send], send: Record, key_answers: list[_Answer],
 
     # The session refused this key (busy) and the process may have had it since the previous
     # send: any answer of the key counts for the dispatch that is out, also a late one.
-    if any(a.record.kind == "requester.wake_refused"
-           and previous.record.t_ms <= a.first <= send.t_ms for a in key_answers):
+    # (``refused``: when the process had each of the key's refusals by the session, sorted.)
+    first = bisect_left(refused, previous.record.t_ms)
+    if first < len(refused) and refused[first] <= send.t_ms:
         return "armed"
     if any(not had(s, surely=True) for s in earlier):
         return "replay"

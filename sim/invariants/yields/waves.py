@@ -47,8 +47,10 @@ from collections.abc import Sequence
 import attrs
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.index import of_kinds
 from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, key_runs
 from sim.invariants.settled import EarliestSettle
+from sim.invariants.yields.seen import _memo
 from sim.trace import Record
 
 PARENT = "parent"
@@ -106,6 +108,17 @@ def _base(key: str) -> str:
 
 
 def _read(trace: Sequence[Record]) -> _Seen:
+    """What both wave oracles read (wave-woken too), once per trace."""
+    return _memo(trace, "wave-children", _read_waves)  # type: ignore[return-value]
+
+
+# What :func:`_read_waves` reads (with what its EarliestSettle reads).
+_WAVE_KINDS = (*EarliestSettle.KINDS, "spawn", "child.start", "lane.started", "child.end",
+               "requester.accept", "fault", "crash", "gateway.send", "world.operator",
+               "requester.turn", "requester.lifecycle", "requester.turn_end")
+
+
+def _read_waves(trace: Sequence[Record]) -> _Seen:
     asked = asked_runs(trace)
     children: dict[str, _Child] = {}
     finished: dict[str, Record] = {}
@@ -114,7 +127,7 @@ def _read(trace: Sequence[Record]) -> _Seen:
     open_turn: dict[str, str] = {}  # requester actor -> its open turn run
     crashes: list[int] = []
     settle = EarliestSettle(trace)
-    for r in trace:
+    for r in of_kinds(trace, _WAVE_KINDS):
         kind = r.kind
         settle.see(r)
         if kind == "spawn":
