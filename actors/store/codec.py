@@ -46,7 +46,9 @@ SPLICED_TEXT_FROM = 1_024
 _FIELD_NAMES = tuple(field.name for field in attrs.fields(BatchRow))
 _FROM_TEXT = _FIELD_NAMES[_FIELD_NAMES.index("text"):]
 _ESCAPED_TEXTS: dict[str, str] = {}
-_ESCAPED_TEXTS_MAX = 64
+# A wake text is saved again within a few steps of its last save; a few suffice, and each is
+# up to ~75,000 characters (more once escaped): a big run must not keep dozens of them.
+_ESCAPED_TEXTS_MAX = 8
 
 
 def _escaped(text: str) -> str:
