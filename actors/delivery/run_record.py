@@ -344,7 +344,7 @@ def apply(record: RunRecord, change: Change) -> RunRecord:
 def _applier(change_type: type[Change]) -> Callable[[RunRecord, Any], RunRecord]:
     """``apply`` for one change type, generated once (as attrs generates ``__init__``): one
     call naming each column, from the change or from the record, with no list of the record's
-    40 values in between (that list and its copy were ~a quarter of an ``apply``)."""
+    40 values in between (that list and its copy were about a fifth of an ``apply``)."""
     writes = set(columns(change_type))
     arguments = ", ".join(f"change.{name}" if name in writes else f"record.{name}"
                           for name in _FIELD_INDEX)

@@ -20,7 +20,7 @@ def batch_payload(row: BatchRow) -> str:
     decodes it again (``batch_row``), so a saved row reads back as its JSON round trip,
     whichever store holds it.
 
-    A wake's text (rendered once, then kept with its row through every save: ~35 KB of text
+    A wake's text (rendered once, then kept with its row through every save: ~35,000 characters
     per default-world seed over ~7 saves) is escaped once, not at every save, and spliced in
     where ``json.dumps`` writes it; and a row whose every field holds its plain type is the
     very row its payload decodes to, so the first read of the payload needs no decoding.
