@@ -200,6 +200,9 @@ class Chooser:
         self.seed = seed
         self.strategy = strategy
         self._rngs: dict[str, random.Random] = {}
+        # A free run's draws: per subsystem, its index and its generator in one lookup (~550
+        # draws per default-world seed; see :meth:`_stream`).
+        self._streams: dict[str, tuple[int, random.Random]] = {}
         self._subsystems: list[str] = []
         self._subsystem_index: dict[str, int] = {}
         self._record: list[tuple[int, int, int]] = []
@@ -259,6 +262,13 @@ class Chooser:
             rng = self._rngs[subsystem] = rng_for(self.seed, subsystem)
         return rng
 
+    def _stream(self, subsystem: str) -> tuple[int, random.Random]:
+        """A free run's subsystem: its index in the schedule and its generator (the same ones
+        :meth:`_sub` and :meth:`_rng` give), kept together for :meth:`choose` and
+        :meth:`chance`."""
+        stream = self._streams[subsystem] = (self._sub(subsystem), self._rng(subsystem))
+        return stream
+
     @contextmanager
     def span(self, label: str) -> Iterator[None]:
         """Mark the choices made inside as one unit (``label``) for the shrinker."""
@@ -307,8 +317,9 @@ class Chooser:
         return index
 
     def _keep(self, subsystem: str, n: int, index: int) -> None:
-        """Record choice ``index`` among ``n`` of ``subsystem`` (a free run's draws come here
-        straight from :meth:`choose` and :meth:`chance`: ~550 per default-world seed)."""
+        """Record choice ``index`` among ``n`` of ``subsystem``. A free run's :meth:`choose` and
+        :meth:`chance` record theirs inline, the same way, with the subsystem's index from
+        :meth:`_stream` (~550 draws per default-world seed: a call less each)."""
         choice = (self._sub(subsystem), n, index)
         self._record.append(self._choice_tuples.setdefault(choice, choice))
         self._taken[subsystem] = self._taken.get(subsystem, 0) + 1
@@ -320,9 +331,12 @@ class Chooser:
         assert n >= 1
         if n == 1:
             return 0
-        if self._free:  # a fresh draw, recorded (what _take does for a free run)
-            index = self._rng(subsystem).randrange(n)
-            self._keep(subsystem, n, index)
+        if self._free:  # a fresh draw, recorded (what _take and _keep do for a free run)
+            sub, rng = self._streams.get(subsystem) or self._stream(subsystem)
+            index = rng.randrange(n)
+            choice = (sub, n, index)
+            self._record.append(self._choice_tuples.setdefault(choice, choice))
+            self._taken[subsystem] = self._taken.get(subsystem, 0) + 1
             return index
         fresh = self._rng(subsystem).randrange(n) if not self._guided() else 0
         return self._take(subsystem, n, fresh)
@@ -331,10 +345,12 @@ class Chooser:
         """True with ``probability``; recorded as index 1 (True) or 0 (False)."""
         if probability <= 0.0:
             return False
-        if self._free:  # a fresh draw, recorded (what _take does for a free run)
-            fresh = 1 if self._rng(subsystem).random() < probability else 0
-            self._keep(subsystem, 2, fresh)
-            return fresh == 1
+        if self._free:  # a fresh draw, recorded (what _take and _keep do for a free run)
+            sub, rng = self._streams.get(subsystem) or self._stream(subsystem)
+            choice = (sub, 2, 1) if rng.random() < probability else (sub, 2, 0)
+            self._record.append(self._choice_tuples.setdefault(choice, choice))
+            self._taken[subsystem] = self._taken.get(subsystem, 0) + 1
+            return choice[2] == 1
         fresh = 0
         if not self._guided():
             fresh = 1 if self._rng(subsystem).random() < probability else 0

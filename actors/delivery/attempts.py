@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from actors import events, mutants
 from actors.delivery import retry
-from actors.delivery.edge import AckTimeout, AttemptDue, Effect, Persist, Send, StartTimer, TryDue
+from actors.delivery.edge import (
+    AckTimeout,
+    AttemptDue,
+    Effect,
+    Persist,
+    Send,
+    StartTimer,
+    TryDue,
+    persisted,
+)
 from actors.delivery.receipts import REQUESTER_UNAVAILABLE, Active
 from actors.delivery.run_record import (
     AttemptStarted,
@@ -238,8 +247,9 @@ class AttemptSteps:
         if record.claim_phase in ACTIVE_CLAIMS:
             self._probe("delivery.claim-abandoned")
             cleared = ClaimMoved(ClaimPhase.ABANDONED, record.claim_key, record.claim_ended_at_ms)
-            record = apply(record, cleared)
-            abandon.append(Persist(record.run_id, cleared))
-        return [*abandon, Persist(record.run_id, GaveUp(status, error)),
+            record, persist = persisted(record, cleared)
+            abandon.append(persist)
+        given_up, persist = persisted(record, GaveUp(status, error))
+        return [*abandon, persist,
                 events.DeliveryGaveUp(record.run_id, status, reason, error),
-                *self._cleanup(apply(record, GaveUp(status, error)), now_ms)]
+                *self._cleanup(given_up, now_ms)]

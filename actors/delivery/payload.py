@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import attrs
-
 from actors import announce
 from actors.child.steps import KILLED_ERROR
 from actors.delivery.run_record import RunRecord
@@ -32,8 +30,9 @@ def requester_kind(session_key: str) -> announce.RequesterKind:
     return announce.RequesterKind.TOP_LEVEL_COMPLETION
 
 
-def child_result(record: RunRecord) -> announce.ChildResult:
-    """A run as the announce formatter takes it."""
+def child_result(record: RunRecord, text: str | None = None) -> announce.ChildResult:
+    """A run as the announce formatter takes it; ``text``, if given, in place of its result
+    text (built once, not built and then evolved: ``render`` runs at every send)."""
     usage = None
     if record.input_tokens is not None or record.output_tokens is not None:
         usage = announce.Usage(record.input_tokens, record.output_tokens)
@@ -43,7 +42,7 @@ def child_result(record: RunRecord) -> announce.ChildResult:
         task=record.task,
         status=_STATUS[record.outcome_status or OutcomeStatus.UNKNOWN],
         error=record.outcome_error,
-        text=record.result_text,
+        text=record.result_text if text is None else text,
         created_at=record.created_at_ms,
         ended_at=record.ended_at_ms,
         started_at=record.started_at_ms,
@@ -78,8 +77,7 @@ def render(record: RunRecord, kind: announce.RequesterKind, *, stats: bool | Non
     the findings frozen at the generation's first rendering (``RunRecord.findings_text``). A
     private hand-off leaves the stats line (the changing usage statistics) out (PRV-8) unless
     ``stats`` says otherwise (the known-bug variant)."""
-    child = attrs.evolve(child_result(record),
-                         text=with_findings(record.result_text, record.findings_text))
+    child = child_result(record, with_findings(record.result_text, record.findings_text))
     private = record.private if stats is None else not stats
     return announce.format_announce([child], kind, private=private).payload
 

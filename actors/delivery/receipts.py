@@ -22,6 +22,7 @@ from actors.delivery.edge import (
     Restored,
     RunFinished,
     StartTimer,
+    persisted,
 )
 from actors.delivery.run_record import (
     Change,
@@ -191,11 +192,10 @@ class ReceiptSteps:
     def _reopen(self, active: Active | None, record: RunRecord, now_ms: int) -> list[Effect]:
         """The next delivery generation carries the newer receipt under its own key."""
         self._probe("delivery.reopened-in-flight" if active else "delivery.reopened-after-delivery")
-        change = Reopened(record.generation + 1)
-        record = apply(record, change)
+        record, persist = persisted(record, Reopened(record.generation + 1))
         fresh = self._active[record.run_id] = Active(record, self._key(record),
                                                      concrete_error=carried_error(active, record))
-        return [Persist(record.run_id, change),
+        return [persist,
                 events.DeliveryReopened(record.run_id, record.generation, record.receipt_at_ms),
                 *self._start_attempt(fresh, now_ms)]
 
@@ -229,8 +229,8 @@ class ReceiptSteps:
             else:
                 change = ClaimMoved(ClaimPhase.CONSUMED, record.claim_key,
                                     record.claim_ended_at_ms)
-                record = apply(record, change)
-                effects.append(Persist(record.run_id, change))
+                record, persist = persisted(record, change)
+                effects.append(persist)
         note: Effect = events.DeliveryRecorded(record.run_id, key or "", True)
         if record.evidence_kind is EvidenceKind.SEND_SUPPRESSED:
             note = events.AnnounceSkipped(record.run_id)  # the skip, finished after a restart
@@ -251,6 +251,6 @@ class ReceiptSteps:
         ``note``; then the cleanup."""
         effects: list[Effect] = []
         for change in claims.resolution(record, kind, key, ended_at_ms, now_ms, self._mutants):
-            record = apply(record, change)
-            effects.append(Persist(record.run_id, change))
+            record, persist = persisted(record, change)
+            effects.append(persist)
         return [*effects, note, *self._cleanup(record, now_ms)]

@@ -374,7 +374,7 @@ def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],
                 port.crash_point(effect.change.crash_point)
             if isinstance(effect.change, Delivered):
                 recovery.delivering(effect.run_id)  # DEL-2: (no output) delivered
-            store.apply(effect.run_id, effect.change)
+            store.apply(effect.run_id, effect.change, effect.known)
             if isinstance(effect.change, (Delivered, GaveUp)) \
                     and store.get(effect.run_id).cleaned_up_at_ms is not None:
                 # A newer generation (DEL-12) resolved: no second cleanup follows, yet a wave

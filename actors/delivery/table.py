@@ -40,6 +40,7 @@ from actors.delivery.edge import (
     Restored,
     RunFinished,
     TryDue,
+    persisted,
 )
 from actors.delivery.receipts import Active, ReceiptSteps
 from actors.delivery.redrive import OperatorSteps
@@ -48,7 +49,6 @@ from actors.delivery.run_record import (
     Change,
     CleanedUp,
     RunRecord,
-    apply,
     completion_key,
     generation_key,
 )
@@ -301,14 +301,15 @@ class DeliveryCore(AttemptSteps, PrivateSteps, ReceiptSteps, OperatorSteps, Batc
             self._resolved.keep(record)
             return []
         cleaned = events.RunCleanedUp(record.run_id, record.delivery_status.value)
-        self._resolved.keep(attrs.evolve(record, cleaned_up_at_ms=now_ms))
+        after, persist = persisted(record, CleanedUp(now_ms))
+        self._resolved.keep(after)
         if mutants.MUTANT_CLEANUP_NOT_RECORDED in self._mutants:
             return [cleaned]
-        return [Persist(record.run_id, CleanedUp(now_ms)), cleaned]
+        return [persist, cleaned]
 
     def _persist(self, active: Active, change: Change) -> Persist:
-        active.record = apply(active.record, change)
-        return Persist(active.record.run_id, change)
+        active.record, persist = persisted(active.record, change)
+        return persist
 
 
 IDLE, ACK, TRY_WAIT, ATTEMPT_WAIT = Waiting

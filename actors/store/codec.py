@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from json.encoder import encode_basestring_ascii
 
 import attrs
 
@@ -15,9 +16,79 @@ from actors.yields.batch_record import BatchRow, BatchStatus
 
 
 def batch_payload(row: BatchRow) -> str:
-    """A batch row as the outbox keeps it; a read decodes it again (``batch_row``), so a saved
-    row reads back as its JSON round trip, whichever store holds it."""
-    return json.dumps(attrs.asdict(row, recurse=False, value_serializer=None))
+    """A batch row as the outbox keeps it: ``json.dumps`` of its fields, byte for byte; a read
+    decodes it again (``batch_row``), so a saved row reads back as its JSON round trip,
+    whichever store holds it.
+
+    A wake's text (rendered once, then kept with its row through every save: ~35,000 characters
+    per default-world seed over ~7 saves) is escaped once, not at every save, and spliced in
+    where ``json.dumps`` writes it; and a row whose every field holds its plain type is the
+    very row its payload decodes to, so the first read of the payload needs no decoding.
+    Encoding and decoding those texts was ~3 % of a seed's instructions (docs/performance.md,
+    wave 10b); ``tests/store/test_store_codec.py`` compares both with the plain round trip."""
+    values = attrs.asdict(row, recurse=False, value_serializer=None)
+    text = values["text"]
+    if type(text) is str and len(text) >= SPLICED_TEXT_FROM:
+        head = {name: value for name, value in values.items() if name not in _FROM_TEXT}
+        rest = {name: values[name] for name in _FROM_TEXT[1:]}
+        payload = (json.dumps(head)[:-1] + ', "text": ' + _escaped(text)
+                   + (", " + json.dumps(rest)[1:] if rest else "}"))
+    else:
+        payload = json.dumps(values)
+    if _plain(values):
+        _remember(payload, row)
+    return payload
+
+
+# Texts at least this long are escaped once (``_ESCAPED_TEXTS``) and spliced into the payload.
+SPLICED_TEXT_FROM = 1_024
+# ``text`` and the fields after it, in the order ``json.dumps`` writes them.
+_FIELD_NAMES = tuple(field.name for field in attrs.fields(BatchRow))
+_FROM_TEXT = _FIELD_NAMES[_FIELD_NAMES.index("text"):]
+_ESCAPED_TEXTS: dict[str, str] = {}
+# A wake text is saved again within a few steps of its last save; a few suffice, and each is
+# up to ~75,000 characters (more once escaped): a big run must not keep dozens of them.
+_ESCAPED_TEXTS_MAX = 8
+
+
+def _escaped(text: str) -> str:
+    """``text`` as ``json.dumps`` writes it (quoted, escaped to ASCII); equal texts once."""
+    escaped = _ESCAPED_TEXTS.get(text)
+    if escaped is None:
+        if len(_ESCAPED_TEXTS) >= _ESCAPED_TEXTS_MAX:
+            _ESCAPED_TEXTS.clear()
+        escaped = _ESCAPED_TEXTS[text] = encode_basestring_ascii(text)
+    return escaped
+
+
+def _plain(values: dict[str, object]) -> bool:
+    """Whether these fields come back from their JSON as they are: plain strings, integers,
+    booleans and None, the status as itself, the members a tuple of strings and the rendered
+    receipts a tuple of (run id, end time) pairs (a subclass, a list or a float does not)."""
+    for name, value in values.items():
+        if name == "status":
+            if type(value) is not BatchStatus:
+                return False
+        elif name == "members":
+            if type(value) is not tuple or any(type(m) is not str for m in value):
+                return False
+        elif name == "rendered":
+            if type(value) is not tuple or any(
+                    type(pair) is not tuple or len(pair) != 2 or type(pair[0]) is not str
+                    or type(pair[1]) not in _PLAIN for pair in value):
+                return False
+        elif type(value) not in _PLAIN:
+            return False
+    return True
+
+
+_PLAIN = (str, int, bool, type(None))
+
+
+def _remember(payload: str, row: BatchRow) -> None:
+    if len(_DECODED_BATCHES) >= _DECODED_BATCHES_MAX:
+        _DECODED_BATCHES.clear()
+    _DECODED_BATCHES[payload] = row
 
 
 def batch_row(payload: str) -> BatchRow:
@@ -26,9 +97,8 @@ def batch_row(payload: str) -> BatchRow:
     session: ~30 decodes per default-world seed)."""
     row = _DECODED_BATCHES.get(payload)
     if row is None:
-        if len(_DECODED_BATCHES) >= _DECODED_BATCHES_MAX:
-            _DECODED_BATCHES.clear()
-        row = _DECODED_BATCHES[payload] = _decode_batch(payload)
+        row = _decode_batch(payload)
+        _remember(payload, row)
     return row
 
 

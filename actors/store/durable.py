@@ -98,12 +98,18 @@ class RunStore(StoreBase):
         if record.ended_at_ms is not None:
             self._tree.end(run_id)
 
-    def apply(self, run_id: str, change: Change) -> None:
+    def apply(self, run_id: str, change: Change,
+              known: tuple[RunRecord, RunRecord] | None = None) -> None:
         """Make ``change`` durable: write the columns it names (no such run: nothing changes,
-        as an UPDATE that matches no row)."""
+        as an UPDATE that matches no row). ``known``: (a record, that record after ``change``),
+        as the writer computed it; when the row is that very record, the result is taken as
+        it stands (``apply`` is pure: the same value, without building it again)."""
         record = self._runs.get(run_id)
         if record is not None:
-            self._runs[run_id] = apply(record, change)
+            if known is not None and known[0] is record:
+                self._runs[run_id] = known[1]
+            else:
+                self._runs[run_id] = apply(record, change)
         self._tree.changed(run_id, change)
 
     def record_checkpoint(self, session_key: str, child_session_key: str, run_id: str,

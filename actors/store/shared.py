@@ -34,7 +34,8 @@ class StoreBase:
             return record
         return attrs.evolve(record, delivery_status=DeliveryStatus.NOT_REQUIRED)
 
-    def apply(self, run_id: str, change: Change) -> None:
+    def apply(self, run_id: str, change: Change,
+              known: tuple[RunRecord, RunRecord] | None = None) -> None:
         raise NotImplementedError
 
     def get(self, run_id: str) -> RunRecord:

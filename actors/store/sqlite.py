@@ -90,8 +90,10 @@ class SqliteStore(StoreBase):
         if record.ended_at_ms is not None:
             self._tree.end(record.run_id)
 
-    def apply(self, run_id: str, change: Change) -> None:
-        """Make ``change`` durable: write the columns it names."""
+    def apply(self, run_id: str, change: Change,
+              known: tuple[RunRecord, RunRecord] | None = None) -> None:
+        """Make ``change`` durable: write the columns it names (``known``, the writer's own
+        result, is not needed: the statement writes the columns)."""
         names, sql = UPDATES[type(change)]
         self._run(sql, [*(getattr(change, name) for name in names), run_id])
         self._records.changed(run_id, change)  # after the write: a failed one changes nothing

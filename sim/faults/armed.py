@@ -51,11 +51,15 @@ class ArmedFaults:
         self._order = 0
         # (kind, child or None) -> {arming order: fault}, in arming order.
         self._buckets: dict[tuple[str, str | None], dict[int, ArmedFault]] = {}
+        # Faults still armed, per kind: most opportunities (every message, every crash point:
+        # ~300 a default-world seed) find none of their kind and look no further.
+        self._armed: dict[str, int] = {}
 
     def append(self, fault: ArmedFault) -> None:
         key = (str(fault.event.fault), fault.event.child)
         self._order += 1
         self._buckets.setdefault(key, {})[self._order] = fault
+        self._armed[key[0]] = self._armed.get(key[0], 0) + 1
 
     def __len__(self) -> int:
         return sum(len(bucket) for bucket in self._buckets.values())
@@ -64,6 +68,8 @@ class ArmedFaults:
              point: str | None) -> TimelineEvent | None:
         """The first armed fault (in arming order) that this opportunity matches, counted down
         and dropped once spent; None when none matches."""
+        if not self._armed.get(str(kind)):
+            return None
         found: tuple[int, dict[int, ArmedFault]] | None = None
         keys = [(str(kind), None)] if child is None else [(str(kind), None), (str(kind), child)]
         for key in keys:
@@ -84,4 +90,5 @@ class ArmedFaults:
         fault.remaining -= 1
         if fault.remaining <= 0:
             del bucket[order]
+            self._armed[str(kind)] -= 1
         return fault.event

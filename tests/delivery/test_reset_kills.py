@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from actors.child.steps import KILLED_ERROR
-from actors.delivery.run_record import Change, DeliverySuppressed
+from actors.delivery.run_record import Change, DeliverySuppressed, RunRecord
 from actors.states import DeliveryStatus
 from actors.store.durable import RunStore
 from sim import scenario
@@ -61,9 +61,10 @@ def test_the_oracle_catches_a_kill_whose_delivery_was_not_suppressed(
         monkeypatch: pytest.MonkeyPatch) -> None:
     apply = RunStore.apply
 
-    def forgetful(self: RunStore, run_id: str, change: Change) -> None:
+    def forgetful(self: RunStore, run_id: str, change: Change,
+                  known: tuple[RunRecord, RunRecord] | None = None) -> None:
         if not isinstance(change, DeliverySuppressed):
-            apply(self, run_id, change)
+            apply(self, run_id, change, known)
 
     monkeypatch.setattr(RunStore, "apply", forgetful)
     result = _run("reset-kills-running-children.toml")

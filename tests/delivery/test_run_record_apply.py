@@ -38,3 +38,31 @@ def test_every_change_writes_only_record_columns() -> None:
     fields = {f.name for f in attrs.fields(RunRecord)}
     for change_type in CHANGE_TYPES:
         assert set(columns(change_type)) <= fields, change_type.__name__
+
+
+def test_persisted_carries_the_applied_record_and_a_store_takes_it_only_for_its_own_row() -> None:
+    """``persisted`` is ``apply`` plus the effect; the store takes the carried result only when
+    its row is the very record it was computed from, and applies the change itself otherwise."""
+    from actors.delivery.edge import Persist, persisted
+    from actors.delivery.run_record import CleanedUp, Delivered
+    from actors.store.durable import RunStore
+
+    record = _records()[0]
+    change = Delivered(123)
+    after, persist = persisted(record, change)
+    assert after == apply(record, change)
+    assert persist == Persist(record.run_id, change)  # the carried records are not its value
+    assert persist.known == (record, after)
+
+    store = RunStore()
+    store.register(record)
+    row = store.get(record.run_id)
+    taken, from_row = persisted(row, change)
+    store.apply(record.run_id, change, from_row.known)
+    assert store.get(record.run_id) is taken  # its own row: the result as it stands
+    # A result computed from another record (equal in value, or not) is not taken.
+    stale = attrs.evolve(row, task="another task")
+    _, from_stale = persisted(stale, CleanedUp(7))
+    store.apply(record.run_id, CleanedUp(7), from_stale.known)
+    assert store.get(record.run_id) == apply(taken, CleanedUp(7))
+    assert store.get(record.run_id).task == record.task
