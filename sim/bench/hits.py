@@ -46,7 +46,8 @@ def seed_draws(seeds: Sequence[int], scenario: Any = None) -> dict[int, dict[str
         result = world.run(scenario, seed=seed)
         start = next(record.data for record in result.trace if record.kind == "world.start")
         draws[seed] = {"steps": result.steps, "end": str(result.end_reason),
-                       "end_minutes": result.end_ms // 60_000, "features": list(start["features"]["on"]),
+                       "end_minutes": result.end_ms // 60_000,
+                       "features": list(start["features"]["on"]),
                        "children": start["features"]["children"],
                        "faults": dict(start["faults"]),
                        "spawns": sum(1 for record in result.trace
@@ -104,13 +105,16 @@ def by_draw(table: dict[str, dict[str, Any]], draws: dict[int, dict[str, Any]],
     def key(seed: int) -> dict[str, Any]:
         return draws[seed] if seed in draws else draws[str(seed)]  # type: ignore[index]
 
-    names: list[tuple[str, Callable[[int], bool]]] = []
+    def has(field: str, name: str) -> Callable[[int], bool]:
+        return lambda seed: name in key(seed)[field]
+
     features = sorted({f for d in draws.values() for f in d["features"]})
     kinds = sorted({k for d in draws.values() for k in d["faults"]})
-    names += [(f"feature:{f}", lambda s, f=f: f in key(s)["features"]) for f in features]
-    names += [(f"fault:{k}", lambda s, k=k: k in key(s)["faults"]) for k in kinds]
     top = max((d["children"] for d in draws.values()), default=0)
-    names.append(("children:all", lambda s: key(s)["children"] == top))
+    names: list[tuple[str, Callable[[int], bool]]] = [
+        *((f"feature:{f}", has("features", f)) for f in features),
+        *((f"fault:{k}", has("faults", k)) for k in kinds),
+        ("children:all", lambda seed: bool(key(seed)["children"] == top))]
     out: dict[str, dict[str, Any]] = {}
     for name, pred in names:
         on = [s for s in seeds if pred(s)]
@@ -118,7 +122,7 @@ def by_draw(table: dict[str, dict[str, Any]], draws: dict[int, dict[str, Any]],
         out[name] = {
             "seeds_on": len(on), "seeds_off": len(off),
             "median_on": summary(table, seeds, pred)["median"],
-            "median_off": summary(table, seeds, lambda s, pred=pred: not pred(s))["median"],
+            "median_off": summary(table, seeds, _negated(pred))["median"],
             "mean_steps_on": round(statistics.fmean(key(s)["steps"] for s in on), 1) if on
             else 0.0,
             "mean_steps_off": round(statistics.fmean(key(s)["steps"] for s in off), 1) if off
@@ -126,10 +130,10 @@ def by_draw(table: dict[str, dict[str, Any]], draws: dict[int, dict[str, Any]],
     return out
 
 
-# What the default world draws now (sim/world/draws/features.py, sim/faults/plan.py), for
-# ``what_if``: a feature is on in 0.9 of runs, a fault kind in half, each kind's rate uniform
-# over its four, and a run keeps all its children in 0.9 (else 1..all, uniform).
-DRAWN = {"feature_share": 0.9, "kind_share": 0.5, "all_children_share": 0.9}
+# A fault kind is on in half the runs, each rate of its four with a quarter (sim/faults/plan.py,
+# which this package does not import).
+KIND_SHARE = 0.5
+RATES_PER_KIND = 4
 
 
 def what_if(data: dict[str, Any], feature_share: dict[str, float] | None = None,
@@ -142,26 +146,26 @@ def what_if(data: dict[str, Any], feature_share: dict[str, float] | None = None,
     ``kind_share``: name -> share of runs with it on; ``rates``: kind -> {rate: share}
     (rates left out are never drawn); ``children``: count -> share. Draws not named keep
     their shares. An estimate: check a chosen change by measuring it."""
+    from sim.world.draws.features import ALL_CHILDREN_SHARE, FEATURE_SHARE
+
     draws, seeds = data["draws"], data["seeds"]
     top = max(d["children"] for d in draws.values())
-    old_children = {n: (1 - DRAWN["all_children_share"]) / top for n in range(1, top + 1)}
-    old_children[top] += DRAWN["all_children_share"]
+    old_children = {n: (1 - ALL_CHILDREN_SHARE) / top for n in range(1, top + 1)}
+    old_children[top] += ALL_CHILDREN_SHARE
 
     def weight(seed: int) -> float:
         draw = draws[seed]
         w = 1.0
         for name, share in (feature_share or {}).items():
             on = name in draw["features"]
-            old = DRAWN["feature_share"]
-            w *= share / old if on else (1 - share) / (1 - old)
+            w *= share / FEATURE_SHARE if on else (1 - share) / (1 - FEATURE_SHARE)
         for kind, share in (kind_share or {}).items():
             on = kind in draw["faults"]
-            old = DRAWN["kind_share"]
-            w *= share / old if on else (1 - share) / (1 - old)
+            w *= share / KIND_SHARE if on else (1 - share) / (1 - KIND_SHARE)
         for kind, shares in (rates or {}).items():
             rate = draw["faults"].get(kind)
             if rate is not None:
-                w *= shares.get(rate, 0.0) * 4  # each of the four drawn with 1/4
+                w *= shares.get(rate, 0.0) * RATES_PER_KIND
         if children is not None:
             n = draw["children"]
             w *= children.get(n, 0.0) / old_children[n]
@@ -183,6 +187,10 @@ def what_if(data: dict[str, Any], feature_share: dict[str, float] | None = None,
             # How many seeds the estimate rests on (Kish's effective sample size).
             "effective_seeds": sum(weights.values()) ** 2 / max(
                 1e-9, sum(w * w for w in weights.values()))}
+
+
+def _negated(pred: Callable[[int], bool]) -> Callable[[int], bool]:
+    return lambda seed: not pred(seed)
 
 
 def measure(seeds: Sequence[int], mutants: Sequence[str] | None = None,

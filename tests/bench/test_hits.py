@@ -13,6 +13,7 @@ import pytest
 
 from sim.bench import hits
 from sim.bench.detect import detect
+from sim.world.draws.features import FEATURE_SHARE
 
 
 def test_a_mutants_row_holds_the_runs_detection_pays_for() -> None:
@@ -48,7 +49,8 @@ def test_expected_steps_are_steps_per_failing_seed() -> None:
 
 def test_what_if_reweights_seeds_by_their_draws() -> None:
     data = _data()
-    same = hits.what_if(data, feature_share={"forks": 0.9}, kind_share={"delay": 0.5})
+    same = hits.what_if(data, feature_share={"forks": FEATURE_SHARE},
+                        kind_share={"delay": hits.KIND_SHARE})
     assert same["expected"] == hits.summary(data["table"], data["seeds"])["expected"]
     assert same["effective_seeds"] == pytest.approx(4.0)
     # Every run with forks: only seeds 1 and 2 count.
