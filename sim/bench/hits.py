@@ -8,13 +8,15 @@ instead: for each built-in mutant over default-world seeds 1..N, which seeds fai
 kernel steps, and from them the **expected steps to a first violation** (total steps over the N
 seeds / failing seeds: steps per hit, what a geometric first-hit costs on average), their median
 and max over the catalogue. It also records what each seed drew (the ``world.start`` record's
-features, child count and fault kinds with rates, and the spawns the run made), and
-``by_draw`` splits the expected median by draw (the seeds with a feature or fault kind on
-against those with it off), to see which draws buy hits per step and which buy only steps.
+features, child count and fault kinds with rates, the spawns the run made, how it ended and
+its probes); ``by_draw`` splits the expected median by draw (the seeds with a feature or fault
+kind on against those with it off), to see which draws buy hits per step and which buy only
+steps, and ``what_if`` re-weights the seeds to estimate other shares.
 
-``python -m sim.bench.hits --seeds 200 --out FILE.json`` runs it (a few CPU minutes per 100
-seeds over the whole catalogue; progress on stderr); ``--compare OLD.json`` prints both.
-Counts only: the figures are the same on any machine.
+``python -m sim.bench.hits --seeds 200 --out FILE.json`` runs it (about 12,000 runs for the
+catalogue: some 15 minutes on one core; progress on stderr, and FILE.json rewritten after each
+mutant); ``--load FILE.json --compare OLD.json`` prints a saved one beside another. Counts only:
+the figures are the same on any machine.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ NOT_HIT = math.inf
 
 def seed_draws(seeds: Sequence[int], scenario: Any = None) -> dict[int, dict[str, Any]]:
     """What each default-world seed drew (unmutated run): its steps and how and when it ended,
-    the ``world.start``
-    record's features, child count and fault rates, how many children it spawned and the code
-    probes it hit (actors/probes.py: a share change must keep the rare ones reached)."""
+    the ``world.start`` record's features, child count and fault rates, how many children it
+    spawned and the code probes it hit (actors/probes.py: a share change must keep the rare
+    ones reached)."""
     from sim.bench.detect import default_world
     from sim.world import core as world
 
