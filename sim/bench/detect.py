@@ -5,7 +5,8 @@ up to its first violation, and what one default-world seed is made of.
 deterministic figure (the same on any machine), unlike ``cpu_seconds`` beside it. The sweep is
 the one ``explore`` runs (sim/explore/sweeps.py's ``run_seed`` on explore's default world, seeds 1,
 2, ...), so the figures are what a user meets. Wall-clock and CPU reads are the point here and
-never enter a simulated run.
+never enter a simulated run. One first seed per mutant is one geometric sample: for the expected
+figure (steps per failing seed over seeds 1..N) see sim/bench/hits.py.
 """
 
 from __future__ import annotations
