@@ -317,10 +317,13 @@ class Chooser:
         return index
 
     def _keep(self, subsystem: str, n: int, index: int) -> None:
-        """Record choice ``index`` among ``n`` of ``subsystem``. A free run's :meth:`choose` and
-        :meth:`chance` record theirs inline, the same way, with the subsystem's index from
-        :meth:`_stream` (~550 draws per default-world seed: a call less each)."""
-        choice = (self._sub(subsystem), n, index)
+        """Record choice ``index`` among ``n`` of ``subsystem``."""
+        self._append(self._sub(subsystem), subsystem, n, index)
+
+    def _append(self, sub: int, subsystem: str, n: int, index: int) -> None:
+        """Record choice ``index`` among ``n`` of ``subsystem``, whose schedule index is ``sub``
+        (a free run's :meth:`choose` and :meth:`chance` have it from :meth:`_stream`)."""
+        choice = (sub, n, index)
         self._record.append(self._choice_tuples.setdefault(choice, choice))
         self._taken[subsystem] = self._taken.get(subsystem, 0) + 1
 
@@ -331,12 +334,10 @@ class Chooser:
         assert n >= 1
         if n == 1:
             return 0
-        if self._free:  # a fresh draw, recorded (what _take and _keep do for a free run)
+        if self._free:  # a fresh draw, recorded (what _take does for a free run)
             sub, rng = self._streams.get(subsystem) or self._stream(subsystem)
             index = rng.randrange(n)
-            choice = (sub, n, index)
-            self._record.append(self._choice_tuples.setdefault(choice, choice))
-            self._taken[subsystem] = self._taken.get(subsystem, 0) + 1
+            self._append(sub, subsystem, n, index)
             return index
         fresh = self._rng(subsystem).randrange(n) if not self._guided() else 0
         return self._take(subsystem, n, fresh)
@@ -345,12 +346,11 @@ class Chooser:
         """True with ``probability``; recorded as index 1 (True) or 0 (False)."""
         if probability <= 0.0:
             return False
-        if self._free:  # a fresh draw, recorded (what _take and _keep do for a free run)
+        if self._free:  # a fresh draw, recorded (what _take does for a free run)
             sub, rng = self._streams.get(subsystem) or self._stream(subsystem)
-            choice = (sub, 2, 1) if rng.random() < probability else (sub, 2, 0)
-            self._record.append(self._choice_tuples.setdefault(choice, choice))
-            self._taken[subsystem] = self._taken.get(subsystem, 0) + 1
-            return choice[2] == 1
+            index = 1 if rng.random() < probability else 0
+            self._append(sub, subsystem, 2, index)
+            return index == 1
         fresh = 0
         if not self._guided():
             fresh = 1 if self._rng(subsystem).random() < probability else 0
