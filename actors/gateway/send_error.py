@@ -10,6 +10,7 @@ error. :class:`SendError` is that chain as a frozen value; :func:`classify` appl
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -121,17 +122,22 @@ def _permanent(link: SendError) -> bool:
     """A permanent cause in this link. OpenClaw skips the permanent patterns on the link that
     is itself a writer-claim rebound (a phrase of both in one message is transient, reference
     §c16); only a typed platform rejection still counts there."""
-    if link.platform_error == PLATFORM_REJECTED:
-        return True
-    if _WRITER_CLAIM.search(link.message) is not None:
+    return link.platform_error == PLATFORM_REJECTED or _permanent_text(link.message)
+
+
+# Send errors repeat the same few messages, and a case-folding search tries each alternative at
+# each position: each message is looked at once (docs/performance.md, wave 11b).
+@functools.lru_cache(maxsize=4096)
+def _permanent_text(message: str) -> bool:
+    if _WRITER_CLAIM.search(message) is not None:
         return False
-    return (_PERMANENT.search(link.message) is not None
-            or _CLOSED_TURN.search(link.message) is not None)
+    return _PERMANENT.search(message) is not None or _CLOSED_TURN.search(message) is not None
 
 
-def _transient(link: SendError) -> bool:
-    return (_TRANSIENT.search(link.message) is not None
-            or _TRANSIENT_CASED.search(link.message) is not None)
+@functools.lru_cache(maxsize=4096)
+def _transient(message: str) -> bool:
+    return (_TRANSIENT.search(message) is not None
+            or _TRANSIENT_CASED.search(message) is not None)
 
 
 def closed_turn(error: SendError) -> bool:
@@ -150,6 +156,6 @@ def classify(error: SendError) -> ErrorClass:
         return ErrorClass.PERMANENT
     if any(_WRITER_CLAIM.search(link.message) for link in links):
         return ErrorClass.TRANSIENT
-    if any(_transient(link) for link in links):
+    if any(_transient(link.message) for link in links):
         return ErrorClass.TRANSIENT
     return ErrorClass.OTHER

@@ -66,22 +66,22 @@ class RecordCache:
 class OpenBatches:
     """The open batch-wake rows, decoded, in the table's row order (each batch's first save)."""
 
-    def __init__(self, decode: Callable[[str], BatchRow]) -> None:
-        self._decode = decode
+    def __init__(self) -> None:
         self._rank: dict[str, int] = {}  # batch id -> the order of its first save
         self._open: dict[str, BatchRow] = {}
 
-    def load(self, batch_id: str, rank: int, payload: str, is_open: bool) -> None:
-        """A row as the table holds it (a store opened on an existing database)."""
+    def load(self, batch_id: str, rank: int, row: BatchRow | None) -> None:
+        """A row as the table holds it, decoded if open (a store opened on an existing
+        database)."""
         self._rank.setdefault(batch_id, rank)
-        if is_open:
-            self._open[batch_id] = self._decode(payload)
+        if row is not None:
+            self._open[batch_id] = row
 
-    def saved(self, batch_id: str, rank: int, payload: str, is_open: bool) -> None:
-        """The row was written with ``payload``; ``rank`` is its order if it is new."""
+    def saved(self, batch_id: str, rank: int, row: BatchRow, is_open: bool) -> None:
+        """The row was written and reads back as ``row``; ``rank`` is its order if it is new."""
         self._rank.setdefault(batch_id, rank)
         if is_open:
-            self._open[batch_id] = self._decode(payload)
+            self._open[batch_id] = row
         else:
             self._open.pop(batch_id, None)
 

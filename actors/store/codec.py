@@ -40,6 +40,18 @@ def batch_payload(row: BatchRow) -> str:
     return payload
 
 
+def stored_batch(row: BatchRow) -> BatchRow:
+    """What a read of ``row``'s saved payload gives, without the payload: the row itself when
+    its fields hold their plain types (the payload decodes to an equal row of the same types),
+    else the JSON round trip. The in-memory store keeps this: building a wake's payload (~35,000
+    characters a default-world seed, ~17 saves) and hashing it to find its decoding again was
+    ~2 % of a seed's instructions (wave 11b in docs/performance.md); the SQLite store writes the
+    payload itself, and ``tests/store/test_store_backends.py`` compares the two."""
+    if _plain(attrs.asdict(row, recurse=False, value_serializer=None)):
+        return row
+    return _decode_batch(batch_payload(row))
+
+
 # Texts at least this long are escaped once (``_ESCAPED_TEXTS``) and spliced into the payload.
 SPLICED_TEXT_FROM = 1_024
 # ``text`` and the fields after it, in the order ``json.dumps`` writes them.

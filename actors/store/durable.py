@@ -4,7 +4,8 @@ In a simulation the store is the disk: it lives with the world, outside any acto
 a delivery-actor crash exactly as a database survives a process restart, while everything the
 actor held in memory is lost; a restarted actor reads what was written. Each write is whole when
 the call returns (as a committed statement). The rows are Python values: a run's frozen record,
-batch rows as the JSON the outbox writes, archives as their encoded bytes, so every read returns
+batch rows as a read of the JSON the outbox writes gives them (``codec.stored_batch``, which
+builds no JSON), archives as their encoded bytes, so every read returns
 what the SQLite store (``actors/store/sqlite.py``, for a database file) returns for the same
 writes; tests/store/test_store_backends.py runs the world on both and compares every trace. A
 default-world step paid ~2 SQL statements through ``sqlite3`` for what is here a dict lookup.
@@ -27,7 +28,7 @@ from actors.delivery.run_record import Change, RunRecord, apply
 from actors.history import ArchiveRecord
 from actors.states import DeliveryStatus
 from actors.store.cache import OpenBatches, PendingTree
-from actors.store.codec import batch_payload, batch_row, preview, stored_archive, unpack
+from actors.store.codec import preview, stored_archive, stored_batch, unpack
 from actors.store.shared import StoreBase
 from actors.yields.batch_record import BatchRow
 
@@ -39,7 +40,7 @@ _DELIVERED = DeliveryStatus.DELIVERED
 class _Batch:
     requester: str
     open: bool
-    payload: str
+    row: BatchRow  # as a read of its JSON payload gives it (``codec.stored_batch``)
 
 
 class RunStore(StoreBase):
@@ -65,7 +66,7 @@ class RunStore(StoreBase):
         self._deleted_sessions: dict[str, int] = {}
         self._batches: dict[str, _Batch] = {}  # in the order of each batch's first save
         self._batches_by_requester: dict[str, list[_Batch]] = {}
-        self._open_batches = OpenBatches(batch_row)
+        self._open_batches = OpenBatches()
         self._batch_order = 0
         self._turn_states: dict[str, str] = {}
         self._recoveries: dict[str, tuple[int, str | None]] = {}  # in the order opened
@@ -172,22 +173,22 @@ class RunStore(StoreBase):
     # -- the batch-wake outbox ---------------------------------------------------------------
 
     def save_batch(self, row: BatchRow) -> None:
-        payload = batch_payload(row)
+        stored = stored_batch(row)
         self._batch_order += 1
-        self._open_batches.saved(row.batch_id, self._batch_order, payload, row.open)
+        self._open_batches.saved(row.batch_id, self._batch_order, stored, row.open)
         kept = self._batches.get(row.batch_id)
         if kept is None:  # a new row keeps its requester and place; a save updates the rest
-            kept = self._batches[row.batch_id] = _Batch(row.requester, row.open, payload)
+            kept = self._batches[row.batch_id] = _Batch(row.requester, row.open, stored)
             self._batches_by_requester.setdefault(row.requester, []).append(kept)
         else:
-            kept.open, kept.payload = row.open, payload
+            kept.open, kept.row = row.open, stored
 
     def batch(self, batch_id: str) -> BatchRow | None:
         row = self._open_batches.get(batch_id)
         if row is not None:
             return row
         kept = self._batches.get(batch_id)
-        return None if kept is None else batch_row(kept.payload)
+        return None if kept is None else kept.row
 
     def open_batches(self) -> list[BatchRow]:
         return self._open_batches.rows()
@@ -208,7 +209,7 @@ class RunStore(StoreBase):
 
     def batches_of(self, requester: str) -> list[BatchRow]:
         """Every batch row of the requester session, in the order they were first saved."""
-        return [batch_row(kept.payload) for kept in self._batches_by_requester.get(requester, ())]
+        return [kept.row for kept in self._batches_by_requester.get(requester, ())]
 
     def has_open_batches(self) -> bool:
         return bool(self._open_batches)

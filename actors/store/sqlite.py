@@ -33,10 +33,10 @@ class SqliteStore(StoreBase):
         self.statements = 0
         # Decoded beside the tables, for the hot reads (actors/store/cache.py).
         self._records = RecordCache(decode_record, FIELDS.index("run_id"))
-        self._open_batches = OpenBatches(batch_row)
+        self._open_batches = OpenBatches()
         for batch_id, rank, payload, is_open in self._run(
                 "SELECT batch_id, row_order, payload, open FROM batches ORDER BY row_order"):
-            self._open_batches.load(batch_id, rank, payload, bool(is_open))
+            self._open_batches.load(batch_id, rank, batch_row(payload) if is_open else None)
         # Each requester turn's state (open, finished, yielded, abandoned): what the delivery
         # side reads to retain a private result while its spawning turn is open (PRV-5).
         self._run("CREATE TABLE IF NOT EXISTS turn_states "
@@ -175,7 +175,7 @@ class SqliteStore(StoreBase):
     def save_batch(self, row: BatchRow) -> None:
         payload = batch_payload(row)
         self._batch_order += 1
-        self._open_batches.saved(row.batch_id, self._batch_order, payload, row.open)
+        self._open_batches.saved(row.batch_id, self._batch_order, batch_row(payload), row.open)
         self._run("INSERT INTO batches VALUES (?, ?, ?, ?, ?) ON CONFLICT(batch_id) DO "
                          "UPDATE SET open = excluded.open, payload = excluded.payload",
                          [row.batch_id, row.requester, int(row.open), self._batch_order,

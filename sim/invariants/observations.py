@@ -58,20 +58,30 @@ def _links(chain: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
 def chain_class(chain: Mapping[str, Any]) -> str:
     """sent | permanent | transient | other, in §c16's order over every link."""
     links = list(_links(chain))
-    messages = [str(link["message"]) for link in links]
     if any(link.get("sentBeforeError") or link.get("visibleReplySent") for link in links):
         return "sent"
-    # The permanent patterns are not looked for in a link that is itself a writer-claim
-    # rebound (OpenClaw skips them there: issue 24); a typed platform rejection still counts.
+    found = [_message_class(str(link["message"])) for link in links]
     if any(link.get("platformError") == _PLATFORM_REJECTED for link in links) or any(
-            p.search(m) for m in messages if not _REBOUND.search(m)
-            for p in (*_PERMANENT, _CLOSED_TURN)):
+            permanent for permanent, _, _ in found):
         return "permanent"
-    if any(_REBOUND.search(m) for m in messages):
+    if any(rebound for _, rebound, _ in found):
         return "transient"
-    if any(p.search(m) for m in messages for p in _TRANSIENT):
+    if any(transient for _, _, transient in found):
         return "transient"
     return "other"
+
+
+# A run's faults carry the same few messages again and again, and one message's look is ~20
+# case-folding regular-expression searches (the ``re`` matcher was ~2.5 % of a default-world
+# seed's instructions, wave 11b in docs/performance.md): each message is looked at once.
+@functools.lru_cache(maxsize=4096)
+def _message_class(message: str) -> tuple[bool, bool, bool]:
+    """What one link's message says: (a permanent pattern, a writer-claim rebound, a transient
+    pattern). The permanent patterns are not looked for in a link that is itself a writer-claim
+    rebound (OpenClaw skips them there: issue 24); a typed platform rejection still counts."""
+    rebound = _REBOUND.search(message) is not None
+    permanent = not rebound and any(p.search(message) for p in (*_PERMANENT, _CLOSED_TURN))
+    return permanent, rebound, any(p.search(message) for p in _TRANSIENT)
 
 
 def is_closed_turn(chain: Mapping[str, Any]) -> bool:

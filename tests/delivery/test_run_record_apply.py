@@ -7,6 +7,7 @@ import itertools
 from typing import Any
 
 import attrs
+import pytest
 
 from actors.delivery.run_record import CHANGE_TYPES, RunRecord, apply, columns
 from sim import scenario
@@ -32,6 +33,12 @@ def test_apply_equals_evolve_with_the_change_fields() -> None:
             after = apply(record, change)
             assert after == expected, change_type.__name__
             assert type(after) is RunRecord
+    # The built record is as frozen as one ``RunRecord(...)`` makes.
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        after.task = "changed"  # type: ignore[misc]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        del after.task  # type: ignore[misc]
+    assert hash(after) == hash(attrs.evolve(after))
 
 
 def test_every_change_writes_only_record_columns() -> None:

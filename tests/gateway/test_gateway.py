@@ -42,6 +42,30 @@ def test_chunks_join_to_the_text_and_respect_the_limit(text: str, limit: int) ->
     assert len(chunks) == 1 or all(chunks)
 
 
+def _split_by_slicing(text: str, limit: int, to_line_end: bool) -> tuple[str, ...]:
+    """``split_chunks`` as it was first written: cut the rest of the text at each chunk."""
+    if len(text) <= limit:
+        return (text,)
+    chunks: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        cut = rest.rfind("\n", 0, limit) + 1
+        if to_line_end:
+            cut = rest.find("\n", limit) + 1
+        if cut <= 0:
+            cut = limit
+        chunks.append(rest[:cut])
+        rest = rest[cut:]
+    if rest:
+        chunks.append(rest)
+    return tuple(chunks)
+
+
+@given(st.text(alphabet="ab \n", max_size=300), st.integers(1, 50), st.booleans())
+def test_chunks_are_those_of_the_slicing_split(text: str, limit: int, to_line_end: bool) -> None:
+    assert split_chunks(text, limit, to_line_end) == _split_by_slicing(text, limit, to_line_end)
+
+
 def test_chunks_break_after_a_line_when_they_can() -> None:
     assert split_chunks("abc\ndefgh", 6) == ("abc\n", "defgh")
     assert split_chunks("abcdefgh", 3) == ("abc", "def", "gh")

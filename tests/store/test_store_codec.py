@@ -76,6 +76,15 @@ def test_the_payload_is_json_dumps_and_reads_back_as_its_decoding(row: BatchRow)
     assert _typed(read) == _typed(_decoded(payload))
 
 
+@settings(max_examples=300, deadline=None)
+@given(_rows())
+def test_the_stored_row_is_what_a_read_of_the_payload_gives(row: BatchRow) -> None:
+    """The in-memory store keeps ``stored_batch(row)`` instead of the payload."""
+    stored = codec.stored_batch(row)
+    assert _typed(stored) == _typed(_decoded(json.dumps(
+        attrs.asdict(row, recurse=False, value_serializer=None))))
+
+
 def test_a_long_text_is_spliced_and_a_plain_row_needs_no_decoding() -> None:
     text = "• a reply \"quoted\" \ud800 " * 100
     row = BatchRow("b1", "agent:main:main", "main", "turn-1", 1, ("run-1", "run-2"), 1, 5,
@@ -87,3 +96,5 @@ def test_a_long_text_is_spliced_and_a_plain_row_needs_no_decoding() -> None:
     odd = attrs.evolve(row, members=["run-1", "run-2"])  # a list: JSON gives back a tuple
     read = codec.batch_row(codec.batch_payload(odd))
     assert read is not odd and type(read.members) is tuple
+    assert codec.stored_batch(row) is row  # kept as it is: it is its own decoding
+    assert codec.stored_batch(odd) == read and type(codec.stored_batch(odd).members) is tuple
