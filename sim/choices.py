@@ -221,6 +221,10 @@ class Chooser:
         # shrinker can delete them whole. Each is (label, ((subsystem, start, end), ...)) over
         # that subsystem's choices.
         self.spans: list[Span] = []
+        # Guided runs only (the shrinker's): the child the fault plan's current opportunity is
+        # about, and the choices taken before it began (see :meth:`about`).
+        self._about: str | None = None
+        self._about_from: dict[str, int] = {}
         # PCT (Burckhardt et al. 2010): actors get random priorities on first sight; the highest
         # enabled one runs; at a few random steps the running actor drops below everyone.
         self._priority: dict[str, float] = {}
@@ -277,6 +281,24 @@ class Chooser:
         self.spans.append((label, tuple((sub, start.get(sub, 0), end)
                                         for sub, end in self._taken.items()
                                         if end != start.get(sub, 0))))
+
+    def about(self, child: str | None) -> None:
+        """The fault choices made from now until the next call are about ``child`` (the fault
+        plan calls this at each opportunity, with the child whose message or send it is, or
+        None). A guided run records them as spans labelled ``about:<child>`` so that the
+        shrinker, dropping a child, drops the choices its opportunities took and the faults
+        that struck later children keep their targets. Free runs and replays record nothing."""
+        if self._guides is None:
+            return
+        if self._about is not None:
+            since = self._about_from
+            ranges = tuple((sub, since.get(sub, 0), end) for sub, end in self._taken.items()
+                           if end != since.get(sub, 0) and sub.startswith("fault:"))
+            if ranges:
+                self.spans.append((f"about:{self._about}", ranges))
+        self._about = child
+        if child is not None:
+            self._about_from = dict(self._taken)
 
     def _guided(self) -> bool:
         """Does the next choice come from a recording (so no fresh draw is needed)?"""
@@ -355,6 +377,28 @@ class Chooser:
         if not self._guided():
             fresh = 1 if self._rng(subsystem).random() < probability else 0
         return self._take(subsystem, 2, fresh) == 1
+
+    def optional(self, subsystem: str, n: int) -> int:
+        """A choice among ``n`` that free runs never make: there it is 0 and not recorded, so
+        adding it moved no seed's draws. Only a guide (a shrinker's edit, a saved scenario's
+        ``[replay.choices]``) gives it another value; a guided run records it while its list
+        lasts (past the end it is 0 and unrecorded, as in a free run), and a replay takes it
+        when the schedule recorded it next."""
+        if self._free:
+            return 0
+        if self._guides is not None:
+            if self._taken.get(subsystem, 0) >= len(self._guides.get(subsystem, ())):
+                return 0
+            return self._take(subsystem, n, 0)
+        if not self._guided():
+            return 0  # a branch's fresh part draws as a free run does
+        assert self._replay is not None
+        step = len(self._record)
+        recorded = self._replay.choices[step][0] if step < len(self._replay.choices) else None
+        subsystems = self._replay.subsystems
+        if recorded is None or recorded >= len(subsystems) or subsystems[recorded] != subsystem:
+            return 0
+        return self._take(subsystem, n, 0)
 
     def pick_event(self, actors: Sequence[str]) -> int:
         """Which of the enabled events (listed in canonical order, by target actor) goes next."""

@@ -9,7 +9,8 @@ repeated until none helps or the run budget is spent:
 
 - structure: drop a drawn child whole (its span of choices and one from ``[workload] children``),
   drop a scripted child (with the timeline entries naming it), drop a timeline entry, drop a fault
-  kind (with its choices), bring scripted times (spawns, timeline instants, delays) down;
+  kind (with its choices), bring scripted times (spawns, timeline instants, delays) down, leave
+  children of a wide batch out (with the fault choices about them: sim/explore/shrink_wide.py);
 - choices, in each subsystem's list: delete blocks of 8, 4, 2 and 1 choices, set blocks to 0,
   lower single values by binary search towards 0.
 
@@ -32,6 +33,7 @@ import attrs
 
 from sim.choices import Schedule, Span
 from sim.explore.reaches import ProbeTally
+from sim.explore.shrink_wide import WIDE_BLOCKS, kept_slots, without_wide
 from sim.explore.streams import Streams as Streams
 from sim.explore.streams import _replace, _stream, _total, _without_trailing_zeros
 from sim.explore.streams import streams_of as streams_of
@@ -256,7 +258,7 @@ class _Shrinker:
 
     def shrink(self) -> None:
         passes: tuple[Callable[[], bool], ...] = (
-            self.drop_drawn_children, self.drop_scripted_children, self.drop_timeline_entries,
+            self.drop_wide_children, self.drop_drawn_children, self.drop_scripted_children, self.drop_timeline_entries,
             self.drop_fault_kinds, self.drop_channels, self.lower_times, self.delete_blocks,
             self.zero_blocks, self.lower_choices)
         try:
@@ -284,6 +286,17 @@ class _Shrinker:
                 fewer = attrs.evolve(workload, children=workload.children - 1)
                 improved = self._drop(streams, workload=fewer) or improved
             i -= 1
+        return improved
+
+    def drop_wide_children(self) -> bool:
+        improved = False
+        for size in WIDE_BLOCKS:
+            kept = kept_slots(self.best_outcome.streams, self.best_outcome.spans)
+            for end in range(len(kept), 0, -size):
+                best = self.best_outcome
+                block = kept[max(0, end - size):end]
+                improved = self.with_streams(without_wide(best.streams, best.spans, block)) \
+                    or improved
         return improved
 
     def drop_channels(self) -> bool:
