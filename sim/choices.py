@@ -217,10 +217,7 @@ class Chooser:
         # which then skips the replay checks (a default-world seed makes ~450 choices).
         self._free = replay is None and guides is None
         self._taken: dict[str, int] = {}  # choices recorded so far, per subsystem
-        # Spans of choices that belong together (one drawn child): Hypothesis' "examples", so a
-        # shrinker can delete them whole. Each is (label, ((subsystem, start, end), ...)) over
-        # that subsystem's choices.
-        self.spans: list[Span] = []
+        self._spans: list[Span] = []  # see :attr:`spans`
         # Guided runs only (the shrinker's): the child the fault plan's current opportunity is
         # about, and the choices taken before it began (see :meth:`about`).
         self._about: str | None = None
@@ -278,7 +275,7 @@ class Chooser:
         """Mark the choices made inside as one unit (``label``) for the shrinker."""
         start = dict(self._taken)
         yield
-        self.spans.append((label, tuple((sub, start.get(sub, 0), end)
+        self._spans.append((label, tuple((sub, start.get(sub, 0), end)
                                         for sub, end in self._taken.items()
                                         if end != start.get(sub, 0))))
 
@@ -290,15 +287,27 @@ class Chooser:
         that struck later children keep their targets. Free runs and replays record nothing."""
         if self._guides is None:
             return
-        if self._about is not None:
-            since = self._about_from
-            ranges = tuple((sub, since.get(sub, 0), end) for sub, end in self._taken.items()
-                           if end != since.get(sub, 0) and sub.startswith("fault:"))
-            if ranges:
-                self.spans.append((f"about:{self._about}", ranges))
+        self._spans.extend(self._about_span())
         self._about = child
         if child is not None:
             self._about_from = dict(self._taken)
+
+    def _about_span(self) -> list[Span]:
+        """The fault choices taken since the open opportunity began, as a span (if any)."""
+        if self._about is None:
+            return []
+        since = self._about_from
+        ranges = tuple((sub, since.get(sub, 0), end) for sub, end in self._taken.items()
+                       if end != since.get(sub, 0) and sub.startswith("fault:"))
+        return [(f"about:{self._about}", ranges)] if ranges else []
+
+    @property
+    def spans(self) -> list[Span]:
+        """Spans of choices that belong together: each drawn child's (Hypothesis' "examples",
+        so a shrinker can delete them whole) and, in a guided run, each fault opportunity's
+        about a child. Each is (label, ((subsystem, start, end), ...)) over that subsystem's
+        choices."""
+        return self._spans + self._about_span()
 
     def _guided(self) -> bool:
         """Does the next choice come from a recording (so no fresh draw is needed)?"""
