@@ -67,8 +67,9 @@ def test_guides_clamp_default_to_zero_and_keep_subsystems_apart() -> None:
 
 def test_spans_name_each_drawn_childs_choices(default_world: scenario.Scenario) -> None:
     result = world.run(default_world, seed=5)
-    spans = [s for s in result.spans if s[0] == "child"]
-    assert len(spans) == default_world.workload.children  # type: ignore[union-attr]
+    spans = [s for s in result.spans if s[0].startswith("child:")]
+    children = default_world.workload.children  # type: ignore[union-attr]
+    assert [label for label, _ in spans] == [f"child:c{i + 1}" for i in range(children)]
     streams = dict(streams_of(result.schedule))
     for _, ranges in spans:
         names = [name for name, _, _ in ranges]
