@@ -16,6 +16,10 @@ Two more ways to guide a run, both for searching around a recorded one:
   lists of naturals make a valid run, which is what lets the shrinker (sim/explore/shrink.py) delete
   and lower choices freely; one list per subsystem (as one RNG per subsystem, SIM-2) means deleting
   a child's workload draws does not shift the fault or schedule choices that come after them.
+
+A few choices are *optional* (:meth:`Chooser.optional`): free runs never make them (0, not
+recorded, so adding one moved no seed's draws); only a guide gives them another value, as the
+shrinker does to leave children of a wide batch out (sim/world/turns.py).
 """
 
 from __future__ import annotations
@@ -304,9 +308,9 @@ class Chooser:
     @property
     def spans(self) -> list[Span]:
         """Spans of choices that belong together: each drawn child's (Hypothesis' "examples",
-        so a shrinker can delete them whole) and, in a guided run, each fault opportunity's
-        about a child. Each is (label, ((subsystem, start, end), ...)) over that subsystem's
-        choices."""
+        so a shrinker can delete them whole) and, in a guided run, the fault choices of each
+        opportunity about a child (``about:<child>``). Each is (label, ((subsystem, start,
+        end), ...)) over that subsystem's choices."""
         return self._spans + self._about_span()
 
     def _guided(self) -> bool:
