@@ -16,6 +16,10 @@ Two more ways to guide a run, both for searching around a recorded one:
   lists of naturals make a valid run, which is what lets the shrinker (sim/explore/shrink.py) delete
   and lower choices freely; one list per subsystem (as one RNG per subsystem, SIM-2) means deleting
   a child's workload draws does not shift the fault or schedule choices that come after them.
+
+A few choices are *optional* (:meth:`Chooser.optional`): free runs never make them (0, not
+recorded, so adding one moved no seed's draws); only a guide gives them another value, as the
+shrinker does to leave children of a wide batch out (sim/world/turns.py).
 """
 
 from __future__ import annotations
@@ -217,10 +221,11 @@ class Chooser:
         # which then skips the replay checks (a default-world seed makes ~450 choices).
         self._free = replay is None and guides is None
         self._taken: dict[str, int] = {}  # choices recorded so far, per subsystem
-        # Spans of choices that belong together (one drawn child): Hypothesis' "examples", so a
-        # shrinker can delete them whole. Each is (label, ((subsystem, start, end), ...)) over
-        # that subsystem's choices.
-        self.spans: list[Span] = []
+        self._spans: list[Span] = []  # see :attr:`spans`
+        # Guided runs only (the shrinker's): the child the fault plan's current opportunity is
+        # about, and the choices taken before it began (see :meth:`about`).
+        self._about: str | None = None
+        self._about_from: dict[str, int] = {}
         # PCT (Burckhardt et al. 2010): actors get random priorities on first sight; the highest
         # enabled one runs; at a few random steps the running actor drops below everyone.
         self._priority: dict[str, float] = {}
@@ -274,9 +279,39 @@ class Chooser:
         """Mark the choices made inside as one unit (``label``) for the shrinker."""
         start = dict(self._taken)
         yield
-        self.spans.append((label, tuple((sub, start.get(sub, 0), end)
+        self._spans.append((label, tuple((sub, start.get(sub, 0), end)
                                         for sub, end in self._taken.items()
                                         if end != start.get(sub, 0))))
+
+    def about(self, child: str | None) -> None:
+        """The fault choices made from now until the next call are about ``child`` (the fault
+        plan calls this at each opportunity, with the child whose message or send it is, or
+        None). A guided run records them as spans labelled ``about:<child>`` so that the
+        shrinker, dropping a child, drops the choices its opportunities took and the faults
+        that struck later children keep their targets. Free runs and replays record nothing."""
+        if self._guides is None:
+            return
+        self._spans.extend(self._about_span())
+        self._about = child
+        if child is not None:
+            self._about_from = dict(self._taken)
+
+    def _about_span(self) -> list[Span]:
+        """The fault choices taken since the open opportunity began, as a span (if any)."""
+        if self._about is None:
+            return []
+        since = self._about_from
+        ranges = tuple((sub, since.get(sub, 0), end) for sub, end in self._taken.items()
+                       if end != since.get(sub, 0) and sub.startswith("fault:"))
+        return [(f"about:{self._about}", ranges)] if ranges else []
+
+    @property
+    def spans(self) -> list[Span]:
+        """Spans of choices that belong together: each drawn child's (Hypothesis' "examples",
+        so a shrinker can delete them whole) and, in a guided run, the fault choices of each
+        opportunity about a child (``about:<child>``). Each is (label, ((subsystem, start,
+        end), ...)) over that subsystem's choices."""
+        return self._spans + self._about_span()
 
     def _guided(self) -> bool:
         """Does the next choice come from a recording (so no fresh draw is needed)?"""
@@ -355,6 +390,28 @@ class Chooser:
         if not self._guided():
             fresh = 1 if self._rng(subsystem).random() < probability else 0
         return self._take(subsystem, 2, fresh) == 1
+
+    def optional(self, subsystem: str, n: int) -> int:
+        """A choice among ``n`` that free runs never make: there it is 0 and not recorded, so
+        adding it moved no seed's draws. Only a guide (a shrinker's edit, a saved scenario's
+        ``[replay.choices]``) gives it another value; a guided run records it while its list
+        lasts (past the end it is 0 and unrecorded, as in a free run), and a replay takes it
+        when the schedule recorded it next."""
+        if self._free:
+            return 0
+        if self._guides is not None:
+            if self._taken.get(subsystem, 0) >= len(self._guides.get(subsystem, ())):
+                return 0
+            return self._take(subsystem, n, 0)
+        if not self._guided():
+            return 0  # a branch's fresh part draws as a free run does
+        assert self._replay is not None
+        step = len(self._record)
+        recorded = self._replay.choices[step][0] if step < len(self._replay.choices) else None
+        subsystems = self._replay.subsystems
+        if recorded is None or recorded >= len(subsystems) or subsystems[recorded] != subsystem:
+            return 0
+        return self._take(subsystem, n, 0)
 
     def pick_event(self, actors: Sequence[str]) -> int:
         """Which of the enabled events (listed in canonical order, by target actor) goes next."""

@@ -7,9 +7,11 @@ subsystem's next value clamped to its range; past the end every choice is 0, the
 every edit is a valid run, and an edit to one subsystem's list does not shift another's. Passes,
 repeated until none helps or the run budget is spent:
 
-- structure: drop a drawn child whole (its span of choices and one from ``[workload] children``),
+- structure: drop a drawn child whole (its span of choices, the fault choices about it and one
+  from ``[workload] children``),
   drop a scripted child (with the timeline entries naming it), drop a timeline entry, drop a fault
-  kind (with its choices), bring scripted times (spawns, timeline instants, delays) down;
+  kind (with its choices), bring scripted times (spawns, timeline instants, delays) down, leave
+  children of a wide batch out (with the fault choices about them: sim/explore/shrink_wide.py);
 - choices, in each subsystem's list: delete blocks of 8, 4, 2 and 1 choices, set blocks to 0,
   lower single values by binary search towards 0.
 
@@ -32,6 +34,7 @@ import attrs
 
 from sim.choices import Schedule, Span
 from sim.explore.reaches import ProbeTally
+from sim.explore.shrink_wide import CHILD_SPAN, WIDE_BLOCKS, about, cut, kept_slots, without_wide
 from sim.explore.streams import Streams as Streams
 from sim.explore.streams import _replace, _stream, _total, _without_trailing_zeros
 from sim.explore.streams import streams_of as streams_of
@@ -256,9 +259,9 @@ class _Shrinker:
 
     def shrink(self) -> None:
         passes: tuple[Callable[[], bool], ...] = (
-            self.drop_drawn_children, self.drop_scripted_children, self.drop_timeline_entries,
-            self.drop_fault_kinds, self.drop_channels, self.lower_times, self.delete_blocks,
-            self.zero_blocks, self.lower_choices)
+            self.drop_wide_children, self.drop_drawn_children, self.drop_scripted_children,
+            self.drop_timeline_entries, self.drop_fault_kinds, self.drop_channels,
+            self.lower_times, self.delete_blocks, self.zero_blocks, self.lower_choices)
         try:
             improved = True
             while improved:
@@ -273,17 +276,27 @@ class _Shrinker:
         i = len(self.best_outcome.spans) - 1
         while i >= 0:
             workload = self.best.workload
-            spans = [s for s in self.best_outcome.spans if s[0] == "child"]
+            spans = [s for s in self.best_outcome.spans if s[0].startswith(CHILD_SPAN)]
             if workload is None or workload.children <= 1:
                 break
             if i < len(spans):
-                streams = self.best_outcome.streams
-                for name, start, end in spans[i][1]:
-                    values = _stream(streams, name)
-                    streams = _replace(streams, name, values[:start] + values[end:])
+                label, ranges = spans[i]
+                streams = cut(self.best_outcome.streams, ranges + tuple(about(
+                    self.best_outcome.spans, [label.removeprefix(CHILD_SPAN)])))
                 fewer = attrs.evolve(workload, children=workload.children - 1)
                 improved = self._drop(streams, workload=fewer) or improved
             i -= 1
+        return improved
+
+    def drop_wide_children(self) -> bool:
+        improved = False
+        for size in WIDE_BLOCKS:
+            kept = kept_slots(self.best_outcome.streams, self.best_outcome.spans)
+            for end in range(len(kept), 0, -size):
+                best = self.best_outcome
+                block = kept[max(0, end - size):end]
+                improved = self.with_streams(without_wide(best.streams, best.spans, block)) \
+                    or improved
         return improved
 
     def drop_channels(self) -> bool:

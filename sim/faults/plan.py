@@ -163,6 +163,7 @@ class FaultPlan:
             # A batch wake's run id stands for its child (an aimed delay names it).
             child = self._child_of_run(message.run_id) or (
                 message.run_id if message.run_id.startswith("batch:") else None)
+        self.chooser.about(child)  # for the shrinker: the draws below are about this child
         delay = 0
         armed = self._take_armed("delay", child=child)
         if armed is not None:
@@ -189,6 +190,7 @@ class FaultPlan:
         """The fate of one chunk the gateway sends (the whole send when ``total`` is 1): the
         send faults strike the first, the chunk faults a later one (after earlier ones went)."""
         child = self._child_of_run(run_id)
+        self.chooser.about(child)
         if index == 0:
             return self._refusal(run_id, key, child)
         if self._take_armed("chunk-abort", child=child) or self.strikes("chunk-abort"):
@@ -243,6 +245,7 @@ class FaultPlan:
         """A session's acknowledgement on its way back: lost, slow (past the announce timeout)
         or at once."""
         child = self._child_of_run(run_id)
+        self.chooser.about(child)
         if self._take_armed("send-ambiguous", child=child) or self.strikes("send-ambiguous"):
             self._note("send-ambiguous", {"run_id": run_id, "lost": "ack"})
             return None
@@ -257,6 +260,7 @@ class FaultPlan:
     def callback_error(self, run_id: str) -> str | None:
         """The receive callback after a confirmed hand-off: it fails now and then (DEL-9)."""
         child = self._child_of_run(run_id)
+        self.chooser.about(child)
         armed = self._take_armed("callback-fail", child=child)
         if armed is None and not self.strikes("callback-fail"):
             return None
@@ -268,6 +272,7 @@ class FaultPlan:
     def mirror_error(self, run_id: str) -> str | None:
         """A direct delivery's transcript mirror: its append fails now and then (DEL-8)."""
         child = self._child_of_run(run_id)
+        self.chooser.about(child)
         if self._take_armed("mirror-fail", child=child) is None and not self.strikes(
                 "mirror-fail"):
             return None
@@ -278,6 +283,7 @@ class FaultPlan:
     def recovery_error(self, run_id: str) -> str | None:
         """Lost-answer recovery's hand-off: refused now and then (DEL-2)."""
         child = self._child_of_run(run_id)
+        self.chooser.about(child)
         if self._take_armed("recovery-fail", child=child) is None and not self.strikes(
                 "recovery-fail"):
             return None
@@ -290,6 +296,7 @@ class FaultPlan:
 
     def crash(self, actor: str, point: str) -> bool:
         """Does ``actor``'s process die at crash point ``point``?"""
+        self.chooser.about(None)
         armed = self._take_armed("crash", actor=actor, point=point)
         if armed is not None:
             self.restart_after_ms = armed.restart_after_ms
@@ -299,6 +306,7 @@ class FaultPlan:
     def parked_crash_times(self) -> list[int]:
         """When the delivery process is killed while it waits: up to two instants in the busy
         first 15 minutes (or before the heal, if that is sooner)."""
+        self.chooser.about(None)
         if "crash" not in self.rates:
             return []
         count = self.chooser.choose("fault:crash-parked", 3)
@@ -307,6 +315,7 @@ class FaultPlan:
 
     def restart_delay_ms(self) -> int:
         """How long a crashed actor stays down: as scripted, else drawn, else 5 s."""
+        self.chooser.about(None)
         scripted, self.restart_after_ms = self.restart_after_ms, None
         if scripted is not None:
             return scripted

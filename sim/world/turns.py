@@ -246,6 +246,11 @@ WIDE_SHARE = 0.005
 WIDE_CHILDREN = 80
 WIDE_SPACING_MS = 1000
 WIDE_LAST_AFTER_YIELD_MS = 45_000  # the last child ends this long after the yield
+# The batch's size is a choice only a guide makes (sim/choices.py ``optional``): one per child,
+# 1 to leave it out, so a free run always has eighty and the shrinker can drop any of them
+# (each child's draws are a span labelled ``wide:<child>``; its id and times stay its own).
+WIDE_DROP = "workload:wide:drop"
+WIDE_SPAN = "wide:"
 
 
 def _wide_batch(chooser: Chooser, session: str, turn_id: str, start_ms: int
@@ -254,16 +259,20 @@ def _wide_batch(chooser: Chooser, session: str, turn_id: str, start_ms: int
     yield_ms = start_ms + WIDE_CHILDREN * WIDE_SPACING_MS + 1000 * chooser.choose(sub, 60)
     wide = []
     for n in range(WIDE_CHILDREN):
-        chars = 2_000 + 100 * chooser.choose(sub, 30)
+        child_id = f"w{n + 1}"
+        with chooser.span(f"{WIDE_SPAN}{child_id}"):
+            chars = 2_000 + 100 * chooser.choose(sub, 30)
+            spawn_ms = start_ms + n * WIDE_SPACING_MS
+            run_ms = 100 * (1 + chooser.choose(sub, 8))
+            last = n == WIDE_CHILDREN - 1
+            if last:
+                run_ms = yield_ms - spawn_ms + WIDE_LAST_AFTER_YIELD_MS
+            correction = None if last else (
+                yield_ms - spawn_ms - run_ms + 1000 * (1 + chooser.choose(sub, 20)))
+        if chooser.optional(WIDE_DROP, 2):
+            continue  # its draws are made all the same, so the others' stay where they were
         text = "".join(f"Row {i:05d}: finding < limit & ok.\n" for i in range(chars // 32 + 1))
-        spawn_ms = start_ms + n * WIDE_SPACING_MS
-        run_ms = 100 * (1 + chooser.choose(sub, 8))
-        last = n == WIDE_CHILDREN - 1
-        if last:
-            run_ms = yield_ms - spawn_ms + WIDE_LAST_AFTER_YIELD_MS
-        correction = None if last else (
-            yield_ms - spawn_ms - run_ms + 1000 * (1 + chooser.choose(sub, 20)))
-        wide.append(ChildSpec(f"w{n + 1}", session, f"wide task {n + 1}", spawn_ms,
+        wide.append(ChildSpec(child_id, session, f"wide task {n + 1}", spawn_ms,
                               (StepSpec(run_ms, text=text[:chars]),), turn=turn_id,
                               correction_after_ms=correction))
     return TurnDef(turn_id, session, start_ms, yield_ms, TurnEnd.YIELD, ()), wide

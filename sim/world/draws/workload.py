@@ -64,9 +64,11 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
     trees = TreeBook(workload.tree_depth, workload.tree_fan_out)
     features = world.features
     for i in range(features.children):
-        with world.chooser.span("child"):  # so a shrinker can drop one child whole
-            child = spread(world.chooser, workload,
-                           world._draw_child(workload, f"c{first + i + 1}", i))
+        child_id = f"c{first + i + 1}"
+        # A span of its own, so a shrinker can drop the child whole (with the fault choices
+        # about it: its label names it).
+        with world.chooser.span(f"child:{child_id}"):
+            child = spread(world.chooser, workload, world._draw_child(workload, child_id, i))
             findings = world_reach.FindingsAim(child)
             if "nesting" in features:
                 child = world_tree.draw_tree(world.chooser, child, drawn, trees,
