@@ -122,13 +122,10 @@ class FaultPlan:
         assert self.kernel is not None
         return self.kernel.now_ms
 
-    def _active(self) -> bool:
-        return self._now() < self.heal_ms
-
     def strikes(self, kind: str) -> bool:
-        """Does a seeded fault of ``kind`` strike at this opportunity?"""
+        """Does a seeded fault of ``kind`` strike at this opportunity (only before the heal)?"""
         rate = self.rates.get(kind)
-        if rate is None or not self._active():
+        if rate is None or self._now() >= self.heal_ms:
             return False
         return self.chooser.chance(f"fault:{kind}", rate)
 
