@@ -50,4 +50,4 @@ def test_a_repeated_hand_off_is_not_hashed_again(monkeypatch: pytest.MonkeyPatch
     assert plan._text_digest("r1", "".join(["the ", "answer"])) == first
     assert calls == []
     assert plan._text_digest("r1", "another answer") == other
-    assert calls == ["another answer".encode()]
+    assert calls == [b"another answer"]
