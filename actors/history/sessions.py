@@ -207,6 +207,8 @@ def json_bytes(value: Any) -> int:
     escape and a high-low pair as one four-byte character; Python's ``surrogatepass`` counts
     three bytes per surrogate, so the difference is added back."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if text.isascii():  # (a flag CPython keeps) a byte per character, and no surrogate
+        return len(text)
     size = len(text.encode("utf-8", "surrogatepass"))
     for match in _LONE_OR_PAIRED.finditer(text):
         size += -2 if len(match.group()) == 2 else 3
