@@ -69,7 +69,10 @@ class OutputFold:
                 # fallback can no longer be chosen: drop it and keep memory flat on long logs.
                 self._pieces.clear()
         if kind in ("assistant/message", "assistant/attempt"):
-            self.push_text(join_stream_text(event["data"].get("stream", ())))
+            # Once there is a candidate every piece is dropped: the stream is not joined (a
+            # 200,000-character reply's pieces, copied once per fold, six folds per child).
+            if self._candidate is None:
+                self.push_text(join_stream_text(event["data"].get("stream", ())))
         elif kind == "assistant/chunk":
             chunk = event["data"]["chunk"]
             if chunk.get("type") == "text-delta":

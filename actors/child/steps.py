@@ -59,14 +59,19 @@ def _finish(step: StepSpec) -> JsonObject:
 
 
 def _pieces(text: str) -> list[str]:
-    """Split into up to three deltas at spaces, as a model streams words."""
-    words = text.split(" ")
-    if len(words) < 3:
+    """Split into up to three deltas at spaces, as a model streams words: the first third of
+    the words (by count, rounded down) with the space after them, the second third likewise,
+    then the rest."""
+    spaces = text.count(" ")
+    if spaces < 2:
         return [text]
-    third = len(words) // 3
-    parts = [" ".join(words[:third]), " ".join(words[third:2 * third]),
-             " ".join(words[2 * third:])]
-    return [parts[0] + " ", parts[1] + " ", parts[2]]
+    third = (spaces + 1) // 3
+    # The cuts fall after the third-th space and before the last ``words - 2 * third`` words,
+    # found by splitting off only those words: splitting every word of a 200,000-character
+    # reply and joining them back was ~1.5 % of a default-world seed.
+    first = len(text) - len(text.split(" ", third)[-1])
+    second = len(text.rsplit(" ", spaces + 1 - 2 * third)[0]) + 1
+    return [text[:first], text[first:second], text[second:]]
 
 
 def token_usage(events: list[JsonObject]) -> tuple[int, int] | None:

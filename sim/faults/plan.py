@@ -59,6 +59,8 @@ _IN_PROCESS = {addresses.DELIVERY, addresses.GATEWAY}
 # Tuples, not ``A | B`` unions written in the call: a union is built anew at every message.
 _STAYS_IN_PROCESS = (LaneGrant, SessionGrant, SendRejected, AbortRun)
 _NAMES_A_RUN = (Completion, CompletionAck)
+# How many runs' last hand-off digests a plan remembers (see ``FaultPlan._text_digest``).
+SENT_DIGESTS_KEPT = 16
 
 
 class Emitter(Protocol):
@@ -91,6 +93,8 @@ class FaultPlan:
         self._child_of_run = child_of_run  # run_id -> child_id
         # A seeded gateway outage: [start, end) in virtual ms and the error it answers with.
         self.outage: tuple[int, int, SendError] | None = None
+        # The last text each recent run handed to the gateway, with its digest, oldest first.
+        self._sent_digests: dict[str, tuple[str, str]] = {}
         if "send-outage" in rates and chooser.chance("fault:send-outage", rates["send-outage"]):
             start = 1000 * chooser.choose("fault:send-outage", 601)
             minutes = OUTAGE_MINUTES[chooser.choose("fault:send-outage", len(OUTAGE_MINUTES))]
@@ -118,13 +122,10 @@ class FaultPlan:
         assert self.kernel is not None
         return self.kernel.now_ms
 
-    def _active(self) -> bool:
-        return self._now() < self.heal_ms
-
     def strikes(self, kind: str) -> bool:
-        """Does a seeded fault of ``kind`` strike at this opportunity?"""
+        """Does a seeded fault of ``kind`` strike at this opportunity (only before the heal)?"""
         rate = self.rates.get(kind)
-        if rate is None or not self._active():
+        if rate is None or self._now() >= self.heal_ms:
             return False
         return self.chooser.chance(f"fault:{kind}", rate)
 
@@ -149,8 +150,7 @@ class FaultPlan:
                 "requester": addresses.requester(message.requester),
                 "ended_at": message.ended_at_ms,
                 # What the session would read, by digest: a retried hand-off's input (PRV-8).
-                "text_sha256": hashlib.sha256(
-                    message.text.encode("utf-8", "surrogatepass")).hexdigest()[:32]})
+                "text_sha256": self._text_digest(message.run_id, message.text)})
         if src == addresses.TIMELINE or {src, dst} == _IN_PROCESS or isinstance(
                 message, _STAYS_IN_PROCESS):
             # A lane's or a session queue's wake-up, a session's refusal and an abort's cascade
@@ -183,6 +183,24 @@ class FaultPlan:
             self._note("duplicate", {"dst": dst, "message": type(message).__name__})
             deliveries.append((delay + extra, dst, message))
         return deliveries
+
+    def _text_digest(self, run_id: str, text: str) -> str:
+        """The ``gateway.send`` record's digest of ``text``, which ``run_id`` hands over.
+
+        A run's retries hand over the same text again (three in four hand-offs of a default
+        seed repeat their run's previous text; a text runs to 200,000 characters), so the
+        digest of each recent run's last text is kept: an equal text costs a comparison
+        instead of its UTF-8 encoding and SHA-256. At most ``SENT_DIGESTS_KEPT`` runs are
+        kept, the oldest dropped first, so a big run holds no text for long."""
+        kept = self._sent_digests.pop(run_id, None)
+        if kept is not None and kept[0] == text:
+            digest = kept[1]
+        else:
+            digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        self._sent_digests[run_id] = (text, digest)
+        if len(self._sent_digests) > SENT_DIGESTS_KEPT:
+            del self._sent_digests[next(iter(self._sent_digests))]
+        return digest
 
     # -- the gateway (actors.gateway.core.GatewayFaults) ---------------------------------------
 

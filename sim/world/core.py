@@ -182,7 +182,9 @@ class ProbeBook(dict[str, int]):
     def __setitem__(self, name: str, hits: int) -> None:
         if name not in self.moments:
             self.moments[name] = self.chooser.made
-        super().__setitem__(name, hits)
+        # Not ``super()``: building the proxy at each of a seed's few hundred probe hits cost
+        # more than the store itself.
+        dict.__setitem__(self, name, hits)
 
 
 class _World:

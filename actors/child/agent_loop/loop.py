@@ -202,7 +202,7 @@ class AgentLoop:
         self._phase = _Phase.SETTLED
         if self.encoding is Encoding.V1:
             return []
-        data = {"turn": self.turn, "step": self.step, "stream": self._stream.snapshot()}
+        data = {"turn": self.turn, "step": self.step, "stream": self._stream.take()}
         return [{"type": "assistant/attempt", "data": data}]
 
     def _message(self, content: list[ContentBlock], *, interrupted: bool) -> JsonObject:
@@ -221,5 +221,5 @@ class AgentLoop:
         if usage is not None:
             data["usage"] = usage
         if self.encoding is Encoding.V2:
-            data["stream"] = self._stream.snapshot()
+            data["stream"] = self._stream.take()
         return {"type": "assistant/message", "data": data}

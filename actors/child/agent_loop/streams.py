@@ -71,6 +71,13 @@ class StreamAccumulator:
             self._records.append({"type": "chunk", "time": time, "chunk": dict(chunk)})
         self._last_time = time
 
+    def take(self) -> list[JsonObject]:
+        """The records, handed over without a copy when the attempt settles: the loop starts
+        a new accumulator for the next attempt, so nothing changes them afterwards (copying
+        them, as :meth:`snapshot` does, was most of an attempt's settling)."""
+        records, self._records = self._records, []
+        return records
+
     def snapshot(self) -> list[JsonObject]:
         out: list[JsonObject] = []
         for record in self._records:
