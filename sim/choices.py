@@ -26,14 +26,12 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import json
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import attrs
 
-from actors.inputs import Document, Node, json_document
 from sim import choice_names
 from sim.determinism import rng_for
 
@@ -53,12 +51,8 @@ if STRATEGIES != choice_names.STRATEGIES:  # the flags' copy (sim/choice_names.p
 Span = tuple[str, tuple[tuple[str, int, int], ...]]
 SCHEDULE = "schedule"
 MAX_SEED = choice_names.MAX_SEED
-# A schedule file's limits: far above any run the step bound (sim/world/core.py) lets finish.
-MAX_CHOICES = 10_000_000
+# A replayed choice's limit (a schedule file's and `[replay.choices]`'): far above any run.
 MAX_OPTIONS = 10_000_000
-MAX_SUBSYSTEMS = 10_000
-_SCHEDULE_FIELDS = ("seed", "strategy", "versions", "mutants", "fault_kinds", "scenario",
-                    "subsystems", "choices")
 
 
 class ScheduleDiverged(Exception):
@@ -108,79 +102,9 @@ class Schedule:
             "choices": [list(c) for c in self.choices],
         }
 
-    @classmethod
-    def from_json(cls, doc: object, path: str = "<schedule>") -> Schedule:
-        """A parsed schedule document, checked; raises ``InputError`` (no line numbers)."""
-        return _read_schedule(Document(path, "json").root(doc))
-
 
 def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def load_schedule(path: str, text: str) -> Schedule:
-    """A schedule file's text, checked field by field before anything runs (``InputError``)."""
-    return _read_schedule(json_document(path, text)[1])
-
-
-def _read_schedule(root: Node) -> Schedule:
-    from actors.mutants import MUTANTS
-    from sim.faults.kinds import FAULT_KINDS
-
-    root.check_keys(_SCHEDULE_FIELDS)
-    versions = root.node("versions", None)
-    if versions is not None:
-        for key in versions.data:
-            versions.text(key)
-    mutants = root.strings("mutants", ())
-    for index, name in enumerate(mutants):
-        if name not in MUTANTS:
-            raise root.fail_item("mutants", index,
-                                 f"unknown mutant {name!r} (known: {', '.join(MUTANTS)})")
-    fault_kinds = root.strings("fault_kinds", None)
-    for index, kind in enumerate(fault_kinds or ()):
-        if kind not in FAULT_KINDS:
-            raise root.fail_item("fault_kinds", index, f"unknown fault kind {kind!r} "
-                                 f"(known: {', '.join(FAULT_KINDS)})")
-    scenario_path = scenario_text = None
-    scenario = root.node("scenario", None)
-    if scenario is not None:
-        scenario.check_keys(("path", "sha256", "text"))
-        scenario_path = scenario.text("path", None)
-        scenario_text = scenario.text("text")
-        if scenario.text("sha256") != sha256(scenario_text):
-            raise scenario.fail("sha256", "does not match the embedded scenario text "
-                                "(the schedule was edited)")
-    subsystems = root.strings("subsystems")
-    if len(subsystems) > MAX_SUBSYSTEMS:
-        raise root.fail("subsystems", f"must hold at most {MAX_SUBSYSTEMS:,} entries (the limit)")
-    raw = root.array("choices", max_items=MAX_CHOICES)
-    choices = []
-    for index, choice in enumerate(raw):
-        if (not isinstance(choice, list) or len(choice) != 3
-                or not all(type(x) is int for x in choice)):
-            raise root.fail_item("choices", index, "must be [subsystem, options, index], three "
-                                 f"integers, not {json.dumps(choice)[:60]}")
-        sub, n, picked = choice
-        if not 0 <= sub < len(subsystems):
-            raise root.fail_item("choices", index, f"subsystem {sub} is not an index into "
-                                 f"subsystems (0..{len(subsystems) - 1})")
-        if not 2 <= n <= MAX_OPTIONS:
-            raise root.fail_item("choices", index, f"options {n} is not in 2..{MAX_OPTIONS:,}")
-        if not 0 <= picked < n:
-            raise root.fail_item("choices", index, f"index {picked} is not below options {n}")
-        choices.append((sub, n, picked))
-    return Schedule(
-        seed=root.integer("seed", maximum=MAX_SEED),
-        strategy=root.text("strategy", choices=STRATEGIES),
-        versions={} if versions is None else dict(versions.data),
-        subsystems=subsystems,
-        choices=tuple(choices),
-        mutants=mutants,
-        fault_kinds=fault_kinds,
-        scenario_path=scenario_path,
-        scenario_text=scenario_text,
-    )
 
 
 class Chooser:

@@ -1,19 +1,20 @@
-"""Recorded schedules on the command line: reading one (``--schedule``, ``--from``), the world it
-replays in, and the branch a sweep or replay keeps (``--from F --at N``, SIM-11). Shared by
-``handoff replay``, ``handoff shrink`` and ``handoff explore``.
+"""Recorded schedules on the command line: reading one (``--schedule``, ``--from``; the file is
+checked field by field), the world it replays in, and the branch a sweep or replay keeps (``--from
+F --at N``, SIM-11). Shared by ``handoff replay``, ``handoff shrink`` and ``handoff explore``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import attrs
 import click
 
-from actors.inputs import decode
+from actors.inputs import Node, decode, json_document
 from actors.inputs.files import MAX_SCHEDULE_BYTES, read_bounded
 from sim import scenario as scenario_mod
-from sim.choices import Schedule, ScheduleDiverged, load_schedule
+from sim.choices import MAX_OPTIONS, MAX_SEED, STRATEGIES, Schedule, ScheduleDiverged, sha256
 from sim.cli.args import load_world
 from sim.cli.style import bad_input as _bad_input
 from sim.scenario import Scenario
@@ -39,6 +40,79 @@ def branch_schedule(path: str | None, at: int | None, mutants: Sequence[str],
 
 def _read_schedule(path: str) -> Schedule:
     return load_schedule(path, decode(path, read_bounded(path, MAX_SCHEDULE_BYTES)))
+
+
+# A schedule file's limits: far above any run the step bound (sim/world/core.py) lets finish
+# (a choice's options: ``MAX_OPTIONS``, shared with scenarios' `[replay.choices]`).
+MAX_CHOICES = 10_000_000
+MAX_SUBSYSTEMS = 10_000
+_SCHEDULE_FIELDS = ("seed", "strategy", "versions", "mutants", "fault_kinds", "scenario",
+                    "subsystems", "choices")
+
+
+def load_schedule(path: str, text: str) -> Schedule:
+    """A schedule file's text, checked field by field before anything runs (``InputError``)."""
+    return _checked(json_document(path, text)[1])
+
+
+def _checked(root: Node) -> Schedule:
+    from actors.mutants import MUTANTS
+    from sim.faults.kinds import FAULT_KINDS
+
+    root.check_keys(_SCHEDULE_FIELDS)
+    versions = root.node("versions", None)
+    if versions is not None:
+        for key in versions.data:
+            versions.text(key)
+    mutants = root.strings("mutants", ())
+    for index, name in enumerate(mutants):
+        if name not in MUTANTS:
+            raise root.fail_item("mutants", index,
+                                 f"unknown mutant {name!r} (known: {', '.join(MUTANTS)})")
+    fault_kinds = root.strings("fault_kinds", None)
+    for index, kind in enumerate(fault_kinds or ()):
+        if kind not in FAULT_KINDS:
+            raise root.fail_item("fault_kinds", index, f"unknown fault kind {kind!r} "
+                                 f"(known: {', '.join(FAULT_KINDS)})")
+    scenario_path = scenario_text = None
+    scenario = root.node("scenario", None)
+    if scenario is not None:
+        scenario.check_keys(("path", "sha256", "text"))
+        scenario_path = scenario.text("path", None)
+        scenario_text = scenario.text("text")
+        if scenario.text("sha256") != sha256(scenario_text):
+            raise scenario.fail("sha256", "does not match the embedded scenario text "
+                                "(the schedule was edited)")
+    subsystems = root.strings("subsystems")
+    if len(subsystems) > MAX_SUBSYSTEMS:
+        raise root.fail("subsystems", f"must hold at most {MAX_SUBSYSTEMS:,} entries (the limit)")
+    raw = root.array("choices", max_items=MAX_CHOICES)
+    choices = []
+    for index, choice in enumerate(raw):
+        if (not isinstance(choice, list) or len(choice) != 3
+                or not all(type(x) is int for x in choice)):
+            raise root.fail_item("choices", index, "must be [subsystem, options, index], three "
+                                 f"integers, not {json.dumps(choice)[:60]}")
+        sub, n, picked = choice
+        if not 0 <= sub < len(subsystems):
+            raise root.fail_item("choices", index, f"subsystem {sub} is not an index into "
+                                 f"subsystems (0..{len(subsystems) - 1})")
+        if not 2 <= n <= MAX_OPTIONS:
+            raise root.fail_item("choices", index, f"options {n} is not in 2..{MAX_OPTIONS:,}")
+        if not 0 <= picked < n:
+            raise root.fail_item("choices", index, f"index {picked} is not below options {n}")
+        choices.append((sub, n, picked))
+    return Schedule(
+        seed=root.integer("seed", maximum=MAX_SEED),
+        strategy=root.text("strategy", choices=STRATEGIES),
+        versions={} if versions is None else dict(versions.data),
+        subsystems=subsystems,
+        choices=tuple(choices),
+        mutants=mutants,
+        fault_kinds=fault_kinds,
+        scenario_path=scenario_path,
+        scenario_text=scenario_text,
+    )
 
 
 def scenario_for(schedule: Schedule | None, schedule_path: str | None,

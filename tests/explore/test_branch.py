@@ -11,8 +11,8 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from sim import scenario
-from sim.choices import Schedule
 from sim.cli.root import main
+from sim.cli.schedules import load_schedule
 from sim.invariants import BY_NAME
 from sim.world import core as world
 
@@ -32,8 +32,8 @@ def record(tmp_path: Path, seed: int = 7, *extra: str) -> tuple[Path, dict[str, 
 
 def test_branching_keeps_the_first_choices_and_the_futures_differ(
         tmp_path: Path, default_world: scenario.Scenario) -> None:
-    _, recorded = record(tmp_path)
-    schedule = Schedule.from_json(recorded)
+    path, recorded = record(tmp_path)
+    schedule = load_schedule(str(path), path.read_text(encoding="utf-8"))
     futures = [world.run(default_world, seed=k, replay=schedule, replay_steps=STEP)
                for k in (1, 2, 3, 4)]
     kept = [list(c) for c in recorded["choices"][:STEP]]
