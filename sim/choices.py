@@ -365,13 +365,8 @@ class Chooser:
         return index
 
     def _keep(self, subsystem: str, n: int, index: int) -> None:
-        """Record choice ``index`` among ``n`` of ``subsystem``."""
-        self._append(self._sub(subsystem), subsystem, n, index)
-
-    def _append(self, sub: int, subsystem: str, n: int, index: int) -> None:
-        """Record choice ``index`` among ``n`` of ``subsystem``, whose schedule index is ``sub``
-        (a free run's :meth:`choose` and :meth:`chance` have it from :meth:`_stream`)."""
-        choice = (sub, n, index)
+        """Record choice ``index`` among ``n`` of ``subsystem`` (inline in a free run's draws)."""
+        choice = (self._sub(subsystem), n, index)
         self._record.append(self._choice_tuples.setdefault(choice, choice))
         self._taken[subsystem] = self._taken.get(subsystem, 0) + 1
 
@@ -382,11 +377,12 @@ class Chooser:
         assert n >= 1
         if n == 1:
             return 0
-        if self._free:  # a fresh draw, recorded (what _take does for a free run)
+        if self._free:  # a fresh draw, recorded as _keep does (~550 a seed: no call)
             sub, rng = self._streams.get(subsystem) or self._stream(subsystem)
-            index = rng.randrange(n)
-            self._append(sub, subsystem, n, index)
-            return index
+            choice = (sub, n, rng.randrange(n))
+            self._record.append(self._choice_tuples.setdefault(choice, choice))
+            self._taken[subsystem] = self._taken.get(subsystem, 0) + 1
+            return choice[2]
         fresh = self._rng(subsystem).randrange(n) if not self._guided() else 0
         return self._take(subsystem, n, fresh)
 
@@ -394,14 +390,13 @@ class Chooser:
         """True with ``probability``; recorded as index 1 (True) or 0 (False)."""
         if probability <= 0.0:
             return False
-        if self._free:  # a fresh draw, recorded (what _take does for a free run)
+        if self._free:  # a fresh draw, recorded as _keep does (~370 a seed: no call)
             sub, rng = self._streams.get(subsystem) or self._stream(subsystem)
-            index = 1 if rng.random() < probability else 0
-            self._append(sub, subsystem, 2, index)
-            return index == 1
-        fresh = 0
-        if not self._guided():
-            fresh = 1 if self._rng(subsystem).random() < probability else 0
+            choice = (sub, 2, 1 if rng.random() < probability else 0)
+            self._record.append(self._choice_tuples.setdefault(choice, choice))
+            self._taken[subsystem] = self._taken.get(subsystem, 0) + 1
+            return choice[2] == 1
+        fresh = 0 if self._guided() else int(self._rng(subsystem).random() < probability)
         return self._take(subsystem, 2, fresh) == 1
 
     def optional(self, subsystem: str, n: int) -> int:

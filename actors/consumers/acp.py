@@ -20,7 +20,7 @@ from actors.child.output import (
     acp_stop_reason,
     acp_wire_stop_reason,
 )
-from actors.consumers.turn import SubagentResult, feed, turn_end_reason
+from actors.consumers.turn import SubagentResult, feed
 
 ACP_UPDATE_METHOD: Final = "session/update"
 ACP_PROMPT_ID: Final = 1
@@ -118,9 +118,8 @@ def acp_messages(session_id: str, events: Iterable[SessionEvent]) -> Iterator[Js
             # V1 messages carry no stream; their chunks went out as they arrived.
             yield from chunker.stream(event["data"].get("stream", ()))
             chunker.reset()
-        reason = turn_end_reason(event)
-        if reason is not None:
-            last_end = reason
+        elif kind == "turn/end":  # what ``turn_end_reason`` reads, without a call per event
+            last_end = event["data"]["reason"]
     wire = acp_wire_stop_reason(last_end)
     if wire is None:
         yield {
