@@ -65,10 +65,11 @@ class _Session:
     reader: InProcessReader = attrs.field(factory=InProcessReader)
 
     def append(self, new: list[JsonObject], *, own: bool = True) -> None:
+        logged, now_ms = self.events, self.port.now_ms  # no await here: one time for all
         for event in new:
-            stamped = {"type": event["type"], "seq": len(self.events) + 1,
-                       "time": self.port.now_ms, "data": event["data"]}
-            self.events.append(stamped)
+            stamped = {"type": event["type"], "seq": len(logged) + 1,
+                       "time": now_ms, "data": event["data"]}
+            logged.append(stamped)
             if own:
                 self.reader.push(stamped)
                 self._note(stamped)
@@ -155,7 +156,9 @@ async def run_child(
             at = state.t0_ms + duration * (state.fed + 1) // len(chunks)
             if at > now:
                 break
-            session.append(loop.chunk(chunks[state.fed], at))
+            logged = loop.chunk(chunks[state.fed], at)
+            if logged:  # V2 logs a chunk with its attempt, not on its own
+                session.append(logged)
             state.fed += 1
 
     async def stream(step: StepSpec, n: int, attempt: int, fraction: float = 1.0) -> None:

@@ -20,7 +20,7 @@ from actors.child.output import (
     acp_stop_reason,
     acp_wire_stop_reason,
 )
-from actors.consumers.turn import SubagentResult, feed, turn_end_reason
+from actors.consumers.turn import SubagentResult, feed
 
 ACP_UPDATE_METHOD: Final = "session/update"
 ACP_PROMPT_ID: Final = 1
@@ -118,9 +118,8 @@ def acp_messages(session_id: str, events: Iterable[SessionEvent]) -> Iterator[Js
             # V1 messages carry no stream; their chunks went out as they arrived.
             yield from chunker.stream(event["data"].get("stream", ()))
             chunker.reset()
-        reason = turn_end_reason(event)
-        if reason is not None:
-            last_end = reason
+        elif kind == "turn/end":  # what ``turn_end_reason`` reads, without a call per event
+            last_end = event["data"]["reason"]
     wire = acp_wire_stop_reason(last_end)
     if wire is None:
         yield {
@@ -142,16 +141,31 @@ class AcpObserver:
         self._stop: StopReason | None = None
 
     def push(self, message: Mapping[str, Any]) -> None:
+        # Decoded wire messages are dicts: ``type(x) is dict`` answers them before ``Mapping``'s
+        # abstract-class check (a Python-level ``__instancecheck__``), which any other mapping
+        # still gets.
         if message.get("method") == ACP_UPDATE_METHOD:
             params = message.get("params")
-            update = params.get("update") if isinstance(params, Mapping) else None
-            if isinstance(update, Mapping) and update.get("sessionUpdate") == "agent_message_chunk":
+            update = (
+                params.get("update")
+                if type(params) is dict or isinstance(params, Mapping)
+                else None
+            )
+            if (
+                (type(update) is dict or isinstance(update, Mapping))
+                and update.get("sessionUpdate") == "agent_message_chunk"
+            ):
                 content = update.get("content")
-                is_text = isinstance(content, Mapping) and content.get("type") == "text"
-                text = content.get("text") if is_text and isinstance(content, Mapping) else ""
+                text: object = ""
+                if (
+                    type(content) is dict or isinstance(content, Mapping)
+                ) and content.get("type") == "text":
+                    text = content.get("text")
                 self._fold.push_text(text if isinstance(text, str) else "")
-        elif "result" in message and isinstance(message["result"], Mapping):
-            wire = message["result"].get("stopReason")
+        elif "result" in message and (
+            type(result := message["result"]) is dict or isinstance(result, Mapping)
+        ):
+            wire = result.get("stopReason")
             self._stop = acp_stop_reason(wire if isinstance(wire, str) else "")
         elif "error" in message:
             self._stop = ERROR

@@ -30,7 +30,10 @@ class SdkObserver:
         if notification.get("method") != SDK_EVENT_METHOD:
             return
         params = notification.get("params")
-        if not isinstance(params, Mapping) or params.get("sessionId") != self._child:
+        # A dict (as decoded) skips ``Mapping``'s slower abstract-class check.
+        if type(params) is not dict and not isinstance(params, Mapping):
+            return
+        if params.get("sessionId") != self._child:
             return
         self._turns.push(params["event"])
 

@@ -68,9 +68,9 @@ class TurnFold:
 
     def push(self, event: SessionEvent) -> None:
         self._fold.push(event)
-        reason = turn_end_reason(event)
-        if reason is not None:
-            self._last_end = reason
+        # ``turn_end_reason`` inlined: three folds a child push every event of its log.
+        if event.get("type") == "turn/end":
+            self._last_end = event["data"]["reason"]
 
     def output(self) -> list[ContentBlock] | None:
         return self._fold.collect()

@@ -305,7 +305,10 @@ def sessions_history(
         ]
         hard_capped = True
     out_messages = tuple(row for _, row in kept)
-    final_bytes = json_bytes(list(out_messages))
+    # The page's JSON is ``[`` + its rows' JSON joined by ``,`` + ``]``: its size is what the
+    # cap summed (each row's JSON begins ``{`` and ends ``}``, so no surrogate pair spans two);
+    # encoding the whole page again cost as much as its rows did.
+    final_bytes = json_bytes(list(out_messages)) if hard_capped else total_bytes
 
     # Paging back continues below the oldest row returned; when the cap left nothing of the
     # window (only possible when the window itself was empty) there is no older page.

@@ -186,6 +186,28 @@ def test_property_byte_cap_and_paging(
         assert offset <= result.next_offset < len(transcript)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["user", "assistant"]),
+            st.text(alphabet=st.sampled_from(["w", "中", "😀", "\ud800", "\udc00", '"']),
+                    max_size=30),
+            st.integers(0, 40),
+        ),
+        max_size=12,
+    ),
+)
+def test_property_page_bytes_are_its_json_bytes(spec: list[tuple[str, str, int]]) -> None:
+    """The page's size is summed from its rows' sizes: exact for any text (surrogates at a
+    row's edges, multibyte characters), and after the cap dropped rows or replaced the last
+    (``blocks`` blocks of 3,000 characters each: 28 of them pass the 80 KiB cap alone)."""
+    transcript = [msg(role, [{"type": "text", "text": text + "w" * 3_000}] * blocks + [
+        {"type": "text", "text": text}]) for role, text, blocks in spec]
+    result = sessions_history(transcript)
+    assert result.bytes == json_bytes(list(result.messages))
+
+
 # ---------------------------------------------------------------------------------------------
 # Archives
 

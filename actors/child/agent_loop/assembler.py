@@ -31,7 +31,10 @@ def has_visible_text(text: str) -> bool:
 @attrs.define
 class _Partial:
     block_type: str
-    text: str = ""
+    # The deltas as they came, joined once when the block is assembled: ``text += delta`` on
+    # an attribute copies the whole text so far at every delta (a reply's text is up to
+    # 200,000 characters).
+    texts: list[str] = attrs.field(factory=list)
     call_id: str | None = None
     call_name: str | None = None
     arguments: str = ""
@@ -66,7 +69,7 @@ class BlockAssembler:
         elif kind in ("text-delta", "reasoning-delta"):
             partial = self._ensure(chunk["index"], "text" if kind == "text-delta" else "reasoning")
             if partial.block is None:  # deltas after block-end are stragglers of a bad adapter
-                partial.text += chunk["text"]
+                partial.texts.append(chunk["text"])
         elif kind == "tool-call-delta":
             partial = self._ensure(chunk["index"], "tool-call")
             if partial.block is None:
@@ -88,7 +91,7 @@ class BlockAssembler:
         if partial.block is not None:
             return dict(partial.block)
         if partial.block_type in ("text", "reasoning"):
-            return {"type": partial.block_type, "text": partial.text}
+            return {"type": partial.block_type, "text": "".join(partial.texts)}
         if partial.block_type == "tool-call":
             return {
                 "type": "tool-call",
