@@ -125,7 +125,7 @@ def as_if_run_started() -> None:
     run's first batch of two, which the deterministic flag sorts and then shuffles with ``_r``.
     Every later batch of two or more (a cancelled scope waking several tasks) draws from what
     is left, so the seed's own first task must find ``_r`` where a fresh run's main task does;
-    tests/test_shared_run.py compares the two states.
+    tests/world/test_batch.py compares the two states.
     """
     _trio_run()._r.shuffle([0, 1])
 

@@ -9,7 +9,7 @@ own and Trio's batch-order stream reset to exactly where a fresh run's main task
 Trio deadline is ever set (the kernel keeps virtual time), every task of a seed has ended before
 the next one starts, and the task creation counter Trio sorts each batch by only grows, so its
 order is unchanged. A seed therefore gives the same trace in a batch as alone;
-tests/test_shared_run.py checks it, and that it fails when the batch-order stream is not reset.
+tests/world/test_batch.py checks it, and that it fails when the batch-order stream is not reset.
 """
 
 from __future__ import annotations
