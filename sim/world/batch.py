@@ -69,9 +69,13 @@ def run_each(
 
     async def batch() -> None:
         for seed in seeds:
-            world = core.prepare(scenario, seed=seed, strategy=strategy, mutants=mutants,
-                                 fault_kinds=fault_kinds, replay=replay,
-                                 replay_steps=replay_steps)
+            try:
+                world = core.prepare(scenario, seed=seed, strategy=strategy, mutants=mutants,
+                                     fault_kinds=fault_kinds, replay=replay,
+                                     replay_steps=replay_steps)
+            except Exception as exc:  # the world's build failed: this seed's, as core.run's
+                take(seed, exc)
+                continue
             clock.current = world.clock
             failed: list[Exception] = []
             seed_trio_scheduler(0)  # as core.run does, then as its fresh run starts

@@ -94,3 +94,20 @@ def test_a_model_exception_in_a_batch_is_that_seeds_finding(
     assert "RuntimeError: broken delivery start" in crashed.violations[0][2]
     assert crashed.steps > 20
     assert together[2].violations == () and together[2].digest is not None
+
+
+def test_a_world_that_fails_to_build_is_that_seeds_finding(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = _spec()
+    chooser = core.Chooser
+
+    def broken(seed: int, *args: Any, **kwargs: Any) -> core.Chooser:
+        if seed == 2:
+            raise ValueError("no chooser for seed 2")
+        return chooser(seed, *args, **kwargs)
+
+    monkeypatch.setattr(core, "Chooser", broken)
+    together = run_seeds(spec, [1, 2, 3])
+    assert together == [run_seed(spec, seed) for seed in (1, 2, 3)]
+    assert "ValueError: no chooser for seed 2" in together[1].violations[0][2]
+    assert together[2].violations == () and together[2].digest is not None
