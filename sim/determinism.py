@@ -101,10 +101,33 @@ def run_trio(main: Callable[[], Awaitable[None]], clock: trio.abc.Clock) -> None
     try:
         trio.run(main, clock=clock)
     except BaseExceptionGroup as group:
-        leaves = _leaves(group)
+        leaf = lone(group)
+        if leaf is group:
+            raise
+        raise leaf  # noqa: B904 (its cause is the group: see lone)
+
+
+def lone(exc: BaseException) -> BaseException:
+    """A group's lone leaf exception, its cause set to the group, else ``exc`` itself."""
+    if isinstance(exc, BaseExceptionGroup):
+        leaves = _leaves(exc)
         if len(leaves) == 1:
-            raise leaves[0] from group
-        raise
+            leaves[0].__cause__ = exc
+            return leaves[0]
+    return exc
+
+
+def as_if_run_started() -> None:
+    """Leave Trio's batch order stream as a fresh ``trio.run`` leaves it when its main task
+    first runs, for a seed that starts inside a run other seeds shared (sim/world/batch.py).
+
+    Trio's init task starts the main task and its own ``run_sync_soon`` task together: the
+    run's first batch of two, which the deterministic flag sorts and then shuffles with ``_r``.
+    Every later batch of two or more (a cancelled scope waking several tasks) draws from what
+    is left, so the seed's own first task must find ``_r`` where a fresh run's main task does;
+    tests/world/test_batch.py compares the two states.
+    """
+    _trio_run()._r.shuffle([0, 1])
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:

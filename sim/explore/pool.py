@@ -76,12 +76,12 @@ def die_with_parent(parent: int) -> None:
 
 
 def run_batch(spec: Sweep, seeds: Sequence[int]) -> list[SeedOutcome]:
-    from sim.explore.seed import run_seed
+    from sim.explore.seed import run_seeds
     from sim.gc_tuning import tune_for_sweeps
 
     tune_for_sweeps()  # a Dask worker's process (a forked one is tuned already)
     with _ONE_RUN_AT_A_TIME:
-        return [run_seed(spec, seed) for seed in seeds]
+        return run_seeds(spec, seeds)
 
 
 def local(spec: Sweep, seeds: Sequence[int], jobs: int,

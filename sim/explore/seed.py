@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
 
 from sim.choices import Schedule, ScheduleDiverged
 from sim.scenario import Scenario
+from sim.world import batch as world_batch
 from sim.world import core as world
 
 
@@ -69,14 +71,39 @@ def run_seed(sweep: Sweep, seed: int, keep: dict[str, object] | None = None) -> 
     """One seed's outcome; ``keep``, if given, receives the run's ``schedule`` and probe
     ``moments`` (a guided sweep's corpus, sim/explore/guided.py)."""
     try:
-        result = world.run(sweep.scenario, seed=seed, strategy=sweep.strategy,
-                           mutants=sweep.mutants, fault_kinds=sweep.fault_kinds,
-                           replay=sweep.branch, replay_steps=sweep.branch_at)
-    except ScheduleDiverged:  # the branch does not fit this world: bad input, not a model bug
-        raise
-    except Exception as exc:  # a bug in the model: this seed's finding, the sweep goes on
-        return SeedOutcome(seed, None, 0, ((*CRASH, crash_message(exc)),),
-                           steps=_steps_before(exc))
+        result: world.RunResult | Exception = world.run(
+            sweep.scenario, seed=seed, strategy=sweep.strategy, mutants=sweep.mutants,
+            fault_kinds=sweep.fault_kinds, replay=sweep.branch, replay_steps=sweep.branch_at)
+    except Exception as exc:  # a model bug or bad input: _outcome tells them apart
+        result = exc
+    return _outcome(sweep, seed, result, keep)
+
+
+def run_seeds(sweep: Sweep, seeds: Sequence[int],
+              progress: Callable[[int], None] | None = None) -> list[SeedOutcome]:
+    """Each seed's outcome, as :func:`run_seed` gives it, from one Trio run shared by all of
+    them (sim/world/batch.py: it saves each seed Trio's start and end, a few per cent);
+    ``progress`` is told of each seed done."""
+    outcomes: list[SeedOutcome] = []
+
+    def take(seed: int, result: world.RunResult | Exception) -> None:
+        outcomes.append(_outcome(sweep, seed, result))
+        if progress is not None:
+            progress(1)
+
+    world_batch.run_each(sweep.scenario, seeds, take, strategy=sweep.strategy,
+                         mutants=sweep.mutants, fault_kinds=sweep.fault_kinds,
+                         replay=sweep.branch, replay_steps=sweep.branch_at)
+    return outcomes
+
+
+def _outcome(sweep: Sweep, seed: int, result: world.RunResult | Exception,
+             keep: dict[str, object] | None = None) -> SeedOutcome:
+    if isinstance(result, ScheduleDiverged):  # the branch does not fit this world: bad input
+        raise result
+    if isinstance(result, Exception):  # a bug in the model: this seed's finding, the sweep goes on
+        return SeedOutcome(seed, None, 0, ((*CRASH, crash_message(result)),),
+                           steps=_steps_before(result))
     if keep is not None:
         keep.update(schedule=result.schedule, moments=result.moments)
     digest = result.trace.digest() if sweep.digests else None
@@ -101,8 +128,28 @@ def run_digest(result: world.RunResult) -> str:
     change inside a record that moves no choice; ``--check-determinism`` hashes whole traces.
     """
     schedule = result.schedule
-    summary = (schedule.subsystems, schedule.choices, len(result.trace), result.end_ms,
-               tuple((v.invariant, v.message) for v in result.violations))
-    return hashlib.sha256(repr(summary).encode()).hexdigest()[:16]
+    # repr((subsystems, choices, records, end_ms, violations)), the choices' part spelled out:
+    # repr of each of a seed's ~400 choice triples (~0.1 ms a seed) is mostly a few dozen
+    # distinct triples, kept once. tests/explore/test_run_digest.py compares it with repr.
+    choices = list(map(_choice_texts, schedule.choices))
+    summary = (f"({schedule.subsystems!r}, ({', '.join(choices)}{',' if len(choices) == 1 else ''})"
+               f", {len(result.trace)!r}, {result.end_ms!r}, "
+               f"{tuple((v.invariant, v.message) for v in result.violations)!r})")
+    return hashlib.sha256(summary.encode()).hexdigest()[:16]
+
+
+class _Texts(dict[tuple[int, int, int], str]):
+    """Each choice triple's repr, made at its first use (at most ``LIMIT`` kept)."""
+
+    LIMIT = 100_000
+
+    def __missing__(self, triple: tuple[int, int, int]) -> str:
+        if len(self) >= self.LIMIT:  # a huge run's many distinct choices: start over
+            self.clear()
+        text = self[triple] = repr(triple)
+        return text
+
+
+_choice_texts = _Texts().__getitem__
 
 

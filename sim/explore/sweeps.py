@@ -22,6 +22,7 @@ from sim.explore.seed import Sweep as Sweep
 from sim.explore.seed import crash_message as crash_message
 from sim.explore.seed import run_digest as run_digest
 from sim.explore.seed import run_seed as run_seed
+from sim.explore.seed import run_seeds
 from sim.explore.shrink import Shrunk, shrink
 
 
@@ -68,12 +69,7 @@ def sweep(
     if dask is not None:
         return pool.dask(spec, seeds, dask, progress)
     if jobs <= 1 or len(seeds) < SERIAL_BELOW:
-        outcomes = []
-        for seed in seeds:
-            outcomes.append(run_seed(spec, seed))
-            if progress is not None:
-                progress(1)
-        return outcomes
+        return run_seeds(spec, seeds, progress)
     return pool.local(spec, seeds, jobs, progress)
 
 

@@ -16,7 +16,6 @@ import trio
 import trio.testing
 
 from actors import addresses
-from actors.delivery.run_record import RunRecord
 from actors.delivery.shell import run_delivery
 from actors.gateway.core import Route
 from actors.gateway.shell import run_gateway
@@ -36,10 +35,9 @@ from actors.runtime import Crash, Port
 from actors.store.durable import RunStore
 from actors.yields.turns import ReplyMode
 from sim import invariants
-from sim.choices import Chooser, Schedule, Span
+from sim.choices import Chooser, Schedule
 from sim.determinism import seed_trio_scheduler
 from sim.faults.plan import ArmedFault, FaultPlan, TimelineEvent
-from sim.invariants import Violation
 from sim.kernel import ActorPort, Kernel, run_trio
 from sim.scenario import Scenario, SessionDef, WorkloadDef
 from sim.trace import Trace
@@ -54,6 +52,7 @@ from sim.world.draws import tree as world_tree
 from sim.world.draws import workload as world_workload
 from sim.world.draws.private import draw_reset_race, draw_status_check, refused
 from sim.world.redrive import OperatorDesk
+from sim.world.result import RunResult as RunResult
 
 # Bounds on one run (a limit on everything): agenda steps and trace records, raised for a world
 # of more than a few thousand children to this many per child (sim/bench/scale.py).
@@ -78,32 +77,6 @@ def _version() -> str:
         return "0+source"
 
 
-@attrs.frozen
-class RunResult:
-    scenario: Scenario
-    seed: int
-    strategy: str
-    mutants: tuple[str, ...]
-    trace: Trace
-    schedule: Schedule
-    end_reason: str
-    end_ms: int
-    violations: tuple[Violation, ...]
-    runs: tuple[RunRecord, ...]
-    # Spans of related choices (one drawn child), for the shrinker (sim/explore/shrink.py).
-    spans: tuple[Span, ...] = ()
-    # Code probes hit in this run, name -> hits (actors/probes.py), in the order first hit.
-    probes: dict[str, int] = attrs.field(factory=dict)
-    steps: int = 0  # the kernel's steps: the unit of a bug's detection cost (SPEC §5)
-    # Per probe hit, how many choices the run had made when it first fired: the moment a
-    # guided sweep branches from (sim/explore/guided.py).
-    moments: dict[str, int] = attrs.field(factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return not self.violations
-
-
 def run(
     scenario: Scenario,
     *,
@@ -114,12 +87,39 @@ def run(
     replay: Schedule | None = None,
     replay_steps: int | None = None,
 ) -> RunResult:
-    """Run ``scenario`` once. ``seed`` etc. override the scenario's own settings.
+    """Run ``scenario`` once, in a Trio run of its own (a sweep shares one: sim/world/batch.py).
+    ``seed`` etc. override the scenario's own settings.
 
     ``replay`` follows a recorded schedule; with ``replay_steps`` only its first choices, after
     which the run draws its own from ``seed`` (a branch, SIM-11). Without a schedule, a
     scenario's ``[replay.choices]`` guide the run (a saved shrunk failure; sim/choices.py).
     """
+    world = prepare(scenario, seed=seed, strategy=strategy, mutants=mutants,
+                    fault_kinds=fault_kinds, replay=replay, replay_steps=replay_steps)
+    # One fixed stream for Trio's own batch order, never the run's seed: a batch of two or more
+    # tasks (cancelled scopes wake outside the harness's hand-off, e.g. a reset killing several
+    # children) is then ordered by what ran before it alone, so a branch that keeps a recorded
+    # run's first choices under another seed (explore --from/--at, --guided) replays that
+    # prefix exactly. Every ordering worth exploring is the Chooser's, recorded and shrinkable.
+    seed_trio_scheduler(0)
+    try:
+        run_trio(world.main, world.clock)
+    except Exception as exc:
+        return world.finish(exc)
+    return world.finish(None)
+
+
+def prepare(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    strategy: str | None = None,
+    mutants: Sequence[str] | None = None,
+    fault_kinds: Sequence[str] | None = None,
+    replay: Schedule | None = None,
+    replay_steps: int | None = None,
+) -> _World:
+    """The world :func:`run` runs, built and drawn up to its ``main``."""
     if replay is not None and (replay_steps is None or seed is None):
         seed = replay.seed
     seed = scenario.seed if seed is None else seed
@@ -130,44 +130,10 @@ def run(
         fault_kinds = replay.fault_kinds
     strategy = strategy or scenario.strategy
     mutant_names = tuple(scenario.mutants if mutants is None else mutants)
-    # One fixed stream for Trio's own batch order, never the run's seed: a batch of two or more
-    # tasks (cancelled scopes wake outside the harness's hand-off, e.g. a reset killing several
-    # children) is then ordered by what ran before it alone, so a branch that keeps a recorded
-    # run's first choices under another seed (explore --from/--at, --guided) replays that
-    # prefix exactly. Every ordering worth exploring is the Chooser's, recorded and shrinkable.
-    seed_trio_scheduler(0)
     guides = None if replay is not None or scenario.replay is None else dict(scenario.replay)
     chooser = Chooser(seed, strategy, replay=replay, replay_steps=replay_steps, guides=guides)
-    clock = trio.testing.MockClock(rate=0)
-    world = _World(scenario, seed, chooser, clock, frozenset(mutant_names), fault_kinds)
-    try:
-        run_trio(world.main, clock)
-        runs = tuple(map(world.kernel.trace.share_fields, world.store.each_run()))
-    except Exception as exc:  # a model exception: explore still counts the steps it took
-        exc.add_note(f"{STEPS_NOTE}{world.kernel.steps}")
-        raise
-    finally:
-        world.store.close()
-    trace = world.kernel.trace
-    return RunResult(
-        scenario=scenario,
-        seed=seed,
-        strategy=strategy,
-        mutants=mutant_names,
-        trace=trace,
-        schedule=attrs.evolve(chooser.schedule(versions()), mutants=mutant_names,
-                              fault_kinds=None if fault_kinds is None else tuple(fault_kinds),
-                              scenario_path=scenario.path,
-                              scenario_text=scenario.source or None),
-        end_reason=world.end_reason,
-        end_ms=world.kernel.now_ms,
-        violations=tuple(invariants.check(trace.records)),
-        runs=runs,
-        spans=tuple(chooser.spans),
-        probes=dict(world.kernel.probes),
-        steps=world.kernel.steps,
-        moments=dict(world.probe_book.moments),
-    )
+    return _World(scenario, seed, chooser, trio.testing.MockClock(rate=0), mutant_names,
+                  fault_kinds)
 
 
 class ProbeBook(dict[str, int]):
@@ -194,13 +160,16 @@ class _World:
         seed: int,
         chooser: Chooser,
         clock: trio.testing.MockClock,
-        mutants: frozenset[str],
+        mutant_names: tuple[str, ...],
         fault_kinds: Sequence[str] | None,
     ) -> None:
         self.scenario = scenario
         self.seed = seed
         self.chooser = chooser
-        self.mutants = mutants
+        self.clock = clock
+        self.mutant_names = mutant_names
+        self.fault_kinds = None if fault_kinds is None else tuple(fault_kinds)
+        self.mutants = mutants = frozenset(mutant_names)
         self.store = RunStore()
         self._children_by_run: dict[str, str] = {}
         self.end_reason = "not-run"
@@ -243,6 +212,38 @@ class _World:
         return child
 
     # -- the run -----------------------------------------------------------------------------
+
+    def finish(self, error: Exception | None) -> RunResult:
+        """The run's result once :meth:`main` has returned, or ``error`` (the exception it
+        raised, a lone one out of its nurseries) re-raised with the steps taken before it."""
+        try:
+            if error is not None:
+                raise error
+            runs = tuple(map(self.kernel.trace.share_fields, self.store.each_run()))
+        except Exception as exc:  # a model exception: explore still counts the steps it took
+            exc.add_note(f"{STEPS_NOTE}{self.kernel.steps}")
+            raise
+        finally:
+            self.store.close()
+        trace, chooser, kernel = self.kernel.trace, self.chooser, self.kernel
+        return RunResult(
+            scenario=self.scenario,
+            seed=self.seed,
+            strategy=chooser.strategy,
+            mutants=self.mutant_names,
+            trace=trace,
+            schedule=attrs.evolve(chooser.schedule(versions()), mutants=self.mutant_names,
+                                  fault_kinds=self.fault_kinds, scenario_path=self.scenario.path,
+                                  scenario_text=self.scenario.source or None),
+            end_reason=self.end_reason,
+            end_ms=kernel.now_ms,
+            violations=tuple(invariants.check(trace.records)),
+            runs=runs,
+            spans=tuple(chooser.spans),
+            probes=dict(kernel.probes),
+            steps=kernel.steps,
+            moments=dict(self.probe_book.moments),
+        )
 
     async def main(self) -> None:
         kernel = self.kernel

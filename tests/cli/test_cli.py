@@ -534,17 +534,18 @@ def test_check_determinism_reports_the_first_diverging_record(
 
 
 def _crash_on_seed(monkeypatch: pytest.MonkeyPatch, bad_seed: int) -> None:
-    """A model bug that strikes one seed (inherited by forked sweep workers)."""
-    real_run = world.run
+    """A model bug that strikes one seed as its world starts (inherited by forked sweep
+    workers; a sweep's seeds share a Trio run, sim/world/batch.py, so not in ``world.run``)."""
+    real_main = world._World.main
 
-    def run(scenario: Any, **kwargs: Any) -> Any:
-        if kwargs.get("seed") == bad_seed:
+    async def main(self: Any) -> None:
+        if self.seed == bad_seed:
             from actors.delivery.table import DeliveryCore
 
             raise ZeroDivisionError(f"boom in {DeliveryCore.__name__}")
-        return real_run(scenario, **kwargs)
+        await real_main(self)
 
-    monkeypatch.setattr(world, "run", run)
+    monkeypatch.setattr(world._World, "main", main)
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
