@@ -249,7 +249,7 @@ class _World:
         kernel = self.kernel
         kernel.emit(addresses.HARNESS, "world.start", {
             "scenario": self.scenario.name, "seed": self.seed, "strategy": self.chooser.strategy,
-            "mutants": list(self.mutants), "faults": dict(self.plan.rates),
+            "mutants": list(self.mutant_names), "faults": dict(self.plan.rates),
             "features": {"on": self.features.names(), "children": self.features.children},
             "versions": versions()})
         children = list(self.scenario.children)

@@ -90,3 +90,13 @@ def test_shrinking_turns_features_off(default_world: scenario.Scenario) -> None:
     after = started(world.run(shrunk.scenario))
     assert len(after["on"]) < len(before["on"])  # type: ignore[arg-type]
     assert shrunk.invariant in [v.invariant for v in world.run(shrunk.scenario).violations]
+
+
+def test_world_start_lists_the_mutants_in_the_order_given(
+        default_world: scenario.Scenario) -> None:
+    # A set's order follows string hashes (PYTHONHASHSEED): the record, and so the trace and the
+    # digest, must follow the order the user gave instead. A set gives both orders alike.
+    for given in (("dedupe-off", "lane-newest-first"), ("lane-newest-first", "dedupe-off")):
+        result = world.run(default_world, seed=3, mutants=given)
+        record = next(r for r in result.trace.records if r.kind == "world.start")
+        assert record.data["mutants"] == list(given)
