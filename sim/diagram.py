@@ -149,6 +149,25 @@ def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
     return graph
 
 
+def with_package_inits(graph: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
+    """The graph plus the packages Python runs on the way: importing ``a.b.c`` runs ``a`` and
+    ``a.b``'s ``__init__`` first, so a module that imports ``a.b.c`` depends on them too (a
+    cycle through a package's ``__init__`` fails at import time, as ``sim.choices`` ->
+    ``sim.scenario.schedule`` -> ``sim.scenario`` -> ``sim.faults.plan`` -> ``sim.choices``
+    did). A module's own packages are left out: they have always run before it."""
+    def packages(module: str) -> list[str]:
+        parts = module.split(".")
+        return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+    full: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        own = set(packages(module))
+        full[module] = set(targets) | {package for target in targets
+                                       for package in packages(target)
+                                       if package in graph and package not in own}
+    return full
+
+
 def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
     """The strongly connected components with more than one module (Tarjan's, iterative)."""
     index: dict[str, int] = {}
