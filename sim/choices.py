@@ -50,6 +50,8 @@ if STRATEGIES != choice_names.STRATEGIES:  # the flags' copy (sim/choice_names.p
 # A span of related choices: (label, ((subsystem, start, end), ...)).
 Span = tuple[str, tuple[tuple[str, int, int], ...]]
 SCHEDULE = "schedule"
+# The label of a guided run's span of fault choices about one child (:meth:`Chooser.about`).
+ABOUT_SPAN = "about:"
 MAX_SEED = choice_names.MAX_SEED
 # A replayed choice's limit (a schedule file's and `[replay.choices]`'): far above any run.
 MAX_OPTIONS = 10_000_000
@@ -240,7 +242,7 @@ class Chooser:
         since = self._about_from
         ranges = tuple((sub, since.get(sub, 0), end) for sub, end in self._taken.items()
                        if end != since.get(sub, 0) and sub.startswith("fault:"))
-        return [(f"about:{self._about}", ranges)] if ranges else []
+        return [(f"{ABOUT_SPAN}{self._about}", ranges)] if ranges else []
 
     @property
     def spans(self) -> list[Span]:

@@ -34,13 +34,14 @@ import attrs
 
 from sim.choices import Schedule, Span
 from sim.explore.reaches import ProbeTally
-from sim.explore.shrink_wide import CHILD_SPAN, WIDE_BLOCKS, about, cut, kept_slots, without_wide
+from sim.explore.shrink_wide import WIDE_BLOCKS, about, cut, kept_slots, without_wide
 from sim.explore.streams import Streams as Streams
 from sim.explore.streams import _replace, _stream, _total, _without_trailing_zeros
 from sim.explore.streams import streams_of as streams_of
 from sim.scenario import _REQUIREMENT_ID, Expectation, Scenario, loads
 from sim.scenario.write import dumps
 from sim.world import core as world
+from sim.world.draws.workload import CHILD_SPAN
 
 DEFAULT_MAX_RUNS = 2_000
 BLOCK_SIZES = (8, 4, 2, 1)

@@ -16,14 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from sim.choices import Span
+from sim.choices import ABOUT_SPAN, Span
 from sim.explore.streams import Streams, _stream
 from sim.world.turns import WIDE_DROP, WIDE_SPAN
 
 # Blocks of slots tried together, largest first (a batch has eighty).
 WIDE_BLOCKS = (64, 32, 16, 8, 4, 2, 1)
-# A drawn child's span is labelled with its id (sim/world/draws/workload.py).
-CHILD_SPAN = "child:"
 
 
 def wide_slots(spans: Sequence[Span]) -> list[str]:
@@ -54,7 +52,7 @@ def without_wide(streams: Streams, spans: Sequence[Span], slots: Collection[int]
 
 def about(spans: Sequence[Span], children: Collection[str]) -> list[tuple[str, int, int]]:
     """The choices the fault plan's opportunities took about ``children``."""
-    labels = {f"about:{child}" for child in children}
+    labels = {f"{ABOUT_SPAN}{child}" for child in children}
     return [piece for label, ranges in spans if label in labels for piece in ranges]
 
 

@@ -60,7 +60,7 @@ def run_each(
     exception ``take`` raises ends the batch."""
     clock = SeedClock()
 
-    async def one(world: core._World, failed: list[Exception]) -> None:
+    async def one(world: core.World, failed: list[Exception]) -> None:
         try:
             await world.main()
         except Exception as exc:  # a model exception, as run_trio would re-raise it

@@ -118,7 +118,7 @@ def prepare(
     fault_kinds: Sequence[str] | None = None,
     replay: Schedule | None = None,
     replay_steps: int | None = None,
-) -> _World:
+) -> World:
     """The world :func:`run` runs, built and drawn up to its ``main``."""
     if replay is not None and (replay_steps is None or seed is None):
         seed = replay.seed
@@ -132,7 +132,7 @@ def prepare(
     mutant_names = tuple(scenario.mutants if mutants is None else mutants)
     guides = None if replay is not None or scenario.replay is None else dict(scenario.replay)
     chooser = Chooser(seed, strategy, replay=replay, replay_steps=replay_steps, guides=guides)
-    return _World(scenario, seed, chooser, trio.testing.MockClock(rate=0), mutant_names,
+    return World(scenario, seed, chooser, trio.testing.MockClock(rate=0), mutant_names,
                   fault_kinds)
 
 
@@ -153,7 +153,7 @@ class ProbeBook(dict[str, int]):
         dict.__setitem__(self, name, hits)
 
 
-class _World:
+class World:
     def __init__(
         self,
         scenario: Scenario,

@@ -536,7 +536,7 @@ def test_check_determinism_reports_the_first_diverging_record(
 def _crash_on_seed(monkeypatch: pytest.MonkeyPatch, bad_seed: int) -> None:
     """A model bug that strikes one seed as its world starts (inherited by forked sweep
     workers; a sweep's seeds share a Trio run, sim/world/batch.py, so not in ``world.run``)."""
-    real_main = world._World.main
+    real_main = world.World.main
 
     async def main(self: Any) -> None:
         if self.seed == bad_seed:
@@ -545,7 +545,7 @@ def _crash_on_seed(monkeypatch: pytest.MonkeyPatch, bad_seed: int) -> None:
             raise ZeroDivisionError(f"boom in {DeliveryCore.__name__}")
         await real_main(self)
 
-    monkeypatch.setattr(world._World, "main", main)
+    monkeypatch.setattr(world.World, "main", main)
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

@@ -53,13 +53,13 @@ def starts(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[int, object, 
     import trio
 
     seen: list[tuple[int, object, float]] = []
-    main = core._World.main
+    main = core.World.main
 
-    async def watched(self: core._World) -> None:
+    async def watched(self: core.World) -> None:
         seen.append((self.seed, _trio_run()._r.getstate(), trio.current_time()))
         await main(self)
 
-    monkeypatch.setattr(core._World, "main", watched)
+    monkeypatch.setattr(core.World, "main", watched)
     yield seen
 
 
@@ -78,14 +78,14 @@ def test_a_model_exception_in_a_batch_is_that_seeds_finding(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """It crashes its seed alone, as in a run of its own; the next seed runs as usual."""
     spec = _spec()
-    start = core._World._start_delivery
+    start = core.World._start_delivery
 
-    def broken(self: core._World) -> None:
+    def broken(self: core.World) -> None:
         if self.seed == 2 and self.kernel.steps > 20:
             raise RuntimeError("broken delivery start")
         start(self)
 
-    monkeypatch.setattr(core._World, "_start_delivery", broken)
+    monkeypatch.setattr(core.World, "_start_delivery", broken)
     together = run_seeds(spec, [1, 2, 3])
     alone = [run_seed(spec, seed) for seed in (1, 2, 3)]
     assert together == alone

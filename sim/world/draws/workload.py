@@ -27,9 +27,12 @@ from sim.world.draws.private import draw_private, refused
 from sim.world.draws.trees import TreeBook, spread
 from sim.world.redrive import OperatorDesk
 
+# The label of a drawn child's span of choices (the shrinker drops it whole by it).
+CHILD_SPAN = "child:"
+
 
 class _World(Protocol):
-    """What the draws below use of the world they draw for (sim/world/core.py's ``_World``),
+    """What the draws below use of the world they draw for (sim/world/core.py's ``World``),
     stated here so this module does not import the world that imports it."""
 
     chooser: Chooser
@@ -67,7 +70,7 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
         child_id = f"c{first + i + 1}"
         # A span of its own, so a shrinker can drop the child whole (with the fault choices
         # about it: its label names it).
-        with world.chooser.span(f"child:{child_id}"):
+        with world.chooser.span(f"{CHILD_SPAN}{child_id}"):
             child = spread(world.chooser, workload, world._draw_child(workload, child_id, i))
             findings = world_reach.FindingsAim(child)
             if "nesting" in features:
