@@ -18,7 +18,7 @@ big run's reads cost what its index scans cost in SQLite.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -227,7 +227,7 @@ class RunStore(StoreBase):
             return None  # a public sibling in a private batch keeps its own delivery (PRV-5)
         return owner
 
-    def get_many(self, run_ids: list[str]) -> list[RunRecord]:
+    def get_many(self, run_ids: Sequence[str]) -> list[RunRecord]:
         """The records of ``run_ids``, in that order (a batch's members)."""
         return [self._runs[run_id] for run_id in run_ids]
 
