@@ -346,7 +346,8 @@ def _perform(port: Port, store: RunStore, effects: Iterable[Effect],
              recovery: _Recovery, cleaned: list[str], acks: _AckTimers) -> None:
     try:
         _perform_each(port, store, effects, routes, mutants, recovery, cleaned, acks)
-        recovery.perform(recovery.started())
+        if recovery.due:  # (rarely: a silent run was just recorded delivered)
+            recovery.perform(recovery.started())
     except Crash as crash:
         if crash.point in _CRASH_PROBES:
             port.probe(_CRASH_PROBES[crash.point])

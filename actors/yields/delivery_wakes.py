@@ -9,6 +9,7 @@ a member or a member's descendant may have settled, which is what a wake waits f
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -38,6 +39,9 @@ from actors.yields.batch_wake import (
 )
 
 KILLED = "subagent run terminated"  # an aborted child's error (it did not finish)
+# One frozen ``Requester`` per incarnation, not one per batch look (one after every message of
+# the delivery actor while a batch is open).
+_requester = functools.cache(Requester)
 
 
 def wake_text(row: BatchRow, records: list[RunRecord],
@@ -157,9 +161,7 @@ class Wakes:
 
     def requester(self, row: BatchRow) -> Requester:
         entry = self.store.session(row.requester)
-        if entry is None or entry[1]:
-            return Requester(None)
-        return Requester(entry[0])
+        return _requester(None if entry is None or entry[1] else entry[0])
 
     def run(self, effects: Iterable[object]) -> bool:
         """Perform the outbox's effects in order; whether a member was handed over. A member's
