@@ -72,6 +72,9 @@ class RunStore(StoreBase):
         self._recoveries: dict[str, tuple[int, str | None]] = {}  # in the order opened
         self._tree = PendingTree()
         self._order = 0  # registrations asked for
+        # Each cleaned-up run's summary, with the record it was made from (records are never
+        # changed in place: the same record makes the same summary).
+        self._summaries: dict[str, tuple[RunRecord, RunSummary]] = {}
 
     def close(self) -> None:
         """Let go of every row: any later use raises, as a closed database connection does."""
@@ -272,14 +275,22 @@ class RunStore(StoreBase):
 
     def summaries(self) -> list[RunSummary]:
         """Every cleaned-up run as the in-memory registry keeps it (DEL-16): its lifecycle
-        columns and a task preview; the full task and result text stay here."""
-        return [RunSummary(
-            r.run_id, r.child_session_key, r.requester, preview(r.task), r.required,
-            None if r.outcome_status is None else r.outcome_status.value,
-            r.delivery_status.value, r.created_at_ms, r.ended_at_ms, r.delivered_at_ms,
-            r.cleaned_up_at_ms, r.generation,
-            r.ended_at_ms if r.receipt_ended_at_ms is None else r.receipt_ended_at_ms)
-            for r in self._runs.values() if r.cleaned_up_at_ms is not None]
+        columns and a task preview; the full task and result text stay here. Each incarnation
+        of the delivery actor loads them all: a summary is made once per record."""
+        summaries = []
+        for r in self._runs.values():
+            if r.cleaned_up_at_ms is None:
+                continue
+            kept = self._summaries.get(r.run_id)
+            if kept is None or kept[0] is not r:
+                kept = self._summaries[r.run_id] = (r, RunSummary(
+                    r.run_id, r.child_session_key, r.requester, preview(r.task), r.required,
+                    None if r.outcome_status is None else r.outcome_status.value,
+                    r.delivery_status.value, r.created_at_ms, r.ended_at_ms, r.delivered_at_ms,
+                    r.cleaned_up_at_ms, r.generation,
+                    r.ended_at_ms if r.receipt_ended_at_ms is None else r.receipt_ended_at_ms))
+            summaries.append(kept[1])
+        return summaries
 
     def payload_sizes(self) -> dict[str, tuple[int, int | None]]:
         """run_id -> (task characters, result characters or None): what the store retains."""
