@@ -189,8 +189,9 @@ class Wakes:
                 flush()
                 claimed = self.core.handle(BatchClaim(self.store.get(effect.run_id)),
                                            self.port.now_ms)
-                handed |= bool(claimed)
-                self._perform(claimed)
+                if claimed:  # (a member whose own try decides refuses: ~8 claims a seed)
+                    handed = True
+                    self._perform(claimed)
             elif isinstance(effect, ReopenMember):
                 flush()
                 self._perform(self.core.handle(RunFinished(self.store.get(effect.run_id)),
