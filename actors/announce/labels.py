@@ -3,6 +3,7 @@ model text, in the words the requester reads."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from actors.announce.result import Disposition, Status
@@ -32,6 +33,10 @@ def neutralise(text: str) -> str:
         CONTEXT_END_MARKER, CONTEXT_END_NEUTRALISED)
 
 
+# A render writes six such fields (the session key and id twice: the header and the stats line),
+# the same few values for every rendering of a run (a retry, a restart): each value is made
+# once (tests/announce/test_labels_cache.py compares with the plain function).
+@functools.lru_cache(maxsize=4096)
 def single_line(value: str | None, fallback: str) -> str:
     """A single-line field value: whitespace runs (newlines too) collapse to one space; empty
     values take ``fallback``; longer than 256 characters keeps 255 plus ``…``."""

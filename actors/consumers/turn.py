@@ -89,6 +89,7 @@ C = TypeVar("C", bound=_Consumer)
 
 def feed(consumer: C, items: Iterable[Any]) -> C:
     """Push every item into ``consumer``, in order, and hand it back for its verdict."""
+    push = consumer.push  # (bound once: a child's log is pushed event by event into four views)
     for item in items:
-        consumer.push(item)
+        push(item)
     return consumer

@@ -56,7 +56,17 @@ class RunSummary:
     receipt_ended_at_ms: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"held": "summary", **attrs.asdict(self)}
+        # ``{"held": "summary", **attrs.asdict(self)}`` spelled out: ``asdict`` asks of every
+        # value whether it is an attrs instance or a collection to recurse into, and a memory
+        # dump writes every resolved run (tests/delivery/test_retention.py compares the two).
+        return {"held": "summary", "run_id": self.run_id,
+                "child_session_key": self.child_session_key, "requester": self.requester,
+                "task_preview": self.task_preview, "required": self.required,
+                "outcome_status": self.outcome_status, "delivery_status": self.delivery_status,
+                "created_at_ms": self.created_at_ms, "ended_at_ms": self.ended_at_ms,
+                "delivered_at_ms": self.delivered_at_ms,
+                "cleaned_up_at_ms": self.cleaned_up_at_ms, "generation": self.generation,
+                "receipt_ended_at_ms": self.receipt_ended_at_ms}
 
 
 def summarize(record: RunRecord) -> RunSummary:

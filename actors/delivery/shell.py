@@ -107,6 +107,9 @@ _CRASH_IN_WAIT = {Waiting.ACK: "delivery.crash-in-ack-wait",
                   Waiting.ATTEMPT_WAIT: "delivery.crash-in-backoff"}
 
 
+_NO_ROUTING = routing.SessionRouting()  # a session without routing facts (frozen: shared)
+
+
 def routed(completion: Completion, routes: Mapping[str, routing.SessionRouting],
            mutants: frozenset[str], probe: Callable[[str], None]) -> Completion:
     """The agent call for ``completion``: a top-level requester's gets the channel target its
@@ -118,8 +121,8 @@ def routed(completion: Completion, routes: Mapping[str, routing.SessionRouting],
         return completion  # a batch wake is internal: the requester's reply is what goes out
     if completion.private:
         return completion  # the spawning session's own input: never on a channel (PRV-1)
-    resolution = routing.resolve(routes.get(completion.requester, routing.SessionRouting()),
-                                 mutants)
+    session = routes.get(completion.requester)
+    resolution = routing.resolve(_NO_ROUTING if session is None else session, mutants)
     for name in resolution.probes:
         probe(name)
     return attrs.evolve(completion, target=resolution.target)
@@ -346,7 +349,8 @@ def _perform(port: Port, store: RunStore, effects: Iterable[Effect],
              recovery: _Recovery, cleaned: list[str], acks: _AckTimers) -> None:
     try:
         _perform_each(port, store, effects, routes, mutants, recovery, cleaned, acks)
-        recovery.perform(recovery.started())
+        if recovery.due:  # (rarely: a silent run was just recorded delivered)
+            recovery.perform(recovery.started())
     except Crash as crash:
         if crash.point in _CRASH_PROBES:
             port.probe(_CRASH_PROBES[crash.point])
@@ -368,19 +372,20 @@ def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],
                   recovery: _Recovery, cleaned: list[str], acks: _AckTimers) -> None:
     for effect in effects:
         if isinstance(effect, Persist):
+            change = effect.change
             port.crash_point(CrashPoint.BEFORE_PERSIST)
             # Name the point after what is about to become durable, for scripted crashes.
-            if effect.change.crash_point is not None:
-                port.crash_point(effect.change.crash_point)
-            if isinstance(effect.change, Delivered):
+            if change.crash_point is not None:
+                port.crash_point(change.crash_point)
+            if isinstance(change, Delivered):
                 recovery.delivering(effect.run_id)  # DEL-2: (no output) delivered
-            store.apply(effect.run_id, effect.change, effect.known)
-            if isinstance(effect.change, (Delivered, GaveUp)) \
+            store.apply(effect.run_id, change, effect.known)
+            if isinstance(change, (Delivered, GaveUp)) \
                     and store.get(effect.run_id).cleaned_up_at_ms is not None:
                 # A newer generation (DEL-12) resolved: no second cleanup follows, yet a wave
                 # that waited for it is due a look now (seed 3195).
                 cleaned.append(effect.run_id)
-            if isinstance(effect.change, GaveUp):
+            if isinstance(change, GaveUp):
                 recovery.silent.pop(effect.run_id, None)  # never delivered: nothing to recover
                 if recovery.drop_payload:
                     store.forget_result(effect.run_id)

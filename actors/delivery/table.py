@@ -124,14 +124,16 @@ class DeliveryCore(AttemptSteps, PrivateSteps, ReceiptSteps, OperatorSteps, Batc
         return Waiting.IDLE if active is None else active.waiting
 
     def handle(self, event: Input, now_ms: int) -> list[Effect]:
-        state = self.state(event.run_id)
+        run_id = event.run_id  # (a property on some inputs: read once)
+        active = self._active.get(run_id)
+        state = Waiting.IDLE if active is None else active.waiting  # ``state``, inline
         transition = TABLE.get((state, type(event)))
         if transition is None:
             raise DeliveryProtocolError(
-                f"{type(event).__name__} is illegal while {event.run_id} waits in {state}")
+                f"{type(event).__name__} is illegal while {run_id} waits in {state}")
         handler = getattr(self, transition.handler)
-        effects: list[Effect] = handler(self._active.get(event.run_id), event, now_ms)
-        assert self.state(event.run_id) in transition.targets, (state, event)
+        effects: list[Effect] = handler(active, event, now_ms)
+        assert self.state(run_id) in transition.targets, (state, event)
         return effects
 
     def child_ended(self, record: RunRecord, now_ms: int) -> list[Effect]:

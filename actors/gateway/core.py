@@ -47,6 +47,9 @@ class Route:
     chunk_chars: int | None = None
 
 
+_NO_ROUTE = Route()  # a session without a channel of its own (frozen: shared)
+
+
 class ChunkFate(enum.Enum):
     SENT = "sent"
     FAILED = "failed"
@@ -177,7 +180,7 @@ class GatewayCore:
         if target is None or target.channel is None:
             yield from self._one_injection(completion)
             return
-        route = self.routes.get(completion.requester, Route())
+        route = self.routes.get(completion.requester) or _NO_ROUTE
         state = self.calls.get(completion.key)
         if state is CallState.SENT:
             # Already on the channel: only the session learns of the repeat (it dedups the key).

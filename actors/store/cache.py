@@ -95,7 +95,10 @@ class OpenBatches:
         return self._open.get(batch_id)
 
     def rows(self) -> list[BatchRow]:
-        return sorted(self._open.values(), key=lambda row: self._rank[row.batch_id])
+        # Sorted by id through the rank's own lookup, not a Python key function per row: the
+        # delivery shell reads them after each of its messages while a batch is open.
+        rows = self._open
+        return [rows[batch_id] for batch_id in sorted(rows, key=self._rank.__getitem__)]
 
 
 class PendingTree:
@@ -139,6 +142,11 @@ class PendingTree:
 
     def pending_below(self, run_id: str) -> int:
         return self._pending.get(run_id, 0)
+
+    def below(self, run_id: str) -> tuple[int, int]:
+        """(:meth:`pending_below`, :meth:`active_below`) in one call: a batch look asks it of
+        every member of every open batch after each message of the delivery actor."""
+        return self._pending.get(run_id, 0), self._active.get(run_id, 0)
 
     def active_below(self, run_id: str) -> int:
         return self._active.get(run_id, 0)

@@ -6,8 +6,10 @@ back the same values."""
 from __future__ import annotations
 
 import json
+import operator
 import zlib
 from json.encoder import encode_basestring_ascii
+from typing import Any
 
 import attrs
 
@@ -26,7 +28,7 @@ def batch_payload(row: BatchRow) -> str:
     very row its payload decodes to, so the first read of the payload needs no decoding.
     Encoding and decoding those texts was ~3 % of a seed's instructions (docs/performance.md,
     wave 10b); ``tests/store/test_store_codec.py`` compares both with the plain round trip."""
-    values = attrs.asdict(row, recurse=False, value_serializer=None)
+    values = _fields(row)
     text = values["text"]
     if type(text) is str and len(text) >= SPLICED_TEXT_FROM:
         head = {name: value for name, value in values.items() if name not in _FROM_TEXT}
@@ -47,7 +49,7 @@ def stored_batch(row: BatchRow) -> BatchRow:
     characters a default-world seed, ~17 saves) and hashing it to find its decoding again was
     ~2 % of a seed's instructions (wave 11b in docs/performance.md); the SQLite store writes the
     payload itself, and ``tests/store/test_store_backends.py`` compares the two."""
-    if _plain(attrs.asdict(row, recurse=False, value_serializer=None)):
+    if _plain(_fields(row)):
         return row
     return _decode_batch(batch_payload(row))
 
@@ -58,6 +60,16 @@ SPLICED_TEXT_FROM = 1_024
 _FIELD_NAMES = tuple(field.name for field in attrs.fields(BatchRow))
 _FROM_TEXT = _FIELD_NAMES[_FIELD_NAMES.index("text"):]
 _ESCAPED_TEXTS: dict[str, str] = {}
+_FIELD_VALUES = operator.attrgetter(*_FIELD_NAMES)
+
+
+def _fields(row: BatchRow) -> dict[str, Any]:
+    """``attrs.asdict(row, recurse=False)``, fields in order, read in one C call: ``asdict``
+    asks its filter and serializer about every field of every save (tests/store/
+    test_store_codec.py compares the payload with ``json.dumps`` of ``asdict``)."""
+    return dict(zip(_FIELD_NAMES, _FIELD_VALUES(row), strict=True))
+
+
 # A wake text is saved again within a few steps of its last save; a few suffice, and each is
 # up to ~75,000 characters (more once escaped): a big run must not keep dozens of them.
 _ESCAPED_TEXTS_MAX = 8

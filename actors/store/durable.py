@@ -18,7 +18,7 @@ big run's reads cost what its index scans cost in SQLite.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -72,6 +72,9 @@ class RunStore(StoreBase):
         self._recoveries: dict[str, tuple[int, str | None]] = {}  # in the order opened
         self._tree = PendingTree()
         self._order = 0  # registrations asked for
+        # Each cleaned-up run's summary, with the record it was made from (records are never
+        # changed in place: the same record makes the same summary).
+        self._summaries: dict[str, tuple[RunRecord, RunSummary]] = {}
 
     def close(self) -> None:
         """Let go of every row: any later use raises, as a closed database connection does."""
@@ -227,7 +230,7 @@ class RunStore(StoreBase):
             return None  # a public sibling in a private batch keeps its own delivery (PRV-5)
         return owner
 
-    def get_many(self, run_ids: list[str]) -> list[RunRecord]:
+    def get_many(self, run_ids: Sequence[str]) -> list[RunRecord]:
         """The records of ``run_ids``, in that order (a batch's members)."""
         return [self._runs[run_id] for run_id in run_ids]
 
@@ -272,14 +275,22 @@ class RunStore(StoreBase):
 
     def summaries(self) -> list[RunSummary]:
         """Every cleaned-up run as the in-memory registry keeps it (DEL-16): its lifecycle
-        columns and a task preview; the full task and result text stay here."""
-        return [RunSummary(
-            r.run_id, r.child_session_key, r.requester, preview(r.task), r.required,
-            None if r.outcome_status is None else r.outcome_status.value,
-            r.delivery_status.value, r.created_at_ms, r.ended_at_ms, r.delivered_at_ms,
-            r.cleaned_up_at_ms, r.generation,
-            r.ended_at_ms if r.receipt_ended_at_ms is None else r.receipt_ended_at_ms)
-            for r in self._runs.values() if r.cleaned_up_at_ms is not None]
+        columns and a task preview; the full task and result text stay here. Each incarnation
+        of the delivery actor loads them all: a summary is made once per record."""
+        summaries = []
+        for r in self._runs.values():
+            if r.cleaned_up_at_ms is None:
+                continue
+            kept = self._summaries.get(r.run_id)
+            if kept is None or kept[0] is not r:
+                kept = self._summaries[r.run_id] = (r, RunSummary(
+                    r.run_id, r.child_session_key, r.requester, preview(r.task), r.required,
+                    None if r.outcome_status is None else r.outcome_status.value,
+                    r.delivery_status.value, r.created_at_ms, r.ended_at_ms, r.delivered_at_ms,
+                    r.cleaned_up_at_ms, r.generation,
+                    r.ended_at_ms if r.receipt_ended_at_ms is None else r.receipt_ended_at_ms))
+            summaries.append(kept[1])
+        return summaries
 
     def payload_sizes(self) -> dict[str, tuple[int, int | None]]:
         """run_id -> (task characters, result characters or None): what the store retains."""

@@ -67,7 +67,7 @@ class StoreBase:
         """Below the run: how many are not yet settled (cleaned up), how many still run (kept
         as runs register, end and clean up; a walk per open batch member after every message
         of the delivery actor grew faster than a big tree)."""
-        return self._tree.pending_below(record.run_id), self._tree.active_below(record.run_id)
+        return self._tree.below(record.run_id)
 
     def pending_descendants(self, record: RunRecord) -> int:
         """How many runs below the run ``record`` (its children, theirs, ...) are not yet

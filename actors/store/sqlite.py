@@ -236,7 +236,7 @@ class SqliteStore(StoreBase):
             return None  # a public sibling in a private batch keeps its own delivery (PRV-5)
         return owner
 
-    def get_many(self, run_ids: list[str]) -> list[RunRecord]:
+    def get_many(self, run_ids: Sequence[str]) -> list[RunRecord]:
         """The records of ``run_ids``, in that order, in one query (a batch's members)."""
         found = {run_id: record for run_id in run_ids
                  if (record := self._records.get(run_id)) is not None}

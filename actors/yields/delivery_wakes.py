@@ -9,7 +9,8 @@ a member or a member's descendant may have settled, which is what a wake waits f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import functools
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from actors import events
@@ -38,6 +39,9 @@ from actors.yields.batch_wake import (
 )
 
 KILLED = "subagent run terminated"  # an aborted child's error (it did not finish)
+# One frozen ``Requester`` per incarnation, not one per batch look (one after every message of
+# the delivery actor while a batch is open).
+_requester = functools.cache(Requester)
 
 
 def wake_text(row: BatchRow, records: list[RunRecord],
@@ -129,39 +133,35 @@ class Wakes:
     def poke(self) -> None:
         """Look at every open batch again (something may have settled); once more if that
         handed a member over."""
+        now = self.port.now_ms  # (no await in between: the time cannot move)
         for _ in range(2):
             claimed = False
             for row in self.store.open_batches():
-                if self.outbox.waiting(row, self.port.now_ms) or (
+                if self.outbox.waiting(row, now) or (
                         not row.yielded and row.status == BatchStatus.DISPATCHING):
                     continue  # (a wave's wake out: its members all settled before it went)
-                effects = self.outbox.check(row, self.members(row), self.requester(row),
-                                            self.port.now_ms)
-                claimed |= self.run(effects)
+                effects = self.outbox.check(row, self.members(row), self.requester(row), now)
+                if effects:  # (most looks, one after every message, find nothing to do)
+                    claimed |= self.run(effects)
             if not claimed:
                 return
 
     # -- views and effects -----------------------------------------------------------------------
 
     def members(self, row: BatchRow) -> list[Member]:
-        run_ids = list(row.members)
+        run_ids: Sequence[str] = row.members
         if self._earlier_turns and row.yielded:
             # The bug: the batch also waits for the requester's children of earlier turns.
-            run_ids += [r.run_id for r in self.store.spawned_by_session(row.requester)
-                        if r.required and r.created_at_ms <= row.frozen_at_ms
-                        and r.requester_turn_id not in (None, row.turn_run_id)]
-        members = []
-        for record in self.store.get_many(run_ids):
-            run_id = record.run_id
-            pending, active = self.store.unsettled_descendants(record)
-            members.append(Member(record, self.core.sending(run_id), pending, active))
-        return members
+            run_ids = [*run_ids, *(r.run_id for r in self.store.spawned_by_session(row.requester)
+                                   if r.required and r.created_at_ms <= row.frozen_at_ms
+                                   and r.requester_turn_id not in (None, row.turn_run_id))]
+        store, sending = self.store, self.core.sending
+        return [Member(record, sending(record.run_id), *store.unsettled_descendants(record))
+                for record in store.get_many(run_ids)]
 
     def requester(self, row: BatchRow) -> Requester:
         entry = self.store.session(row.requester)
-        if entry is None or entry[1]:
-            return Requester(None)
-        return Requester(entry[0])
+        return _requester(None if entry is None or entry[1] else entry[0])
 
     def run(self, effects: Iterable[object]) -> bool:
         """Perform the outbox's effects in order; whether a member was handed over. A member's
@@ -189,8 +189,9 @@ class Wakes:
                 flush()
                 claimed = self.core.handle(BatchClaim(self.store.get(effect.run_id)),
                                            self.port.now_ms)
-                handed |= bool(claimed)
-                self._perform(claimed)
+                if claimed:  # (a member whose own try decides refuses: ~8 claims a seed)
+                    handed = True
+                    self._perform(claimed)
             elif isinstance(effect, ReopenMember):
                 flush()
                 self._perform(self.core.handle(RunFinished(self.store.get(effect.run_id)),

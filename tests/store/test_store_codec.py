@@ -70,6 +70,8 @@ def _typed(row: BatchRow) -> list[tuple[str, Any]]:
 @given(_rows())
 def test_the_payload_is_json_dumps_and_reads_back_as_its_decoding(row: BatchRow) -> None:
     codec._DECODED_BATCHES.clear()
+    plain = attrs.asdict(row, recurse=False, value_serializer=None)
+    assert list(codec._fields(row).items()) == list(plain.items())  # in order, as themselves
     payload = codec.batch_payload(row)
     assert payload == json.dumps(attrs.asdict(row, recurse=False, value_serializer=None))
     read = codec.batch_row(payload)
