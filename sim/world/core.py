@@ -239,7 +239,7 @@ class World:
             end_ms=kernel.now_ms,
             violations=tuple(invariants.check(trace.records)),
             runs=runs,
-            spans=tuple(chooser.spans),
+            span_marks=chooser.span_marks,
             probes=dict(kernel.probes),
             steps=kernel.steps,
             moments=dict(self.probe_book.moments),
