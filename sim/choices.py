@@ -245,8 +245,9 @@ class Chooser:
         :meth:`_sub` and :meth:`_rng` give), and its two recorded chances (False, True), kept
         together for :meth:`choose` and :meth:`chance`."""
         sub = self._sub(subsystem)
-        no, yes = (self._choice_tuples.setdefault(c, c) for c in ((sub, 2, 0), (sub, 2, 1)))
-        stream = self._streams[subsystem] = (sub, self._rng(subsystem), no, yes)
+        no, yes, intern = (sub, 2, 0), (sub, 2, 1), self._choice_tuples.setdefault
+        stream = self._streams[subsystem] = (sub, self._rng(subsystem), intern(no, no),
+                                             intern(yes, yes))
         return stream
 
     @contextmanager

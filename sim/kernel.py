@@ -18,7 +18,7 @@ import enum
 import heapq
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 import outcome
@@ -85,6 +85,10 @@ _Item = tuple[int, int, _Entry]  # (due time, insertion order, entry): the agend
 # Where and when a message arrives: (delay, destination, message) for each copy; () loses it.
 NetworkHook = Callable[[str, str, Any], Sequence[tuple[int, str, Any]]]
 CrashHook = Callable[[str, str], bool]
+
+
+class Clock(Protocol):  # Trio's clock as the kernel moves it (sim/world/clock.py's)
+    def jump(self, seconds: float) -> None: ...
 
 
 def _perfect_network(src: str, dst: str, message: Any) -> Sequence[tuple[int, str, Any]]:
@@ -172,7 +176,7 @@ class Kernel:
         self,
         chooser: Chooser,
         trace: Trace | None = None,
-        clock: trio.testing.MockClock | None = None,
+        clock: Clock | None = None,
         network: NetworkHook = _perfect_network,
         crash_hook: CrashHook = _no_crash,
     ) -> None:
@@ -307,12 +311,9 @@ class Kernel:
     def _hand_to(self, port: ActorPort, value: Any) -> None:
         """Wake a receiving actor with ``value``; a sleeping one finds it in its mailbox."""
         if port.waiting is Parked.RECEIVE:
-            self._resume(port, value)
+            self._wake(port, outcome.Value(value))
         else:
             port.mailbox.append(value)
-
-    def _resume(self, port: ActorPort, value: Any) -> None:
-        self._wake(port, outcome.Value(value))
 
     def _wake(self, port: ActorPort, what: outcome.Outcome[Any]) -> None:
         assert port.task is not None
@@ -391,7 +392,7 @@ class Kernel:
                 continue  # dispatching it would do nothing
             self.steps += 1
             self._dispatch(entry)
-            if self._parking is not None and isinstance(entry, _Action) and cancelled():
+            if isinstance(entry, _Action) and self._parking is not None and cancelled():
                 return None  # it cancelled the parking actor: Cancelled as that suspends
         return None
 
@@ -420,7 +421,7 @@ class Kernel:
         elif isinstance(entry, _Timer):  # alive and wanted (``_inert``)
             self._hand_to(entry.port, entry.payload)
         elif isinstance(entry, _Wake):  # its sleeper still sleeps (``_inert``)
-            self._resume(entry.port, None)
+            self._wake(entry.port, outcome.Value(None))
         else:
             entry.fn()
 

@@ -7,20 +7,20 @@ from typing import Any, ClassVar
 import attrs
 import pytest
 import trio
-import trio.testing
 
 from actors.events import Event, register
 from actors.runtime import Crash
 from sim.choices import Chooser, ScheduleDiverged
 from sim.determinism import seed_trio_scheduler
 from sim.kernel import ActorPort, Kernel, run_trio
+from sim.world.clock import VirtualClock
 
 
 def run_kernel(build: Any, seed: int = 0, strategy: str = "random",
                replay: Any = None) -> tuple[Kernel, str]:
     seed_trio_scheduler(seed)
     chooser = Chooser(seed, strategy, replay=replay)
-    clock = trio.testing.MockClock(rate=0)
+    clock = VirtualClock()
     kernel = Kernel(chooser, clock=clock)
     reason = ""
 

@@ -13,7 +13,6 @@ from typing import Any
 
 import attrs
 import trio
-import trio.testing
 
 from actors import addresses
 from actors.delivery.shell import run_delivery
@@ -43,6 +42,7 @@ from sim.scenario import Scenario, SessionDef, WorkloadDef
 from sim.trace import Trace
 from sim.world import observe as world_observe
 from sim.world import turns as world_turns
+from sim.world.clock import VirtualClock
 from sim.world.control import Control, ControlDesk
 from sim.world.draws import child as world_child
 from sim.world.draws import features as world_features
@@ -132,7 +132,7 @@ def prepare(
     mutant_names = tuple(scenario.mutants if mutants is None else mutants)
     guides = None if replay is not None or scenario.replay is None else dict(scenario.replay)
     chooser = Chooser(seed, strategy, replay=replay, replay_steps=replay_steps, guides=guides)
-    return World(scenario, seed, chooser, trio.testing.MockClock(rate=0), mutant_names,
+    return World(scenario, seed, chooser, VirtualClock(), mutant_names,
                   fault_kinds)
 
 
@@ -159,7 +159,7 @@ class World:
         scenario: Scenario,
         seed: int,
         chooser: Chooser,
-        clock: trio.testing.MockClock,
+        clock: VirtualClock,
         mutant_names: tuple[str, ...],
         fault_kinds: Sequence[str] | None,
     ) -> None:
