@@ -55,6 +55,29 @@ def test_sleep_and_timers_advance_virtual_time_exactly() -> None:
     assert kernel.now_ms == 1750
 
 
+def test_a_cancelled_sleeps_wake_up_is_inert_for_the_next_sleep() -> None:
+    """A sleep cut short by a cancel leaves its wake-up on the agenda; when due it is inert
+    (another sleep's token) and no step, and the next sleep ends on its own time."""
+    seen: list[tuple[str, int]] = []
+
+    def build(kernel: Kernel, nursery: trio.Nursery) -> None:
+        scope = trio.CancelScope()
+
+        async def sleeper(port: ActorPort) -> None:
+            with scope:
+                await port.sleep(100)
+            seen.append(("cancelled", port.now_ms))
+            await port.sleep(200)
+            seen.append(("woke", port.now_ms))
+
+        kernel.spawn(nursery, "a", sleeper)
+        kernel.at(50, "cancel", scope.cancel)
+
+    kernel, _ = run_kernel(build)
+    assert seen == [("cancelled", 50), ("woke", 250)]
+    assert kernel.steps == 2  # the cancel and the second wake-up; the first is inert
+
+
 def test_messages_wait_in_the_mailbox_while_an_actor_sleeps() -> None:
     got: list[tuple[Any, int]] = []
 
