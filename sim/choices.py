@@ -245,9 +245,8 @@ class Chooser:
         :meth:`_sub` and :meth:`_rng` give), and its two recorded chances (False, True), kept
         together for :meth:`choose` and :meth:`chance`."""
         sub = self._sub(subsystem)
-        no, yes, intern = (sub, 2, 0), (sub, 2, 1), self._choice_tuples.setdefault
-        stream = self._streams[subsystem] = (sub, self._rng(subsystem), intern(no, no),
-                                             intern(yes, yes))
+        # Every chance of the subsystem records one of these two (equal choices share a tuple).
+        stream = self._streams[subsystem] = (sub, self._rng(subsystem), (sub, 2, 0), (sub, 2, 1))
         return stream
 
     @contextmanager
