@@ -50,6 +50,12 @@ if STRATEGIES != choice_names.STRATEGIES:  # the flags' copy (sim/choice_names.p
     raise AssertionError(f"sim.choice_names.STRATEGIES is not {STRATEGIES}")
 # A span of related choices: (label, ((subsystem, start, end), ...)).
 Span = tuple[str, tuple[tuple[str, int, int], ...]]
+SCHEDULE = "schedule"
+# The label of a guided run's span of fault choices about one child (:meth:`Chooser.about`).
+ABOUT_SPAN = "about:"
+MAX_SEED = choice_names.MAX_SEED
+# A replayed choice's limit (a schedule file's and `[replay.choices]`'): far above any run.
+MAX_OPTIONS = 10_000_000
 
 
 class SpanMark(NamedTuple):
@@ -60,12 +66,6 @@ class SpanMark(NamedTuple):
     label: str
     start: int
     end: int
-SCHEDULE = "schedule"
-# The label of a guided run's span of fault choices about one child (:meth:`Chooser.about`).
-ABOUT_SPAN = "about:"
-MAX_SEED = choice_names.MAX_SEED
-# A replayed choice's limit (a schedule file's and `[replay.choices]`'): far above any run.
-MAX_OPTIONS = 10_000_000
 
 
 class ScheduleDiverged(Exception):
