@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 import heapq
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
@@ -246,8 +246,8 @@ class Kernel:
         # them is for itself (it cannot be rescheduled before it has suspended).
         self._parking: ActorPort | None = None
         self._self_wake: outcome.Outcome[Any] | None = None
-        # Code probes hit in this run: name -> hits (a plain counter; see actors/probes.py).
-        self.probes: dict[str, int] = {}
+        # Code probes hit in this run: name -> hits, in the order first hit (actors/probes.py).
+        self.probes: Counter[str] = Counter()
 
     # -- trace ---------------------------------------------------------------------------------
 
@@ -256,9 +256,10 @@ class Kernel:
             self.trace.append(self.now_ms, actor, kind, data)
 
     def probe(self, name: str) -> None:
-        probes.check(name)
+        if name not in self.probes:  # its first hit (a name is checked once a run)
+            probes.check(name)
         if not self.closed:  # the world's end cancelling everyone is not a condition of the model
-            self.probes[name] = self.probes.get(name, 0) + 1
+            self.probes[name] += 1
 
     # -- actors --------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ lives beside the actors, like a database file, and survives a delivery-actor cra
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -136,21 +137,20 @@ def prepare(
                   fault_kinds)
 
 
-class ProbeBook(dict[str, int]):
+class ProbeBook(Counter[str]):
     """The kernel's probe counter (name -> hits), noting when each probe first fires: how
-    many choices the run had made by then (a moment to branch from)."""
+    many choices the run had made by then (a moment to branch from). A counter's missing
+    name is its first hit (the kernel counts ``probes[name] += 1``): the repeats, most of a
+    seed's hits, are plain dict stores."""
 
     def __init__(self, chooser: Chooser) -> None:
         super().__init__()
         self.chooser = chooser
         self.moments: dict[str, int] = {}
 
-    def __setitem__(self, name: str, hits: int) -> None:
-        if name not in self.moments:
-            self.moments[name] = self.chooser.made
-        # Not ``super()``: building the proxy at each of a seed's few hundred probe hits cost
-        # more than the store itself.
-        dict.__setitem__(self, name, hits)
+    def __missing__(self, name: str) -> int:
+        self.moments[name] = self.chooser.made
+        return 0
 
 
 class World:
