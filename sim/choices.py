@@ -29,6 +29,7 @@ import hashlib
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import NamedTuple
 
 import attrs
 
@@ -55,6 +56,16 @@ ABOUT_SPAN = "about:"
 MAX_SEED = choice_names.MAX_SEED
 # A replayed choice's limit (a schedule file's and `[replay.choices]`'): far above any run.
 MAX_OPTIONS = 10_000_000
+
+
+class SpanMark(NamedTuple):
+    """A drawn child's span as :meth:`Chooser.span` leaves it: the positions in the run's
+    record where it began and ended. Its ranges are counted only when someone reads them
+    (:func:`resolve_spans`: the shrinker does; a sweep's free runs never do)."""
+
+    label: str
+    start: int
+    end: int
 
 
 class ScheduleDiverged(Exception):
@@ -109,6 +120,37 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+# A free run's subsystem (see ``Chooser._stream``): its schedule index, its generator, and its
+# recorded choices for a chance that fails and one that strikes.
+_Stream = tuple[int, random.Random, tuple[int, int, int], tuple[int, int, int]]
+
+
+def resolve_spans(marks: Sequence[Span | SpanMark], choices: Sequence[tuple[int, int, int]],
+                  subsystems: Sequence[str]) -> list[Span]:
+    """``marks`` (:attr:`Chooser.span_marks`) with each :class:`SpanMark` made a span over the
+    run's recorded ``choices``: each subsystem that chose inside it, with how far its choices
+    ran before and after, in the order subsystems first chose (their schedule index). One pass
+    over the record: marks end in the order they were closed, which is the record's order."""
+    spans: list[Span] = []
+    taken: dict[int, int] = {}  # per subsystem index, its choices in ``choices[:at]``
+    at = 0
+    for mark in marks:
+        if not isinstance(mark, SpanMark):
+            spans.append(mark)
+            continue
+        label, start, end = mark
+        assert end >= at, "span marks are listed in the order they were closed"
+        for sub, _, _ in choices[at:end]:
+            taken[sub] = taken.get(sub, 0) + 1
+        at = end
+        made: dict[int, int] = {}
+        for sub, _, _ in choices[start:end]:
+            made[sub] = made.get(sub, 0) + 1
+        spans.append((label, tuple((subsystems[sub], taken[sub] - made[sub], taken[sub])
+                                   for sub in sorted(made))))
+    return spans
+
+
 class Chooser:
     """The one object through which a run makes every choice."""
 
@@ -130,9 +172,9 @@ class Chooser:
         self.seed = seed
         self.strategy = strategy
         self._rngs: dict[str, random.Random] = {}
-        # A free run's draws: per subsystem, its index and its generator in one lookup (~550
-        # draws per default-world seed; see :meth:`_stream`).
-        self._streams: dict[str, tuple[int, random.Random]] = {}
+        # A free run's draws: per subsystem, its index, its generator and its two chance
+        # choices in one lookup (~550 draws per default-world seed; see :meth:`_stream`).
+        self._streams: dict[str, _Stream] = {}
         self._subsystems: list[str] = []
         self._subsystem_index: dict[str, int] = {}
         self._record: list[tuple[int, int, int]] = []
@@ -146,8 +188,10 @@ class Chooser:
         # Every choice is a fresh draw (no schedule, no guides): the common case of a sweep,
         # which then skips the replay checks (a default-world seed makes ~450 choices).
         self._free = replay is None and guides is None
-        self._taken: dict[str, int] = {}  # choices recorded so far, per subsystem
-        self._spans: list[Span] = []  # see :attr:`spans`
+        # Choices recorded so far, per subsystem: what a guide or an opportunity's span reads
+        # next; kept only when the run is not free (a free run's spans count the record).
+        self._taken: dict[str, int] = {}
+        self._spans: list[Span | SpanMark] = []  # see :attr:`spans`
         # Guided runs only (the shrinker's): the child the fault plan's current opportunity is
         # about, and the choices taken before it began (see :meth:`about`).
         self._about: str | None = None
@@ -196,11 +240,13 @@ class Chooser:
             rng = self._rngs[subsystem] = rng_for(self.seed, subsystem)
         return rng
 
-    def _stream(self, subsystem: str) -> tuple[int, random.Random]:
+    def _stream(self, subsystem: str) -> _Stream:
         """A free run's subsystem: its index in the schedule and its generator (the same ones
-        :meth:`_sub` and :meth:`_rng` give), kept together for :meth:`choose` and
-        :meth:`chance`."""
-        stream = self._streams[subsystem] = (self._sub(subsystem), self._rng(subsystem))
+        :meth:`_sub` and :meth:`_rng` give), and its two recorded chances (False, True), kept
+        together for :meth:`choose` and :meth:`chance`."""
+        sub = self._sub(subsystem)
+        # Every chance of the subsystem records one of these two (equal choices share a tuple).
+        stream = self._streams[subsystem] = (sub, self._rng(subsystem), (sub, 2, 0), (sub, 2, 1))
         return stream
 
     @contextmanager
@@ -208,19 +254,7 @@ class Chooser:
         """Mark the choices made inside as one unit (``label``) for the shrinker."""
         start = len(self._record)
         yield
-        # Each subsystem that chose inside, with how far its choices ran before and after, in
-        # the order subsystems first chose (their schedule index, as ``_taken`` is ordered):
-        # counted from the choices made inside, not by copying and comparing every subsystem's
-        # count (~80 of them in a default-world seed, for each drawn child).
-        made: dict[int, int] = {}
-        for sub, _, _ in self._record[start:]:
-            made[sub] = made.get(sub, 0) + 1
-        ranges = []
-        for sub in sorted(made):
-            name = self._subsystems[sub]
-            end = self._taken[name]
-            ranges.append((name, end - made[sub], end))
-        self._spans.append((label, tuple(ranges)))
+        self._spans.append(SpanMark(label, start, len(self._record)))
 
     def about(self, child: str | None) -> None:
         """The fault choices made from now until the next call are about ``child`` (the fault
@@ -250,7 +284,12 @@ class Chooser:
         so a shrinker can delete them whole) and, in a guided run, the fault choices of each
         opportunity about a child (``about:<child>``). Each is (label, ((subsystem, start,
         end), ...)) over that subsystem's choices."""
-        return self._spans + self._about_span()
+        return resolve_spans(self.span_marks, self._record, self._subsystems)
+
+    @property
+    def span_marks(self) -> tuple[Span | SpanMark, ...]:
+        """:attr:`spans` as the run left them: each drawn child's still a :class:`SpanMark`."""
+        return (*self._spans, *self._about_span())
 
     def _guided(self) -> bool:
         """Does the next choice come from a recording (so no fresh draw is needed)?"""
@@ -292,14 +331,15 @@ class Chooser:
 
     def _keep(self, subsystem: str, n: int, index: int) -> None:
         """Record choice ``index`` among ``n`` of ``subsystem``."""
-        self._append(self._sub(subsystem), subsystem, n, index)
+        self._append(self._sub(subsystem), n, index)
+        if not self._free:
+            self._taken[subsystem] = self._taken.get(subsystem, 0) + 1
 
-    def _append(self, sub: int, subsystem: str, n: int, index: int) -> None:
-        """Record choice ``index`` among ``n`` of ``subsystem``, whose schedule index is ``sub``
-        (a free run's :meth:`choose` and :meth:`chance` have it from :meth:`_stream`)."""
+    def _append(self, sub: int, n: int, index: int) -> None:
+        """Record choice ``index`` among ``n`` of the subsystem whose schedule index is ``sub``
+        (a free run's :meth:`choose` has it from :meth:`_stream`)."""
         choice = (sub, n, index)
         self._record.append(self._choice_tuples.setdefault(choice, choice))
-        self._taken[subsystem] = self._taken.get(subsystem, 0) + 1
 
     # -- the choices ---------------------------------------------------------------------------
 
@@ -309,9 +349,9 @@ class Chooser:
         if n == 1:
             return 0
         if self._free:  # a fresh draw, recorded (what _take does for a free run)
-            sub, rng = self._streams.get(subsystem) or self._stream(subsystem)
+            sub, rng, _, _ = self._streams.get(subsystem) or self._stream(subsystem)
             index = rng.randrange(n)
-            self._append(sub, subsystem, n, index)
+            self._append(sub, n, index)
             return index
         fresh = self._rng(subsystem).randrange(n) if not self._guided() else 0
         return self._take(subsystem, n, fresh)
@@ -321,10 +361,12 @@ class Chooser:
         if probability <= 0.0:
             return False
         if self._free:  # a fresh draw, recorded (what _take does for a free run)
-            sub, rng = self._streams.get(subsystem) or self._stream(subsystem)
-            index = 1 if rng.random() < probability else 0
-            self._append(sub, subsystem, 2, index)
-            return index == 1
+            _, rng, no, yes = self._streams.get(subsystem) or self._stream(subsystem)
+            if rng.random() < probability:
+                self._record.append(yes)
+                return True
+            self._record.append(no)
+            return False
         fresh = 0
         if not self._guided():
             fresh = 1 if self._rng(subsystem).random() < probability else 0

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import enum
 import heapq
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 import outcome
@@ -53,11 +53,32 @@ class Parked(enum.StrEnum):
     SLEEP = "sleep"
 
 
+# The agenda's entries. Each names the actor it is for (what the chooser picks among) and
+# dispatches itself (one call a step, not a chain of type tests), unless *inert* when due: a timer
+# of a dead incarnation or not ``wanted`` (its actor would find nothing to do, as after a
+# ``clearTimeout``), a wake-up of a sleep that already ended. An inert entry is dropped unseen
+# and is no step (SPEC §5); it still takes its place in a tie (``_pick_tie``), as if dispatched.
+
+
 @attrs.define(eq=False)
 class _Deliver:
     src: str
     dst: str
     message: Any
+
+    def inert(self) -> bool:
+        return False
+
+    def target(self) -> str:
+        return self.dst
+
+    def dispatch(self, kernel: Kernel) -> None:
+        port = kernel._ports.get(self.dst)
+        if port is None or not port.alive:
+            kernel.emit("network", "drop", {"src": self.src, "dst": self.dst,
+                                            "message": type(self.message).__name__})
+        else:
+            kernel._hand_to(port, self.message)
 
 
 @attrs.define(eq=False)
@@ -66,17 +87,45 @@ class _Timer:
     payload: Any
     wanted: Callable[[], bool] | None = None  # asked when due: does it still matter?
 
+    def inert(self) -> bool:
+        return not self.port.alive or (self.wanted is not None and not self.wanted())
+
+    def target(self) -> str:
+        return self.port.name
+
+    def dispatch(self, kernel: Kernel) -> None:  # alive and wanted (``inert``)
+        kernel._hand_to(self.port, self.payload)
+
 
 @attrs.define(eq=False)
 class _Wake:
     port: ActorPort
     token: int
 
+    def inert(self) -> bool:
+        port = self.port
+        return not (port.alive and port.waiting is Parked.SLEEP and port.sleep_token == self.token)
+
+    def target(self) -> str:
+        return self.port.name
+
+    def dispatch(self, kernel: Kernel) -> None:  # its sleeper still sleeps (``inert``)
+        kernel._wake(self.port, outcome.Value(None))
+
 
 @attrs.define(eq=False)
 class _Action:
     label: str
     fn: Callable[[], None]
+
+    def inert(self) -> bool:
+        return False
+
+    def target(self) -> str:
+        return "harness:" + self.label
+
+    def dispatch(self, kernel: Kernel) -> None:
+        self.fn()
 
 
 _Entry = _Deliver | _Timer | _Wake | _Action
@@ -85,6 +134,10 @@ _Item = tuple[int, int, _Entry]  # (due time, insertion order, entry): the agend
 # Where and when a message arrives: (delay, destination, message) for each copy; () loses it.
 NetworkHook = Callable[[str, str, Any], Sequence[tuple[int, str, Any]]]
 CrashHook = Callable[[str, str], bool]
+
+
+class Clock(Protocol):  # Trio's clock as the kernel moves it (sim/world/clock.py's)
+    def jump(self, seconds: float) -> None: ...
 
 
 def _perfect_network(src: str, dst: str, message: Any) -> Sequence[tuple[int, str, Any]]:
@@ -152,9 +205,8 @@ class ActorPort:
     def probe(self, name: str) -> None:
         self.kernel.probe(name)
 
-    def spawn(
-        self, nursery: trio.Nursery, name: str, body: Callable[[ActorPort], Awaitable[None]]
-    ) -> None:
+    def spawn(self, nursery: trio.Nursery, name: str,
+              body: Callable[[ActorPort], Awaitable[None]]) -> None:
         self.kernel.spawn(nursery, name, body)
 
     def _abort(self, raise_cancel: Any) -> trio.lowlevel.Abort:
@@ -168,14 +220,9 @@ class ActorPort:
 class Kernel:
     """Virtual time, the agenda, the actors' ports and the trace of one run."""
 
-    def __init__(
-        self,
-        chooser: Chooser,
-        trace: Trace | None = None,
-        clock: trio.testing.MockClock | None = None,
-        network: NetworkHook = _perfect_network,
-        crash_hook: CrashHook = _no_crash,
-    ) -> None:
+    def __init__(self, chooser: Chooser, trace: Trace | None = None, clock: Clock | None = None,
+                 network: NetworkHook = _perfect_network,
+                 crash_hook: CrashHook = _no_crash) -> None:
         self.chooser = chooser
         self.trace = trace if trace is not None else Trace()
         self.clock = clock
@@ -199,8 +246,8 @@ class Kernel:
         # them is for itself (it cannot be rescheduled before it has suspended).
         self._parking: ActorPort | None = None
         self._self_wake: outcome.Outcome[Any] | None = None
-        # Code probes hit in this run: name -> hits (a plain counter; see actors/probes.py).
-        self.probes: dict[str, int] = {}
+        # Code probes hit in this run: name -> hits, in the order first hit (actors/probes.py).
+        self.probes: Counter[str] = Counter()
 
     # -- trace ---------------------------------------------------------------------------------
 
@@ -209,19 +256,16 @@ class Kernel:
             self.trace.append(self.now_ms, actor, kind, data)
 
     def probe(self, name: str) -> None:
-        probes.check(name)
+        if name not in self.probes:  # its first hit (a name is checked once a run)
+            probes.check(name)
         if not self.closed:  # the world's end cancelling everyone is not a condition of the model
-            self.probes[name] = self.probes.get(name, 0) + 1
+            self.probes[name] += 1
 
     # -- actors --------------------------------------------------------------------------------
 
-    def spawn(
-        self,
-        nursery: trio.Nursery,
-        name: str,
-        body: Callable[[ActorPort], Awaitable[None]],
-        on_crash: Callable[[ActorPort, Crash], None] | None = None,
-    ) -> ActorPort:
+    def spawn(self, nursery: trio.Nursery, name: str,
+              body: Callable[[ActorPort], Awaitable[None]],
+              on_crash: Callable[[ActorPort, Crash], None] | None = None) -> ActorPort:
         """Start a new incarnation of actor ``name`` in ``nursery`` (which owns it)."""
         old = self._ports.get(name)
         assert old is None or not old.alive, f"actor {name} is already running"
@@ -233,12 +277,8 @@ class Kernel:
         nursery.start_soon(self._actor_main, port, body, on_crash, name=f"actor:{name}")
         return port
 
-    async def _actor_main(
-        self,
-        port: ActorPort,
-        body: Callable[[ActorPort], Awaitable[None]],
-        on_crash: Callable[[ActorPort, Crash], None] | None,
-    ) -> None:
+    async def _actor_main(self, port: ActorPort, body: Callable[[ActorPort], Awaitable[None]],
+                          on_crash: Callable[[ActorPort, Crash], None] | None) -> None:
         port.task = trio.lowlevel.current_task()
         ended = False  # its body returned or crashed as modelled (not cancelled, not a bug)
         try:
@@ -307,12 +347,9 @@ class Kernel:
     def _hand_to(self, port: ActorPort, value: Any) -> None:
         """Wake a receiving actor with ``value``; a sleeping one finds it in its mailbox."""
         if port.waiting is Parked.RECEIVE:
-            self._resume(port, value)
+            self._wake(port, outcome.Value(value))
         else:
             port.mailbox.append(value)
-
-    def _resume(self, port: ActorPort, value: Any) -> None:
-        self._wake(port, outcome.Value(value))
 
     def _wake(self, port: ActorPort, what: outcome.Outcome[Any]) -> None:
         assert port.task is not None
@@ -387,11 +424,11 @@ class Kernel:
                 if self.clock is not None:
                     self.clock.jump((t_ms - self.now_ms) / 1000)
                 self.now_ms = t_ms
-            if _inert(entry):
+            if entry.inert():
                 continue  # dispatching it would do nothing
             self.steps += 1
-            self._dispatch(entry)
-            if self._parking is not None and isinstance(entry, _Action) and cancelled():
+            entry.dispatch(self)
+            if isinstance(entry, _Action) and self._parking is not None and cancelled():
                 return None  # it cancelled the parking actor: Cancelled as that suspends
         return None
 
@@ -403,45 +440,8 @@ class Kernel:
         while agenda and agenda[0][0] == first[0] and len(ties) < CHOICE_WINDOW:
             ties.append(heapq.heappop(agenda))
         try:
-            picked = ties.pop(self.chooser.pick_event([_target(e[2]) for e in ties]))
+            picked = ties.pop(self.chooser.pick_event([e[2].target() for e in ties]))
         finally:
             for item in ties:
                 heapq.heappush(agenda, item)
         return picked
-
-    def _dispatch(self, entry: _Entry) -> None:
-        if isinstance(entry, _Deliver):
-            port = self._ports.get(entry.dst)
-            if port is None or not port.alive:
-                self.emit("network", "drop", {"src": entry.src, "dst": entry.dst,
-                                              "message": type(entry.message).__name__})
-            else:
-                self._hand_to(port, entry.message)
-        elif isinstance(entry, _Timer):  # alive and wanted (``_inert``)
-            self._hand_to(entry.port, entry.payload)
-        elif isinstance(entry, _Wake):  # its sleeper still sleeps (``_inert``)
-            self._resume(entry.port, None)
-        else:
-            entry.fn()
-
-
-def _inert(entry: _Entry) -> bool:
-    """An entry that would do nothing, so it is dropped unseen and is no step (SPEC §5): a timer
-    of a dead incarnation or not ``wanted`` when due (its actor would find nothing to do, as
-    after a ``clearTimeout``); a wake-up of a sleep that already ended. It still takes its place
-    in a tie (``_pick_tie``), so runs are the same as when it was dispatched."""
-    if isinstance(entry, _Timer):
-        return not entry.port.alive or (entry.wanted is not None and not entry.wanted())
-    if isinstance(entry, _Wake):
-        port = entry.port
-        return not (port.alive and port.waiting is Parked.SLEEP
-                    and port.sleep_token == entry.token)
-    return False
-
-
-def _target(entry: _Entry) -> str:
-    if isinstance(entry, _Deliver):
-        return entry.dst
-    if isinstance(entry, (_Timer, _Wake)):  # a tuple: a union would be built at every call
-        return entry.port.name
-    return "harness:" + entry.label

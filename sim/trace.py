@@ -114,24 +114,37 @@ class Trace:
         self.limit = limit
         self._strings: dict[str, str] = {}
 
+    @property
+    def limit(self) -> int:
+        """How many records the trace holds before :meth:`append` raises."""
+        return self._limit
+
+    @limit.setter
+    def limit(self, limit: int) -> None:
+        self._limit = limit
+        # Below this many records ``append`` has nothing to check (one test per record).
+        self._plain_below = min(limit, SHARE_STRINGS_FROM)
+
     def append(self, t_ms: int, actor: str, kind: str, data: Mapping[str, Any]) -> Record:
-        if len(self._records) >= self.limit:
-            raise OverflowError(f"trace exceeded {self.limit} records")
-        if len(self._records) >= SHARE_STRINGS_FROM:
-            self._share(data, 0)
+        records = self._records
+        seq = len(records)
+        if seq >= self._plain_below:
+            if seq >= self._limit:
+                raise OverflowError(f"trace exceeded {self._limit} records")
+            if seq >= SHARE_STRINGS_FROM:
+                self._share(data, 0)
         # Built as in actors/delivery/run_record.py's ``apply``: plain slot stores into an
         # ``_Appending``, then made a ``Record`` (0.4 µs instead of attrs' frozen ``__init__``'s
         # 1.0 µs, ~300 records a seed); ``Record(...)`` makes the same record.
         building: Any = _new(_Appending)  # Any: the type checker sees frozen fields
-        building.seq = len(self._records)
+        building.seq = seq
         building.t_ms = t_ms
         building.actor = actor
         building.kind = kind
         building.data = data
         building.__class__ = Record
-        record: Record = building
-        self._records.append(record)
-        return record
+        records.append(building)
+        return building  # type: ignore[no-any-return]
 
     def __len__(self) -> int:
         return len(self._records)

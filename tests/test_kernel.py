@@ -7,20 +7,20 @@ from typing import Any, ClassVar
 import attrs
 import pytest
 import trio
-import trio.testing
 
 from actors.events import Event, register
 from actors.runtime import Crash
 from sim.choices import Chooser, ScheduleDiverged
 from sim.determinism import seed_trio_scheduler
 from sim.kernel import ActorPort, Kernel, run_trio
+from sim.world.clock import VirtualClock
 
 
 def run_kernel(build: Any, seed: int = 0, strategy: str = "random",
                replay: Any = None) -> tuple[Kernel, str]:
     seed_trio_scheduler(seed)
     chooser = Chooser(seed, strategy, replay=replay)
-    clock = trio.testing.MockClock(rate=0)
+    clock = VirtualClock()
     kernel = Kernel(chooser, clock=clock)
     reason = ""
 
@@ -53,6 +53,29 @@ def test_sleep_and_timers_advance_virtual_time_exactly() -> None:
     assert seen == [("woke", 1500), ("tick", 1750)]
     assert reason == "quiescent"
     assert kernel.now_ms == 1750
+
+
+def test_a_cancelled_sleeps_wake_up_is_inert_for_the_next_sleep() -> None:
+    """A sleep cut short by a cancel leaves its wake-up on the agenda; when due it is inert
+    (another sleep's token) and no step, and the next sleep ends on its own time."""
+    seen: list[tuple[str, int]] = []
+
+    def build(kernel: Kernel, nursery: trio.Nursery) -> None:
+        scope = trio.CancelScope()
+
+        async def sleeper(port: ActorPort) -> None:
+            with scope:
+                await port.sleep(100)
+            seen.append(("cancelled", port.now_ms))
+            await port.sleep(200)
+            seen.append(("woke", port.now_ms))
+
+        kernel.spawn(nursery, "a", sleeper)
+        kernel.at(50, "cancel", scope.cancel)
+
+    kernel, _ = run_kernel(build)
+    assert seen == [("cancelled", 50), ("woke", 250)]
+    assert kernel.steps == 2  # the cancel and the second wake-up; the first is inert
 
 
 def test_messages_wait_in_the_mailbox_while_an_actor_sleeps() -> None:

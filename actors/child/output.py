@@ -43,6 +43,11 @@ def join_stream_text(stream: Iterable[StreamRecord]) -> str:
     return "".join(parts)
 
 
+# The session events the rule reads: V1's streamed chunks, and messages and attempts with
+# their V2 streams.
+_FOLDED = frozenset({"assistant/chunk", "assistant/message", "assistant/attempt"})
+
+
 class OutputFold:
     """The rule as an incremental fold (``AssistantOutputFold``).
 
@@ -60,6 +65,13 @@ class OutputFold:
 
     def push(self, event: SessionEvent) -> None:
         kind = event.get("type")
+        if kind not in _FOLDED:
+            return  # six in ten of a log's events (turns, steps, tools): one test each
+        if kind == "assistant/chunk":
+            chunk = event["data"]["chunk"]
+            if chunk.get("type") == "text-delta":
+                self.push_text(chunk["text"])
+            return
         if kind == "assistant/message":
             content = event["data"]["message"]["content"]
             # A length test, not "has text": reasoning-only or empty-text messages still win.
@@ -68,15 +80,11 @@ class OutputFold:
                 # A candidate is only ever replaced, never withdrawn, so the streamed
                 # fallback can no longer be chosen: drop it and keep memory flat on long logs.
                 self._pieces.clear()
-        if kind in ("assistant/message", "assistant/attempt"):
-            # Once there is a candidate every piece is dropped: the stream is not joined (a
-            # 200,000-character reply's pieces, copied once per fold, six folds per child).
-            if self._candidate is None:
-                self.push_text(join_stream_text(event["data"].get("stream", ())))
-        elif kind == "assistant/chunk":
-            chunk = event["data"]["chunk"]
-            if chunk.get("type") == "text-delta":
-                self.push_text(chunk["text"])
+        # A message or an attempt. Once there is a candidate every piece is dropped: the
+        # stream is not joined (a 200,000-character reply's pieces, copied once per fold, six
+        # folds per child).
+        if self._candidate is None:
+            self.push_text(join_stream_text(event["data"].get("stream", ())))
 
     def push_text(self, text: str) -> None:
         # Pieces are kept as they came (no trimming); only the empty piece is a no-op.

@@ -151,15 +151,20 @@ async def run_child(
 
     def feed_until(now: int) -> None:
         """Feed the chunks of the current attempt whose streaming instant has come."""
-        chunks, duration = state.chunks, max(1, state.duration_ms)
-        while state.fed < len(chunks):
-            at = state.t0_ms + duration * (state.fed + 1) // len(chunks)
-            if at > now:
-                break
-            logged = loop.chunk(chunks[state.fed], at)
-            if logged:  # V2 logs a chunk with its attempt, not on its own
-                session.append(logged)
-            state.fed += 1
+        # Counted in locals (nothing the loop calls reads the attempt), stored on the way out.
+        chunks, fed, t0_ms, duration = state.chunks, state.fed, state.t0_ms, state.duration_ms
+        total, duration = len(chunks), max(1, duration)
+        try:
+            while fed < total:
+                at = t0_ms + duration * (fed + 1) // total
+                if at > now:
+                    break
+                logged = loop.chunk(chunks[fed], at)
+                if logged:  # V2 logs a chunk with its attempt, not on its own
+                    session.append(logged)
+                fed += 1
+        finally:
+            state.fed = fed
 
     async def stream(step: StepSpec, n: int, attempt: int, fraction: float = 1.0) -> None:
         """Stream the attempt's chunks over its duration (only ``fraction`` of it, when the

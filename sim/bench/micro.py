@@ -13,12 +13,12 @@ from typing import ClassVar
 
 import attrs
 import trio
-import trio.testing
 
 from actors.events import Event, register
 from sim.choices import Chooser
 from sim.determinism import seed_trio_scheduler
 from sim.kernel import ActorPort, Kernel, run_trio
+from sim.world.clock import VirtualClock
 
 
 def trio_messages_per_second(round_trips: int = 10_000) -> float:
@@ -66,7 +66,7 @@ def kernel_messages_per_second(messages: int = 20_000) -> float:
     leaves a trace record. A requester pings two echo actors at once, so every other pick is a
     real choice; every message is one kernel step."""
     seed_trio_scheduler(0)
-    clock = trio.testing.MockClock(rate=0)
+    clock = VirtualClock()
     kernel = Kernel(Chooser(0), clock=clock)
     rounds = messages // 4  # each round is four messages: two pings, two echoes
 

@@ -223,7 +223,7 @@ class _Shrinker:
                 interesting=bool(hits), records=len(result.trace),
                 invariants=tuple(dict.fromkeys(v.invariant for v in result.violations)),
                 streams=streams_of(result.schedule),
-                spans=result.spans, message=hits[0].message if hits else "",
+                spans=tuple(result.spans), message=hits[0].message if hits else "",
                 requirement=hits[0].requirement if hits else "", probes=tuple(result.probes))
             self.tally.count(outcome.interesting, outcome.probes)
         self._cache[candidate] = outcome

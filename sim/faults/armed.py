@@ -51,8 +51,9 @@ class ArmedFaults:
         self._order = 0
         # (kind, child or None) -> {arming order: fault}, in arming order.
         self._buckets: dict[tuple[str, str | None], dict[int, ArmedFault]] = {}
-        # Faults still armed, per kind: most opportunities (every message, every crash point:
-        # ~300 a default-world seed) find none of their kind and look no further.
+        # How many faults are still armed, per kind that has any: most opportunities (every
+        # message, every crash point: ~300 a default-world seed) find none armed at all, or
+        # none of their kind, and look no further.
         self._armed: dict[str, int] = {}
 
     def append(self, fault: ArmedFault) -> None:
@@ -64,11 +65,11 @@ class ArmedFaults:
     def __len__(self) -> int:
         return sum(len(bucket) for bucket in self._buckets.values())
 
-    def take(self, kind: str, child: str | None, actor: str | None,
-             point: str | None) -> TimelineEvent | None:
+    def take(self, kind: str, child: str | None = None, actor: str | None = None,
+             point: str | None = None) -> TimelineEvent | None:
         """The first armed fault (in arming order) that this opportunity matches, counted down
         and dropped once spent; None when none matches."""
-        if not self._armed.get(str(kind)):
+        if not self._armed or str(kind) not in self._armed:
             return None
         found: tuple[int, dict[int, ArmedFault]] | None = None
         keys = [(str(kind), None)] if child is None else [(str(kind), None), (str(kind), child)]
@@ -91,4 +92,6 @@ class ArmedFaults:
         if fault.remaining <= 0:
             del bucket[order]
             self._armed[str(kind)] -= 1
+            if not self._armed[str(kind)]:
+                del self._armed[str(kind)]
         return fault.event

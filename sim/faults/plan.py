@@ -125,17 +125,16 @@ class FaultPlan:
     def strikes(self, kind: str) -> bool:
         """Does a seeded fault of ``kind`` strike at this opportunity (only before the heal)?"""
         rate = self.rates.get(kind)
-        if rate is None or self._now() >= self.heal_ms:
+        if rate is None:  # the kind is off in this run: most opportunities end here
+            return False
+        assert self.kernel is not None
+        if self.kernel.now_ms >= self.heal_ms:
             return False
         return self.chooser.chance(f"fault:{kind}", rate)
 
     def _note(self, kind: str, data: dict[str, Any]) -> None:
         assert self.kernel is not None
         self.kernel.emit("faults", "fault", {"kind": kind, **data})
-
-    def _take_armed(self, kind: str, child: str | None = None, actor: str | None = None,
-                    point: str | None = None) -> TimelineEvent | None:
-        return self.armed.take(kind, child, actor, point)
 
     # -- the network -------------------------------------------------------------------------
 
@@ -165,7 +164,7 @@ class FaultPlan:
                 message.run_id if message.run_id.startswith("batch:") else None)
         self.chooser.about(child)  # for the shrinker: the draws below are about this child
         delay = 0
-        armed = self._take_armed("delay", child=child)
+        armed = self.armed.take("delay", child=child)
         if armed is not None:
             delay = armed.delay_ms
         elif self.strikes("delay"):
@@ -178,7 +177,7 @@ class FaultPlan:
             self._note("delay", {"dst": dst, "message": type(message).__name__,
                                  "delay_ms": delay, **about})
         deliveries = [(delay, dst, message)]
-        if self._take_armed("duplicate", child=child) or self.strikes("duplicate"):
+        if self.armed.take("duplicate", child=child) or self.strikes("duplicate"):
             extra = 1000 * self.chooser.choose("fault:duplicate", 10)
             self._note("duplicate", {"dst": dst, "message": type(message).__name__})
             deliveries.append((delay + extra, dst, message))
@@ -211,10 +210,10 @@ class FaultPlan:
         self.chooser.about(child)
         if index == 0:
             return self._refusal(run_id, key, child)
-        if self._take_armed("chunk-abort", child=child) or self.strikes("chunk-abort"):
+        if self.armed.take("chunk-abort", child=child) or self.strikes("chunk-abort"):
             self._note("chunk-abort", {"run_id": run_id, "key": key, "chunk": index})
             return ChunkVerdict(ChunkFate.ABORTED)
-        armed = self._take_armed("chunk-fail", child=child)
+        armed = self.armed.take("chunk-fail", child=child)
         if armed is not None or self.strikes("chunk-fail"):
             errors = CHUNK_ERRORS
             error = (armed.error if armed is not None and armed.error else
@@ -234,7 +233,7 @@ class FaultPlan:
         for candidate, errors in SEND_FAULTS:
             if kind is not None:
                 break
-            armed = self._take_armed(candidate, child=child)
+            armed = self.armed.take(candidate, child=child)
             if armed is not None or self.strikes(candidate):
                 kind = candidate
                 error = (armed.error if armed is not None and armed.error else
@@ -264,10 +263,10 @@ class FaultPlan:
         or at once."""
         child = self._child_of_run(run_id)
         self.chooser.about(child)
-        if self._take_armed("send-ambiguous", child=child) or self.strikes("send-ambiguous"):
+        if self.armed.take("send-ambiguous", child=child) or self.strikes("send-ambiguous"):
             self._note("send-ambiguous", {"run_id": run_id, "lost": "ack"})
             return None
-        armed = self._take_armed("ack-slow", child=child)
+        armed = self.armed.take("ack-slow", child=child)
         if armed is not None or self.strikes("ack-slow"):
             delay = (armed.delay_ms if armed is not None and armed.delay_ms else
                      1000 * (121 + self.chooser.choose("fault:ack-slow", 60)))
@@ -279,7 +278,7 @@ class FaultPlan:
         """The receive callback after a confirmed hand-off: it fails now and then (DEL-9)."""
         child = self._child_of_run(run_id)
         self.chooser.about(child)
-        armed = self._take_armed("callback-fail", child=child)
+        armed = self.armed.take("callback-fail", child=child)
         if armed is None and not self.strikes("callback-fail"):
             return None
         error = (armed.error.text() if armed is not None and armed.error else CALLBACK_ERRORS[
@@ -291,7 +290,7 @@ class FaultPlan:
         """A direct delivery's transcript mirror: its append fails now and then (DEL-8)."""
         child = self._child_of_run(run_id)
         self.chooser.about(child)
-        if self._take_armed("mirror-fail", child=child) is None and not self.strikes(
+        if self.armed.take("mirror-fail", child=child) is None and not self.strikes(
                 "mirror-fail"):
             return None
         error = "transcript mirror append failed: session writer busy"
@@ -302,7 +301,7 @@ class FaultPlan:
         """Lost-answer recovery's hand-off: refused now and then (DEL-2)."""
         child = self._child_of_run(run_id)
         self.chooser.about(child)
-        if self._take_armed("recovery-fail", child=child) is None and not self.strikes(
+        if self.armed.take("recovery-fail", child=child) is None and not self.strikes(
                 "recovery-fail"):
             return None
         error = TRANSIENT_ERRORS[self.chooser.choose("fault:recovery-fail",
@@ -315,7 +314,7 @@ class FaultPlan:
     def crash(self, actor: str, point: str) -> bool:
         """Does ``actor``'s process die at crash point ``point``?"""
         self.chooser.about(None)
-        armed = self._take_armed("crash", actor=actor, point=point)
+        armed = self.armed.take("crash", actor=actor, point=point)
         if armed is not None:
             self.restart_after_ms = armed.restart_after_ms
             return True

@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import trio
-import trio.testing
 
 from sim.choices import Schedule
 from sim.determinism import as_if_run_started, lone, run_trio, seed_trio_scheduler
 from sim.scenario import Scenario
 from sim.world import core
+from sim.world.clock import VirtualClock
 from sim.world.result import RunResult
 
 
@@ -31,13 +31,13 @@ class SeedClock(trio.abc.Clock):
     its own, from zero, as in a run of its own)."""
 
     def __init__(self) -> None:
-        self.current = trio.testing.MockClock(rate=0)
+        self.current = VirtualClock()
 
     def start_clock(self) -> None:
         self.current.start_clock()
 
     def current_time(self) -> float:
-        return self.current.current_time()
+        return self.current.time  # what its current_time() gives, one call fewer per batch
 
     def deadline_to_sleep_time(self, deadline: float) -> float:
         return self.current.deadline_to_sleep_time(deadline)

@@ -10,6 +10,7 @@ made of it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -26,12 +27,20 @@ from actors.messages import (
     StatusRead,
 )
 from actors.permissions import DEFAULT_OWNER, Caller
+from actors.private.rules import SpawnOptions
 from actors.requester.shell import CONTROL_ACTIONS
 from sim.kernel import Kernel
 from sim.scenario import SessionDef
 
 # A session-control message the harness sends (DEL-17).
 Control = Spawn | AbortChild | HistoryRead | StatusRead | CleanupSession | RunHistoryRead
+
+
+@functools.cache
+def _options_json(options: SpawnOptions) -> dict[str, Any]:
+    """``attrs.asdict`` of spawn options, worked out once per distinct value (a run's spawns
+    share a few; asdict walks the class's fields at every call, ~350 bytecodes)."""
+    return attrs.asdict(options)
 
 
 class ControlDesk:
@@ -106,7 +115,7 @@ class ControlDesk:
             "answer_lost": child.answer_lost, "session": child.session or child.id,
             "turn": turn, "incarnation": incarnation, "route_change": child.route_change,
             "completion_target": child.completion_target,
-            "options": attrs.asdict(child.options)})
+            "options": dict(_options_json(child.options))})  # each record its own dict
         return Spawn(child, caller, self._requests)
 
     def control(self, at_ms: int, label: str, session_key: str, message: Control,

@@ -8,12 +8,12 @@ lives beside the actors, like a database file, and survives a delivery-actor cra
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 import trio
-import trio.testing
 
 from actors import addresses
 from actors.delivery.shell import run_delivery
@@ -43,6 +43,7 @@ from sim.scenario import Scenario, SessionDef, WorkloadDef
 from sim.trace import Trace
 from sim.world import observe as world_observe
 from sim.world import turns as world_turns
+from sim.world.clock import VirtualClock
 from sim.world.control import Control, ControlDesk
 from sim.world.draws import child as world_child
 from sim.world.draws import features as world_features
@@ -132,25 +133,24 @@ def prepare(
     mutant_names = tuple(scenario.mutants if mutants is None else mutants)
     guides = None if replay is not None or scenario.replay is None else dict(scenario.replay)
     chooser = Chooser(seed, strategy, replay=replay, replay_steps=replay_steps, guides=guides)
-    return World(scenario, seed, chooser, trio.testing.MockClock(rate=0), mutant_names,
+    return World(scenario, seed, chooser, VirtualClock(), mutant_names,
                   fault_kinds)
 
 
-class ProbeBook(dict[str, int]):
+class ProbeBook(Counter[str]):
     """The kernel's probe counter (name -> hits), noting when each probe first fires: how
-    many choices the run had made by then (a moment to branch from)."""
+    many choices the run had made by then (a moment to branch from). A counter's missing
+    name is its first hit (the kernel counts ``probes[name] += 1``): the repeats, most of a
+    seed's hits, are plain dict stores."""
 
     def __init__(self, chooser: Chooser) -> None:
         super().__init__()
         self.chooser = chooser
         self.moments: dict[str, int] = {}
 
-    def __setitem__(self, name: str, hits: int) -> None:
-        if name not in self.moments:
-            self.moments[name] = self.chooser.made
-        # Not ``super()``: building the proxy at each of a seed's few hundred probe hits cost
-        # more than the store itself.
-        dict.__setitem__(self, name, hits)
+    def __missing__(self, name: str) -> int:
+        self.moments[name] = self.chooser.made
+        return 0
 
 
 class World:
@@ -159,7 +159,7 @@ class World:
         scenario: Scenario,
         seed: int,
         chooser: Chooser,
-        clock: trio.testing.MockClock,
+        clock: VirtualClock,
         mutant_names: tuple[str, ...],
         fault_kinds: Sequence[str] | None,
     ) -> None:
@@ -239,7 +239,7 @@ class World:
             end_ms=kernel.now_ms,
             violations=tuple(invariants.check(trace.records)),
             runs=runs,
-            spans=tuple(chooser.spans),
+            span_marks=chooser.span_marks,
             probes=dict(kernel.probes),
             steps=kernel.steps,
             moments=dict(self.probe_book.moments),

@@ -15,6 +15,8 @@ or a retry backoff paused it) or after its 30-minute expiry, and sometimes a sec
 
 from __future__ import annotations
 
+import itertools
+
 from actors import addresses
 from actors.messages import ChildSpec, OperatorRequest
 from sim.choices import Chooser
@@ -37,12 +39,12 @@ class OperatorDesk:
         self._seen = 0  # how far the trace was read for spawns
 
     def _run_of(self, child: str) -> str | None:
-        records = self.kernel.trace
-        for i in range(self._seen, len(records)):
-            r = records[i]
+        trace = self.kernel.trace
+        # The records not read yet, skipped to in C (indexing the trace is a call a record).
+        for r in itertools.islice(trace, self._seen, None):
             if r.kind == "spawn":
                 self._latest[r.data["child"]] = r.data["run_id"]
-        self._seen = len(records)
+        self._seen = len(trace)
         return self._latest.get(child)
 
     def ask(self, at_ms: int, action: str, child: str) -> None:
