@@ -255,6 +255,31 @@ def is_delivery_crash(r: Record) -> bool:
     return r.kind == "crash" and r.actor == "delivery"
 
 
+# An announcement's result block (FMT-2): the child's text between these markers, with
+# ``&`` and ``<`` escaped (``&amp;``, ``&lt;``) so child text cannot forge the framing.
+DATA_OPEN = "<prompt-data>\n"
+DATA_CLOSE = "\n</prompt-data>"
+
+
+# Four oracles read the block of each announcement the requester took (announce-block,
+# result-intact, findings-scoped, redrive-from-retained): each located and un-escaped it again,
+# a few scans and copies of a text of up to 160,000 characters apiece. A pure function of the
+# text the requester read, so the reading is kept per text (the text's hash is computed once,
+# then kept by the string). A default-world seed's requesters take ~6 announcements; the cache
+# is small so that it keeps few texts of past runs alive (a run with many more only re-reads).
+@functools.lru_cache(maxsize=32)
+def shown_block(text: str) -> tuple[int, int, str] | None:
+    """The first result block of an announcement as its reader sees it: where its data opens
+    (just after the first ``DATA_OPEN``), where the first ``DATA_CLOSE`` starts, and the text
+    between them un-escaped; None when the text lacks either marker. (The first close may come
+    before the first open in a forged text: then the data is empty.)"""
+    opened, close = text.find(DATA_OPEN), text.find(DATA_CLOSE)
+    if opened < 0 or close < 0:
+        return None
+    start = opened + len(DATA_OPEN)
+    return start, close, text[start:close].replace("&lt;", "<").replace("&amp;", "&")
+
+
 def announces_nothing(result: str | None) -> bool:
     """An exact ANNOUNCE_SKIP reply (surrounding white space aside): delivered by announcing
     nothing (reference §c1)."""

@@ -21,12 +21,11 @@ from sim.invariants.delivery.receipts import produced
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
 from sim.invariants.nesting.findings import HEADER, own_part
+from sim.invariants.observations import DATA_CLOSE, DATA_OPEN, shown_block
 from sim.invariants.private.completion import private_runs
 from sim.trace import Record
 
 CAP = 160_000
-DATA_OPEN = "<prompt-data>\n"
-DATA_CLOSE = "\n</prompt-data>"
 NO_OUTPUT = "(no output)"
 _MARKER = re.compile(
     r"\n\[truncated: (\d+) characters omitted; read the rest with sessions_history "
@@ -94,10 +93,6 @@ def _compact(count: int) -> str:
     return to_fixed(count / 1_000_000) + "m"
 
 
-def _unescape(text: str) -> str:
-    return text.replace("&lt;", "<").replace("&amp;", "&")
-
-
 def _context(trace: Sequence[Record]) -> tuple[dict[str, Record], dict[str, Record]]:
     spawns: dict[str, Record] = {}
     ends: dict[str, Record] = {}
@@ -161,10 +156,10 @@ def announce_block(trace: Sequence[Record]) -> list[Violation]:
             fail("FMT-2", f"expected exactly one result block, found {opens} openings "
                           "(child text can forge framing)")
             continue
-        body = text[text.index(DATA_OPEN) + len(DATA_OPEN):text.index(DATA_CLOSE)]
-        shown = _unescape(body)
-        after = text[text.index(DATA_CLOSE) + len(DATA_CLOSE):]
-        marker = _MARKER.match(after)
+        block = shown_block(text)
+        assert block is not None  # both markers are there (above)
+        _, close, shown = block
+        marker = _MARKER.match(text, close + len(DATA_CLOSE))  # what follows the block
         own = result or ""  # None only where the findings stand in for it (§c8)
         shown, findings = own_part(shown, own)
         if findings is not None or findings_only or (

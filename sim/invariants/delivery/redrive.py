@@ -28,14 +28,19 @@ import attrs
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
-from sim.invariants.observations import is_delivery_crash, is_wake, key_runs, rejection_class
+from sim.invariants.observations import (
+    DATA_CLOSE,
+    is_delivery_crash,
+    is_wake,
+    key_runs,
+    rejection_class,
+    shown_block,
+)
 from sim.invariants.private.completion import Release, releases
 from sim.invariants.settled import EXPIRY_MS
 from sim.trace import Record
 
 _GENERATION = re.compile(r":g(\d+)$")
-DATA_OPEN = "<prompt-data>\n"
-DATA_CLOSE = "\n</prompt-data>"
 
 
 def generation(key: str) -> int:
@@ -46,10 +51,8 @@ def generation(key: str) -> int:
 
 def _shown(text: str) -> str | None:
     """The result a requester's block shows (un-escaped), or None without a result block."""
-    if DATA_OPEN not in text or DATA_CLOSE not in text:
-        return None
-    body = text[text.index(DATA_OPEN) + len(DATA_OPEN):text.index(DATA_CLOSE)]
-    return body.replace("&lt;", "<").replace("&amp;", "&")
+    block = shown_block(text)
+    return None if block is None else block[2]
 
 
 def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:

@@ -35,6 +35,7 @@ from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.receipts import produced
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
+from sim.invariants.observations import DATA_CLOSE, DATA_OPEN, shown_block
 from sim.invariants.settled import EarliestSettle
 from sim.trace import Record
 
@@ -130,6 +131,11 @@ def _one_line(field: str) -> str:
 
 def _shown_result(text: str) -> tuple[str | None, bool]:
     """The announce block's result (un-escaped), and whether the block was cut at the cap."""
+    block = shown_block(text)  # the block every reader of it sees (observations.py)
+    if block is not None and block[1] >= block[0] - len(DATA_OPEN):
+        _, close, body = block
+        return body, text.startswith("\n[truncated: ", close + len(DATA_CLOSE))
+    # No close, or a forged one before the block: the first close after the opening.
     open_at = text.find("<prompt-data>\n")
     if open_at < 0:
         return None, False
