@@ -280,6 +280,36 @@ def shown_block(text: str) -> tuple[int, int, str] | None:
     return start, close, text[start:close].replace("&lt;", "<").replace("&amp;", "&")
 
 
+def lines_starting(text: str, prefix: str) -> list[str]:
+    """The lines of ``text`` that start with ``prefix`` (which holds no line break), in order:
+    ``[line for line in text.split("\n") if line.startswith(prefix)]``, found by searching for
+    the prefix after a line break instead of cutting out every line (an announcement carries
+    its result's lines, thousands in a long one)."""
+    assert prefix and "\n" not in prefix
+    found: list[str] = []
+    head = "\n" + prefix
+    if text.startswith(prefix):
+        start = 0
+    else:
+        hit = text.find(head)
+        start = -1 if hit < 0 else hit + 1
+    while start >= 0:
+        end = text.find("\n", start)
+        if end < 0:
+            found.append(text[start:])
+            break
+        found.append(text[start:end])
+        hit = text.find(head, end)
+        start = -1 if hit < 0 else hit + 1
+    return found
+
+
+@functools.lru_cache(maxsize=32)  # read by stats-line and private-handoff-stable
+def stats_lines(text: str) -> tuple[str, ...]:
+    """The lines of an announcement the requester read that start with ``Stats: `` (FMT-4)."""
+    return tuple(lines_starting(text, "Stats: "))
+
+
 def announces_nothing(result: str | None) -> bool:
     """An exact ANNOUNCE_SKIP reply (surrounding white space aside): delivered by announcing
     nothing (reference §c1)."""

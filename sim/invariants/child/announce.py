@@ -21,7 +21,7 @@ from sim.invariants.delivery.receipts import produced
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
 from sim.invariants.nesting.findings import HEADER, own_part
-from sim.invariants.observations import DATA_CLOSE, DATA_OPEN, shown_block
+from sim.invariants.observations import DATA_CLOSE, DATA_OPEN, shown_block, stats_lines
 from sim.invariants.private.completion import private_runs
 from sim.trace import Record
 
@@ -93,6 +93,15 @@ def _compact(count: int) -> str:
     return to_fixed(count / 1_000_000) + "m"
 
 
+def has_line(text: str, line: str) -> bool:
+    """Whether ``line`` is one of ``text``'s lines (``line in text.split("\n")``), without
+    cutting out every line of the result the announcement carries."""
+    if "\n" in line:
+        return False  # no line holds a line break
+    return (text == line or text.startswith(line + "\n") or text.endswith("\n" + line)
+            or f"\n{line}\n" in text)
+
+
 def _context(trace: Sequence[Record]) -> tuple[dict[str, Record], dict[str, Record]]:
     spawns: dict[str, Record] = {}
     ends: dict[str, Record] = {}
@@ -133,11 +142,10 @@ def announce_block(trace: Sequence[Record]) -> list[Violation]:
 
         if len(text) > CAP:
             fail("FMT-2", f"the requester read {len(text)} characters, over the {CAP} cap")
-        lines = text.split("\n")
-        if f"session_key: {spawn.data['child_session_key']}" not in lines:
+        if not has_line(text, f"session_key: {spawn.data['child_session_key']}"):
             fail("FMT-1", "the block does not name the child session key")
         label = _label(end.data["status"], end.data["error"])
-        if f"status: {label}" not in lines:
+        if not has_line(text, f"status: {label}"):
             fail("FMT-1", f"the status line is not 'status: {label}' (runtime status "
                           f"{end.data['status']})")
         # As the registry froze it: over 102,400 bytes, a whole-character prefix plus the
@@ -202,7 +210,7 @@ def stats_line(trace: Sequence[Record]) -> list[Violation]:
         start_ms = started.get(r.data["run_id"], spawn.t_ms)
         if start_ms is None:
             start_ms = end.t_ms  # never started: its runtime is unknown ("n/a")
-        stats = [line for line in r.data["text"].split("\n") if line.startswith("Stats: ")]
+        stats = stats_lines(r.data["text"])
         problems = []
         if len(stats) != 1:
             problems.append(f"{len(stats)} stats lines")

@@ -23,7 +23,7 @@ import attrs
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds, shared
-from sim.invariants.observations import Asked, asked_runs, rejection_class
+from sim.invariants.observations import Asked, asked_runs, rejection_class, stats_lines
 from sim.trace import Record
 
 PARENT = "parent"
@@ -159,8 +159,8 @@ def private_handoff_stable(trace: Sequence[Record]) -> list[Violation]:
                     f"{r.t_ms} ms with other input than at {earlier.t_ms} ms",
                     (earlier.seq, r.seq)))
         elif r.kind == "requester.accept" and (run_id := carries_private(r)) is not None:
-            stats = [line for line in r.data["text"].split("\n")
-                     if line.startswith("Stats: ") and ("tokens " in line or "runtime " in line)]
+            stats = [line for line in stats_lines(r.data["text"])
+                     if "tokens " in line or "runtime " in line]
             if stats:
                 violations.append(Violation(
                     "private-handoff-stable", "PRV-8",
