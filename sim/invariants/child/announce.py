@@ -10,10 +10,8 @@ a notice, reference §c14) before the shared 160,000-character cap applies to th
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any
 
 from sim.invariants.base import Invariant, Violation
@@ -84,7 +82,10 @@ def _compact(count: int) -> str:
         return str(count)
 
     def to_fixed(quotient: float) -> str:
-        tenths = math.floor(Fraction(quotient) * 10 + Fraction(1, 2))
+        # floor(q * 10 + 1/2) in exact arithmetic: q is n / d exactly (d a power of two), so
+        # floor((20 n + d) / 2 d) (``Fraction`` arithmetic, as stated first, cost ~10 us a call).
+        n, d = quotient.as_integer_ratio()
+        tenths = (20 * n + d) // (2 * d)
         return f"{tenths // 10}.{tenths % 10}"
 
     thousands = to_fixed(count / 1000)

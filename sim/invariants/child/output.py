@@ -37,6 +37,8 @@ class ChildRun:
     consumers: Record | None = None
     end: Record | None = None
     inherited: list[Record] = attrs.field(factory=list)
+    # :func:`expected_text`, kept once asked (three oracles ask; the run is complete by then).
+    expected: tuple[str, str] | None = None
 
 
 def child_runs(trace: Sequence[Record]) -> dict[str, ChildRun]:
@@ -83,6 +85,13 @@ def _group(trace: Sequence[Record]) -> dict[str, ChildRun]:
 
 def expected_text(run: ChildRun) -> tuple[str, str]:
     """OUT-1 restated: (the text a text reader must get, where it comes from)."""
+    if run.expected is None:
+        run.expected = _expected_text(run)
+    return run.expected
+
+
+def _expected_text(run: ChildRun) -> tuple[str, str]:
+    """What :func:`expected_text` keeps."""
     if run.last_nonempty_message is not None:
         blocks = run.last_nonempty_message.data["blocks"]
         text = "".join(b["text"] for b in blocks if b["type"] == "text")
