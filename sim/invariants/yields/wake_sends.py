@@ -149,7 +149,9 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
         refused: dict[str, list[int]] = {}
         for send in sends:
             key = send.data["key"]
-            sent = by_key.setdefault(key, _KeySends())
+            sent = by_key.get(key)
+            if sent is None:
+                sent = by_key[key] = _KeySends()
             earlier = sent.sends
             _match(sent, answers.get(key, []), send.seq)
             if not earlier and any(start <= down <= send.t_ms for down in crashes):
