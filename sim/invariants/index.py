@@ -97,6 +97,8 @@ def kind_index(trace: Sequence[Record]) -> KindIndex:
     asked about and holds the same records."""
     global _last
     index = _last
+    if index is not None and index.trace is trace and index.held is None:
+        return index  # the same tuple (what a run hands its oracles): it cannot have changed
     if index is None or not index.follows(trace):
         index = _last = KindIndex(trace)
     return index
