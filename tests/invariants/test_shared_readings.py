@@ -2,8 +2,9 @@
 the oracles made before (Hypothesis): an announcement's result block (``shown_block``, as
 announce-block, result-intact, findings-scoped, redrive-from-retained and lost-answer-recovery
 locate and un-escape it), its ``Stats: `` lines and its lines, a long answer as frozen, and the
-runs a hand-off key carries. Texts are built from the markers' pieces, so forged and cut blocks
-(a close before the opening, none at all, two of each) come up."""
+runs a hand-off key carries and its delivery generation. Texts are built from the markers'
+pieces, so forged and cut blocks (a close before the opening, none at all, two of each) come
+up."""
 
 from __future__ import annotations
 
@@ -111,3 +112,15 @@ _RUN_LIST = re.compile(r"^run-\d+(,run-\d+)*$")
 def test_carried_runs_are_the_keys_run_lists(key: str) -> None:
     plain = [run for part in key.split(":") if _RUN_LIST.match(part) for run in part.split(",")]
     assert carried_runs(key) == tuple(plain)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["announce", "v1", "run-1", "g", "g2", "g12", "gx", "", "g٣"]),
+                max_size=6).map(":".join))
+def test_a_keys_generation_is_read_as_stated(key: str) -> None:
+    # Each oracle keeps its own reading of the suffix (kept per key now): findings-scoped's ...
+    head, _, tail = key.rpartition(":g")
+    assert findings._generation(key) == (int(tail) if head and tail.isdigit() else 1)
+    # ... and redrive-from-retained's.
+    found = re.search(r":g(\d+)$", key)
+    assert redrive.generation(key) == (1 if found is None else int(found.group(1)))

@@ -19,6 +19,7 @@ payload released) nothing ever.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import ClassVar
@@ -43,6 +44,7 @@ from sim.trace import Record
 _GENERATION = re.compile(r":g(\d+)$")
 
 
+@functools.lru_cache(maxsize=4096)  # asked at every hand-off of a key, by two oracles
 def generation(key: str) -> int:
     """A completion key's delivery generation: ``…:g<n>``, else the first."""
     found = _GENERATION.search(key)

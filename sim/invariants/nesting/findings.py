@@ -26,6 +26,7 @@ stored them then, yet rendered them again later, contradicts itself).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -233,6 +234,7 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+@functools.lru_cache(maxsize=4096)  # asked at every hand-off and acceptance of a key
 def _generation(key: str) -> int:
     """The delivery generation a run's completion key carries (``:g<n>``; none: the first)."""
     head, _, tail = key.rpartition(":g")
