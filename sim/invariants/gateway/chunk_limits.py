@@ -83,19 +83,19 @@ def chunk_fits_channel(trace: Sequence[Record]) -> list[Violation]:
         if len(got) != total:
             continue  # broke part-way: the rest of the text is unknown
         text = "".join(got[i].data["text"] for i in range(total) if i in got)
-        at = 0  # where the rest of the text starts
+        start = 0  # where the rest of the text starts
         for index in range(total):
             chunk = got.get(index)
             if chunk is None:
                 break  # an index past the count: chunks-join-to-text reports the mismatch
-            end = cut_end(text, at, limit)
+            end = cut_end(text, start, limit)
             shown = chunk.data["text"]
-            if len(shown) != end - at or not text.startswith(shown, at):
+            if len(shown) != end - start or not text.startswith(shown, start):
                 fail(f"chunk {index + 1} of {total} is {len(shown)} characters; "
                      f"cut after the last line break within {limit} (else at the limit) it is "
-                     f"{end - at}", chunk)
+                     f"{end - start}", chunk)
                 break
-            at = end
+            start = end
     return violations
 
 
