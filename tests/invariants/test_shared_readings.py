@@ -2,9 +2,9 @@
 the oracles made before (Hypothesis): an announcement's result block (``shown_block``, as
 announce-block, result-intact, findings-scoped, redrive-from-retained and lost-answer-recovery
 locate and un-escape it), its ``Stats: `` lines and its lines, a long answer as frozen, and the
-runs a hand-off key carries and its delivery generation. Texts are built from the markers'
-pieces, so forged and cut blocks (a close before the opening, none at all, two of each) come
-up."""
+runs a hand-off key carries and its delivery generation; and the runs' settles, fed once, read
+as of each record. Texts are built from the markers' pieces, so forged and cut blocks (a close
+before the opening, none at all, two of each) come up."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from sim import scenario
+from sim.cli import root as cli
 from sim.invariants.child import output
 from sim.invariants.child.announce import has_line
 from sim.invariants.delivery import redrive
@@ -20,6 +22,8 @@ from sim.invariants.frozen import LIMIT, frozen, notice
 from sim.invariants.nesting import findings
 from sim.invariants.observations import DATA_CLOSE, lines_starting, shown_block, stats_lines
 from sim.invariants.private.completion import carried_runs
+from sim.invariants.settled import EXPIRY_MS, EarliestSettle, settles
+from sim.world import core as world
 
 _PIECES = ["<prompt-data>\n", "\n</prompt-data>", "<prompt-data>", "</prompt-data>", "&lt;",
            "&amp;", "&", "<", "x", "é", "\n", "\n[truncated: ", "Stats: ", "Stats: runtime 1s",
@@ -124,3 +128,26 @@ def test_a_keys_generation_is_read_as_stated(key: str) -> None:
     # ... and redrive-from-retained's.
     found = re.search(r":g(\d+)$", key)
     assert redrive.generation(key) == (1 if found is None else int(found.group(1)))
+
+
+def test_the_shared_settles_answer_as_a_feed_to_each_record_would() -> None:
+    # findings-scoped and descendants-first asked their own EarliestSettle, fed record by
+    # record, at each record they walked; they now ask the one fed the whole trace, as of that
+    # record (``seen_to``). Over default-world traces, at every record, for every run and a few
+    # moments around its expiry, both answer alike.
+    asked = 0
+    for seed in (1, 2, 3, 5, 8, 13, 21, 34):
+        trace = world.run(scenario.load(cli.default_world_path()), seed=seed).trace.records
+        book = settles(trace)
+        fed = EarliestSettle(trace)
+        runs = [r.data["run_id"] for r in trace if r.kind == "spawn"]
+        for r in trace:
+            if r.kind in EarliestSettle.KINDS:
+                fed.see(r)
+            for run_id in runs:
+                for t_ms in (r.t_ms, r.t_ms + EXPIRY_MS // 2, r.t_ms + EXPIRY_MS + 1):
+                    assert book.settled(run_id, t_ms, r.seq) == fed.settled(run_id, t_ms), (
+                        seed, r.seq, run_id, t_ms)
+                    asked += 1
+        assert book.earliest(runs[0]) == fed.earliest(runs[0])
+    assert asked > 10_000
