@@ -261,12 +261,13 @@ DATA_OPEN = "<prompt-data>\n"
 DATA_CLOSE = "\n</prompt-data>"
 
 
-# Four oracles read the block of each announcement the requester took (announce-block,
-# result-intact, findings-scoped, redrive-from-retained): each located and un-escaped it again,
-# a few scans and copies of a text of up to 160,000 characters apiece. A pure function of the
-# text the requester read, so the reading is kept per text (the text's hash is computed once,
-# then kept by the string). A default-world seed's requesters take ~6 announcements; the cache
-# is small so that it keeps few texts of past runs alive (a run with many more only re-reads).
+# Five oracles read the block of each announcement the requester took (announce-block,
+# result-intact, findings-scoped, redrive-from-retained, lost-answer-recovery): each located and
+# un-escaped it again, a few scans and copies of a text of up to 160,000 characters apiece. A
+# pure function of the text the requester read, so the reading is kept per text (the text's
+# hash is computed once, then kept by the string). A default-world seed's requesters take ~6
+# announcements; the cache is small so that it keeps few texts of past runs alive (a run with
+# many more only re-reads).
 @functools.lru_cache(maxsize=32)
 def shown_block(text: str) -> tuple[int, int, str] | None:
     """The first result block of an announcement as its reader sees it: where its data opens
