@@ -11,6 +11,8 @@ character) and leaves room for the notice ``\\n\\n[truncated: frozen completion 
 
 from __future__ import annotations
 
+import functools
+
 LIMIT = 102_400
 
 
@@ -23,6 +25,16 @@ def frozen(answer: str | None) -> str | None:
     """``answer`` as a requester can read it at most (whole when within the cap)."""
     if answer is None or len(answer) <= LIMIT // 4:  # under the cap, whatever its characters
         return answer
+    return _frozen_long(answer)
+
+
+# Several oracles read each answer as frozen (ten call sites), and a long one costs its UTF-8
+# encoding (and, over the cap, decoding its head again) at each: the reading of each long answer
+# is kept (its hash is computed once, then kept by the string). A default-world seed has a few
+# long answers; the cache is small so that it keeps few texts of past runs alive.
+@functools.lru_cache(maxsize=32)
+def _frozen_long(answer: str) -> str:
+    """:func:`frozen` of an answer over ``LIMIT // 4`` characters."""
     raw = answer.encode("utf-8", "surrogatepass")  # a lone surrogate is 3 bytes, as in JS
     if len(raw) <= LIMIT:
         return answer

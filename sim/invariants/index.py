@@ -59,10 +59,12 @@ class KindIndex:
         caller must not change it)."""
         found = self._merged.get(kinds)
         if found is None:
-            runs = [self.positions[kind] for kind in dict.fromkeys(kinds)
-                    if kind in self.positions]
-            # Sorting the concatenated runs merges them (each is ascending already).
-            at = runs[0] if len(runs) == 1 else sorted(chain.from_iterable(runs))
+            runs = [at for at in map(self.positions.get, _distinct(kinds)) if at is not None]
+            if len(runs) == 1:
+                at = runs[0]
+            else:  # sorting the concatenated runs merges them (each is ascending already)
+                at = list(chain.from_iterable(runs))
+                at.sort()
             trace = self.trace
             found = [trace[i] for i in at]
             self._merged[kinds] = found
@@ -73,6 +75,20 @@ class KindIndex:
         return self.of(tuple(kind for kind in self.positions if kind.startswith(prefix)))
 
 
+# Each oracle's kinds tuple without repeats (an oracle's own kinds and a helper's overlap), kept
+# per tuple: the oracles ask with the same few dozen constant tuples for every trace.
+_DISTINCT: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _distinct(kinds: tuple[str, ...]) -> tuple[str, ...]:
+    found = _DISTINCT.get(kinds)
+    if found is None:
+        found = tuple(dict.fromkeys(kinds))
+        if len(_DISTINCT) < 4096:  # a tuple built anew at each call is not kept forever
+            _DISTINCT[kinds] = found
+    return found
+
+
 _last: KindIndex | None = None
 
 
@@ -81,6 +97,8 @@ def kind_index(trace: Sequence[Record]) -> KindIndex:
     asked about and holds the same records."""
     global _last
     index = _last
+    if index is not None and index.trace is trace and index.held is None:
+        return index  # the same tuple (what a run hands its oracles): it cannot have changed
     if index is None or not index.follows(trace):
         index = _last = KindIndex(trace)
     return index

@@ -255,6 +255,62 @@ def is_delivery_crash(r: Record) -> bool:
     return r.kind == "crash" and r.actor == "delivery"
 
 
+# An announcement's result block (FMT-2): the child's text between these markers, with
+# ``&`` and ``<`` escaped (``&amp;``, ``&lt;``) so child text cannot forge the framing.
+DATA_OPEN = "<prompt-data>\n"
+DATA_CLOSE = "\n</prompt-data>"
+
+
+# Five oracles read the block of each announcement the requester took (announce-block,
+# result-intact, findings-scoped, redrive-from-retained, lost-answer-recovery): each located and
+# un-escaped it again, a few scans and copies of a text of up to 160,000 characters apiece. A
+# pure function of the text the requester read, so the reading is kept per text (the text's
+# hash is computed once, then kept by the string). A default-world seed's requesters take ~6
+# announcements; the cache is small so that it keeps few texts of past runs alive (a run with
+# many more only re-reads).
+@functools.lru_cache(maxsize=32)
+def shown_block(text: str) -> tuple[int, int, str] | None:
+    """The first result block of an announcement as its reader sees it: where its data opens
+    (just after the first ``DATA_OPEN``), where the first ``DATA_CLOSE`` starts, and the text
+    between them un-escaped; None when the text lacks either marker. (The first close may come
+    before the first open in a forged text: then the data is empty.)"""
+    opened, close = text.find(DATA_OPEN), text.find(DATA_CLOSE)
+    if opened < 0 or close < 0:
+        return None
+    start = opened + len(DATA_OPEN)
+    return start, close, text[start:close].replace("&lt;", "<").replace("&amp;", "&")
+
+
+def lines_starting(text: str, prefix: str) -> list[str]:
+    """The lines of ``text`` that start with ``prefix`` (which holds no line break), in order:
+    ``[line for line in text.split("\n") if line.startswith(prefix)]``, found by searching for
+    the prefix after a line break instead of cutting out every line (an announcement carries
+    its result's lines, thousands in a long one)."""
+    assert prefix and "\n" not in prefix
+    found: list[str] = []
+    head = "\n" + prefix
+    if text.startswith(prefix):
+        start = 0
+    else:
+        hit = text.find(head)
+        start = -1 if hit < 0 else hit + 1
+    while start >= 0:
+        end = text.find("\n", start)
+        if end < 0:
+            found.append(text[start:])
+            break
+        found.append(text[start:end])
+        hit = text.find(head, end)
+        start = -1 if hit < 0 else hit + 1
+    return found
+
+
+@functools.lru_cache(maxsize=32)  # read by stats-line and private-handoff-stable
+def stats_lines(text: str) -> tuple[str, ...]:
+    """The lines of an announcement the requester read that start with ``Stats: `` (FMT-4)."""
+    return tuple(lines_starting(text, "Stats: "))
+
+
 def announces_nothing(result: str | None) -> bool:
     """An exact ANNOUNCE_SKIP reply (surrounding white space aside): delivered by announcing
     nothing (reference §c1)."""

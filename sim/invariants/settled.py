@@ -11,6 +11,7 @@ from typing import ClassVar
 
 import attrs
 
+from sim.invariants.index import of_kinds, shared
 from sim.invariants.observations import (
     Asked,
     announces_nothing,
@@ -109,6 +110,7 @@ class EarliestSettle:
     at: dict[str, int]  # run_id -> the earliest evidence of its settle seen so far
     seqs: dict[str, int]  # run_id -> that evidence's trace position
     ends: dict[str, int]
+    end_seqs: dict[str, int]  # run_id -> its end's trace position
     # session -> its private runs asked so far (they are closed by the session's reset)
     private: dict[str, list[str]]
     members: Collection[str]
@@ -116,7 +118,7 @@ class EarliestSettle:
 
     def __init__(self, trace: Sequence[Record], members: Collection[str] = ()) -> None:
         self.asked = asked_runs(trace)
-        self.at, self.seqs, self.ends, self.private = {}, {}, {}, {}
+        self.at, self.seqs, self.ends, self.end_seqs, self.private = {}, {}, {}, {}, {}
         self.members = members
         self.killed = killed_by_reset(trace)  # known before each such run's end
 
@@ -140,7 +142,9 @@ class EarliestSettle:
         kind = r.kind
         if kind == "child.end":
             run_id = r.data["run_id"]
-            self.ends.setdefault(run_id, r.t_ms)
+            if run_id not in self.ends:
+                self.ends[run_id] = r.t_ms
+                self.end_seqs[run_id] = r.seq
             asked = self.asked.get(run_id)
             result = r.data["result"]
             if run_id in self.members or run_id in self.killed or (
@@ -163,9 +167,30 @@ class EarliestSettle:
         elif kind in ("fault", "requester.gone") and rejection_class(r) in ("permanent", "sent"):
             self._settle(r.data["run_id"], r.t_ms, r.seq)
 
-    def settled(self, run_id: str, t_ms: int) -> bool:
-        """Whether the run may have settled by ``t_ms``."""
+    def settled(self, run_id: str, t_ms: int, seen_to: int | None = None) -> bool:
+        """Whether the run may have settled by ``t_ms``; with ``seen_to``, as this reading would
+        have answered when fed the records up to that trace position only (a reading fed the
+        whole trace, :func:`settles`, answers a walk at each of its records: a fact counts once
+        its record is at or before ``seen_to``, and each fact kept is the first of its kind)."""
         end = self.ends.get(run_id)
-        if end is None or end > t_ms:
+        if end is None or end > t_ms or (seen_to is not None and self.end_seqs[run_id] > seen_to):
             return False
-        return self.at.get(run_id, end + EXPIRY_MS) <= t_ms or end + EXPIRY_MS <= t_ms
+        at = self.at.get(run_id)
+        if at is None or (seen_to is not None and self.seqs[run_id] > seen_to):
+            at = end + EXPIRY_MS  # no evidence yet: its expiry
+        return at <= t_ms or end + EXPIRY_MS <= t_ms
+
+
+def settles(trace: Sequence[Record]) -> EarliestSettle:
+    """:class:`EarliestSettle` (no yield batch's members) fed every record it reads, once per
+    trace (``index.shared``; read, never change): three oracles read it (findings-scoped and
+    descendants-first while they walk, with ``seen_to``; the wave oracles at the end), and each
+    fed its own copy record by record."""
+    return shared(trace, "settles", _settles)
+
+
+def _settles(trace: Sequence[Record]) -> EarliestSettle:
+    settle = EarliestSettle(trace)
+    for r in of_kinds(trace, EarliestSettle.KINDS):
+        settle.see(r)
+    return settle

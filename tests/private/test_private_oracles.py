@@ -139,10 +139,11 @@ def test_bound_to_incarnation_catches_a_result_handed_after_a_reset() -> None:
 
 
 def test_carried_runs_reads_keys_as_an_outsider() -> None:
-    assert private.carried_runs(KEY) == ["run-1"]
+    # A tuple: each key's reading is kept (several oracles ask) and must not be changed.
+    assert private.carried_runs(KEY) == ("run-1",)
     assert private.carried_runs(
-        "announce:requester-settle:main:agent:main:main:run-1,run-12:yield-2:retry-1") == [
-        "run-1", "run-12"]
+        "announce:requester-settle:main:agent:main:main:run-1,run-12:yield-2:retry-1") == (
+        "run-1", "run-12")
 
 
 def test_retained_until_turn_catches_a_result_handed_while_the_turn_is_open() -> None:

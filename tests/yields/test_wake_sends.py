@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 
 from actors.mutants import MUTANT_WAKE_TOKEN_REUSED
 from sim import scenario
-from sim.invariants.yields.wake_sends import NEVER, _Answer, _match, _Send, wake_sends_budget
+from sim.invariants.yields.wake_sends import (
+    NEVER,
+    _Answer,
+    _KeySends,
+    _match,
+    _Send,
+    wake_sends_budget,
+)
 from sim.trace import Record
 from sim.world import core as world
 from tests.conftest import SCENARIOS
@@ -77,29 +84,30 @@ def _match_by_scan(sends: list[_Send], answers: list[_Answer], before_seq: int) 
 @given(st.lists(st.tuples(st.booleans(), st.booleans()), max_size=30), st.booleans())
 def test_match_gives_each_answer_as_the_scan_did(marks: list[tuple[bool, bool]],
                                                  stand_in: bool) -> None:
-    """The bisecting, resuming ``_match`` against the scan, called as ``wake_sends_budget``
-    calls it: before each send (after the maybe-sent stand-in, when there is one, from the
-    first answer again), then once at the end. Each position of a made-up trace holds a send,
-    an answer, or both in turn."""
+    """The bisecting, resuming ``_match`` (the sends' positions and the answers given kept as
+    they grow, ``_KeySends``) against the scan, called as ``wake_sends_budget`` calls it: before
+    each send (after the maybe-sent stand-in, when there is one, from the first answer again),
+    then once at the end. Each position of a made-up trace holds a send, an answer, or both in
+    turn."""
     records = [Record(seq, seq, "gateway", "gateway.send", {}) for seq in range(len(marks))]
     answers = [_Answer(r, r.t_ms, r.t_ms) for r, (_, answer) in zip(records, marks, strict=True)
                if answer]
     results = []
     for resuming in (True, False):
-        sends: list[_Send] = []
-        resume = 0
+        key = _KeySends()
+        sends = key.sends
         for r, (send, _) in zip(records, marks, strict=True):
             if send:
                 if resuming:
-                    resume = _match(sends, answers, r.seq, resume)
+                    _match(key, answers, r.seq)
                 else:
                     _match_by_scan(sends, answers, r.seq)
                 if stand_in and not sends:
-                    sends.append(_Send(Record(-1, 0, "gateway", "gateway.send", {})))
-                    resume = 0
-                sends.append(_Send(r))
+                    key.add(_Send(Record(-1, 0, "gateway", "gateway.send", {})))
+                    key.resume = 0
+                key.add(_Send(r))
         if resuming:
-            _match(sends, answers, NEVER, resume)
+            _match(key, answers, NEVER)
         else:
             _match_by_scan(sends, answers, NEVER)
         results.append([(s.record.seq, s.answer and s.answer.record.seq) for s in sends])

@@ -10,10 +10,8 @@ a notice, reference §c14) before the shared 160,000-character cap applies to th
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any
 
 from sim.invariants.base import Invariant, Violation
@@ -21,12 +19,11 @@ from sim.invariants.delivery.receipts import produced
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
 from sim.invariants.nesting.findings import HEADER, own_part
+from sim.invariants.observations import DATA_CLOSE, DATA_OPEN, shown_block, stats_lines
 from sim.invariants.private.completion import private_runs
 from sim.trace import Record
 
 CAP = 160_000
-DATA_OPEN = "<prompt-data>\n"
-DATA_CLOSE = "\n</prompt-data>"
 NO_OUTPUT = "(no output)"
 _MARKER = re.compile(
     r"\n\[truncated: (\d+) characters omitted; read the rest with sessions_history "
@@ -85,7 +82,10 @@ def _compact(count: int) -> str:
         return str(count)
 
     def to_fixed(quotient: float) -> str:
-        tenths = math.floor(Fraction(quotient) * 10 + Fraction(1, 2))
+        # floor(q * 10 + 1/2) in exact arithmetic: q is n / d exactly (d a power of two), so
+        # floor((20 n + d) / 2 d) (``Fraction`` arithmetic, as stated first, cost ~10 us a call).
+        n, d = quotient.as_integer_ratio()
+        tenths = (20 * n + d) // (2 * d)
         return f"{tenths // 10}.{tenths % 10}"
 
     thousands = to_fixed(count / 1000)
@@ -94,8 +94,13 @@ def _compact(count: int) -> str:
     return to_fixed(count / 1_000_000) + "m"
 
 
-def _unescape(text: str) -> str:
-    return text.replace("&lt;", "<").replace("&amp;", "&")
+def has_line(text: str, line: str) -> bool:
+    """Whether ``line`` is one of ``text``'s lines (``line in text.split("\n")``), without
+    cutting out every line of the result the announcement carries."""
+    if "\n" in line:
+        return False  # no line holds a line break
+    return (text == line or text.startswith(line + "\n") or text.endswith("\n" + line)
+            or f"\n{line}\n" in text)
 
 
 def _context(trace: Sequence[Record]) -> tuple[dict[str, Record], dict[str, Record]]:
@@ -138,11 +143,10 @@ def announce_block(trace: Sequence[Record]) -> list[Violation]:
 
         if len(text) > CAP:
             fail("FMT-2", f"the requester read {len(text)} characters, over the {CAP} cap")
-        lines = text.split("\n")
-        if f"session_key: {spawn.data['child_session_key']}" not in lines:
+        if not has_line(text, f"session_key: {spawn.data['child_session_key']}"):
             fail("FMT-1", "the block does not name the child session key")
         label = _label(end.data["status"], end.data["error"])
-        if f"status: {label}" not in lines:
+        if not has_line(text, f"status: {label}"):
             fail("FMT-1", f"the status line is not 'status: {label}' (runtime status "
                           f"{end.data['status']})")
         # As the registry froze it: over 102,400 bytes, a whole-character prefix plus the
@@ -161,10 +165,10 @@ def announce_block(trace: Sequence[Record]) -> list[Violation]:
             fail("FMT-2", f"expected exactly one result block, found {opens} openings "
                           "(child text can forge framing)")
             continue
-        body = text[text.index(DATA_OPEN) + len(DATA_OPEN):text.index(DATA_CLOSE)]
-        shown = _unescape(body)
-        after = text[text.index(DATA_CLOSE) + len(DATA_CLOSE):]
-        marker = _MARKER.match(after)
+        block = shown_block(text)
+        assert block is not None  # both markers are there (above)
+        _, close, shown = block
+        marker = _MARKER.match(text, close + len(DATA_CLOSE))  # what follows the block
         own = result or ""  # None only where the findings stand in for it (§c8)
         shown, findings = own_part(shown, own)
         if findings is not None or findings_only or (
@@ -207,7 +211,7 @@ def stats_line(trace: Sequence[Record]) -> list[Violation]:
         start_ms = started.get(r.data["run_id"], spawn.t_ms)
         if start_ms is None:
             start_ms = end.t_ms  # never started: its runtime is unknown ("n/a")
-        stats = [line for line in r.data["text"].split("\n") if line.startswith("Stats: ")]
+        stats = stats_lines(r.data["text"])
         problems = []
         if len(stats) != 1:
             problems.append(f"{len(stats)} stats lines")

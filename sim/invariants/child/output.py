@@ -15,11 +15,10 @@ from typing import Any
 import attrs
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.child.announce import DATA_CLOSE, DATA_OPEN
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kind_prefix, of_kinds, shared
 from sim.invariants.nesting.findings import own_part, visible
-from sim.invariants.observations import asked_runs
+from sim.invariants.observations import asked_runs, shown_block
 from sim.trace import Record
 
 
@@ -38,6 +37,8 @@ class ChildRun:
     consumers: Record | None = None
     end: Record | None = None
     inherited: list[Record] = attrs.field(factory=list)
+    # :func:`expected_text`, kept once asked (three oracles ask; the run is complete by then).
+    expected: tuple[str, str] | None = None
 
 
 def child_runs(trace: Sequence[Record]) -> dict[str, ChildRun]:
@@ -84,6 +85,13 @@ def _group(trace: Sequence[Record]) -> dict[str, ChildRun]:
 
 def expected_text(run: ChildRun) -> tuple[str, str]:
     """OUT-1 restated: (the text a text reader must get, where it comes from)."""
+    if run.expected is None:
+        run.expected = _expected_text(run)
+    return run.expected
+
+
+def _expected_text(run: ChildRun) -> tuple[str, str]:
+    """What :func:`expected_text` keeps."""
     if run.last_nonempty_message is not None:
         blocks = run.last_nonempty_message.data["blocks"]
         text = "".join(b["text"] for b in blocks if b["type"] == "text")
@@ -202,10 +210,8 @@ def stop_reason_kept(trace: Sequence[Record]) -> list[Violation]:
 def _shown_result(text: str) -> str | None:
     """The result the requester read: its announce block's data section, un-escaped (None when
     the block carries no result)."""
-    if DATA_OPEN not in text or DATA_CLOSE not in text:
-        return None
-    body = text[text.index(DATA_OPEN) + len(DATA_OPEN):text.index(DATA_CLOSE)]
-    return body.replace("&lt;", "<").replace("&amp;", "&")
+    block = shown_block(text)
+    return None if block is None else block[2]
 
 
 # OUT-7 (reference/output-selection.md §4), restated: the foreground tool's exact error layout.
@@ -295,10 +301,11 @@ def result_intact(trace: Sequence[Record]) -> list[Violation]:
             # reference §c14).
             frozen_result = frozen(end.data["result"])
             want = frozen_result or ""
-            shown = _shown_result(r.data["text"])
-            if shown is None:
+            block = shown_block(r.data["text"])
+            if block is None:
                 continue  # no result block: whether that is right is announce-block's to judge
-            truncated = "\n[truncated: " in r.data["text"][r.data["text"].index(DATA_CLOSE):]
+            _, close, shown = block
+            truncated = r.data["text"].find("\n[truncated: ", close) >= 0  # after the block
             # A run that spawned children carries their findings after its own result (DEL-6;
             # findings-scoped judges them): only its own part is compared here.
             shown, findings = own_part(shown, frozen_result)

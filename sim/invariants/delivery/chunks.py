@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.index import of_kinds
+from sim.invariants.index import of_kinds, shared
 from sim.trace import Record
 
 CHUNK_FAULTS = ("chunk-fail", "chunk-abort")
@@ -41,7 +41,13 @@ def chunk_sent_once(trace: Sequence[Record]) -> list[Violation]:
 
 def partial_sends(trace: Sequence[Record]) -> dict[str, Record]:
     """Each completion (by its call's key: a run's correction is another call, DEL-12) whose
-    chunked send broke after earlier chunks reached the channel: the fault."""
+    chunked send broke after earlier chunks reached the channel: the fault. Read by three
+    oracles: computed once per trace (``index.shared``; read, never change)."""
+    return shared(trace, "partial-sends", _partial_sends)
+
+
+def _partial_sends(trace: Sequence[Record]) -> dict[str, Record]:
+    """The reading :func:`partial_sends` shares."""
     received: dict[str, set[int]] = {}
     partial: dict[str, Record] = {}
     for r in of_kinds(trace, ("gateway.chunk", "fault")):

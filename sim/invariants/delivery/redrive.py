@@ -19,6 +19,7 @@ payload released) nothing ever.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import ClassVar
@@ -28,16 +29,22 @@ import attrs
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
-from sim.invariants.observations import is_delivery_crash, is_wake, key_runs, rejection_class
+from sim.invariants.observations import (
+    DATA_CLOSE,
+    is_delivery_crash,
+    is_wake,
+    key_runs,
+    rejection_class,
+    shown_block,
+)
 from sim.invariants.private.completion import Release, releases
 from sim.invariants.settled import EXPIRY_MS
 from sim.trace import Record
 
 _GENERATION = re.compile(r":g(\d+)$")
-DATA_OPEN = "<prompt-data>\n"
-DATA_CLOSE = "\n</prompt-data>"
 
 
+@functools.lru_cache(maxsize=4096)  # asked at every hand-off of a key, by two oracles
 def generation(key: str) -> int:
     """A completion key's delivery generation: ``…:g<n>``, else the first."""
     found = _GENERATION.search(key)
@@ -46,10 +53,8 @@ def generation(key: str) -> int:
 
 def _shown(text: str) -> str | None:
     """The result a requester's block shows (un-escaped), or None without a result block."""
-    if DATA_OPEN not in text or DATA_CLOSE not in text:
-        return None
-    body = text[text.index(DATA_OPEN) + len(DATA_OPEN):text.index(DATA_CLOSE)]
-    return body.replace("&lt;", "<").replace("&amp;", "&")
+    block = shown_block(text)
+    return None if block is None else block[2]
 
 
 def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:

@@ -35,10 +35,17 @@ def _limits(trace: Sequence[Record]) -> dict[str, tuple[str | None, int | None]]
 def expected_cut(rest: str, limit: int) -> str:
     """The next chunk of ``rest`` under the rule: all of it when it fits, else up to and with
     the last line break within the limit, else exactly the limit's worth."""
-    if len(rest) <= limit:
-        return rest
-    cut = rest.rfind("\n", 0, limit) + 1
-    return rest[:cut if cut > 0 else limit]
+    return rest[:cut_end(rest, 0, limit)]
+
+
+def cut_end(text: str, at: int, limit: int) -> int:
+    """Where the chunk of ``text`` starting at ``at`` ends (:func:`expected_cut` of
+    ``text[at:]``, found in place: cutting the rest off after each chunk copied a long text
+    once per chunk)."""
+    if len(text) - at <= limit:
+        return len(text)
+    cut = text.rfind("\n", at, at + limit) + 1  # 0: none (a break found is at or after ``at``)
+    return cut if cut > 0 else at + limit
 
 
 def chunk_fits_channel(trace: Sequence[Record]) -> list[Violation]:
@@ -75,18 +82,20 @@ def chunk_fits_channel(trace: Sequence[Record]) -> list[Violation]:
             continue
         if len(got) != total:
             continue  # broke part-way: the rest of the text is unknown
-        rest = "".join(got[i].data["text"] for i in range(total) if i in got)
+        text = "".join(got[i].data["text"] for i in range(total) if i in got)
+        start = 0  # where the rest of the text starts
         for index in range(total):
             chunk = got.get(index)
             if chunk is None:
                 break  # an index past the count: chunks-join-to-text reports the mismatch
-            want = expected_cut(rest, limit)
-            if chunk.data["text"] != want:
-                fail(f"chunk {index + 1} of {total} is {len(chunk.data['text'])} characters; "
+            end = cut_end(text, start, limit)
+            shown = chunk.data["text"]
+            if len(shown) != end - start or not text.startswith(shown, start):
+                fail(f"chunk {index + 1} of {total} is {len(shown)} characters; "
                      f"cut after the last line break within {limit} (else at the limit) it is "
-                     f"{len(want)}", chunk)
+                     f"{end - start}", chunk)
                 break
-            rest = rest[len(want):]
+            start = end
     return violations
 
 

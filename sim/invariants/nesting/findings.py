@@ -26,6 +26,7 @@ stored them then, yet rendered them again later, contradicts itself).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -35,7 +36,8 @@ from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.receipts import produced
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
-from sim.invariants.settled import EarliestSettle
+from sim.invariants.observations import DATA_CLOSE, DATA_OPEN, shown_block
+from sim.invariants.settled import EarliestSettle, settles
 from sim.trace import Record
 
 HEADER = "Child completion results:\n\n"
@@ -130,6 +132,11 @@ def _one_line(field: str) -> str:
 
 def _shown_result(text: str) -> tuple[str | None, bool]:
     """The announce block's result (un-escaped), and whether the block was cut at the cap."""
+    block = shown_block(text)  # the block every reader of it sees (observations.py)
+    if block is not None and block[1] >= block[0] - len(DATA_OPEN):
+        _, close, body = block
+        return body, text.startswith("\n[truncated: ", close + len(DATA_CLOSE))
+    # No close, or a forged one before the block: the first close after the opening.
     open_at = text.find("<prompt-data>\n")
     if open_at < 0:
         return None, False
@@ -139,10 +146,10 @@ def _shown_result(text: str) -> tuple[str | None, bool]:
     return body.replace("&lt;", "<").replace("&amp;", "&"), cut
 
 
-# What findings-scoped reads (with what its EarliestSettle reads).
-_FINDINGS_KINDS = (*EarliestSettle.KINDS, "delivery.findings-frozen", "spawn", "child.end",
-                   "child.correction", "lane.queued", "session.queued", "lane.started",
-                   "gateway.send", "requester.accept")
+# What findings-scoped reads (the runs' settles: :func:`settles`).
+_FINDINGS_KINDS = ("delivery.findings-frozen", "spawn", "child.end", "child.correction",
+                   "lane.queued", "session.queued", "lane.started", "gateway.send",
+                   "requester.accept")
 
 
 def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
@@ -169,11 +176,10 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
     # it is itself checked against what was seen: never before each of the run's children
     # ended and may have settled (a registry that froze them early, and said so, would
     # otherwise be judged by its own word).
-    settle = EarliestSettle(trace)
+    settle = settles(trace)  # read as of each record (``seen_to``)
     violations: list[Violation] = []
     for r in of_kinds(trace, _FINDINGS_KINDS):
         kind = r.kind
-        settle.see(r)
         if kind == "delivery.findings-frozen" and r.data["run_id"] in spawns:
             violations += _frozen_early(r, spawns, starts, ends, by_session, settle)
             first_frozen.setdefault((r.data["run_id"], _generation(r.data["key"])), r.seq)
@@ -227,6 +233,7 @@ def findings_scoped(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+@functools.lru_cache(maxsize=4096)  # asked at every hand-off and acceptance of a key
 def _generation(key: str) -> int:
     """The delivery generation a run's completion key carries (``:g<n>``; none: the first)."""
     head, _, tail = key.rpartition(":g")
@@ -276,7 +283,7 @@ def _frozen_early(r: Record, spawns: dict[str, Record], starts: dict[str, int],
                           f"{r.t_ms} ms, before the run ended", (spawn.seq, r.seq))]
     pending = [s.data["run_id"] for s in by_session.get(spawn.data["child_session_key"], ())
                if starts[run_id] < s.seq < end.seq
-               and not settle.settled(s.data["run_id"], r.t_ms)]
+               and not settle.settled(s.data["run_id"], r.t_ms, r.seq)]
     if not pending:
         return []
     return [Violation("findings-scoped", "DEL-6", f"{run_id}'s findings were stored at "

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds
 from sim.invariants.observations import is_wake, key_runs
-from sim.invariants.settled import EarliestSettle
+from sim.invariants.settled import settles
 from sim.trace import Record
 
 # The reply instructions of reference §c5, restated by a phrase each form must carry.
@@ -58,7 +58,7 @@ def descendants_first(trace: Sequence[Record]) -> list[Violation]:
     spawns: dict[str, Record] = {}
     ends: dict[str, Record] = {}
     by_requester: dict[str, list[str]] = {}
-    settle = EarliestSettle(trace)
+    settle = settles(trace)  # read as of each record (``seen_to``)
     # When each run started: at its spawn, or later (lane.started) if it was told to wait for
     # the lane or its session's earlier run; None while it waits (it spawns nothing then).
     starts: dict[str, int | None] = {}
@@ -76,8 +76,8 @@ def descendants_first(trace: Sequence[Record]) -> list[Violation]:
                 found += [child, *descendants(child)]
         return found
 
-    for r in of_kinds(trace, (*EarliestSettle.KINDS, "spawn", "lane.queued", "session.queued",
-                              "lane.started", "child.end", "requester.accept")):
+    for r in of_kinds(trace, ("spawn", "lane.queued", "session.queued", "lane.started",
+                              "child.end", "requester.accept")):
         kind = r.kind
         if kind == "spawn":
             spawns[r.data["run_id"]] = r
@@ -89,10 +89,9 @@ def descendants_first(trace: Sequence[Record]) -> list[Violation]:
             starts[r.data["run_id"]] = r.t_ms
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
-        settle.see(r)
         if kind == "requester.accept" and r.data["run_id"] in spawns:
             run_id = r.data["run_id"]
-            pending = [d for d in descendants(run_id) if not settle.settled(d, r.t_ms)]
+            pending = [d for d in descendants(run_id) if not settle.settled(d, r.t_ms, r.seq)]
             if pending:
                 violations.append(Violation(
                     "descendants-first", "DEL-6",

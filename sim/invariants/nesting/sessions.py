@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.index import of_kinds
+from sim.invariants.index import of_kinds, shared
 from sim.invariants.nesting.limits import _ACTIVITY, child_key
 from sim.trace import Record
 
@@ -30,13 +30,18 @@ _EVENT_KINDS = ("world.spawn", "spawn", "spawn.refused", "lane.queued", "session
                 "child.start", "lane.started", *_STREAMING, "child.end")
 
 
-def session_run_events(trace: Sequence[Record]) -> Iterator[tuple[str, str, str, Record]]:
+def session_run_events(trace: Sequence[Record]) -> tuple[tuple[str, str, str, Record], ...]:
     """``(event, run_id, child session key, record)`` for each run the harness asked for, in
     trace order: ``spawned`` at its registration, ``began`` when it first runs (its
     ``child.start`` when it was never told to wait, else ``lane.started`` or its first model
     activity, whichever comes first) and ``ended`` at its end. A run begins at most once, and
-    never after its end (aborted while it waited). Shared by the session oracles here and in
-    ``queue_order.py``."""
+    never after its end (aborted while it waited). Read by the session oracles here and in
+    ``queue_order.py``: computed once per trace (``index.shared``; read, never change)."""
+    return shared(trace, "session-run-events", lambda t: tuple(_session_run_events(t)))
+
+
+def _session_run_events(trace: Sequence[Record]) -> Iterator[tuple[str, str, str, Record]]:
+    """The events :func:`session_run_events` shares."""
     asked: dict[str, str] = {}  # child id -> the child session key its open request asks for
     key_of_run: dict[str, str] = {}
     told_to_wait: set[str] = set()

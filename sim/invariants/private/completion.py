@@ -14,6 +14,7 @@ taken from the model.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -22,7 +23,7 @@ import attrs
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds, shared
-from sim.invariants.observations import Asked, asked_runs, rejection_class
+from sim.invariants.observations import Asked, asked_runs, rejection_class, stats_lines
 from sim.trace import Record
 
 PARENT = "parent"
@@ -158,8 +159,8 @@ def private_handoff_stable(trace: Sequence[Record]) -> list[Violation]:
                     f"{r.t_ms} ms with other input than at {earlier.t_ms} ms",
                     (earlier.seq, r.seq)))
         elif r.kind == "requester.accept" and (run_id := carries_private(r)) is not None:
-            stats = [line for line in r.data["text"].split("\n")
-                     if line.startswith("Stats: ") and ("tokens " in line or "runtime " in line)]
+            stats = [line for line in stats_lines(r.data["text"])
+                     if "tokens " in line or "runtime " in line]
             if stats:
                 violations.append(Violation(
                     "private-handoff-stable", "PRV-8",
@@ -174,7 +175,9 @@ PER_CHILD_KEY = "announce:v1:"
 _RUN_LIST = re.compile(r"^run-\d+(,run-\d+)*$")
 
 
-def carried_runs(key: str) -> list[str]:
+# Asked about each hand-off key by several oracles, a regular-expression match per part each time.
+@functools.lru_cache(maxsize=4096)
+def carried_runs(key: str) -> tuple[str, ...]:
     """The run ids whose results a hand-off key carries, as an outside reader of the key sees
     them: ``announce:v1:<childSessionKey>:<runId>[:g<n>]`` carries one (a later generation's
     key has the suffix, DEL-12), a batch wake
@@ -185,7 +188,7 @@ def carried_runs(key: str) -> list[str]:
     for part in parts:
         if _RUN_LIST.match(part):
             runs += part.split(",")
-    return runs
+    return tuple(runs)
 
 
 @attrs.frozen

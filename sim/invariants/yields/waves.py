@@ -49,7 +49,7 @@ import attrs
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds
 from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, key_runs
-from sim.invariants.settled import EarliestSettle
+from sim.invariants.settled import settles
 from sim.invariants.yields.seen import _memo
 from sim.trace import Record
 
@@ -112,8 +112,8 @@ def _read(trace: Sequence[Record]) -> _Seen:
     return _memo(trace, "wave-children", _read_waves)  # type: ignore[return-value]
 
 
-# What :func:`_read_waves` reads (with what its EarliestSettle reads).
-_WAVE_KINDS = (*EarliestSettle.KINDS, "spawn", "child.start", "lane.started", "child.end",
+# What :func:`_read_waves` reads (the runs' settles: :func:`settles`).
+_WAVE_KINDS = ("spawn", "child.start", "lane.started", "child.end",
                "requester.accept", "fault", "crash", "gateway.send", "world.operator",
                "requester.turn", "requester.lifecycle", "requester.turn_end")
 
@@ -126,10 +126,8 @@ def _read_waves(trace: Sequence[Record]) -> _Seen:
     wakes: dict[str, Record] = {}
     open_turn: dict[str, str] = {}  # requester actor -> its open turn run
     crashes: list[int] = []
-    settle = EarliestSettle(trace)
     for r in of_kinds(trace, _WAVE_KINDS):
         kind = r.kind
-        settle.see(r)
         if kind == "spawn":
             run_id = r.data["run_id"]
             request = asked.get(run_id)
@@ -191,6 +189,7 @@ def _read_waves(trace: Sequence[Record]) -> _Seen:
             # The gateway handed it as the delivery process sends it (a message delayed on its
             # way must not make a sibling whose turn ended meanwhile look left out).
             wakes.setdefault(_base(r.data["key"]), r)
+    settle = settles(trace)
     for child in children.values():
         child.settle = settle.earliest(child.run_id)
     return _Seen(children, finished, yielded, list(wakes.values()), crashes)
