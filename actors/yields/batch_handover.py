@@ -35,6 +35,16 @@ class BatchHandover:
         unanswered (the requester may hold it; only an answer can tell)."""
         return None if active.ambiguous else self._owned_by(active.record)
 
+    def unowned(self, run_id: str) -> bool:
+        """Whether a :class:`BatchClaim` of this run is refused whatever the run's state: no
+        open batch owns its result (a public sibling in a private batch keeps its own delivery,
+        PRV-5; a wave's members were never frozen). Every handler below refuses such a claim
+        with no effect and no probe, so the outbox's shell need not ask: it re-claims each
+        unsettled member after every message of the delivery actor, and in a big tree one such
+        member waiting out its backoff was asked tens of thousands of times (docs/performance.md,
+        wave 13d)."""
+        return self._batch_of(run_id) is None
+
     def sending(self, run_id: str) -> bool:
         """Whether the run's own delivery is still deciding (a try out, or unanswered)."""
         active = self._active.get(run_id)
