@@ -167,10 +167,9 @@ class Wakes:
         outbox's tokens: never repeated). The same reads give the same answer: its probes are
         hit again in their order (a run's probe counts are part of its result) and its claims
         go again (whether the core takes one is its own state's, asked anew)."""
-        records = self.store.get_many(self._member_ids(row))
-        store, sending = self.store, self.core.sending
-        in_flight = [sending(record.run_id) for record in records]
-        below = [store.unsettled_descendants(record) for record in records]
+        run_ids = self._member_ids(row)
+        records = self.store.get_many(run_ids)
+        in_flight, below = self.core.in_flight(run_ids), self.store.descendant_counts(run_ids)
         requester, due = self.requester(row), row.next_attempt_at_ms
         read = (row, requester, due is not None and due > now, records, in_flight, below)
         last = self._last_look.get(row.batch_id)
