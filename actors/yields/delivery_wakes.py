@@ -238,6 +238,8 @@ class Wakes:
                 flush()
                 self.port.crash_point(CrashPoint.BEFORE_PERSIST)
                 self.store.save_batch(effect.row)
+                if not effect.row.open:  # never looked at again: its last look goes
+                    self._last_look.pop(effect.row.batch_id, None)
             elif isinstance(effect, ClaimMember):
                 flush()
                 if self.core.unowned(effect.run_id):

@@ -68,6 +68,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
     the core refuses with no effect and no change to its memory."""
     counts: Counter[str] = Counter()
     look, handle = delivery_wakes.Wakes._look, table.DeliveryCore.handle
+    poke = delivery_wakes.Wakes.poke
 
     def counting_look(self: delivery_wakes.Wakes, row: BatchRow, now: int) -> list[Effect]:
         last = self._last_look.get(row.batch_id)
@@ -90,6 +91,14 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
             counts["refused"] += 1
         return handle(self, event, now_ms)
 
+    def noting_poke(self: delivery_wakes.Wakes) -> None:
+        poke(self)
+        # A closed batch is never looked at again: its last look is let go.
+        open_ids = {row.batch_id for row in self.store.open_batches()}
+        counts["kept"] += len(self._last_look)
+        counts["kept closed"] += sum(batch_id not in open_ids for batch_id in self._last_look)
+
+    monkeypatch.setattr(delivery_wakes.Wakes, "poke", noting_poke)
     monkeypatch.setattr(delivery_wakes.Wakes, "_look", counting_look)
     monkeypatch.setattr(batch_handover.BatchHandover, "unowned", counting_unowned)
     monkeypatch.setattr(table.DeliveryCore, "handle", checking_handle)
@@ -132,6 +141,7 @@ def test_the_looks_change_no_big_tree_run(
     fast = _tree_run(300)
     print(dict(counted))
     assert counted["repeated"] > 1000 and counted["not asked"] > 100
+    assert counted["kept"] > 0 and counted["kept closed"] == 0
     _reference(monkeypatch)
     assert _tree_run(300) == fast
     assert counted["refused"] == counted["not asked"]
