@@ -5,6 +5,7 @@ counts kept beside the rows, and a run's retained transcript found among its key
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -68,6 +69,10 @@ class StoreBase:
         as runs register, end and clean up; a walk per open batch member after every message
         of the delivery actor grew faster than a big tree)."""
         return self._tree.below(record.run_id)
+
+    def descendant_counts(self, run_ids: Sequence[str]) -> list[tuple[int, int]]:
+        """:meth:`unsettled_descendants` of each of ``run_ids``, in that order."""
+        return self._tree.below_each(run_ids)
 
     def pending_descendants(self, record: RunRecord) -> int:
         """How many runs below the run ``record`` (its children, theirs, ...) are not yet

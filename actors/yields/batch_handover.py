@@ -12,7 +12,7 @@ is only waiting (:class:`~actors.delivery.edge.BatchClaim`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from actors.delivery.edge import Persist
@@ -35,10 +35,27 @@ class BatchHandover:
         unanswered (the requester may hold it; only an answer can tell)."""
         return None if active.ambiguous else self._owned_by(active.record)
 
+    def unowned(self, run_id: str) -> bool:
+        """Whether a :class:`BatchClaim` of this run is refused whatever the run's state: no
+        open batch owns its result (a public sibling in a private batch keeps its own delivery,
+        PRV-5; a wave's members were never frozen). Every handler below refuses such a claim
+        with no effect and no probe, so the outbox's shell need not ask: it re-claims each
+        unsettled member after every message of the delivery actor, and in a big tree one such
+        member waiting out its backoff was asked tens of thousands of times (docs/performance.md,
+        wave 13d)."""
+        return self._batch_of(run_id) is None
+
     def sending(self, run_id: str) -> bool:
         """Whether the run's own delivery is still deciding (a try out, or unanswered)."""
         active = self._active.get(run_id)
         return active is not None and (active.waiting == "ack" or active.ambiguous)
+
+    def in_flight(self, run_ids: Sequence[str]) -> list[bool]:
+        """:meth:`sending` of each run, with no Python call per run (a batch look reads it for
+        every member to tell whether anything changed since its last look)."""
+        get = self._active.get
+        return [(active := get(run_id)) is not None
+                and (active.waiting == "ack" or active.ambiguous) for run_id in run_ids]
 
     def _hand_over(self, record: RunRecord, batch_id: str) -> list[Any]:
         self._active.pop(record.run_id, None)

@@ -37,11 +37,14 @@ from actors.yields.batch_wake import (
     WakeDue,
     WakeTimer,
 )
+from actors.yields.batch_wake import Effect as WakeEffect
 
 KILLED = "subagent run terminated"  # an aborted child's error (it did not finish)
 # One frozen ``Requester`` per incarnation, not one per batch look (one after every message of
 # the delivery actor while a batch is open).
 _requester = functools.cache(Requester)
+# A batch look: what it read, the probes it hit, its answer (``Wakes._look``).
+_Look = tuple[tuple[object, ...], tuple[str, ...], list[WakeEffect]]
 
 
 def wake_text(row: BatchRow, records: list[RunRecord],
@@ -90,7 +93,11 @@ class Wakes:
         self._earlier_turns = mutant_names.MUTANT_WAIT_EARLIER_TURN in mutants
         self.outbox = BatchWakeCore(
             lambda row, records: wake_text(row, records, child_result, port.probe),
-            port.probe, mutants)
+            self._probe, mutants)
+        # By batch: what its last look after a message read, the probes it hit and the claims
+        # it asked (:meth:`_look`); the probes a look is hitting, while one runs.
+        self._last_look: dict[str, _Look] = {}
+        self._hits: list[str] | None = None
 
     def owns(self, message: object) -> bool:
         if isinstance(message, (BatchReady, WakeDue, WakeAckTimeout)):
@@ -140,24 +147,70 @@ class Wakes:
                 if self.outbox.waiting(row, now) or (
                         not row.yielded and row.status == BatchStatus.DISPATCHING):
                     continue  # (a wave's wake out: its members all settled before it went)
-                effects = self.outbox.check(row, self.members(row), self.requester(row), now)
+                effects = self._look(row, now)
                 if effects:  # (most looks, one after every message, find nothing to do)
                     claimed |= self.run(effects)
             if not claimed:
                 return
 
+    def _look(self, row: BatchRow, now: int) -> list[WakeEffect]:
+        """``outbox.check`` of the batch as it stands, without asking it again when the batch
+        reads exactly what its last look read. A look after a message changes nothing nearly
+        every time (the message was another run's), yet it built every member and asked the
+        outbox; in a big tree a batch's members grow with the tree, so looking at them after
+        every message grew as the square of it (docs/performance.md, wave 13d).
+
+        A check whose answer is claims only (or nothing) is a pure function of what it reads:
+        the row, each member's record, whether its own try is out and its descendants'
+        counts, the requester's incarnation, and the time only as whether the row's persisted
+        deadline is still ahead (it dispatches, defers or closes otherwise, which moves the
+        outbox's tokens: never repeated). The same reads give the same answer: its probes are
+        hit again in their order (a run's probe counts are part of its result) and its claims
+        go again (whether the core takes one is its own state's, asked anew)."""
+        run_ids = self._member_ids(row)
+        records = self.store.get_many(run_ids)
+        in_flight, below = self.core.in_flight(run_ids), self.store.descendant_counts(run_ids)
+        requester, due = self.requester(row), row.next_attempt_at_ms
+        read = (row, requester, due is not None and due > now, records, in_flight, below)
+        last = self._last_look.get(row.batch_id)
+        if last is not None and last[0] == read:
+            for name in last[1]:
+                self.port.probe(name)
+            return last[2]
+        hits: list[str] = []
+        self._hits = hits
+        try:
+            effects = self.outbox.check(
+                row, [Member(record, flag, *counts)
+                      for record, flag, counts in zip(records, in_flight, below, strict=True)],
+                requester, now)
+        finally:
+            self._hits = None
+        if all(type(effect) is ClaimMember for effect in effects):
+            self._last_look[row.batch_id] = (read, tuple(hits), effects)
+        else:
+            self._last_look.pop(row.batch_id, None)
+        return effects
+
+    def _probe(self, name: str) -> None:
+        if self._hits is not None:
+            self._hits.append(name)
+        self.port.probe(name)
+
     # -- views and effects -----------------------------------------------------------------------
 
     def members(self, row: BatchRow) -> list[Member]:
-        run_ids: Sequence[str] = row.members
-        if self._earlier_turns and row.yielded:
-            # The bug: the batch also waits for the requester's children of earlier turns.
-            run_ids = [*run_ids, *(r.run_id for r in self.store.spawned_by_session(row.requester)
-                                   if r.required and r.created_at_ms <= row.frozen_at_ms
-                                   and r.requester_turn_id not in (None, row.turn_run_id))]
         store, sending = self.store, self.core.sending
         return [Member(record, sending(record.run_id), *store.unsettled_descendants(record))
-                for record in store.get_many(run_ids)]
+                for record in store.get_many(self._member_ids(row))]
+
+    def _member_ids(self, row: BatchRow) -> Sequence[str]:
+        if self._earlier_turns and row.yielded:
+            # The bug: the batch also waits for the requester's children of earlier turns.
+            return [*row.members, *(r.run_id for r in self.store.spawned_by_session(row.requester)
+                                    if r.required and r.created_at_ms <= row.frozen_at_ms
+                                    and r.requester_turn_id not in (None, row.turn_run_id))]
+        return row.members
 
     def requester(self, row: BatchRow) -> Requester:
         entry = self.store.session(row.requester)
@@ -185,8 +238,12 @@ class Wakes:
                 flush()
                 self.port.crash_point(CrashPoint.BEFORE_PERSIST)
                 self.store.save_batch(effect.row)
+                if not effect.row.open:  # never looked at again: its last look goes
+                    self._last_look.pop(effect.row.batch_id, None)
             elif isinstance(effect, ClaimMember):
                 flush()
+                if self.core.unowned(effect.run_id):
+                    continue  # refused in every state, with no effect (``unowned``)
                 claimed = self.core.handle(BatchClaim(self.store.get(effect.run_id)),
                                            self.port.now_ms)
                 if claimed:  # (a member whose own try decides refuses: ~8 claims a seed)

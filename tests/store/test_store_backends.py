@@ -193,6 +193,8 @@ class SameReads(RuleBasedStateMachine):
         for run_id in [*self.runs, "run-none"]:
             assert m.batch_owner(run_id) == s.batch_owner(run_id)
             assert m.direct_children(run_id) == s.direct_children(run_id)
+        ids = [record.run_id for record in m.all_runs()]
+        assert m.descendant_counts(ids) == s.descendant_counts(ids)
         for record in m.all_runs():
             assert m.unsettled_descendants(record) == s.unsettled_descendants(record)
             assert m.pending_descendants(record) == s.pending_descendants(record)

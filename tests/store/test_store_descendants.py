@@ -49,6 +49,10 @@ def _play(store: SqliteStore, steps: list[tuple[str, int | None]], runs: list[Ru
             assert store.pending_descendants(run) == _walked(store, run.run_id), (steps, run)
             assert store.unsettled_descendants(run) == (
                 _walked(store, run.run_id), _walked(store, run.run_id, "ended_at_ms")), (steps, run)
+        # All at once, as a batch look reads them (any order, a run twice, an unknown run).
+        ids = [run.run_id for run in reversed(runs)] + [r.run_id for r in runs[:2]] + ["run-none"]
+        assert store.descendant_counts(ids) == [
+            (_walked(store, i), _walked(store, i, "ended_at_ms")) for i in ids], steps
 
 
 @settings(max_examples=60, deadline=None)

@@ -50,7 +50,10 @@ def _run(name: str, **kwargs: Any) -> list[Record]:
 def test_wake_after_settle_reads_no_cleanup(monkeypatch: pytest.MonkeyPatch,
                                             visible: bool) -> None:
     assert wake_after_settle(_outside(_run("yield-batch.toml"), visible)) == []
+    # The broken store: no descendant is ever unsettled (both readers: a batch look reads its
+    # members' counts in one call).
     monkeypatch.setattr(RunStore, "unsettled_descendants", lambda self, record: (0, 0))
+    monkeypatch.setattr(RunStore, "descendant_counts", lambda self, ids: [(0, 0) for _ in ids])
     assert wake_after_settle(_outside(_run("yield-batch.toml"), visible))
 
 

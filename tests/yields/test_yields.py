@@ -62,7 +62,10 @@ def test_wake_not_delayed_catches_a_batch_waiting_for_an_earlier_turn() -> None:
 def test_wake_after_settle_catches_a_wake_before_a_descendant_settled(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The broken store: no descendant is ever unsettled (both readers: a batch look reads its
+    # members' counts in one call).
     monkeypatch.setattr(RunStore, "unsettled_descendants", lambda self, record: (0, 0))
+    monkeypatch.setattr(RunStore, "descendant_counts", lambda self, ids: [(0, 0) for _ in ids])
     assert "wake-after-settle" in _found(_run("yield-batch.toml"))
 
 
