@@ -1,5 +1,5 @@
 """How the store keeps what is not a run row as itself: batch rows as JSON, archives as encoded
-(or, in a big run, deflated) bytes, and a task's preview. Shared by the in-memory store
+(or, in a big run, deflated) bytes. Shared by the in-memory store
 (``actors/store/durable.py``) and the SQLite one (``actors/store/sqlite.py``), so both hold and hand
 back the same values."""
 
@@ -13,7 +13,6 @@ from typing import Any
 
 import attrs
 
-from actors.delivery.retention import ELLIPSIS, PREVIEW_CHARS
 from actors.yields.batch_record import BatchRow, BatchStatus
 
 
@@ -157,9 +156,3 @@ def unpack(stored: bytes) -> bytes:
 def stored_archive(payload: bytes, saved: int) -> bytes:
     """The archive as a store keeps it, when it is the ``saved``-th the store saved."""
     return pack(payload) if saved > DEFLATE_ARCHIVES_FROM else payload
-
-
-def preview(task: str) -> str:
-    """A cleaned-up run's task as the in-memory registry keeps it (DEL-16): whole up to
-    ``PREVIEW_CHARS`` characters, else cut to one less and marked with the ellipsis."""
-    return task if len(task) <= PREVIEW_CHARS else task[:PREVIEW_CHARS - 1] + ELLIPSIS

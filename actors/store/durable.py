@@ -23,12 +23,12 @@ from typing import Any
 
 import attrs
 
-from actors.delivery.retention import RunSummary
+from actors.delivery.retention import RunSummary, summarize
 from actors.delivery.run_record import Change, RunRecord, apply
 from actors.history import ArchiveRecord
 from actors.states import DeliveryStatus
 from actors.store.cache import OpenBatches, PendingTree
-from actors.store.codec import preview, stored_archive, stored_batch, unpack
+from actors.store.codec import stored_archive, stored_batch, unpack
 from actors.store.shared import StoreBase
 from actors.yields.batch_record import BatchRow
 
@@ -283,12 +283,7 @@ class RunStore(StoreBase):
                 continue
             kept = self._summaries.get(r.run_id)
             if kept is None or kept[0] is not r:
-                kept = self._summaries[r.run_id] = (r, RunSummary(
-                    r.run_id, r.child_session_key, r.requester, preview(r.task), r.required,
-                    None if r.outcome_status is None else r.outcome_status.value,
-                    r.delivery_status.value, r.created_at_ms, r.ended_at_ms, r.delivered_at_ms,
-                    r.cleaned_up_at_ms, r.generation,
-                    r.ended_at_ms if r.receipt_ended_at_ms is None else r.receipt_ended_at_ms))
+                kept = self._summaries[r.run_id] = (r, summarize(r))
             summaries.append(kept[1])
         return summaries
 
