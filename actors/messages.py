@@ -5,9 +5,9 @@ from __future__ import annotations
 import attrs
 
 from actors.gateway.routing import Target
-from actors.gateway.send_error import SendError
 from actors.permissions import OWNER, Caller
 from actors.private.rules import DEFAULT_OPTIONS, SpawnOptions
+from actors.records.send_error import SendError
 from actors.states import StepFinish, values
 
 

@@ -48,7 +48,7 @@ MUTANT_RECOVERY_UNBOUNDED = "recovery-unbounded"
 MUTANT_PAYLOAD_DROPPED_EARLY = "payload-dropped-early"
 MUTANT_FULL_TEXT_IN_MEMORY = "full-text-in-memory"
 MUTANT_MIRROR_BLOCKS_SEND = "mirror-blocks-send"
-# Receipts and recovery claims (actors/delivery/claims.py, actors/delivery/receipts.py).
+# Receipts and recovery claims (actors/records/claims.py, actors/delivery/receipts.py).
 MUTANT_CLAIM_CLEARED_FIRST = "claim-cleared-first"
 MUTANT_OTHER_RUN_PROOF = "other-run-proof"
 MUTANT_DELIVERED_IGNORES_CORRECTION = "delivered-ignores-correction"

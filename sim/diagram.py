@@ -35,7 +35,7 @@ MAX_SIBLINGS = 12  # modules in one folder, its __init__.py aside
 SUBSYSTEMS = (
     "actors.announce", "actors.child", "actors.consumers", "actors.delivery", "actors.events",
     "actors.gateway", "actors.history", "actors.inputs", "actors.nesting", "actors.private",
-    "actors.requester", "actors.store", "actors.yields",
+    "actors.records", "actors.requester", "actors.store", "actors.yields",
     "sim.bench", "sim.cli", "sim.explore", "sim.faults", "sim.html", "sim.invariants",
     "sim.scenario", "sim.world",
 )

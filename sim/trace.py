@@ -133,7 +133,7 @@ class Trace:
                 raise OverflowError(f"trace exceeded {self._limit} records")
             if seq >= SHARE_STRINGS_FROM:
                 self._share(data, 0)
-        # Built as in actors/delivery/run_record.py's ``apply``: plain slot stores into an
+        # Built as in actors/records/run_record.py's ``apply``: plain slot stores into an
         # ``_Appending``, then made a ``Record`` (0.4 µs instead of attrs' frozen ``__init__``'s
         # 1.0 µs, ~300 records a seed); ``Record(...)`` makes the same record.
         building: Any = _new(_Appending)  # Any: the type checker sees frozen fields

@@ -30,7 +30,6 @@ from actors.child.receipts import later_receipts
 from actors.child.steps import KILLED_ERROR as KILLED_ERROR
 from actors.child.steps import step_chunks, token_usage, tool_events, transcript_messages
 from actors.consumers import InProcessReader, consumer_views
-from actors.delivery.run_record import RunStarted
 from actors.messages import ChildEnded, ChildSpec, StepSpec
 from actors.mutants import (
     MUTANT_FAILED_RESULT_REPLAYED,
@@ -40,6 +39,7 @@ from actors.mutants import (
 )
 from actors.nesting.lane import Lane, LaneGrant
 from actors.nesting.session_queue import SessionGrant, SessionQueue
+from actors.records.run_record import RunStarted
 from actors.runtime import Port
 from actors.states import OutcomeStatus, StepFinish
 from actors.store.durable import RunStore

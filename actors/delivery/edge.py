@@ -10,8 +10,8 @@ from __future__ import annotations
 import attrs
 
 from actors import events
-from actors.delivery.run_record import Change, RunRecord, apply
 from actors.messages import Completion, CompletionAck, SendRejected
+from actors.records.run_record import Change, RunRecord, apply
 
 # -- inputs ------------------------------------------------------------------------------------
 

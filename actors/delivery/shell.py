@@ -19,7 +19,6 @@ import attrs
 
 from actors import addresses, announce, events
 from actors.child.frozen import cap_frozen_result
-from actors.delivery import retry
 from actors.delivery.edge import AckTimeout, Effect, OperatorAsked, Persist, Send, StartTimer
 from actors.delivery.payload import child_result as child_result
 from actors.delivery.payload import findings_section as findings_section
@@ -36,10 +35,8 @@ from actors.delivery.recovery import (
     RecoveryTimer,
     RecoveryWrite,
     final_answer,
-    is_recovery_key,
     needs_recovery,
 )
-from actors.delivery.run_record import Delivered, GaveUp, RunRecord
 from actors.delivery.table import DeliveryCore
 from actors.gateway import routing
 from actors.messages import (
@@ -61,6 +58,9 @@ from actors.mutants import (
 )
 from actors.nesting import findings
 from actors.private.rules import Hold, private_hold
+from actors.records import retry
+from actors.records.keys import is_recovery_key, is_subagent
+from actors.records.run_record import Delivered, GaveUp, RunRecord
 from actors.runtime import Crash, Port
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, Waiting
 from actors.store.durable import RunStore
@@ -89,14 +89,14 @@ def fallback_route(store: RunStore, record: RunRecord) -> str | None:
     one level up, as OpenClaw's flow does. None: that one is gone too (or unknown), so no
     fallback exists and the completion stays retryable."""
     requester = record.requester
-    if ":subagent:" not in requester or not store.session_deleted(requester):
+    if not is_subagent(requester) or not store.session_deleted(requester):
         return requester
     owner = store.latest_run(requester)
     if owner is None:
         return None
     if owner.ended_at_ms is None:
         return requester  # its run is still active: the session is still the parent
-    if ":subagent:" in owner.requester and store.session_deleted(owner.requester):
+    if is_subagent(owner.requester) and store.session_deleted(owner.requester):
         return None
     return owner.requester
 

@@ -26,7 +26,6 @@ import attrs
 
 from actors import events, mutants
 from actors.announce.labels import is_announce_skip
-from actors.delivery import retry
 from actors.delivery.attempts import DESCENDANT_RECHECK_MS as DESCENDANT_RECHECK_MS
 from actors.delivery.attempts import AttemptSteps
 from actors.delivery.edge import (
@@ -44,19 +43,20 @@ from actors.delivery.edge import (
 )
 from actors.delivery.receipts import Active, ReceiptSteps
 from actors.delivery.redrive import OperatorSteps
-from actors.delivery.retention import ResolvedRuns, RunSummary
-from actors.delivery.run_record import (
+from actors.messages import CompletionAck, SendRejected
+from actors.mutants import MUTANT_FULL_TEXT_IN_MEMORY
+from actors.private.delivery import PrivateSteps
+from actors.private.rules import Hold, window_deadline_ms
+from actors.records import retry
+from actors.records.retention import ResolvedRuns, RunSummary
+from actors.records.run_record import (
     Change,
     CleanedUp,
     RunRecord,
     completion_key,
     generation_key,
 )
-from actors.gateway.send_error import SendError
-from actors.messages import CompletionAck, SendRejected
-from actors.mutants import MUTANT_FULL_TEXT_IN_MEMORY
-from actors.private.delivery import PrivateSteps
-from actors.private.rules import Hold, window_deadline_ms
+from actors.records.send_error import SendError
 from actors.states import (
     DeliveryStatus,
     EvidenceKind,

@@ -5,7 +5,7 @@ hands the rendered text to the requester session (an internal injection: the ses
 transcript) and, when the session is bound to an external channel (a follow-up agent call with
 ``deliver=true``), first sends the text to that channel, split into chunks when the channel
 limits a message's length. It answers the delivery actor with the session's acknowledgement or a
-typed error chain (:class:`~actors.gateway.send_error.SendError`).
+typed error chain (:class:`~actors.records.send_error.SendError`).
 
 Chunked text fallback (reference §c11, DEL-11): when a chunk fails or aborts after earlier chunks
 reached the channel, the send is incomplete; the error names the chunk and carries the evidence
@@ -26,8 +26,8 @@ from typing import Protocol
 
 import attrs
 
-from actors.gateway.send_error import ErrorClass, SendError, classify
 from actors.messages import Completion, CompletionAck, SendRejected
+from actors.records.send_error import ErrorClass, SendError, classify
 
 # A session with no channel of its own is one injection: its "chunk" is the whole text.
 ABORTED = "This operation was aborted"

@@ -12,8 +12,6 @@ import functools
 import attrs
 
 from actors import addresses, events
-from actors.delivery.recovery import is_recovery_key
-from actors.delivery.retry import ANNOUNCE_TIMEOUT_MS
 from actors.gateway.core import (
     MUTANT_CHUNK_TO_LINE_END,
     ChunkFailed,
@@ -25,7 +23,6 @@ from actors.gateway.core import (
     ToChannel,
 )
 from actors.gateway.mirror import LaneTimeout, Mirror, SessionLanes
-from actors.gateway.send_error import SendError
 from actors.messages import (
     Completion,
     CompletionAck,
@@ -34,6 +31,9 @@ from actors.messages import (
     TranscriptMirror,
 )
 from actors.mutants import MUTANT_MIRROR_BLOCKS_SEND
+from actors.records.keys import is_recovery_key
+from actors.records.retry import ANNOUNCE_TIMEOUT_MS
+from actors.records.send_error import SendError
 from actors.runtime import Port
 
 

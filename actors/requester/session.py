@@ -18,6 +18,7 @@ import enum
 import attrs
 
 from actors.messages import Completion, CompletionAck, RecoveredAnswer, TranscriptMirror
+from actors.records.keys import is_subagent
 
 # Known-bug variants (SIM-8, listed in actors/mutants.py): the session records every completion;
 # the last receipt to arrive owns the reply, whatever its end time.
@@ -128,7 +129,7 @@ class SessionCore:
 
 def child_session_key(requester_key: str, child_id: str) -> str:
     """``agent:<agentId>:subagent:<id>``; a nested child appends another segment (reference §a)."""
-    if ":subagent:" in requester_key:
+    if is_subagent(requester_key):
         return f"{requester_key}:subagent:{child_id}"
     parts = requester_key.split(":")
     agent_id = parts[1] if len(parts) > 1 and parts[0] == "agent" else "main"

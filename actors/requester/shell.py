@@ -14,9 +14,7 @@ import trio
 
 from actors import addresses, events
 from actors.child.shell import run_child
-from actors.delivery.run_record import DeliverySuppressed, RunRecord
 from actors.events.private import PrivateRefused
-from actors.gateway.send_error import SendError
 from actors.history import ArchiveStore, Reader, read_run_history, sessions_history
 from actors.messages import (
     AbortChild,
@@ -51,6 +49,9 @@ from actors.nesting.spawn_limits import refusal as spawn_refusal
 from actors.permissions import DEFAULT_OWNER, Caller, refusal
 from actors.private.rules import COMPLETION_TARGET_PARENT
 from actors.private.rules import spawn_refusal as private_refusal
+from actors.records.keys import is_subagent
+from actors.records.run_record import DeliverySuppressed, RunRecord
+from actors.records.send_error import SendError
 from actors.requester.session import Receipt, SessionCore, child_session_key
 from actors.requester.turns import receive_wake, turn_act
 from actors.requester.waves import receive_wave_wake
@@ -121,7 +122,7 @@ async def run_requester(
                     return
                 # A nested session spawns from its run in progress (the run it belongs to):
                 # the run holding its session, not a later one queued behind it.
-                nested = ":subagent:" in session_key
+                nested = is_subagent(session_key)
                 own_run = _own_run(store, sessions, session_key) if nested else None
                 running = not nested or (own_run is not None and own_run.ended_at_ms is None
                                          and own_run.started_at_ms is not None)

@@ -7,7 +7,6 @@ the delivery side reads before a wake)."""
 from __future__ import annotations
 
 from actors import addresses, events
-from actors.delivery.run_record import Delivered, YieldFrozen
 from actors.events import batches as batch_events
 from actors.messages import (
     BatchReady,
@@ -24,10 +23,11 @@ from actors.mutants import (
     MUTANT_STATUS_CHECK_CONSUMES_PRIVATE,
     MUTANT_WAKE_INTO_BUSY_TURN,
 )
+from actors.records.batch_record import BatchRow, BatchStatus, agent_id
+from actors.records.run_record import Delivered, YieldFrozen
 from actors.requester.session import SessionCore
 from actors.runtime import Port
 from actors.store.durable import RunStore
-from actors.yields.batch_record import BatchRow, BatchStatus, agent_id
 from actors.yields.turns import ReplyMode, Turn, TurnCore, TurnEnd, TurnState
 
 # In message_tool mode, how often the resumed turn's model forgets to call the message tool

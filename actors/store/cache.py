@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from actors.delivery.run_record import Change, CleanedUp, RunEnded, RunRecord, apply
-from actors.yields.batch_record import BatchRow
+from actors.records.batch_record import BatchRow
+from actors.records.run_record import Change, CleanedUp, RunEnded, RunRecord, apply
 
 # A bound on the decoded records kept (each may hold a run's task and result text, which the
 # database holds too): the cache is emptied when full, so a big run's memory does not grow with it.

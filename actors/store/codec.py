@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from actors.yields.batch_record import BatchRow, BatchStatus
+from actors.records.batch_record import BatchRow, BatchStatus
 
 
 def batch_payload(row: BatchRow) -> str:

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from actors.delivery.edge import Persist
-from actors.delivery.run_record import HandedToBatch, RunRecord
 from actors.events import batches as batch_events
+from actors.records.run_record import HandedToBatch, RunRecord
 
 
 class BatchHandover:

@@ -18,14 +18,14 @@ from actors import mutants as mutant_names
 from actors.announce import ChildResult
 from actors.announce.wake import ROUTE_CAP, Wake, format_wake, route_section
 from actors.delivery.edge import BatchClaim, Effect, RunFinished
-from actors.delivery.retention import summarize
-from actors.delivery.run_record import RunRecord
 from actors.delivery.table import DeliveryCore
 from actors.messages import BatchReady, CompletionAck, SendRejected
+from actors.records.batch_record import SETTLE_KEY_PREFIX, BatchRow, BatchStatus
+from actors.records.retention import summarize
+from actors.records.run_record import RunRecord
 from actors.runtime import Port
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus
 from actors.store.durable import RunStore
-from actors.yields.batch_record import SETTLE_KEY_PREFIX, BatchRow, BatchStatus
 from actors.yields.batch_wake import (
     BatchWakeCore,
     ClaimMember,

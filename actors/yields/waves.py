@@ -20,7 +20,7 @@ import enum
 import attrs
 
 from actors import mutants
-from actors.delivery.run_record import RunRecord
+from actors.records.run_record import RunRecord
 from actors.states import DeliveryStatus
 
 _OPEN_END = 2**62  # a sibling still running: its interval has no end yet

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import attrs
 
-from actors.gateway.send_error import SendError
 from actors.permissions import Caller
+from actors.records.send_error import SendError
 
 
 @attrs.frozen

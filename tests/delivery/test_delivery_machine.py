@@ -31,11 +31,11 @@ from hypothesis.stateful import (
 )
 
 from actors.delivery.edge import Effect, Input, Persist, Restored, RunFinished, Send, StartTimer
-from actors.delivery.run_record import RunEnded, RunRecord, apply
 from actors.delivery.table import DeliveryCore, DeliveryProtocolError
-from actors.gateway.send_error import SendError
 from actors.messages import Completion, CompletionAck, SendRejected
 from actors.mutants import MUTANT_FRESH_KEY_AFTER_RESTART
+from actors.records.run_record import RunEnded, RunRecord, apply
+from actors.records.send_error import SendError
 from actors.states import DeliveryStatus, OutcomeStatus, Waiting
 
 REQUESTER = "agent:main:main"

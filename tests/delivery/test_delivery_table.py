@@ -8,7 +8,11 @@ import attrs
 import pytest
 
 from actors.delivery.edge import AckTimeout, AttemptDue, Restored, RunFinished, TryDue
-from actors.delivery.run_record import (
+from actors.delivery.shell import render, requester_kind
+from actors.delivery.table import INPUT_TYPES, TABLE, DeliveryCore, DeliveryProtocolError
+from actors.events import StaleInput
+from actors.messages import CompletionAck, SendRejected
+from actors.records.run_record import (
     CHANGE_TYPES,
     AttemptStarted,
     ClaimMoved,
@@ -33,11 +37,7 @@ from actors.delivery.run_record import (
     apply,
     columns,
 )
-from actors.delivery.shell import render, requester_kind
-from actors.delivery.table import INPUT_TYPES, TABLE, DeliveryCore, DeliveryProtocolError
-from actors.events import StaleInput
-from actors.gateway.send_error import SendError
-from actors.messages import CompletionAck, SendRejected
+from actors.records.send_error import SendError
 from actors.states import ClaimPhase, DeliveryStatus, EvidenceKind, OutcomeStatus, Waiting
 from sim import diagram
 

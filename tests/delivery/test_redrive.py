@@ -12,9 +12,9 @@ import pytest
 from actors import events
 from actors.delivery.edge import OperatorAsked, Persist, RunFinished, Send
 from actors.delivery.redrive import Action, Refusal, refusal
-from actors.delivery.run_record import Dismissed, Redriven, RunRecord
 from actors.delivery.table import DeliveryCore
 from actors.mutants import MUTANT_GIVE_UP_CORRECTION_SENDS, MUTANT_REDRIVE_SAME_GENERATION
+from actors.records.run_record import Dismissed, Redriven, RunRecord
 from actors.states import ClaimPhase, DeliveryStatus, OutcomeStatus
 from sim import invariants, scenario
 from sim.invariants.delivery.chunks import incomplete_not_retried

@@ -27,8 +27,8 @@ from actors.gateway.core import (
     split_chunks,
 )
 from actors.gateway.routing import Target
-from actors.gateway.send_error import ErrorClass, SendError, classify
 from actors.messages import Completion, SendRejected
+from actors.records.send_error import ErrorClass, SendError, classify
 from sim import scenario
 from sim.world import core as world
 from tests.conftest import SCENARIOS

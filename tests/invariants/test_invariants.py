@@ -16,9 +16,9 @@ import actors.consumers.activation
 import actors.consumers.in_process
 import actors.consumers.views
 import actors.delivery.payload
-from actors.delivery.run_record import RunRecord
 from actors.delivery.table import DeliveryCore
 from actors.messages import Completion, CompletionAck
+from actors.records.run_record import RunRecord
 from actors.requester.session import Receipt, SessionCore
 from actors.states import DeliveryStatus
 from sim import invariants, scenario

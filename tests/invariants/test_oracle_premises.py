@@ -12,8 +12,8 @@ import pytest
 
 import actors.yields.delivery_wakes
 from actors import events
-from actors.delivery.run_record import RunRecord
 from actors.delivery.table import DeliveryCore
+from actors.records.run_record import RunRecord
 from actors.states import DeliveryStatus, GiveUpReason
 from sim.invariants.base import Violation
 from sim.invariants.delivery.lifecycle import cleanup_once

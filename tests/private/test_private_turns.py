@@ -11,13 +11,13 @@ import pytest
 import actors.requester.turns
 import actors.yields.batch_wake
 import actors.yields.delivery_wakes
-from actors.delivery.run_record import RunRecord
 from actors.mutants import (
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL,
     MUTANT_STATUS_CHECK_CONSUMES_PRIVATE,
     MUTANT_WAIT_EARLIER_TURN,
 )
-from actors.yields.batch_record import BatchRow, BatchStatus
+from actors.records.batch_record import BatchRow, BatchStatus
+from actors.records.run_record import RunRecord
 from sim import scenario
 from sim.invariants.yields.yield_batches import wake_not_delayed
 from sim.world import core as world

@@ -9,7 +9,7 @@ import pytest
 import trio
 import trio.testing
 
-from actors.delivery.run_record import RunRecord
+from actors.records.run_record import RunRecord
 from actors.store import codec as store_codec
 from actors.store.durable import RunStore
 from actors.store.sqlite import SqliteStore

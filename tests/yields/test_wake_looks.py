@@ -15,13 +15,13 @@ import pytest
 from actors import mutants
 from actors.delivery import table
 from actors.delivery.edge import BatchClaim
-from actors.delivery.run_record import RunRecord
 from actors.delivery.shell import render, requester_kind
 from actors.delivery.table import DeliveryCore
+from actors.records.batch_record import BatchRow, BatchStatus
+from actors.records.run_record import RunRecord
 from actors.states import DeliveryStatus, OutcomeStatus
 from actors.store.durable import RunStore
 from actors.yields import batch_handover, delivery_wakes
-from actors.yields.batch_record import BatchRow, BatchStatus
 from actors.yields.batch_wake import Effect, WakeAckTimeout, WakeTimer
 from sim.bench.detect import default_world
 from sim.bench.scale import world_with

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from actors.delivery.run_record import RunRecord
 from actors.mutants import MUTANT_WAVE_STALE_SIBLING
+from actors.records.run_record import RunRecord
 from actors.states import DeliveryStatus
 from actors.yields import waves
 from actors.yields.delivery_waves import top_level, turn_session

@@ -11,8 +11,8 @@ import pytest
 import actors.yields.batch_wake
 import actors.yields.delivery_wakes
 from actors.mutants import MUTANT_TWO_WAKES, MUTANT_WAIT_EARLIER_TURN, MUTANT_WAKE_INTO_BUSY_TURN
+from actors.records.batch_record import BatchRow, BatchStatus
 from actors.store.durable import RunStore
-from actors.yields.batch_record import BatchRow, BatchStatus
 from sim import scenario
 from sim.world import core as world
 from tests.conftest import SCENARIOS

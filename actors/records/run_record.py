@@ -53,7 +53,7 @@ class RunRecord:
     # DEL-6: the run of the requester session that spawned this one (None: a top-level
     # requester). A run's findings are its direct children's rows, scoped by this column.
     requester_run_id: str | None = None
-    # -- receipts, recovery claims and delivery evidence (DEL-12, DEL-13; actors/delivery/claims.py)
+    # -- receipts, recovery claims and delivery evidence (DEL-12, DEL-13; actors/records/claims.py)
     # -- The delivery generation: a correction from the producer reopens a delivered run as the
     # next one (its own idempotency key, see :func:`generation_key`).
     generation: int = 1
