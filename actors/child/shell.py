@@ -23,19 +23,24 @@ import trio
 
 from actors import addresses, events
 from actors.child.agent_loop import AgentLoop, Encoding, StepOutcome
+from actors.child.consumers import InProcessReader, consumer_views
 from actors.child.frozen import FROZEN_RESULT_MAX_BYTES, cap_frozen_result, utf8_size
 from actors.child.logs import SessionHeader, child_owned, last_epoch
-from actors.child.output import ContentBlock, JsonObject, final_output, text_of
+from actors.child.output import (
+    ContentBlock,
+    JsonObject,
+    final_output,
+    last_assistant_message,
+    text_of,
+)
 from actors.child.receipts import later_receipts
 from actors.child.steps import KILLED_ERROR as KILLED_ERROR
 from actors.child.steps import step_chunks, token_usage, tool_events, transcript_messages
-from actors.consumers import InProcessReader, consumer_views
 from actors.messages import ChildEnded, ChildSpec, StepSpec
 from actors.mutants import (
     MUTANT_FAILED_RESULT_REPLAYED,
     MUTANT_LAST_ASSISTANT_MESSAGE,
     MUTANT_STOP_REASON_COMPLETED,
-    last_assistant_message,
 )
 from actors.nesting.lane import Lane, LaneGrant
 from actors.nesting.session_queue import SessionGrant, SessionQueue

@@ -76,7 +76,7 @@ class AttemptDue:
 @attrs.frozen
 class BatchClaim:
     """The batch-wake outbox asks for a yielded member's result
-    (actors/yields/batch_handover.py)."""
+    (actors/delivery/wakes/batch_handover.py)."""
 
     record: RunRecord
 

@@ -109,7 +109,7 @@ class ReceiptSteps:
 
     def _private_gate(self, record: RunRecord, now_ms: int
                       ) -> tuple[RunRecord, list[Effect], bool]:
-        raise NotImplementedError  # actors/private/delivery.py
+        raise NotImplementedError  # actors/delivery/private_steps.py
 
     def restore(self, records: Iterable[RunRecord], now_ms: int) -> list[Effect]:
         """Pick up every ended run whose required delivery is still pending, and finish the
@@ -146,7 +146,8 @@ class ReceiptSteps:
         concrete = carried_error(None, record)
         # Whether an earlier try was answered is not persisted: after a restart any earlier
         # attempt may have reached the requester (a refusal seen since proves nothing about it),
-        # so a yield batch never takes this run's result over (actors/yields/batch_handover.py).
+        # so a yield batch never takes this run's result over
+        # (actors/delivery/wakes/batch_handover.py).
         active = self._active[record.run_id] = Active(record, key, concrete_error=concrete,
                                                       ambiguous=record.attempt_count > 0)
         due = record.next_attempt_at_ms

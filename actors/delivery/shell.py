@@ -38,6 +38,8 @@ from actors.delivery.recovery import (
     needs_recovery,
 )
 from actors.delivery.table import DeliveryCore
+from actors.delivery.wakes.delivery_wakes import Wakes
+from actors.delivery.wakes.delivery_waves import Waves
 from actors.gateway import routing
 from actors.messages import (
     ChildEnded,
@@ -64,8 +66,6 @@ from actors.records.run_record import Delivered, GaveUp, RunRecord
 from actors.runtime import Crash, Port
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, Waiting
 from actors.store.durable import RunStore
-from actors.yields.delivery_wakes import Wakes
-from actors.yields.delivery_waves import Waves
 from actors.yields.turns import TurnState
 
 
@@ -303,7 +303,8 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
                     port.probe(_CRASH_IN_WAIT[waiting])
             raise
         if wakes.owns(message):
-            wakes.handle(message)  # a yield batch's: its wake (actors/yields/delivery_wakes.py)
+            # a yield batch's: its wake (actors/delivery/wakes/delivery_wakes.py)
+            wakes.handle(message)
             _waves(waves, cleaned)
             continue
         if recovery.handle(message):

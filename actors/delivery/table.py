@@ -41,11 +41,12 @@ from actors.delivery.edge import (
     TryDue,
     persisted,
 )
+from actors.delivery.private_steps import PrivateSteps
 from actors.delivery.receipts import Active, ReceiptSteps
 from actors.delivery.redrive import OperatorSteps
+from actors.delivery.wakes.batch_handover import BatchHandover
 from actors.messages import CompletionAck, SendRejected
 from actors.mutants import MUTANT_FULL_TEXT_IN_MEMORY
-from actors.private.delivery import PrivateSteps
 from actors.private.rules import Hold, window_deadline_ms
 from actors.records import retry
 from actors.records.retention import ResolvedRuns, RunSummary
@@ -63,7 +64,6 @@ from actors.states import (
     GiveUpReason,
     Waiting,
 )
-from actors.yields.batch_handover import BatchHandover
 
 K = TypeVar("K")
 
@@ -360,7 +360,7 @@ TABLE: Mapping[tuple[Waiting, type], Transition] = {
     (TRY_WAIT, OperatorAsked): _T("_operator", (TRY_WAIT,), "refuse: a send is in flight"),
     (ATTEMPT_WAIT, OperatorAsked): _T("_operator", (IDLE, ACK, ATTEMPT_WAIT),
                                       "redrive a paused run as its next generation, or refuse"),
-    # a yielded batch claims a member's result (actors/yields/batch_handover.py)
+    # a yielded batch claims a member's result (actors/delivery/wakes/batch_handover.py)
     (IDLE, BatchClaim): _T("_claim_idle", (IDLE,), "nothing in flight: hand an ended run over"),
     (ACK, BatchClaim): _T("_claim_later", (ACK,), "a try is out: its answer decides"),
     (TRY_WAIT, BatchClaim): _T("_claimed", (IDLE, TRY_WAIT), "hand over to the batch"),

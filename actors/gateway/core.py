@@ -31,9 +31,6 @@ from actors.records.send_error import ErrorClass, SendError, classify
 
 # A session with no channel of its own is one injection: its "chunk" is the whole text.
 ABORTED = "This operation was aborted"
-# The known bug (actors/mutants.py): lines are kept whole by running past the limit to the next
-# line break, so a chunk overflows its channel's longest message.
-MUTANT_CHUNK_TO_LINE_END = "chunk-overflows-to-line-end"
 
 
 @attrs.frozen

@@ -13,7 +13,6 @@ import attrs
 
 from actors import addresses, events
 from actors.gateway.core import (
-    MUTANT_CHUNK_TO_LINE_END,
     ChunkFailed,
     GatewayCore,
     GatewayFaults,
@@ -30,7 +29,7 @@ from actors.messages import (
     SendRejected,
     TranscriptMirror,
 )
-from actors.mutants import MUTANT_MIRROR_BLOCKS_SEND
+from actors.mutants import MUTANT_CHUNK_TO_LINE_END, MUTANT_MIRROR_BLOCKS_SEND
 from actors.records.keys import is_recovery_key
 from actors.records.retry import ANNOUNCE_TIMEOUT_MS
 from actors.records.send_error import SendError

@@ -18,14 +18,12 @@ import enum
 import attrs
 
 from actors.messages import Completion, CompletionAck, RecoveredAnswer, TranscriptMirror
+from actors.mutants import (
+    MUTANT_COMPACTION_FORGETS_TURNS,
+    MUTANT_DEDUPE_OFF,
+    MUTANT_RECEIPT_BY_ARRIVAL,
+)
 from actors.records.keys import is_subagent
-
-# Known-bug variants (SIM-8, listed in actors/mutants.py): the session records every completion;
-# the last receipt to arrive owns the reply, whatever its end time.
-MUTANT_DEDUPE_OFF = "dedupe-off"
-# ... and compaction drops the turn identities of the inputs it folds (DEL-7).
-MUTANT_COMPACTION_FORGETS_TURNS = "compaction-drops-turns"
-MUTANT_RECEIPT_BY_ARRIVAL = "receipt-by-arrival"
 
 
 class Receipt(enum.Enum):

@@ -14,6 +14,7 @@ import trio
 
 from actors import addresses, events
 from actors.child.shell import run_child
+from actors.delivery.wakes.batch_wake import SETTLE_TOOL
 from actors.events.private import PrivateRefused
 from actors.history import ArchiveStore, Reader, read_run_history, sessions_history
 from actors.messages import (
@@ -41,9 +42,10 @@ from actors.mutants import (
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN,
     MUTANT_PRIVATE_AFTER_RESET,
     MUTANT_RESET_KEEPS_CHILDREN,
+    MUTANT_SESSION_QUEUE_OFF,
 )
 from actors.nesting.lane import Lane
-from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_OFF, SessionQueue
+from actors.nesting.session_queue import SessionQueue
 from actors.nesting.spawn_limits import NO_LIMITS, SpawnLimits
 from actors.nesting.spawn_limits import refusal as spawn_refusal
 from actors.permissions import DEFAULT_OWNER, Caller, refusal
@@ -57,7 +59,6 @@ from actors.requester.turns import receive_wake, turn_act
 from actors.requester.waves import receive_wave_wake
 from actors.runtime import Port
 from actors.store.durable import RunStore
-from actors.yields.batch_wake import SETTLE_TOOL
 from actors.yields.turns import ReplyMode, TurnCore
 
 # Session-control messages and the action each one is (DEL-17).

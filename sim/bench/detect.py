@@ -27,9 +27,10 @@ QUICK_MUTANTS = ("last-assistant-message", "dedupe-off", "key-without-run-id",
 
 def default_world() -> Any:
     """Explore's default world (sim/default_world.toml), as ``explore`` loads it."""
-    from sim.cli.args import load_world
+    from sim import scenario
+    from sim.explore.worlds import default_world_path
 
-    return load_world(None)
+    return scenario.load(default_world_path())
 
 
 def _plain(spec: Any) -> Iterator[Any]:

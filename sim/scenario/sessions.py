@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
-from actors.gateway.routing import WEBCHAT, Target
+from actors.gateway.routing import WEBCHAT
 from actors.inputs import Node
+from actors.messages import Target
 from actors.permissions import REPORT_PREFIX, Caller
 from actors.records.keys import is_subagent
 from sim.scenario.model import MAX_CHUNK_CHARS, MAX_SESSIONS, SessionDef

@@ -14,6 +14,7 @@ from actors import mutants
 from actors.delivery.edge import Persist
 from actors.delivery.table import DeliveryCore
 from actors.messages import Completion, CompletionAck
+from actors.mutants import MUTANT_RECEIPT_BY_ARRIVAL
 from actors.records.claims import Reconcile, reconcile, resolution
 from actors.records.run_record import (
     ClaimMoved,
@@ -23,7 +24,7 @@ from actors.records.run_record import (
     completion_key,
     generation_key,
 )
-from actors.requester.session import MUTANT_RECEIPT_BY_ARRIVAL, Receipt, SessionCore, reply_key
+from actors.requester.session import Receipt, SessionCore, reply_key
 from actors.states import ClaimPhase, DeliveryStatus, EvidenceKind, OutcomeStatus
 from sim import scenario
 from sim.world import core as world

@@ -26,8 +26,7 @@ from actors.gateway.core import (
     ToChannel,
     split_chunks,
 )
-from actors.gateway.routing import Target
-from actors.messages import Completion, SendRejected
+from actors.messages import Completion, SendRejected, Target
 from actors.records.send_error import ErrorClass, SendError, classify
 from sim import scenario
 from sim.world import core as world

@@ -6,8 +6,8 @@ member's own delivery (its end, a restore, the next attempt or try, a failed try
 whether a yield froze it into a batch; if so it stops, records the hand-over, and forgets the
 run, so no expiry, backoff or cleanup of that one child can run under the batch (YLD-2). A try
 already out is left to its answer: an acknowledgement delivers it individually, anything else
-hands it over. The outbox (``actors/yields/batch_wake.py``) may also claim a member whose delivery
-is only waiting (:class:`~actors.delivery.edge.BatchClaim`).
+hands it over. The outbox (``actors/delivery/wakes/batch_wake.py``) may also claim a member
+whose delivery is only waiting (:class:`~actors.delivery.edge.BatchClaim`).
 """
 
 from __future__ import annotations

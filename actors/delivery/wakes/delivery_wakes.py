@@ -1,5 +1,5 @@
 """The delivery actor's side of yield batches: the batch-wake outbox core
-(``actors/yields/batch_wake.py``) fed from the store, and the wake's text
+(``actors/delivery/wakes/batch_wake.py``) fed from the store, and the wake's text
 (``actors/announce/wake.py``).
 
 The delivery shell hands it the messages that are a batch's (a frozen batch, its timers, the
@@ -19,14 +19,7 @@ from actors.announce import ChildResult
 from actors.announce.wake import ROUTE_CAP, Wake, format_wake, route_section
 from actors.delivery.edge import BatchClaim, Effect, RunFinished
 from actors.delivery.table import DeliveryCore
-from actors.messages import BatchReady, CompletionAck, SendRejected
-from actors.records.batch_record import SETTLE_KEY_PREFIX, BatchRow, BatchStatus
-from actors.records.retention import summarize
-from actors.records.run_record import RunRecord
-from actors.runtime import Port
-from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus
-from actors.store.durable import RunStore
-from actors.yields.batch_wake import (
+from actors.delivery.wakes.batch_wake import (
     BatchWakeCore,
     ClaimMember,
     Member,
@@ -37,7 +30,14 @@ from actors.yields.batch_wake import (
     WakeDue,
     WakeTimer,
 )
-from actors.yields.batch_wake import Effect as WakeEffect
+from actors.delivery.wakes.batch_wake import Effect as WakeEffect
+from actors.messages import BatchReady, CompletionAck, SendRejected
+from actors.records.batch_record import SETTLE_KEY_PREFIX, BatchRow, BatchStatus
+from actors.records.retention import summarize
+from actors.records.run_record import RunRecord
+from actors.runtime import Port
+from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus
+from actors.store.durable import RunStore
 
 KILLED = "subagent run terminated"  # an aborted child's error (it did not finish)
 # One frozen ``Requester`` per incarnation, not one per batch look (one after every message of
