@@ -36,6 +36,7 @@ from actors.child.output import (
 from actors.child.receipts import later_receipts
 from actors.child.steps import KILLED_ERROR as KILLED_ERROR
 from actors.child.steps import step_chunks, token_usage, tool_events, transcript_messages
+from actors.child.store import ChildStore
 from actors.messages import ChildEnded, ChildSpec, StepSpec
 from actors.mutants import (
     MUTANT_FAILED_RESULT_REPLAYED,
@@ -47,7 +48,6 @@ from actors.nesting.session_queue import SessionGrant, SessionQueue
 from actors.records.run_record import RunStarted
 from actors.runtime import Port
 from actors.states import OutcomeStatus, StepFinish
-from actors.store.durable import RunStore
 
 
 @attrs.define
@@ -129,7 +129,7 @@ def _tool_text(data: JsonObject) -> str:
 
 
 async def run_child(
-    port: Port, spec: ChildSpec, run_id: str, child_key: str, store: RunStore,
+    port: Port, spec: ChildSpec, run_id: str, child_key: str, store: ChildStore,
     scope: trio.CancelScope, mutants: frozenset[str] = frozenset(), lane: Lane | None = None,
     queued: bool = False, sessions: SessionQueue | None = None, session_queued: bool = False,
 ) -> None:

@@ -37,6 +37,7 @@ from actors.delivery.recovery import (
     final_answer,
     needs_recovery,
 )
+from actors.delivery.store import DeliveryStore
 from actors.delivery.table import DeliveryCore
 from actors.delivery.wakes.delivery_wakes import Wakes
 from actors.delivery.wakes.delivery_waves import Waves
@@ -65,11 +66,10 @@ from actors.records.keys import is_recovery_key, is_subagent
 from actors.records.run_record import Delivered, GaveUp, RunRecord
 from actors.runtime import Crash, Port
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, Waiting
-from actors.store.durable import RunStore
 from actors.yields.turns import TurnState
 
 
-def private_hold_in(store: RunStore, record: RunRecord) -> Hold:
+def private_hold_in(store: DeliveryStore, record: RunRecord) -> Hold:
     """What the store says about a private run: its spawning turn's state and the requester
     session's current incarnation (None once its entry, or a nested requester's session, is
     deleted)."""
@@ -83,7 +83,7 @@ def private_hold_in(store: RunStore, record: RunRecord) -> Hold:
                         current)
 
 
-def fallback_route(store: RunStore, record: RunRecord) -> str | None:
+def fallback_route(store: DeliveryStore, record: RunRecord) -> str | None:
     """The session a run's completion goes to (DEL-4, reference §c2): its requester; when that
     is a nested session that was deleted and whose run is over, that session's own requester,
     one level up, as OpenClaw's flow does. None: that one is gone too (or unknown), so no
@@ -132,7 +132,7 @@ class _Recovery:
     """Lost-answer recovery beside the delivery core (DEL-2, actors/delivery/recovery.py): which
     ended runs are silent, and the recovery core that runs once their (no output) is delivered."""
 
-    def __init__(self, port: Port, store: RunStore, mutants: frozenset[str],
+    def __init__(self, port: Port, store: DeliveryStore, mutants: frozenset[str],
                  kind: Callable[[str], announce.RequesterKind]) -> None:
         self.port, self.store = port, store
         self.off = MUTANT_NO_ANSWER_RECOVERY in mutants
@@ -226,7 +226,7 @@ class _AckTimers:
         self.port.set_timer(effect.delay_ms, payload, wanted)
 
 
-async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
+async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str],
                        routes: Mapping[str, routing.SessionRouting] | None = None,
                        expose: Callable[[Callable[[], dict[str, Any]]], None] | None = None
                        ) -> None:
@@ -345,7 +345,7 @@ def _waves(waves: Waves, cleaned: list[str]) -> None:
     waves.check()
 
 
-def _perform(port: Port, store: RunStore, effects: Iterable[Effect],
+def _perform(port: Port, store: DeliveryStore, effects: Iterable[Effect],
              routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str],
              recovery: _Recovery, cleaned: list[str], acks: _AckTimers) -> None:
     try:
@@ -368,7 +368,7 @@ _CRASH_PROBES: dict[str, str] = {
 }
 
 
-def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],
+def _perform_each(port: Port, store: DeliveryStore, effects: Iterable[Effect],
                   routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str],
                   recovery: _Recovery, cleaned: list[str], acks: _AckTimers) -> None:
     for effect in effects:

@@ -26,6 +26,7 @@ from typing import Protocol
 
 import attrs
 
+from actors.events.gateway import ChannelChunk, ChunkFailed
 from actors.messages import Completion, CompletionAck, SendRejected
 from actors.records.send_error import ErrorClass, SendError, classify
 
@@ -110,32 +111,8 @@ def split_chunks(text: str, chunk_chars: int | None,
     return tuple(chunks)
 
 
-# -- effects ------------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class ToChannel:
-    """Chunk ``index`` of ``total`` reached ``channel`` (what the channel's user sees)."""
-
-    channel: str
-    session: str
-    run_id: str
-    key: str
-    index: int
-    total: int
-    text: str
-    to: str | None = None
-    thread: str | None = None
-
-
-@attrs.frozen
-class ChunkFailed:
-    channel: str
-    run_id: str
-    key: str
-    index: int
-    total: int
-    error: SendError
+# -- effects: besides these two, the trace records the gateway emits as they are (a chunk on a
+# channel, a failed chunk: actors/events/gateway.py) ----------------------------------------
 
 
 @attrs.frozen
@@ -153,7 +130,7 @@ class Reply:
     echo_ms: int | None = None  # a copy of the answer follows this much later
 
 
-GatewayEffect = ToChannel | ChunkFailed | Inject | Reply
+GatewayEffect = ChannelChunk | ChunkFailed | Inject | Reply
 
 
 class CallState(enum.Enum):
@@ -217,14 +194,14 @@ class GatewayCore:
                 if index > 0 or classify(error) is ErrorClass.SENT:
                     self.calls[completion.key] = CallState.INCOMPLETE
                 yield ChunkFailed(channel, completion.run_id, completion.key, index, len(chunks),
-                                  error)
+                                  error.to_json())
                 yield Reply(SendRejected(completion.key, completion.run_id, error),
                             verdict.echo_ms)
                 return
             assert completion.target is not None
-            yield ToChannel(channel, completion.requester, completion.run_id, completion.key,
-                            index, len(chunks), text, completion.target.to,
-                            completion.target.thread)
+            yield ChannelChunk(channel, completion.requester, completion.run_id, completion.key,
+                               index, len(chunks), text, completion.target.to,
+                               completion.target.thread)
         self.calls[completion.key] = CallState.SENT
         yield Inject(completion)
 

@@ -13,13 +13,11 @@ import attrs
 
 from actors import addresses, events
 from actors.gateway.core import (
-    ChunkFailed,
     GatewayCore,
     GatewayFaults,
     Inject,
     Reply,
     Route,
-    ToChannel,
 )
 from actors.gateway.mirror import LaneTimeout, Mirror, SessionLanes
 from actors.messages import (
@@ -76,14 +74,8 @@ async def run_gateway(port: Port, routes: dict[str, Route], faults: GatewayFault
         message = await port.receive()
         if isinstance(message, Completion):
             for effect in core.call(message):
-                if isinstance(effect, ToChannel):
-                    port.emit(events.ChannelChunk(effect.channel, effect.session, effect.run_id,
-                                                  effect.key, effect.index, effect.total,
-                                                  effect.text, effect.to, effect.thread))
-                elif isinstance(effect, ChunkFailed):
-                    port.emit(events.ChunkFailed(effect.channel, effect.run_id, effect.key,
-                                                 effect.index, effect.total,
-                                                 effect.error.to_json()))
+                if isinstance(effect, events.ChannelChunk | events.ChunkFailed):
+                    port.emit(effect)  # the core's trace records, as they are
                 elif isinstance(effect, Inject):
                     completion = effect.completion
                     owner = completion.requester

@@ -65,7 +65,7 @@ def detect(mutant: str, cap: int = STEP_CAP, scenario: Any = None,
         seeds += 1
         if outcome.violations:
             return {"first_seed": outcome.seed, "steps": steps, "seeds": seeds,
-                    "invariant": outcome.violations[0][0],
+                    "invariant": outcome.violations[0].invariant,
                     "cpu_seconds": round(time.process_time() - started, 3)}  # CPU clock ok
     return {"first_seed": None, "steps": steps, "seeds": seeds, "invariant": None,
             "cpu_seconds": round(time.process_time() - started, 3)}  # CPU clock ok

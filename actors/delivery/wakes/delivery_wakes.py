@@ -18,6 +18,7 @@ from actors import mutants as mutant_names
 from actors.announce import ChildResult
 from actors.announce.wake import ROUTE_CAP, Wake, format_wake, route_section
 from actors.delivery.edge import BatchClaim, Effect, RunFinished
+from actors.delivery.store import DeliveryStore
 from actors.delivery.table import DeliveryCore
 from actors.delivery.wakes.batch_wake import (
     BatchWakeCore,
@@ -37,7 +38,6 @@ from actors.records.retention import summarize
 from actors.records.run_record import RunRecord
 from actors.runtime import Port
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus
-from actors.store.durable import RunStore
 
 KILLED = "subagent run terminated"  # an aborted child's error (it did not finish)
 # One frozen ``Requester`` per incarnation, not one per batch look (one after every message of
@@ -85,7 +85,7 @@ def _silent(text: str | None) -> bool:
 
 
 class Wakes:
-    def __init__(self, port: Port, store: RunStore, core: DeliveryCore[Any],
+    def __init__(self, port: Port, store: DeliveryStore, core: DeliveryCore[Any],
                  mutants: frozenset[str], perform: Callable[[Iterable[Effect]], None],
                  child_result: Callable[[RunRecord], ChildResult]) -> None:
         self.port, self.store, self.core = port, store, core
