@@ -83,7 +83,7 @@ def table() -> str:
     rows = ["| state | input | handler | may leave it in | what for |", "|---|---|---|---|---|"]
     for (state, input_type), t in TABLE.items():
         targets = ", ".join(target.value for target in t.targets)
-        rows.append(f"| {state.value} | {input_type.__name__} | `{t.handler}` | {targets} "
+        rows.append(f"| {state.value} | {input_type.__name__} | `{t.handler.__name__}` | {targets} "
                     f"| {t.doc} |")
     illegal = [f"{input_type.__name__} in {state.value}" for state in Waiting
                for input_type in INPUT_TYPES if (state, input_type) not in TABLE]

@@ -73,7 +73,7 @@ def test_every_state_and_input_has_an_entry_except_the_named_illegal_ones() -> N
     assert missing == {(Waiting.ACK, Restored), (Waiting.TRY_WAIT, Restored),
                        (Waiting.ATTEMPT_WAIT, Restored)}
     for transition in TABLE.values():
-        assert callable(getattr(DeliveryCore, transition.handler))
+        assert getattr(DeliveryCore, transition.handler.__name__) is transition.handler
         assert transition.targets
 
 
