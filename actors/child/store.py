@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from actors.history import ArchiveRecord
+from actors.records.archive import ArchiveRecord
 from actors.records.run_record import Change, RunRecord
 from actors.states import OutcomeStatus
 

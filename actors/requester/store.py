@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from actors.child.store import ChildStore
-from actors.history import ArchiveRecord
+from actors.records.archive import ArchiveRecord
 from actors.records.batch_record import BatchRow
 from actors.records.run_record import Change, RunRecord
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from actors.history import ArchiveRecord
+from actors.records.archive import ArchiveRecord
 from actors.records.batch_record import BatchRow
 from actors.records.keys import is_subagent
 from actors.records.retention import RunSummary, summarize

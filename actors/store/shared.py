@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from actors.history import ArchiveRecord
+from actors.records.archive import ArchiveRecord
 from actors.records.run_record import Change, Corrected, RunEnded, RunRecord
 from actors.states import DeliveryStatus, OutcomeStatus
 from actors.store.cache import PendingTree

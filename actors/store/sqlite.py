@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from actors.history import ArchiveRecord
+from actors.records.archive import ArchiveRecord
 from actors.records.batch_record import BatchRow
 from actors.records.keys import is_subagent
 from actors.records.retention import ELLIPSIS, PREVIEW_CHARS, RunSummary
