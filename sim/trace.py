@@ -152,7 +152,7 @@ class Trace:
     def _share(self, value: Any, depth: int) -> None:
         """Put one copy of each long string into the records: a child's answer is recorded
         several times over as equal but separate strings (streamed, folded, each consumer's view,
-        the end), a third of a big run's trace strings (docs/performance.md). Only a string is
+        the end), a third of a big run's trace strings (docs/performance-log.md). Only a string is
         swapped for an equal one, in the dicts and lists of the record's data, before the
         record exists; nothing else about the data changes."""
         if depth > 3:

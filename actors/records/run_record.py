@@ -334,7 +334,7 @@ def apply(record: RunRecord, change: Change) -> RunRecord:
     """The record after ``change``: its fields written into the record's columns of the same
     names (as the store writes them). Built column by column, not with ``attrs.evolve``: the
     core applies a change at almost every transition, and evolve's per-field walk was ~3 % of
-    a seed (docs/performance.md); tests/delivery/test_run_record_apply.py compares the two."""
+    a seed (docs/performance-log.md); tests/delivery/test_run_record_apply.py compares the two."""
     made = _APPLIERS.get(type(change))
     if made is None:  # made at a type's first use: all 19 at import cost ~1.7 ms (loaded)
         made = _APPLIERS[type(change)] = _applier(type(change))

@@ -377,7 +377,7 @@ class SqliteStore(StoreBase):
 
     def each_run(self) -> Iterator[RunRecord]:
         """Every run in registration order, decoded one row at a time: a big run's end reads
-        every row, and a list of them all was a peak of its own (docs/performance.md)."""
+        every row, and a list of them all was a peak of its own (docs/performance-log.md)."""
         cursor = self._run(f"SELECT {', '.join(FIELDS)} FROM runs ORDER BY row_order")
         for row in cursor:
             yield decode_record(row)

@@ -158,7 +158,7 @@ class Wakes:
         reads exactly what its last look read. A look after a message changes nothing nearly
         every time (the message was another run's), yet it built every member and asked the
         outbox; in a big tree a batch's members grow with the tree, so looking at them after
-        every message grew as the square of it (docs/performance.md, wave 13d).
+        every message grew as the square of it (docs/performance-log.md, wave 13d).
 
         A check whose answer is claims only (or nothing) is a pure function of what it reads:
         the row, each member's record, whether its own try is out and its descendants'
