@@ -16,6 +16,8 @@ from typing import Any
 
 # The bar: a shrunk failure keeps at most this share of the original trace's records.
 TENTH = 0.1
+# ``bench --quick``: a few of sim/bench/detect.py's quick mutants, quick to shrink.
+QUICK_SHRINKS = ("last-assistant-message", "dedupe-off", "wake-into-busy-turn")
 
 
 def shrink_row(mutant: str, scenario: Any = None, first_seed: int | None = None,
@@ -52,8 +54,10 @@ def shrinking(mutants: Sequence[str] | None = None,
     scenario = default_world()
     table: dict[str, dict[str, Any]] = {}
     for n, name in enumerate(names, 1):
-        seed = (first_seeds or {}).get(name)
-        row = table[name] = shrink_row(name, scenario, seed)
+        if first_seeds is not None and first_seeds.get(name) is None:
+            row = table[name] = {"first_seed": None}  # the detection sweep did not find it
+        else:
+            row = table[name] = shrink_row(name, scenario, (first_seeds or {}).get(name))
         if progress is not None:
             done = (f"seed {row['first_seed']}: {row['records_before']} -> "
                     f"{row['records_after']} records ({row['ratio']}), {row['runs']} runs, "
