@@ -8,7 +8,7 @@ tools do when their reader has had enough; any other failure to write standard o
 line, ``handoff: stdout: cannot write: <why>``, and status 2 (a failing standard error gets the
 status without the line). Afterwards the stream's descriptor points at ``/dev/null``, so what it
 still holds goes nowhere instead of into a second error at exit. Output files (``--trace-out``...)
-are written by ``sim.cli.args.write_output``, which reports the same way with the file's name;
+are written by ``sim.cli.outfiles.write_output``, which reports the same way with the file's name;
 input files are read bounded by ``actors.inputs.files``.
 """
 

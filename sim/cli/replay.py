@@ -13,14 +13,8 @@ import shlex
 import click
 
 from sim.choices import MAX_SEED, STRATEGIES, ScheduleDiverged
-from sim.cli.args import (
-    check_mutants,
-    check_writable,
-    load_world,
-    parse_faults,
-    repro_command,
-    write_output,
-)
+from sim.cli.args import check_mutants, load_world, parse_faults, repro_command
+from sim.cli.outfiles import check_outputs, write_output
 from sim.cli.schedules import _read_schedule as _read_schedule
 from sim.cli.schedules import branch_schedule, moment_schedule
 from sim.cli.schedules import scenario_for as scenario_for
@@ -58,11 +52,13 @@ from sim.world import core as world
               "default: the world's.")
 @click.option("--trace-out", default=None, help="Write the trace here (default: stdout).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--force", is_flag=True,
+              help="Replace existing --trace-out and --schedule-out files.")
 def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
            schedule_out: str | None, branch_from: str | None, branch_at: int | None,
            mutants: tuple[str, ...], faults: str | None,
            strategy: str | None, trace_out: str | None, fmt: str,
-           moment: str | None = None) -> None:
+           moment: str | None = None, force: bool = False) -> None:
     """Re-run one seed (or a recorded schedule, or a branch of one) and write its trace."""
     if branch_from is not None and schedule_path is not None:
         _bad_input("--from and --schedule cannot be used together")
@@ -79,9 +75,9 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
     mutant_names = check_mutants(mutants)
     fault_kinds = parse_faults(faults)
     # Where the output goes is checked before the run, so a typo costs nothing.
-    for option, out_path in (("--trace-out", trace_out), ("--schedule-out", schedule_out)):
-        if out_path is not None:
-            check_writable(option, out_path)
+    check_outputs((("--trace-out", trace_out), ("--schedule-out", schedule_out)),
+                  (("--scenario", world_path), ("--schedule", schedule_path),
+                   ("--from", branch_from)), force)
     if moment is not None:
         if branch_from is not None or schedule_path is not None or seed is None:
             _bad_input("--moment needs --seed, and cannot be used with --from or --schedule")

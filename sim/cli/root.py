@@ -18,17 +18,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sim.choice_names import MAX_SEED, STRATEGIES
-from sim.cli.args import (
-    check_folder,
-    check_writable,
-    default_world_path,
-    repro_command,
-    write_output,
-)
 from sim.cli.args import check_mutants as _check_mutants
+from sim.cli.args import default_world_path, repro_command
 from sim.cli.args import load_world as _load_world
 from sim.cli.args import parse_faults as _parse_faults
 from sim.cli.lazy import LazyGroup
+from sim.cli.outfiles import check_folder, check_outputs, write_output
 from sim.cli.style import bad_input as _bad_input
 from sim.cli.style import console
 from sim.textout import counted
@@ -79,7 +74,8 @@ def main() -> None:
 @click.option("--jobs", type=click.IntRange(1, MAX_JOBS), default=None,
               help="Worker processes (default: all usable cores; more only with --force).")
 @click.option("--force", is_flag=True,
-              help="Allow --jobs above the usable cores (each worker is a process of its own).")
+              help="Allow --jobs above the usable cores (each worker is a process of its own), "
+                   "and replace existing --report and --save-failures files.")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
 @click.option("--faults", "faults", default=None,
               help="Comma-separated fault kinds to allow (default: the world's), 'all', or "
@@ -137,8 +133,8 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     jobs = _check_jobs(jobs, force, dask_address)
     if save_dir is not None:
         check_folder("--save-failures", save_dir)
-    if report_path is not None:
-        check_writable("--report", report_path)
+    check_outputs((("--report", report_path),),
+                  (("--scenario", world_path), ("--from", branch_from)), force)
     scenario = _load_world(world_path)
     count = n_seeds or 200
     if one_seed is None and start + count - 1 > MAX_SEED:
@@ -189,7 +185,8 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
                                        strategy, branch_from, branch_at,
                                        chains.get(outcome.seed))})
     rate = len(seeds) / elapsed if elapsed > 0 else 0.0
-    saved = save_failures(spec, outcomes, save_dir, max_runs, world_path, branch_from, jobs)
+    saved = save_failures(spec, outcomes, save_dir, max_runs, world_path, branch_from, jobs,
+                          force)
     probes = explore_mod.probe_table(outcomes)
     never_hit = [name for name, n in probes.items() if n == 0]
     if report_path is not None:
