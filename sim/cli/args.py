@@ -23,6 +23,8 @@ def default_world_path() -> str:
 def load_world(path: str | None) -> scenario_mod.Scenario:
     from sim import scenario as scenario_mod
 
+    if path is not None and not path.strip():
+        _bad_input("--scenario: is empty (leave it out for the built-in default world)")
     return scenario_mod.load(path or default_world_path())
 
 

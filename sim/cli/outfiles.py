@@ -32,7 +32,7 @@ Named = tuple[str, str | None]
 def _why(err: OSError) -> str:
     if err.errno in (errno.EACCES, errno.EPERM):
         return "permission denied"
-    return str(err.strerror or err).lower() if err.strerror else str(err)
+    return str(err.strerror or err)
 
 
 def _stat(option: str, path: str) -> os.stat_result | None:

@@ -27,8 +27,10 @@ from sim.cli.schedules import scenario_for
 from sim.cli.style import bad_input as _bad_input
 from sim.explore import sweeps as explore_mod
 from sim.explore.shrink import DEFAULT_MAX_RUNS, NothingToShrink, NotReproduced, Shrunk, shrink
+from sim.explore.tally import Tally
 from sim.html.report import failure_page, timeline_path
 from sim.scenario.write import dumps
+from sim.textout import Streamed
 
 
 def _source(world_path: str | None, branch_from: str | None, branch_at: int | None) -> str:
@@ -195,18 +197,17 @@ def check_branch(spec: explore_mod.Sweep, seed: int, path: str | None) -> None:
         raise SystemExit(1) from None
 
 
-def sweep_summary(outcomes: Sequence[explore_mod.SeedOutcome], branch_from: str | None,
-                   branch_at: int | None, saved: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """explore --json keys beyond the sweep itself: digests, counts per invariant, branch."""
+def sweep_summary(tally: Tally, branch_from: str | None, branch_at: int | None,
+                  saved: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """explore --json keys beyond the sweep itself: digests, counts per invariant, branch
+    (``seed_digests`` written a seed at a time: there may be millions)."""
     from sim.invariants import BY_NAME
 
     counts = {name: 0 for name in BY_NAME}
-    for outcome in outcomes:
-        for name in dict.fromkeys(v[0] for v in outcome.violations):
-            counts[name] = counts.get(name, 0) + 1
+    counts.update(tally.invariants)
     doc: dict[str, Any] = {
-        "digest": explore_mod.sweep_digest(outcomes),
-        "seed_digests": {str(o.seed): o.run_digest for o in outcomes},
+        "digest": tally.digest(),
+        "seed_digests": Streamed(tally.seed_digests),
         "invariants": {name: {"seeds": n} for name, n in counts.items()},
     }
     if branch_from is not None:

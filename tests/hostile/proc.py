@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import resource
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -19,6 +20,9 @@ NOBODY = 65534
 
 def _limits(limits: dict[int, int], uid: int | None) -> Callable[[], None]:
     def apply() -> None:
+        # Ctrl-C as at a terminal, even when the tests run where SIGINT is ignored (started in
+        # the background by a script): a child would inherit the ignoring.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         for which, value in limits.items():
             resource.setrlimit(which, (value, value))
         if uid is not None:
@@ -50,28 +54,21 @@ def start(args: Sequence[str], *, cwd: Path | str = ROOT) -> subprocess.Popen[st
     look for its leftover workers by session)."""
     return subprocess.Popen([sys.executable, "-m", "sim", *args], cwd=cwd, env=env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_limits({}, None))
 
 
-def need_root_to_drop() -> None:
-    """Dropping to an unprivileged user needs root; say so in one line where it is not."""
+AS_USER = Path(__file__).with_name("as_user.py")
+
+
+def as_nobody(args: Sequence[str], *, cwd: Path | str, timeout: float = 120,
+              stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
+    """``handoff ARGS`` as uid/gid 65534 (nobody), started as root and dropped before the
+    command touches a file (as_user.py says why); skipped, with one line, when not root."""
     if os.geteuid() != 0:
         pytest.skip("not root: cannot drop to an unprivileged user (run as root to check)")
-    if not os.access(sys.executable, os.X_OK):
-        pytest.skip("the interpreter is not executable by other users")
-
-
-def readable_by_all(path: Path) -> None:
-    """Let the unprivileged user read this checkout's path down to ``path``."""
-    probe = subprocess.run([sys.executable, "-c", "import sim, actors"], env=env(), cwd="/",
-                           preexec_fn=_limits({}, NOBODY), capture_output=True, check=False)
-    if probe.returncode != 0:
-        pytest.skip("the checkout or the interpreter is not readable by an unprivileged user")
-    path.chmod(0o777)
-    for parent in path.parents:
-        if parent == Path(parent.anchor) or (parent.stat().st_mode & 0o001):
-            break
-        parent.chmod(parent.stat().st_mode | 0o001)
+    return subprocess.run([sys.executable, str(AS_USER), str(NOBODY), *args], cwd=cwd,
+                          env=env(), stdout=stdout, stderr=subprocess.PIPE, text=True,
+                          check=False, timeout=timeout)
 
 
 def session_processes(sid: int) -> list[int]:

@@ -64,8 +64,8 @@ def test_an_output_that_is_an_input_or_another_output_is_refused(tmp_path: Path)
     before = schedule.read_bytes()
     one_line(invoke("replay", "--schedule", str(schedule), "--format", "jsonl", "--trace-out",
                     str(schedule), "--force"), "--trace-out", "is also the --schedule input")
-    one_line(invoke("replay", "--seed", "7", "--trace-out", str(tmp_path / "same"),
-                    "--schedule-out", f"{tmp_path}/./same"), "is also the --trace-out output")
+    one_line(invoke("replay", "--seed", "7", "--trace-out", str(tmp_path / "same.txt"),
+                    "--schedule-out", f"{tmp_path}/./same.txt"), "is also the --trace-out output")
     world = tmp_path / "mine.toml"
     world.write_text((Path(__file__).parents[2] / "sim" / "default_world.toml").read_text())
     one_line(invoke("replay", "--scenario", str(world), "--format", "jsonl", "--trace-out",
@@ -99,7 +99,7 @@ def test_a_write_over_the_file_size_limit_leaves_the_old_file_whole(tmp_path: Pa
                     "--force"], limits={resource.RLIMIT_FSIZE: 1024})
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines()[-1] == \
-        f"handoff: --trace-out: {out}: cannot write: file too large"
+        f"handoff: --trace-out: {out}: cannot write: File too large"
     assert out.read_text() == "the good old file\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.jsonl"]
 
@@ -123,7 +123,7 @@ def test_devices_and_pipes_are_written_in_place(tmp_path: Path) -> None:
     assert invoke("replay", "--seed", "7", "--trace-out", "/dev/null").exit_code == 0
     done = handoff(["replay", "--seed", "7", "--format", "jsonl", "--trace-out", "/dev/stdout"])
     assert done.returncode == 0 and done.stdout.startswith('{"'), done.stderr
-    fifo = tmp_path / "fifo"
+    fifo = tmp_path / "fifo.txt"
     os.mkfifo(fifo)
     done = handoff(["replay", "--seed", "7", "--trace-out", str(fifo)], timeout=60)
     assert done.returncode == 2
@@ -133,8 +133,9 @@ def test_devices_and_pipes_are_written_in_place(tmp_path: Path) -> None:
 
 def test_empty_and_folder_outputs_are_one_line(tmp_path: Path) -> None:
     one_line(invoke("replay", "--seed", "7", "--trace-out", ""), "--trace-out", "is empty")
-    one_line(invoke("replay", "--seed", "7", "--trace-out", str(tmp_path)), "is a folder")
-    one_line(invoke("replay", "--seed", "7", "--trace-out", str(tmp_path / "no" / "x")),
+    one_line(invoke("replay", "--seed", "7", "--format", "text", "--trace-out", str(tmp_path)),
+             "is a folder")
+    one_line(invoke("replay", "--seed", "7", "--trace-out", str(tmp_path / "no" / "x.txt")),
              "no such folder")
     one_line(invoke("explore", "--seeds", "1", "--save-failures", ""), "--save-failures",
              "is empty")
