@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from actors.mutants import BREAKS
+from sim.explore.pool import workers
 from sim.explore.sweeps import SERIAL_BELOW, SeedOutcome, Sweep
 from sim.html.timeline import to_html
 from sim.scenario import Scenario
@@ -75,7 +75,7 @@ def _fault_kinds(spec: Sweep, seeds: Sequence[int], jobs: int) -> dict[int, tupl
     enough to pay for starting them (each run is deterministic, so jobs change nothing)."""
     if jobs <= 1 or len(seeds) < SERIAL_BELOW:
         return {seed: fault_kinds_of(spec, seed) for seed in seeds}
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with workers(jobs) as pool:  # they die with this process, and at once on Ctrl-C
         return dict(zip(seeds, pool.map(fault_kinds_of, [spec] * len(seeds), seeds,
                                         chunksize=8), strict=True))
 
