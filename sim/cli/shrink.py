@@ -153,7 +153,7 @@ def save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOu
             _bad_input("--max-runs needs --save-failures DIR")
         return None
     failures = [explore_mod.Failure(o.seed, name) for o in outcomes
-                for name in dict.fromkeys(v[0] for v in o.violations)]
+                for name in dict.fromkeys(v.invariant for v in o.violations)]
     if not failures:
         return []
     mutants = spec.branch.mutants if spec.branch is not None else spec.mutants or ()

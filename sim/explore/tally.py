@@ -41,7 +41,7 @@ class Tally:
         self.done += 1
         for name in outcome.probes:
             self.probes[name] += 1
-        for name in dict.fromkeys(v[0] for v in outcome.violations):
+        for name in dict.fromkeys(v.invariant for v in outcome.violations):
             self.invariants[name] = self.invariants.get(name, 0) + 1
         if outcome.violations:
             self.failing.append(outcome)
