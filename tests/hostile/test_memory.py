@@ -18,6 +18,7 @@ from sim.bench.inputs import _log_row, _schedule, input_memory
 from sim.explore.seed import SeedOutcome
 from sim.explore.sweeps import probe_table, sweep_digest
 from sim.explore.tally import Tally
+from sim.invariants.base import Violation
 from sim.textout import Streamed, dump_json
 from tests.hostile.proc import handoff
 
@@ -25,14 +26,15 @@ GIB = 2**30
 
 
 def _outcome(seed: int, failing: bool = False) -> SeedOutcome:
-    violations = (("at-most-once", "DEL-1", "twice"),) if failing else ()
+    violations = (Violation("at-most-once", "DEL-1", "twice", ()),) if failing else ()
     return SeedOutcome(seed, None, 100, violations, f"{seed:016x}"[-16:],
                        ("announce.escaped",) if seed % 3 else ())
 
 
 def test_a_tally_gives_what_the_outcomes_gave() -> None:
     outcomes = [_outcome(seed, failing=seed % 7 == 0) for seed in range(5, 305)]
-    outcomes[10] = SeedOutcome(15, None, 0, (("crash", "SIM-10", "boom"),))  # run_digest ""
+    # A crash's outcome has no run digest ("").
+    outcomes[10] = SeedOutcome(15, None, 0, (Violation("crash", "SIM-10", "boom", ()),))
     tally = Tally(range(5, 305))
     tally.add_all(outcomes)
     assert tally.digest() == sweep_digest(outcomes)
