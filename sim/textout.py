@@ -8,8 +8,10 @@ its escape); for readable text it shows the code point.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import click
 
@@ -58,3 +60,43 @@ def counted(messages: Iterable[str]) -> list[str]:
     for message in messages:
         counts[message] = counts.get(message, 0) + 1
     return [message if n == 1 else f"{message} (×{n})" for message, n in counts.items()]
+
+
+class Streamed:
+    """A JSON object too large to build whole (``explore --json``'s ``seed_digests`` for
+    millions of seeds): :func:`dump_json` writes its members as ``items()`` yields them."""
+
+    def __init__(self, items: Callable[[], Iterator[tuple[str, Any]]]) -> None:
+        self.items = items
+
+
+def dump_json(document: dict[str, Any], write: Callable[[str], None]) -> None:
+    """Write ``document`` exactly as ``json.dumps(document, indent=2)`` would, its
+    :class:`Streamed` values a member at a time (at most ``_FLUSH`` lines held)."""
+    if not document:
+        write("{}")
+        return
+    lines: list[str] = []
+
+    def put(text: str) -> None:
+        lines.append(text)
+        if len(lines) >= _FLUSH:
+            write("".join(lines))
+            lines.clear()
+
+    put("{")
+    for n, (key, value) in enumerate(document.items()):
+        put(f"{',' if n else ''}\n  {json.dumps(key)}: ")
+        if not isinstance(value, Streamed):
+            put(json.dumps(value, indent=2).replace("\n", "\n  "))
+            continue
+        empty = True
+        for m, (name, item) in enumerate(value.items()):
+            put(f"{'{' if not m else ','}\n    {json.dumps(name)}: {json.dumps(item)}")
+            empty = False
+        put("{}" if empty else "\n  }")
+    put("\n}")
+    write("".join(lines))
+
+
+_FLUSH = 10_000

@@ -12,7 +12,7 @@ at a time, so a 100 MB log is read in one pass with memory bounded by its longes
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -115,8 +115,10 @@ def _check_event(event: Node, kind: str) -> None:
         event.node("data", None)
 
 
-def _expand_packed(row: Node, kind: str) -> list[SessionEvent]:
-    """One packed V1 row back into the ``assistant/chunk`` events it stands for."""
+def _expand_packed(row: Node, kind: str) -> Iterator[SessionEvent]:
+    """One packed V1 row back into the ``assistant/chunk`` events it stands for: the row is
+    checked now, its events made one at a time as they are read (a 17 MiB row of one-letter
+    texts stands for millions of events, gigabytes if made at once)."""
     data = row.node("data")
     members = "args" if kind == "tool-call-chunks" else "texts"
     _check_run(data, members)
@@ -125,12 +127,18 @@ def _expand_packed(row: Node, kind: str) -> list[SessionEvent]:
     time0 = row.integer("time0", None, minimum=-MAX_LOG_INT, maximum=MAX_LOG_INT)
     gaps = data.integers("dt", [], minimum=-MAX_LOG_INT, maximum=MAX_LOG_INT)
     chunk_type = _PACKED_ROWS[kind]
+    call_id = name = None
     if kind == "tool-call-chunks":
         call_id = data.text("id")
         name = data.text("name", None)
-    events: list[SessionEvent] = []
+    return _packed_events(data.data, kind, values, seq0, time0, gaps, chunk_type, call_id, name)
+
+
+def _packed_events(data: JsonObject, kind: str, values: list[str], seq0: int | None,
+                   time0: int | None, gaps: Sequence[int], chunk_type: str,
+                   call_id: str | None, name: str | None) -> Iterator[SessionEvent]:
     time = time0
-    index = data.data["index"]
+    index = data["index"]
     for i, value in enumerate(values):
         if i > 0 and time is not None and i - 1 < len(gaps):
             time += gaps[i - 1]
@@ -147,10 +155,8 @@ def _expand_packed(row: Node, kind: str) -> list[SessionEvent]:
             event["seq"] = seq0 + i
         if time is not None:
             event["time"] = time
-        event["data"] = {"turn": data.data.get("turn"), "step": data.data.get("step"),
-                         "chunk": chunk}
-        events.append(event)
-    return events
+        event["data"] = {"turn": data.get("turn"), "step": data.get("step"), "chunk": chunk}
+        yield event
 
 
 def _parse_header(row: Node) -> SessionHeader:
@@ -164,10 +170,11 @@ def _parse_header(row: Node) -> SessionHeader:
 
 def parse_line(
     text: str, *, path: str | None = None, line: int | None = None, first: bool = False
-) -> SessionHeader | list[SessionEvent]:
+) -> SessionHeader | Iterable[SessionEvent]:
     """Parse one log line: the header (only where ``first``), or the events it holds.
 
-    A blank line holds no events. Packed V1 rows expand to several events.
+    A blank line holds no events. Packed V1 rows expand to several events, made as they are
+    read.
     """
     if text.strip() == "":
         return []

@@ -14,6 +14,7 @@ from typing import Any
 
 from actors.errors import InputError
 from actors.inputs.jsonpos import JsonPositions
+from actors.inputs.lines import lazily
 from actors.inputs.node import At, Document, Node, field_name, kind_of
 from actors.inputs.tomlpos import Positions
 
@@ -43,14 +44,37 @@ def toml_document(path: str | None, text: str) -> tuple[Document, Node]:
     except ValueError as exc:  # an integer too long for Python to convert
         raise InputError(path, _long_number_line(text), "", f"invalid TOML: {_short(exc)}") \
             from None
-    doc = Document(path, "toml", Positions(text).line)
+    doc = Document(path, "toml", lazily(Positions, text))
     return doc, doc.root(data)
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} appears twice in one object")
+        self.key = key
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members, refusing a key given twice (``json`` keeps the last one silently:
+    a schedule with two ``seed``s would replay the second)."""
+    members = dict(pairs)
+    if len(members) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return members
+
+
 def json_value(path: str | None, text: str, line: int | None = None) -> Any:
-    """Parse JSON (one document, or one log line when ``line`` is given)."""
+    """Parse JSON (one document, or one log line when ``line`` is given); a key given twice in
+    one object is an error."""
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique)
+    except _DuplicateKey as exc:
+        where = line if line is not None else _second_key_line(text, exc.key)
+        raise InputError(path, where, "", f"invalid JSON: {exc}") from None
     except json.JSONDecodeError as exc:
         if line is None:
             raise InputError(path, exc.lineno, "", f"invalid JSON: {exc.msg}") from None
@@ -60,6 +84,12 @@ def json_value(path: str | None, text: str, line: int | None = None) -> Any:
     except ValueError as exc:  # NaN / Infinity, which JSON lacks; an integer too long to convert
         where = line if line is not None else _constant_line(text) or _long_number_line(text)
         raise InputError(path, where, "", f"invalid JSON: {_short(exc)}") from None
+
+
+def _second_key_line(text: str, key: str) -> int | None:
+    """The line where ``key`` is given a second time (its second appearance as a key)."""
+    found = [m.start() for m in re.finditer(re.escape(json.dumps(key)) + r"\s*:", text)][1:2]
+    return text.count("\n", 0, found[0]) + 1 if found else None
 
 
 _CONSTANT_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|NaN|-?Infinity')
@@ -90,7 +120,7 @@ def _no_constant(name: str) -> Any:
 def json_document(path: str | None, text: str) -> tuple[Document, Node]:
     """Parse a JSON document whose top level is an object; its root as a :class:`Node`."""
     data = json_value(path, text)
-    doc = Document(path, "json", JsonPositions(text).line)
+    doc = Document(path, "json", lazily(JsonPositions, text))
     return doc, doc.root(data)
 
 

@@ -3,16 +3,19 @@
 Every reader of user files opens them here: a folder or a device (``/dev/zero``, a terminal) is
 refused before a byte is read, a regular file larger than its limit by its size, and any other
 stream (a pipe, ``/proc`` files, which report size 0) is read in chunks and refused as soon as it
-passes the limit, so no input costs more memory than its limit. Every failure is an
-:class:`InputError` naming the file, never an ``OSError``.
+passes the limit, so no input costs more memory than its limit. A pipe with nothing to read for
+``PIPE_WAIT_SECONDS`` (a named pipe no one writes) is refused rather than waited on forever.
+Every failure is an :class:`InputError` naming the file, never an ``OSError``.
 """
 
 from __future__ import annotations
 
+import io
 import os
+import select
 import stat
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from actors.errors import InputError
 
@@ -37,18 +40,56 @@ def _too_big(path: str, limit: int, line: int | None = None, what: str = "file")
     return InputError(path, line, "", f"the {what} is larger than the {_size(limit)} limit")
 
 
+# A pipe (``<(cmd)``, a named pipe) is read as its writer writes; this long without a byte (no
+# writer at all, or one that stalled) and it is refused instead of waited on forever.
+PIPE_WAIT_SECONDS = 5.0
+
+
+class _Pipe(io.RawIOBase):
+    """A pipe's descriptor, each read waiting at most ``PIPE_WAIT_SECONDS`` for data."""
+
+    def __init__(self, fd: int, path: str) -> None:
+        super().__init__()
+        self._fd = fd
+        self._path = path
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def readinto(self, buffer: Any) -> int:
+        ready, _, _ = select.select([self._fd], [], [], PIPE_WAIT_SECONDS)
+        if not ready:
+            raise InputError(self._path, None, "", f"a pipe with nothing to read for "
+                             f"{PIPE_WAIT_SECONDS:g} s (no writer?)")
+        try:
+            data = os.read(self._fd, len(buffer))
+        except BlockingIOError:  # woken with nothing after all
+            return self.readinto(buffer)
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self._fd)
+        super().close()
+
+
 def _open(path: str, limit: int) -> BinaryIO:
-    """Open ``path`` for reading, refusing folders, devices and regular files over ``limit``."""
+    """Open ``path`` for reading, refusing folders, devices and regular files over ``limit``.
+    Opened without waiting: a named pipe with no writer would otherwise block the open."""
     try:
-        handle = open(path, "rb")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except IsADirectoryError:
         raise InputError(path, None, "", "is a folder, not a file") from None
     except OSError as err:
         raise InputError(path, None, "", f"cannot read: {err.strerror or err}") from None
     try:
-        mode = os.fstat(handle.fileno())
+        mode = os.fstat(fd)
     except OSError as err:
-        handle.close()
+        os.close(fd)
         raise InputError(path, None, "", f"cannot read: {err.strerror or err}") from None
     problem = None
     if stat.S_ISDIR(mode.st_mode):
@@ -58,9 +99,16 @@ def _open(path: str, limit: int) -> BinaryIO:
     elif stat.S_ISREG(mode.st_mode) and mode.st_size > limit:
         problem = _too_big(path, limit)
     if problem is not None:
-        handle.close()
+        os.close(fd)
         raise problem
-    return handle
+    try:
+        if stat.S_ISFIFO(mode.st_mode):
+            return io.BufferedReader(_Pipe(fd, path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except OSError as err:
+        os.close(fd)
+        raise InputError(path, None, "", f"cannot read: {err.strerror or err}") from None
 
 
 def read_bounded(path: str, limit: int) -> bytes:

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-import bisect
-import re
+from collections.abc import Callable
+
+# At most this many paths are placed: a document of millions of array elements would need
+# gigabytes for them; past it, a value's line is its nearest placed parent's.
+MAX_PLACED = 100_000
+
+
+class Full(ValueError):
+    """The index holds ``MAX_PLACED`` paths: the scan stops (keeping what was placed)."""
 
 
 class LineIndex:
@@ -15,8 +22,8 @@ class LineIndex:
 
     def __init__(self, text: str) -> None:
         self._text = text
-        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self._lines: dict[tuple[str, ...], int] = {}
+        self._at = (0, 1)  # the last index placed and its line: the scan runs forward
 
     def line(self, *path: str | int) -> int:
         """Line of the value at ``path``, or of the nearest enclosing one that was placed."""
@@ -29,7 +36,26 @@ class LineIndex:
         return self._lines.get((), 1)
 
     def _line_of(self, index: int) -> int:
-        return bisect.bisect_right(self._line_starts, index)
+        last, line = self._at if index >= self._at[0] else (0, 1)
+        line += self._text.count("\n", last, index)
+        self._at = (index, line)
+        return line
 
     def _mark(self, path: tuple[str, ...], index: int) -> None:
-        self._lines.setdefault(path, self._line_of(index))
+        if path not in self._lines:
+            if len(self._lines) >= MAX_PLACED:
+                raise Full(f"{MAX_PLACED:,} paths placed")
+            self._lines[path] = self._line_of(index)
+
+
+def lazily(make: Callable[[str], LineIndex], text: str) -> Callable[..., int]:
+    """``make(text).line``, the index built at the first call: a document without a problem
+    never pays for it."""
+    index: list[LineIndex] = []
+
+    def line(*path: str | int) -> int:
+        if not index:
+            index.append(make(text))
+        return index[0].line(*path)
+
+    return line

@@ -299,6 +299,10 @@ def bench(quick: bool = False, progress: Callable[[str], None] | None = None) ->
     figures["scale"] = scale((10, 20, 40) if quick else (1_000, 2_000, 4_000, 8_000, 16_000))
     say("formatter")
     figures["formatter"] = formatter(quick)
+    say("peak memory against input size, one fresh process per input")
+    from sim.bench.inputs import input_memory
+
+    figures["inputs"] = input_memory((10_000, 100_000) if quick else (100_000, 1_000_000))
     say("start-up: handoff --help against python -c pass")
     figures["startup"] = startup(3 if quick else 9)
     figures["load_average_after"] = os.getloadavg()

@@ -62,6 +62,14 @@ def print_figures(figures: dict[str, Any]) -> None:
                     f"{row['seconds']:.4f}", f"{row['us_per_child']:.1f}",
                     str(row.get("per_child_growth", "")))
     console.print(fmt)
+    if "inputs" in figures:
+        table = Table(title="peak memory against input size (fresh process each)")
+        for column in ("input", "elements", "bytes", "peak MiB", "MiB per million more"):
+            table.add_column(column, justify="right")
+        for row in figures["inputs"]:
+            table.add_row(row["input"], f"{row['elements']:,}", f"{row['bytes']:,}",
+                          f"{row['peak_mib']:.0f}", str(row.get("mib_per_million", "")))
+        console.print(table)
     if "startup" in figures:
         start = figures["startup"]
         console.print("handoff --help: " + _f(start["help_cpu_seconds"], "{:.3f}")

@@ -5,15 +5,18 @@ closed pipe (``| head -1``).
 ``sys.stdout`` and ``sys.stderr`` write through :class:`_Guarded`, which tells their failures apart
 from any other ``OSError``. A closed pipe ends the command quietly with status 0, as command-line
 tools do when their reader has had enough; any other failure to write standard output is one
-line, ``handoff: stdout: cannot write: <why>``, and status 2 (a failing standard error gets the
-status without the line). Afterwards the stream's descriptor points at ``/dev/null``, so what it
+line, ``handoff: stdout: cannot write: <why>``, and status 2; so is a standard output that was
+closed when the command started (``>&-``), once the command writes to it. A standard error that
+cannot be written (``2>/dev/full``, closed) is dropped and changes nothing: the command's own
+exit status stands. Afterwards the stream's descriptor points at ``/dev/null``, so what it
 still holds goes nowhere instead of into a second error at exit. Output files (``--trace-out``...)
-are written by ``sim.cli.args.write_output``, which reports the same way with the file's name;
+are written by ``sim.cli.outfiles.write_output``, which reports the same way with the file's name;
 input files are read bounded by ``actors.inputs.files``.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import sys
@@ -38,11 +41,13 @@ class _Guarded(io.RawIOBase):
     before each write: standard error flushes standard output first, so the two stay in order
     and a full standard output is found before anything else is said."""
 
-    def __init__(self, fd: int, name: str, before: Callable[[], None] | None = None) -> None:
+    def __init__(self, fd: int, name: str, before: Callable[[], None] | None = None,
+                 closed_at_start: bool = False) -> None:
         super().__init__()
         self._fd = fd
         self._name = name
         self._before = before
+        self._closed_at_start = closed_at_start
 
     def writable(self) -> bool:
         return True
@@ -56,21 +61,37 @@ class _Guarded(io.RawIOBase):
     def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
         if self._before is not None:
             self._before()
+        if self._closed_at_start:
+            if self._name == "stderr":
+                return len(data)
+            raise StreamFailed(self._name, self._fd, OSError(
+                errno.EBADF, "it was closed when handoff started"))
         try:
             return os.write(self._fd, data)
         except InterruptedError:
             return 0
         except OSError as err:
+            if self._name == "stderr":  # nowhere to say so: the command's own status stands
+                _to_null(self._fd)
+                return len(data)
             raise StreamFailed(self._name, self._fd, err) from None
 
     def close(self) -> None:
         """Nothing to close: the descriptor belongs to the process, not to this wrapper."""
 
 
-def _guard(stream: TextIO | None, name: str,
+def _guard(stream: TextIO | None, name: str, fd: int,
            before: Callable[[], None] | None = None) -> io.TextIOWrapper | None:
     """``stream`` re-made over a guarded descriptor; None when it has no descriptor (a test's
-    captured output), which is then left alone."""
+    captured output), which is then left alone. A stream whose descriptor was closed when the
+    process started (``>&-``: Python then makes it None) fails on its first write instead of
+    dropping what is written; its descriptor is held on /dev/null meanwhile, so that no file
+    the command opens takes its number and receives its output."""
+    if stream is None and _closed(fd):
+        _to_null(fd)
+        raw = _Guarded(fd, name, before, closed_at_start=True)
+        return io.TextIOWrapper(io.BufferedWriter(raw),  # type: ignore[type-var]
+                                encoding="utf-8", errors="strict")
     if stream is None or not isinstance(stream, io.TextIOWrapper):
         return None
     try:
@@ -88,8 +109,10 @@ def _guard(stream: TextIO | None, name: str,
 def guarded_output() -> Iterator[None]:
     """Run a command with guarded standard streams; turn a failed write into an exit status."""
     saved = sys.stdout, sys.stderr
-    out = _guard(sys.stdout, "stdout")
-    err = _guard(sys.stderr, "stderr", None if out is None else out.flush)
+    if sys.stdin is None and _closed(0):  # `<&-`: keep files the command opens off fd 0
+        _to_null(0)
+    out = _guard(sys.stdout, "stdout", 1)
+    err = _guard(sys.stderr, "stderr", 2, None if out is None else out.flush)
     if out is not None:
         sys.stdout = out
     if err is not None:
@@ -103,7 +126,7 @@ def guarded_output() -> Iterator[None]:
                     stream.flush()
     except StreamFailed as failed:
         _to_null(failed.fd)
-        if failed.broken_pipe:
+        if failed.broken_pipe and failed.name == "stdout":
             _to_null(*(s.fileno() for s in (out, err) if s is not None))
             raise SystemExit(0) from None
         if failed.name != "stderr":
@@ -121,6 +144,14 @@ def guarded_output() -> Iterator[None]:
                 except StreamFailed:
                     pass
                 stream.detach()
+
+
+def _closed(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
 
 
 def _to_null(*fds: int) -> None:

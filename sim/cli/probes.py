@@ -1,13 +1,16 @@
-"""What ``handoff explore`` reports besides violations: its code-probe table (SIM-10) and the
+"""What ``handoff explore`` prints: its readable summary, its code-probe table (SIM-10) and the
 list of known-bug variants (SIM-8)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import click
 
 from actors.mutants import BREAKS, MUTANTS
+from sim.cli.style import console
 from sim.textout import listed
 
 
@@ -37,3 +40,31 @@ def print_probes(probes: dict[str, int], never_hit: list[str], table: bool = Fal
     for name, n in probes.items():
         click.echo(f"  {name:<{width}} {n}")
     click.echo("never hit: " + (", ".join(never_hit) if never_hit else "none"))
+
+
+def print_summary(n: int, violations: list[dict[str, Any]], rate: float, jobs: int,
+                           divergences: list[dict[str, Any]], checked_twice: bool,
+                           probes: Callable[[], None]) -> None:
+    """explore's readable summary: counts, violations (the first 20, each with its repro),
+    the probe line and any divergence."""
+    out = console()
+    failing = sorted({v["seed"] for v in violations})
+    out.print(f"explored {n} seeds ({rate:.0f} seeds/s on {jobs} job(s)): "
+              f"{len(violations)} violation(s) in {len(failing)} seed(s)")
+    by_invariant: dict[str, int] = {}
+    for v in violations:
+        by_invariant[v["invariant"]] = by_invariant.get(v["invariant"], 0) + 1
+    for name, count in by_invariant.items():
+        out.print(f"  {name}: {count}")
+    for v in violations[:20]:
+        out.print(f"seed {v['seed']}: {v['invariant']} ({v['requirement']}): {v['message']}",
+                  markup=False)
+        out.print(f"  reproduce: {v['repro']}", markup=False)
+    if len(violations) > 20:
+        out.print(f"... and {len(violations) - 20} more (use --json for all)")
+    probes()
+    for d in divergences:
+        out.print(f"seed {d['seed']}: NOT DETERMINISTIC: traces differ at record {d['record']}",
+                  markup=False)
+    if checked_twice:
+        out.print(f"{n} seeds checked twice, {len(divergences)} divergences")

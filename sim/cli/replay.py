@@ -8,19 +8,14 @@ recorded one.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 
 import click
 
 from sim.choices import MAX_SEED, STRATEGIES, ScheduleDiverged
-from sim.cli.args import (
-    check_mutants,
-    check_writable,
-    load_world,
-    parse_faults,
-    repro_command,
-    write_output,
-)
+from sim.cli.args import check_mutants, load_world, parse_faults, repro_command
+from sim.cli.outfiles import check_outputs, write_output
 from sim.cli.schedules import _read_schedule as _read_schedule
 from sim.cli.schedules import branch_schedule, moment_schedule
 from sim.cli.schedules import scenario_for as scenario_for
@@ -31,6 +26,23 @@ from sim.explore import sweeps as explore_mod
 from sim.export import FORMATS, render
 from sim.textout import echo, listed
 from sim.world import core as world
+
+# --trace-out's extension -> the format written when --format is not given.
+_EXTENSIONS = {".jsonl": "jsonl", ".json": "perfetto", ".html": "html", ".htm": "html",
+               ".mmd": "mermaid", ".mermaid": "mermaid", ".txt": "text", ".log": "text"}
+
+
+def format_for(trace_out: str | None) -> str:
+    """The format a trace file's name asks for: text on stdout, or a device (/dev/null); a
+    file with another extension (or none) needs ``--format``."""
+    if not trace_out or trace_out.startswith("/dev/"):
+        return "text"  # an empty name is refused as such (sim/cli/outfiles.py)
+    suffix = os.path.splitext(trace_out)[1].lower()
+    if suffix not in _EXTENSIONS:
+        _bad_input(f"--trace-out: {trace_out}: cannot tell the format from "
+                   f"{suffix or 'a name with no extension'}; give --format "
+                   f"({', '.join(FORMATS)})")
+    return _EXTENSIONS[suffix]
 
 
 @click.command("replay", cls=HandoffCommand)
@@ -57,12 +69,16 @@ from sim.world import core as world
               "(random priorities with three change points) or fifo (a fixed order); "
               "default: the world's.")
 @click.option("--trace-out", default=None, help="Write the trace here (default: stdout).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="The trace's format (default: from --trace-out's extension, .jsonl, .json "
+                   "for perfetto, .html, .mmd, .txt; else text).")
+@click.option("--force", is_flag=True,
+              help="Replace existing --trace-out and --schedule-out files.")
 def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
            schedule_out: str | None, branch_from: str | None, branch_at: int | None,
            mutants: tuple[str, ...], faults: str | None,
-           strategy: str | None, trace_out: str | None, fmt: str,
-           moment: str | None = None) -> None:
+           strategy: str | None, trace_out: str | None, fmt: str | None,
+           moment: str | None = None, force: bool = False) -> None:
     """Re-run one seed (or a recorded schedule, or a branch of one) and write its trace."""
     if branch_from is not None and schedule_path is not None:
         _bad_input("--from and --schedule cannot be used together")
@@ -78,10 +94,11 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
                    "(the schedule records its own)")
     mutant_names = check_mutants(mutants)
     fault_kinds = parse_faults(faults)
+    fmt = fmt or format_for(trace_out)
     # Where the output goes is checked before the run, so a typo costs nothing.
-    for option, out_path in (("--trace-out", trace_out), ("--schedule-out", schedule_out)):
-        if out_path is not None:
-            check_writable(option, out_path)
+    check_outputs((("--trace-out", trace_out), ("--schedule-out", schedule_out)),
+                  (("--scenario", world_path), ("--schedule", schedule_path),
+                   ("--from", branch_from)), force)
     if moment is not None:
         if branch_from is not None or schedule_path is not None or seed is None:
             _bad_input("--moment needs --seed, and cannot be used with --from or --schedule")

@@ -1,13 +1,16 @@
 """The ``handoff`` command (also ``python -m sim``).
 
 Exit status: 0 nothing found / all passed; 1 a violation was found or a scenario failed; 2 bad
-input, with a one-line message and never a traceback. ``--json`` prints one JSON document on
-stdout; progress and summaries go to stderr.
+input, with a one-line message and never a traceback; 3 a Dask sweep cut short by its cluster
+(the partial summary printed); 130 interrupted (Ctrl-C; a sweep prints its partial summary).
+``--json`` prints one JSON document on stdout; progress and summaries go to stderr.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -18,26 +21,22 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sim.choice_names import MAX_SEED, STRATEGIES
-from sim.cli.args import (
-    check_folder,
-    check_writable,
-    default_world_path,
-    repro_command,
-    write_output,
-)
 from sim.cli.args import check_mutants as _check_mutants
+from sim.cli.args import default_world_path, repro_command
 from sim.cli.args import load_world as _load_world
 from sim.cli.args import parse_faults as _parse_faults
 from sim.cli.lazy import LazyGroup
+from sim.cli.outfiles import check_folder, check_outputs, write_output
+from sim.cli.style import CUT_SHORT, INTERRUPTED, console
 from sim.cli.style import bad_input as _bad_input
-from sim.cli.style import console
-from sim.textout import counted
+from sim.textout import counted, dump_json
 
 # The world, the model and Trio are imported inside the commands that run them, and commands in
 # modules of their own are loaded when used, so `handoff --help` starts fast (SPEC §5: under
 # 0.15 s; tests/world/test_startup.py).
 if TYPE_CHECKING:
     from sim.explore import sweeps as explore_mod
+    from sim.explore.tally import Tally
 
 __all__ = ["default_world_path", "main", "repro_command"]
 
@@ -79,7 +78,8 @@ def main() -> None:
 @click.option("--jobs", type=click.IntRange(1, MAX_JOBS), default=None,
               help="Worker processes (default: all usable cores; more only with --force).")
 @click.option("--force", is_flag=True,
-              help="Allow --jobs above the usable cores (each worker is a process of its own).")
+              help="Allow --jobs above the usable cores (each worker is a process of its own), "
+                   "and replace existing --report and --save-failures files.")
 @click.option("--mutant", "mutants", multiple=True, help="Switch on a known-bug variant.")
 @click.option("--faults", "faults", default=None,
               help="Comma-separated fault kinds to allow (default: the world's), 'all', or "
@@ -112,16 +112,21 @@ def main() -> None:
               help="Probe-guided: part of each round of seeds branches from moments that "
                    "reached rare probes (findings repro with --moment).")
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
-              help="Run the seed batches on this Dask scheduler (needs handoff-sim[dask]).")
+              help="Run the seed batches on this Dask scheduler (needs handoff-sim[dask]); "
+                   "its workers' threads take --jobs' place.")
+@click.option("--dask-timeout", type=click.FloatRange(0.5, 3600), default=10.0,
+              show_default=True, metavar="SECONDS",
+              help="With --dask: how long to wait for the scheduler, and for a worker when the "
+                   "cluster has none, before giving up (exit 3).")
 def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | None,
             force: bool, mutants: tuple[str, ...], faults: str | None, strategy: str | None,
             world_path: str | None, check_determinism: bool, branch_from: str | None,
             branch_at: int | None, save_dir: str | None, max_runs: int | None,
             as_json: bool, probe_table: bool, list_mutants: bool,
             dask_address: str | None = None, report_path: str | None = None,
-            guided: bool = False) -> None:
+            guided: bool = False, dask_timeout: float = 10.0) -> None:
     """Sweep seeds over a world and check every run against the invariants."""
-    from sim.cli.probes import print_mutants, print_probes
+    from sim.cli.probes import print_mutants, print_probes, print_summary
 
     if list_mutants:
         print_mutants(as_json)
@@ -135,10 +140,12 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     mutant_names = _check_mutants(mutants)
     fault_kinds = _parse_faults(faults)
     jobs = _check_jobs(jobs, force, dask_address)
+    if dask_address is not None and not dask_address.strip():
+        _bad_input("--dask: is empty (give the scheduler's address, e.g. tcp://HOST:8786)")
     if save_dir is not None:
         check_folder("--save-failures", save_dir)
-    if report_path is not None:
-        check_writable("--report", report_path)
+    check_outputs((("--report", report_path),),
+                  (("--scenario", world_path), ("--from", branch_from)), force)
     scenario = _load_world(world_path)
     count = n_seeds or 200
     if one_seed is None and start + count - 1 > MAX_SEED:
@@ -158,69 +165,73 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     if branch is not None:
         check_branch(spec, seeds[0], branch_from)
 
-    started = time.perf_counter()  # wall-clock ok: measures the sweep, never enters a run
-    chains: dict[int, str] = {}  # a guided sweep's branched seeds: the moment each grew from
-    with _progress(len(seeds), enabled=sys.stderr.isatty()) as advance:
-        if guided:
-            from sim.explore import guided as explore_guided
+    from sim.explore.tally import Tally
 
-            done = explore_guided.sweep(spec, seeds, jobs, advance)
-            outcomes = [g.outcome for g in done]
-            chains = {g.outcome.seed: explore_guided.format_chain(g.chain) for g in done
-                      if g.chain}
-        else:
-            outcomes = _sweep(spec, seeds, jobs, advance, dask_address)
+    started = time.perf_counter()  # wall-clock ok: measures the sweep, never enters a run
+    tally = Tally(seeds, trace_digests=check_determinism)
+    workers = {"jobs": jobs}
+    with _progress(len(seeds), enabled=sys.stderr.isatty()) as advance:
+        status = _run(spec, tally, jobs, advance, guided, dask_address, dask_timeout, workers)
     elapsed = time.perf_counter() - started  # wall-clock ok
+    jobs = workers["jobs"]
+    stopped = tally.interrupted
+    if stopped:  # Ctrl-C or a lost cluster: what was done so far, nothing more run
+        click.echo(f"handoff: {status} after {tally.done:,} of {len(seeds):,} seeds; the "
+                   "summary covers those", err=True)
 
     divergences = []
-    if check_determinism:
-        for outcome in outcomes:
-            again = explore_mod.run_seed(spec, outcome.seed)
-            if again.digest != outcome.digest:
-                divergences.append(_divergence(spec, outcome.seed))
+    for seed, digest in (tally.trace_digests or ()) if not stopped else ():
+        if explore_mod.run_seed(spec, seed).digest != digest:
+            divergences.append(_divergence(spec, seed))
 
     violations = []
-    for outcome in outcomes:
+    for outcome in tally.failing:
         for v in outcome.violations:
             violations.append({
                 "seed": outcome.seed, "invariant": v.invariant, "requirement": v.requirement,
                 "message": v.message,
                 "repro": repro_command(outcome.seed, world_path, mutant_names, fault_kinds,
                                        strategy, branch_from, branch_at,
-                                       chains.get(outcome.seed))})
-    rate = len(seeds) / elapsed if elapsed > 0 else 0.0
-    saved = save_failures(spec, outcomes, save_dir, max_runs, world_path, branch_from, jobs)
-    probes = explore_mod.probe_table(outcomes)
+                                       tally.chains.get(outcome.seed))})
+    rate = tally.done / elapsed if elapsed > 0 else 0.0
+    saved = None if stopped else save_failures(spec, tally.failing, save_dir, max_runs,
+                                               world_path, branch_from, jobs, force)
+    probes = tally.probes
     never_hit = [name for name, n in probes.items() if n == 0]
-    if report_path is not None:
+    if report_path is not None and not stopped:
         from sim.html.report import report_page
 
         title = f"handoff explore: {world_path or 'the default world'}, seeds {seeds[0]}.." \
                 f"{seeds[-1]}" + "".join(f", --mutant {m}" for m in mutant_names)
         write_output(report_path, "--report", report_page(
-            title=title, spec=spec, outcomes=outcomes, violations=violations, probes=probes,
-            digest=explore_mod.sweep_digest(outcomes), saved=saved, report_path=report_path,
-            jobs=jobs))
+            title=title, spec=spec, outcomes=tally.failing, seeds=tally.done,
+            violations=violations, probes=probes, digest=tally.digest(), saved=saved,
+            report_path=report_path, jobs=jobs))
     if as_json:
         doc: dict[str, Any] = {
-            "seeds": len(seeds), "violations": violations, "seeds_per_second": round(rate, 1),
+            "seeds": tally.done, "violations": violations, "seeds_per_second": round(rate, 1),
             "jobs": jobs, "failing_seeds": sorted({v["seed"] for v in violations}),
             "divergences": divergences, "mutants": list(mutant_names),
-            **({"checked_twice": len(seeds)} if check_determinism else {}),
+            **({"checked_twice": tally.done} if check_determinism and not stopped else {}),
             "probes": {name: {"seeds": n} for name, n in probes.items()},
             "never_hit": never_hit,
-            **({"guided": {"branched": len(chains)}} if guided else {}),
+            **({"guided": {"branched": tally.branched}} if guided else {}),
+            **({"interrupted": {"seeds_done": tally.done, "of": len(seeds)}} if stopped
+               else {}),
         }
-        doc.update(sweep_summary(outcomes, branch_from, branch_at, saved))
-        click.echo(json.dumps(doc, indent=2))
+        doc.update(sweep_summary(tally, branch_from, branch_at, saved))
+        dump_json(doc, lambda text: click.echo(text, nl=False))
+        click.echo()
     else:
-        _print_explore_summary(len(seeds), violations, rate, jobs, divergences,
-                               checked_twice=check_determinism,
+        print_summary(tally.done, violations, rate, jobs, divergences,
+                               checked_twice=check_determinism and not stopped,
                                probes=lambda: print_probes(probes, never_hit, probe_table))
         if saved is not None:
             from sim.cli.shrink import print_saved
 
             print_saved(saved)
+    if stopped:
+        raise SystemExit(INTERRUPTED if status == "interrupted" else CUT_SHORT)
     raise SystemExit(1 if violations or divergences else 0)
 
 
@@ -232,23 +243,55 @@ def _check_jobs(jobs: int | None, force: bool, dask_address: str | None) -> int:
     usable = default_jobs()
     if jobs is None:
         return usable
-    if jobs > usable and not force and dask_address is None:
+    if dask_address is not None:
+        _bad_input("--jobs cannot be used with --dask (the cluster's worker threads run the "
+                   "batches)")
+    if jobs > usable and not force:
         _bad_input(f"--jobs: {jobs} is more than the {usable} usable core(s); "
                    "add --force to start that many workers anyway")
     return jobs
 
 
-def _sweep(spec: explore_mod.Sweep, seeds: Sequence[int], jobs: int,
-           progress: Callable[[int], None], dask_address: str | None) -> list[Any]:
-    from sim.explore import sweeps as explore_mod
-    from sim.explore.pool import DaskMissing
+def _run(spec: explore_mod.Sweep, tally: Tally, jobs: int, progress: Callable[[int], None],
+         guided: bool, dask_address: str | None, dask_timeout: float,
+         workers: dict[str, int]) -> str:
+    """Run the sweep into ``tally``, a part at a time; Ctrl-C (or a lost Dask cluster) stops
+    it with what was done. Returns why it stopped early ("" if it did not)."""
+    from sim.explore.pool import DaskLost, DaskMissing, DaskUnreachable, stop_on_interrupt
+
+    def seen(threads: int) -> None:
+        workers["jobs"] = threads
 
     try:
-        return explore_mod.sweep(spec, seeds, jobs=jobs, progress=progress, dask=dask_address)
+        with stop_on_interrupt():
+            _parts(spec, tally, jobs, progress, guided, dask_address, dask_timeout, seen)
+        return "interrupted" if tally.interrupted else ""
     except DaskMissing as err:
         _bad_input(f"--dask: {err}")
-    except OSError as err:  # no scheduler at that address
-        _bad_input(f"--dask: {dask_address}: cannot reach the scheduler: {err}")
+    except DaskUnreachable as err:
+        _bad_input(f"--dask: {dask_address}: {err}")
+    except DaskLost as err:
+        return f"--dask: {dask_address}: {err}"
+    except KeyboardInterrupt:  # a second Ctrl-C: the tally holds every part done
+        return "interrupted"
+
+
+def _parts(spec: explore_mod.Sweep, tally: Tally, jobs: int, progress: Callable[[int], None],
+           guided: bool, dask_address: str | None, dask_timeout: float,
+           seen: Callable[[int], None]) -> None:
+    from sim.explore import sweeps as explore_mod
+
+    if guided:
+        from sim.explore import guided as explore_guided
+
+        for done in explore_guided.rounds(spec, tally.seeds, jobs):
+            for g in done:
+                tally.add(g.outcome, explore_guided.format_chain(g.chain) or None)
+            progress(len(done))
+        return
+    for part in explore_mod.parts(spec, tally.seeds, jobs, dask_address, dask_timeout, seen):
+        tally.add_all(part)
+        progress(len(part))
 
 
 def _divergence(spec: explore_mod.Sweep, seed: int) -> dict[str, Any]:
@@ -263,32 +306,6 @@ def _divergence(spec: explore_mod.Sweep, seed: int) -> dict[str, Any]:
     first = a.trace[index].jsonl() if index is not None and index < len(a.trace) else None
     second = b.trace[index].jsonl() if index is not None and index < len(b.trace) else None
     return {"seed": seed, "record": index, "first": first, "second": second}
-
-
-def _print_explore_summary(n: int, violations: list[dict[str, Any]], rate: float, jobs: int,
-                           divergences: list[dict[str, Any]], checked_twice: bool,
-                           probes: Callable[[], None]) -> None:
-    out = console()
-    failing = sorted({v["seed"] for v in violations})
-    out.print(f"explored {n} seeds ({rate:.0f} seeds/s on {jobs} job(s)): "
-              f"{len(violations)} violation(s) in {len(failing)} seed(s)")
-    by_invariant: dict[str, int] = {}
-    for v in violations:
-        by_invariant[v["invariant"]] = by_invariant.get(v["invariant"], 0) + 1
-    for name, count in by_invariant.items():
-        out.print(f"  {name}: {count}")
-    for v in violations[:20]:
-        out.print(f"seed {v['seed']}: {v['invariant']} ({v['requirement']}): {v['message']}",
-                  markup=False)
-        out.print(f"  reproduce: {v['repro']}", markup=False)
-    if len(violations) > 20:
-        out.print(f"... and {len(violations) - 20} more (use --json for all)")
-    probes()
-    for d in divergences:
-        out.print(f"seed {d['seed']}: NOT DETERMINISTIC: traces differ at record {d['record']}",
-                  markup=False)
-    if checked_twice:
-        out.print(f"{n} seeds checked twice, {len(divergences)} divergences")
 
 
 @contextmanager
@@ -313,15 +330,29 @@ def _stderr_console() -> Any:
 
 
 def _scenario_files(paths: Sequence[str]) -> list[str]:
+    """The scenario files named, a folder's ``*.toml`` below it included; a path or a subfolder
+    that cannot be read is one line and exit 2 (never skipped in silence)."""
     files: list[str] = []
     for path in paths:
-        p = Path(path)
-        if p.is_dir():
-            files += sorted(str(f) for f in p.rglob("*.toml"))
-        elif p.exists():
-            files.append(str(p))
-        else:
+        try:
+            status = os.stat(path)
+        except FileNotFoundError:
             _bad_input(f"{path}: no such file or folder")
+        except OSError as err:
+            _bad_input(f"{path}: cannot read: {err.strerror or err}")
+        if not stat.S_ISDIR(status.st_mode):
+            files.append(path)
+            continue
+
+        def unreadable(err: OSError) -> None:
+            _bad_input(f"{err.filename}: cannot read: {err.strerror or err}")
+
+        found = []
+        for folder, folders, names in os.walk(path, onerror=unreadable):
+            # A folder named *.toml is listed too, to be refused as not a scenario file.
+            found += [os.path.join(folder, name) for name in (*folders, *names)
+                      if name.endswith(".toml")]
+        files += sorted(str(Path(f)) for f in found)
     if not files:
         _bad_input(f"no scenario files (*.toml) in {', '.join(paths)}")
     return files

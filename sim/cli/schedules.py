@@ -6,6 +6,7 @@ F --at N``, SIM-11). Shared by ``handoff replay``, ``handoff shrink`` and ``hand
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 import attrs
@@ -46,6 +47,8 @@ def _read_schedule(path: str) -> Schedule:
 # (a choice's options: ``MAX_OPTIONS``, shared with scenarios' `[replay.choices]`).
 MAX_CHOICES = 10_000_000
 MAX_SUBSYSTEMS = 10_000
+_MAX_SHARED = 100_000  # distinct choices kept for sharing (a huge run's many: start over)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _SCHEDULE_FIELDS = ("seed", "strategy", "versions", "mutants", "fault_kinds", "scenario",
                     "subsystems", "choices")
 
@@ -80,6 +83,9 @@ def _checked(root: Node) -> Schedule:
         scenario.check_keys(("path", "sha256", "text"))
         scenario_path = scenario.text("path", None)
         scenario_text = scenario.text("text")
+        if _SURROGATE.search(scenario_text):
+            raise scenario.fail("text", "holds a lone surrogate (a \\udXXX escape that is not "
+                                "text): not a scenario file's text")
         if scenario.text("sha256") != sha256(scenario_text):
             raise scenario.fail("sha256", "does not match the embedded scenario text "
                                 "(the schedule was edited)")
@@ -87,8 +93,12 @@ def _checked(root: Node) -> Schedule:
     if len(subsystems) > MAX_SUBSYSTEMS:
         raise root.fail("subsystems", f"must hold at most {MAX_SUBSYSTEMS:,} entries (the limit)")
     raw = root.array("choices", max_items=MAX_CHOICES)
-    choices = []
+    # Each parsed choice (a list) is let go as it is checked, and equal choices share one
+    # tuple: 10,000,000 choices cost their parse (~1 GB) once, not twice (docs/inputs.md).
+    shared: dict[tuple[int, int, int], tuple[int, int, int]] = {}
+    choices: list[tuple[int, int, int]] = []
     for index, choice in enumerate(raw):
+        raw[index] = None
         if (not isinstance(choice, list) or len(choice) != 3
                 or not all(type(x) is int for x in choice)):
             raise root.fail_item("choices", index, "must be [subsystem, options, index], three "
@@ -101,7 +111,10 @@ def _checked(root: Node) -> Schedule:
             raise root.fail_item("choices", index, f"options {n} is not in 2..{MAX_OPTIONS:,}")
         if not 0 <= picked < n:
             raise root.fail_item("choices", index, f"index {picked} is not below options {n}")
-        choices.append((sub, n, picked))
+        triple = (sub, n, picked)
+        choices.append(shared.setdefault(triple, triple))
+        if len(shared) > _MAX_SHARED:
+            shared.clear()
     return Schedule(
         seed=root.integer("seed", maximum=MAX_SEED),
         strategy=root.text("strategy", choices=STRATEGIES),

@@ -19,16 +19,18 @@ import click
 
 from sim.choices import STRATEGIES, ScheduleDiverged
 from sim.cli.args import check_mutants as _check_mutants
-from sim.cli.args import check_writable
 from sim.cli.args import parse_faults as _parse_faults
-from sim.cli.args import write_output as _write
+from sim.cli.outfiles import check_outputs
+from sim.cli.outfiles import write_output as _write
 from sim.cli.schedules import branch_schedule as branch_schedule
 from sim.cli.schedules import scenario_for
 from sim.cli.style import bad_input as _bad_input
 from sim.explore import sweeps as explore_mod
 from sim.explore.shrink import DEFAULT_MAX_RUNS, NothingToShrink, NotReproduced, Shrunk, shrink
+from sim.explore.tally import Tally
 from sim.html.report import failure_page, timeline_path
 from sim.scenario.write import dumps
+from sim.textout import Streamed
 
 
 def _source(world_path: str | None, branch_from: str | None, branch_at: int | None) -> str:
@@ -79,11 +81,12 @@ def _describe(summary: dict[str, Any]) -> str:
               show_default=True, help="Budget: how many runs shrinking may spend.")
 @click.option("--save", "save_path", default=None,
               help="Write the shrunk scenario here (default: print it on stdout).")
+@click.option("--force", is_flag=True, help="Replace an existing --save file.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def shrink_command(seed: int, world_path: str | None, mutants: tuple[str, ...],
                    faults: str | None, strategy: str | None, branch_from: str | None,
                    branch_at: int | None, invariant: str | None, max_runs: int,
-                   save_path: str | None, as_json: bool) -> None:
+                   save_path: str | None, as_json: bool, force: bool = False) -> None:
     """Shrink a failing seed to a small run that fails the same invariant, saved as a scenario.
 
     Exit status 1 when the seed fails (and was shrunk), 0 when it violates nothing.
@@ -92,8 +95,8 @@ def shrink_command(seed: int, world_path: str | None, mutants: tuple[str, ...],
 
     mutant_names = _check_mutants(mutants)
     fault_kinds = _parse_faults(faults)
-    if save_path is not None:
-        check_writable("--save", save_path)
+    check_outputs((("--save", save_path),),
+                  (("--scenario", world_path), ("--from", branch_from)), force)
     if invariant is not None and invariant not in BY_NAME:
         _bad_input(f"--invariant: unknown invariant {invariant!r} (known: {', '.join(BY_NAME)})")
     branch = branch_schedule(branch_from, branch_at, mutants, faults, strategy)
@@ -141,7 +144,8 @@ def failure_file(seed: int, invariant: str, mutants: Sequence[str],
 
 def save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOutcome],
                   folder: str | None, max_runs: int | None, world_path: str | None,
-                  branch_from: str | None, jobs: int) -> list[dict[str, Any]] | None:
+                  branch_from: str | None, jobs: int,
+                  force: bool = False) -> list[dict[str, Any]] | None:
     """Shrink each failing (seed, invariant) of a sweep and save it in ``folder``, its HTML
     timeline beside it."""
     if folder is None:
@@ -152,10 +156,16 @@ def save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOu
                 for name in dict.fromkeys(v.invariant for v in o.violations)]
     if not failures:
         return []
+    mutants = spec.branch.mutants if spec.branch is not None else spec.mutants or ()
+    paths = [str(Path(folder) / failure_file(failure.seed, failure.invariant, mutants,
+                                             spec.branch_at)) for failure in failures]
     try:
         Path(folder).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         _bad_input(f"--save-failures: {folder}: cannot create: {exc.strerror or exc}")
+    # Before shrinking: a file there already (a hand-edited scenario) is kept unless --force.
+    check_outputs([("--save-failures", p) for path in paths for p in (path, timeline_path(path))],
+                  (("--scenario", world_path), ("--from", branch_from)), force)
     try:
         source = _source(world_path, branch_from, spec.branch_at)
         shrunk_all = explore_mod.shrink_failures(spec, failures, max_runs or DEFAULT_MAX_RUNS,
@@ -163,11 +173,8 @@ def save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOu
     except (NothingToShrink, NotReproduced) as err:  # a seed that fails only sometimes
         click.echo(f"handoff: --save-failures: {err} (flaky: please report it)", err=True)
         raise SystemExit(1) from None
-    mutants = spec.branch.mutants if spec.branch is not None else spec.mutants or ()
     saved = []
-    for failure, shrunk in zip(failures, shrunk_all, strict=True):
-        path = str(Path(folder) / failure_file(failure.seed, failure.invariant,
-                                               mutants, spec.branch_at))
+    for failure, shrunk, path in zip(failures, shrunk_all, paths, strict=True):
         _write(path, "--save-failures", dumps(shrunk.scenario))
         # Its timeline beside it: the shrunk run, its violations linked to their records.
         _write(timeline_path(path), "--save-failures", failure_page(shrunk.scenario, path))
@@ -190,18 +197,17 @@ def check_branch(spec: explore_mod.Sweep, seed: int, path: str | None) -> None:
         raise SystemExit(1) from None
 
 
-def sweep_summary(outcomes: Sequence[explore_mod.SeedOutcome], branch_from: str | None,
-                   branch_at: int | None, saved: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """explore --json keys beyond the sweep itself: digests, counts per invariant, branch."""
+def sweep_summary(tally: Tally, branch_from: str | None, branch_at: int | None,
+                  saved: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """explore --json keys beyond the sweep itself: digests, counts per invariant, branch
+    (``seed_digests`` written a seed at a time: there may be millions)."""
     from sim.invariants import BY_NAME
 
     counts = {name: 0 for name in BY_NAME}
-    for outcome in outcomes:
-        for name in dict.fromkeys(v.invariant for v in outcome.violations):
-            counts[name] = counts.get(name, 0) + 1
+    counts.update(tally.invariants)
     doc: dict[str, Any] = {
-        "digest": explore_mod.sweep_digest(outcomes),
-        "seed_digests": {str(o.seed): o.run_digest for o in outcomes},
+        "digest": tally.digest(),
+        "seed_digests": Streamed(tally.seed_digests),
         "invariants": {name: {"seeds": n} for name, n in counts.items()},
     }
     if branch_from is not None:

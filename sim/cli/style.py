@@ -24,6 +24,11 @@ from click.exceptions import NoArgsIsHelpError
 from actors.errors import InputError, one_line
 from sim.cli.io import guarded_output
 
+# Exit statuses beyond 0, 1 and 2 (docs/inputs.md#exit-status): a sweep whose Dask cluster went
+# away, and Ctrl-C (128 + SIGINT, as shells report it).
+CUT_SHORT = 3
+INTERRUPTED = 130
+
 
 def bad_input(message: str) -> NoReturn:
     click.echo(f"handoff: {one_line(message)}", err=True)
@@ -83,9 +88,21 @@ class _OneLineErrors:
             bad_input(_sentence(err.format_message()))
         except InputError as err:
             bad_input(str(err))
-        except click.Abort:
+        except click.Abort as err:
+            if isinstance(err.__context__, KeyboardInterrupt):  # click's word for Ctrl-C
+                click.echo("handoff: interrupted", err=True)
+                raise SystemExit(INTERRUPTED) from None
             click.echo("handoff: aborted", err=True)
             raise SystemExit(1) from None
+        except KeyboardInterrupt:
+            click.echo("handoff: interrupted", err=True)
+            raise SystemExit(INTERRUPTED) from None
+        except MemoryError:
+            # Every documented limit fits in 2 GiB (docs/inputs.md#size-limits); under a
+            # tighter `ulimit -v` an input within the limits may still not fit.
+            click.echo("handoff: out of memory: this input needs more memory than the process "
+                       "may use (ulimit -v?); see docs/inputs.md#size-limits", err=True)
+            raise SystemExit(2) from None
         if standalone_mode:
             raise SystemExit(result if isinstance(result, int) else 0)
         return result

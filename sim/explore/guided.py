@@ -21,13 +21,13 @@ the rest, ...), rebuilt by re-running the chain, so the repro needs no file.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
+from contextlib import ExitStack
 
 import attrs
 
 from sim.choices import Schedule
 from sim.determinism import rng_for
+from sim.explore.pool import stop_requested, wait, workers
 from sim.explore.sweeps import SeedOutcome, Sweep, run_seed
 
 # Seeds per round: the corpus changes between rounds only.
@@ -60,13 +60,30 @@ def format_chain(chain: Sequence[tuple[int, int]]) -> str:
     return "/".join(f"{seed}@{at}" for seed, at in chain)
 
 
+# A chain's limits (``--moment``): each link is a run to redo, and no run makes more choices
+# than a schedule file may hold.
+MAX_CHAIN = 1_000
+MAX_AT = 10_000_000
+
+
 def parse_chain(text: str) -> tuple[tuple[int, int], ...]:
-    """``SEED@AT/SEED@AT...`` (ValueError with what is wrong)."""
+    """``SEED@AT/SEED@AT...`` (ValueError with what is wrong): seeds 0..MAX_SEED, AT
+    0..``MAX_AT``, at most ``MAX_CHAIN`` links."""
+    from sim.choices import MAX_SEED
+
+    parts = text.split("/")
+    if len(parts) > MAX_CHAIN:
+        raise ValueError(f"a chain of {len(parts):,} moments; at most {MAX_CHAIN:,}")
     chain = []
-    for part in text.split("/"):
+    for part in parts:
         seed, sep, at = part.partition("@")
-        if not sep or not seed.isdigit() or not at.isdigit():
-            raise ValueError(f"{part!r} is not SEED@AT (e.g. 17@120)")
+        if not sep or not seed.isascii() or not seed.isdigit() or not at.isascii() \
+                or not at.isdigit() or len(seed) > 20 or len(at) > 20:
+            raise ValueError(f"{part[:40]!r} is not SEED@AT (e.g. 17@120)")
+        if int(seed) > MAX_SEED:
+            raise ValueError(f"seed {seed} is above the largest seed, {MAX_SEED}")
+        if int(at) > MAX_AT:
+            raise ValueError(f"step {at} is above {MAX_AT:,}")
         chain.append((int(seed), int(at)))
     return tuple(chain)
 
@@ -123,7 +140,13 @@ def run_seed_with_moments(spec: Sweep, seed: int
 
 
 def _run_batch(spec: Sweep, tasks: Sequence[Task]) -> list[GuidedOutcome]:
-    return [run_task(spec, task) for task in tasks]
+    """The tasks' outcomes: all, or the first ones when a stop was requested (Ctrl-C)."""
+    done = []
+    for task in tasks:
+        if stop_requested():
+            break
+        done.append(run_task(spec, task))
+    return done
 
 
 class Corpus:
@@ -193,22 +216,27 @@ def sweep(spec: Sweep, seeds: Sequence[int], jobs: int = 1,
 def rounds(spec: Sweep, seeds: Sequence[int], jobs: int = 1) -> Iterator[list[GuidedOutcome]]:
     """Each round's outcomes in seed order, the corpus updated between rounds."""
     corpus = Corpus()
-    pool = None
-    if jobs > 1 and len(seeds) > ROUND:
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork"))
-    try:
+    with ExitStack() as stack:
+        # Forked workers that die with this process and stop at once on Ctrl-C (pool.py).
+        pool = (stack.enter_context(workers(jobs)) if jobs > 1 and len(seeds) > ROUND
+                else None)
         for start in range(0, len(seeds), ROUND):
             tasks = [Task(seed, corpus.pick(seed)) for seed in seeds[start:start + ROUND]]
             if pool is None:
                 done = _run_batch(spec, tasks)
             else:
                 share = -(-len(tasks) // jobs)
-                parts = [tasks[i:i + share] for i in range(0, len(tasks), share)]
-                done = [g for part in pool.map(_run_batch, [spec] * len(parts), parts)
-                        for g in part]
+                futures = [pool.submit(_run_batch, spec, tasks[i:i + share])
+                           for i in range(0, len(tasks), share)]
+                done = []
+                for future in futures:
+                    part = wait(future, pool)
+                    done += part
+                    if len(part) < share:  # cut short (or the round's last part)
+                        break
+                done = done[:len(tasks)]
             for guided in done:
                 corpus.add(guided)
             yield [attrs.evolve(guided, schedule=None) for guided in done]
-    finally:
-        if pool is not None:
-            pool.shutdown()
+            if len(done) < len(tasks) or stop_requested():
+                return

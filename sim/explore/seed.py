@@ -80,21 +80,32 @@ def run_seed(sweep: Sweep, seed: int, keep: dict[str, object] | None = None) -> 
     return _outcome(sweep, seed, result, keep)
 
 
+class _Stopped(BaseException):
+    """Ends a batch of seeds early (not an ``Exception``: no model handler may take it)."""
+
+
 def run_seeds(sweep: Sweep, seeds: Sequence[int],
-              progress: Callable[[int], None] | None = None) -> list[SeedOutcome]:
+              progress: Callable[[int], None] | None = None,
+              stop: Callable[[], bool] | None = None) -> list[SeedOutcome]:
     """Each seed's outcome, as :func:`run_seed` gives it, from one Trio run shared by all of
     them (sim/world/batch.py: it saves each seed Trio's start and end, a few per cent);
-    ``progress`` is told of each seed done."""
+    ``progress`` is told of each seed done. When ``stop`` says so after a seed, the outcomes
+    so far (the first seeds) are returned."""
     outcomes: list[SeedOutcome] = []
 
     def take(seed: int, result: world.RunResult | Exception) -> None:
         outcomes.append(_outcome(sweep, seed, result))
         if progress is not None:
             progress(1)
+        if stop is not None and stop():
+            raise _Stopped
 
-    world_batch.run_each(sweep.scenario, seeds, take, strategy=sweep.strategy,
-                         mutants=sweep.mutants, fault_kinds=sweep.fault_kinds,
-                         replay=sweep.branch, replay_steps=sweep.branch_at)
+    try:
+        world_batch.run_each(sweep.scenario, seeds, take, strategy=sweep.strategy,
+                             mutants=sweep.mutants, fault_kinds=sweep.fault_kinds,
+                             replay=sweep.branch, replay_steps=sweep.branch_at)
+    except _Stopped:
+        pass
     return outcomes
 
 

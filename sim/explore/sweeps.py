@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
@@ -73,6 +72,35 @@ def sweep(
     return pool.local(spec, seeds, jobs, progress)
 
 
+# A serial sweep's seeds run in parts this long: Ctrl-C loses at most the part it stopped in.
+SERIAL_PART = 64
+
+
+def parts(spec: Sweep, seeds: Sequence[int], jobs: int = 1, dask: str | None = None,
+          dask_timeout: float | None = None,
+          workers_seen: Callable[[int], None] | None = None) -> Iterator[list[SeedOutcome]]:
+    """:func:`sweep`'s outcomes a part at a time, in seed order, so the caller keeps what it
+    needs of each (a sweep of millions of seeds never holds them all) and has every part done
+    so far when it stops early: a stop request (Ctrl-C under ``pool.stop_on_interrupt``) ends
+    it after the seeds in hand, and closing the iterator stops the workers."""
+    from sim.explore import pool
+    from sim.gc_tuning import tune_for_sweeps
+
+    tune_for_sweeps()
+    if dask is not None:
+        yield from pool.dask_parts(spec, seeds, dask, dask_timeout or pool.DASK_TIMEOUT,
+                                   workers_seen)
+    elif jobs <= 1 or len(seeds) < SERIAL_BELOW:
+        for start in range(0, len(seeds), SERIAL_PART):
+            part = seeds[start:start + SERIAL_PART]
+            done = run_seeds(spec, part, stop=pool.stop_requested)
+            yield done
+            if len(done) < len(part) or pool.stop_requested():
+                return
+    else:
+        yield from pool.local_parts(spec, seeds, jobs)
+
+
 @attrs.frozen
 class Failure:
     """One (seed, invariant) of a sweep to shrink."""
@@ -94,8 +122,7 @@ def shrink_failures(spec: Sweep, failures: Sequence[Failure], max_runs: int, sou
     if jobs <= 1 or len(failures) <= 1:
         return [_shrink_one(spec, max_runs, source, f) for f in failures]
     n = len(failures)
-    from sim.explore.pool import die_with_parent
+    from sim.explore.pool import workers
 
-    with ProcessPoolExecutor(max_workers=min(jobs, n), initializer=die_with_parent,
-                             initargs=(os.getpid(),)) as pool:
+    with workers(min(jobs, n)) as pool:
         return list(pool.map(_shrink_one, [spec] * n, [max_runs] * n, [source] * n, failures))

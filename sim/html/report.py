@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from actors.mutants import BREAKS
+from sim.explore.pool import workers
 from sim.explore.sweeps import SERIAL_BELOW, SeedOutcome, Sweep
 from sim.html.timeline import to_html
 from sim.scenario import Scenario
@@ -75,7 +75,7 @@ def _fault_kinds(spec: Sweep, seeds: Sequence[int], jobs: int) -> dict[int, tupl
     enough to pay for starting them (each run is deterministic, so jobs change nothing)."""
     if jobs <= 1 or len(seeds) < SERIAL_BELOW:
         return {seed: fault_kinds_of(spec, seed) for seed in seeds}
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with workers(jobs) as pool:  # they die with this process, and at once on Ctrl-C
         return dict(zip(seeds, pool.map(fault_kinds_of, [spec] * len(seeds), seeds,
                                         chunksize=8), strict=True))
 
@@ -99,7 +99,7 @@ def _by_fault_kind(spec: Sweep, outcomes: Sequence[SeedOutcome], jobs: int) -> s
             + _table(["invariant", "failing seeds", *kinds], rows))
 
 
-def _detection(mutants: Sequence[str], outcomes: Sequence[SeedOutcome]) -> str:
+def _detection(mutants: Sequence[str], outcomes: Sequence[SeedOutcome], total: int) -> str:
     failing = [o for o in outcomes if o.violations]
     rows = []
     for name in mutants:
@@ -107,11 +107,11 @@ def _detection(mutants: Sequence[str], outcomes: Sequence[SeedOutcome]) -> str:
         by_expected = [o.seed for o in outcomes
                        if any(v.invariant == expected for v in o.violations)]
         rows.append([f"<b>{escape(name)}</b>", escape(BREAKS[name].requirement), escape(expected),
-                     len(by_expected), f"{len(by_expected) / max(1, len(outcomes)):.1%}",
+                     len(by_expected), f"{len(by_expected) / max(1, total):.1%}",
                      str(by_expected[0]) if by_expected else "none"])
     first = str(failing[0].seed) if failing else "none"
-    return (f"<p>{len(failing)} of {len(outcomes)} seeds "
-            f"({len(failing) / max(1, len(outcomes)):.1%}) fail some invariant; the first is seed "
+    return (f"<p>{len(failing)} of {total} seeds "
+            f"({len(failing) / max(1, total):.1%}) fail some invariant; the first is seed "
             f"{first}.</p>"
             + _table(["mutant", "breaks", "expected finder", "seeds it flags", "detection rate",
                       "first seed"], rows))
@@ -148,20 +148,24 @@ def _failing(violations: Sequence[dict[str, Any]], saved: Sequence[dict[str, Any
 
 def report_page(*, title: str, spec: Sweep, outcomes: Sequence[SeedOutcome],
                 violations: Sequence[dict[str, Any]], probes: dict[str, int], digest: str,
-                saved: Sequence[dict[str, Any]] | None, report_path: str, jobs: int = 1) -> str:
-    """The sweep report; ``violations`` are explore's rows (seed, invariant, message, repro)."""
+                saved: Sequence[dict[str, Any]] | None, report_path: str, jobs: int = 1,
+                seeds: int | None = None) -> str:
+    """The sweep report; ``violations`` are explore's rows (seed, invariant, message, repro).
+    ``outcomes`` may hold only the failing seeds' (a sweep keeps no more), ``seeds`` then
+    saying how many seeds ran."""
+    total = len(outcomes) if seeds is None else seeds
     failing = sorted({v["seed"] for v in violations})
     mutants = tuple(spec.mutants or ())
     parts = [f"<h1>{escape(title)}</h1>",
-             f"<p>{len(outcomes)} seeds, {len(failing)} failing, {len(violations)} violations; "
+             f"<p>{total} seeds, {len(failing)} failing, {len(violations)} violations; "
              f"sweep digest <code>{escape(digest)}</code></p>"]
     if mutants:
-        parts += ["<h2>Detection</h2>", _detection(mutants, outcomes)]
+        parts += ["<h2>Detection</h2>", _detection(mutants, outcomes, total)]
     parts += ["<h2>Violations by invariant and fault kind</h2>",
               _by_fault_kind(spec, outcomes, jobs),
               "<h2>Failing seeds</h2>",
               _failing(violations, saved, Path(report_path).resolve().parent),
-              "<h2>Probe hits</h2>", _probes(probes, len(outcomes))]
+              "<h2>Probe hits</h2>", _probes(probes, total)]
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n"
             + "\n".join(parts) + "\n</body></html>\n")
