@@ -22,6 +22,9 @@ from sim.invariants.index import of_kinds
 from sim.invariants.observations import chain_class, is_closed_turn, is_delivery_crash, is_rejection
 from sim.trace import Record
 
+# The answer timeout of a send (reference §c11: ``announceTimeoutMs``, 120,000 ms).
+ANSWER_TIMEOUT_MS = 120_000
+
 # What the registry writes when a try goes unanswered for the 120 s announce timeout (§c11).
 UNANSWERED = "gateway timeout"
 
@@ -42,7 +45,8 @@ def closed_turn_final(trace: Sequence[Record]) -> list[Violation]:
     reached the live delivery process (dropped, or answered while it was down) is not judged."""
     refused: dict[str, Record] = {}
     violations: list[Violation] = []
-    for r in of_kinds(trace, ("fault", "requester.gone", "crash", "delivery.start", "drop",
+    for r in of_kinds(trace, ("fault", "requester.gone", "gateway.refused", "crash",
+                              "delivery.start", "drop",
                               "delivery.retry", "delivery.give_up")):
         if is_rejection(r) and is_closed_turn(r.data["error"]) and (
                 chain_class(r.data["error"]) == "permanent"):
@@ -72,15 +76,21 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
     """A hand-off the session confirmed stays delivered although its receive callback failed:
     the registry's next record of the run is ``delivered``, never a failed try or a give-up
     (DEL-9). A lost or slow acknowledgement, a crash of the delivery process, or an answer
-    dropped because that process was down hides the confirmation; then nothing is judged."""
+    dropped because that process was down hides the confirmation; then nothing is judged. So
+    does a confirmation that reached the gateway at or past the 120 s answer timeout of its send
+    (reference §c11 ``announceTimeoutMs``): the try may have been given up first (seed 9874)."""
     confirmed: dict[str, Record] = {}
+    sent_at: dict[str, int] = {}  # run_id -> its latest send
     violations: list[Violation] = []
     for r in of_kinds(trace, ("gateway.callback_failed", "fault", "crash", "delivery.start", "drop",
                               "delivery.delivered", "delivery.stale", "delivery.give_up",
-                              "delivery.send_failed", "delivery.retry")):
+                              "delivery.send_failed", "delivery.retry", "gateway.send")):
         kind = r.kind
-        if kind == "gateway.callback_failed":
-            confirmed[r.data["run_id"]] = r
+        if kind == "gateway.send":
+            sent_at[r.data["run_id"]] = r.t_ms
+        elif kind == "gateway.callback_failed":
+            if r.t_ms - sent_at.get(r.data["run_id"], r.t_ms) < ANSWER_TIMEOUT_MS:
+                confirmed[r.data["run_id"]] = r
         elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow"):
             confirmed.pop(r.data.get("run_id", ""), None)
         elif is_delivery_crash(r) or kind == "delivery.start" or (
@@ -104,19 +114,28 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
     concrete error of the run's latest refusal, kept across tries that went unanswered; only a
     run never refused is blocked on the bare announce timeout (DEL-9). After a crash of the
     delivery process the warning may carry any error the run was refused with (also one the
-    gateway answered while the process was down: it never reached the process)."""
+    gateway answered while the process was down: it never reached the process). A refusal that
+    comes when the run's latest send was already answered is a late answer of an earlier send
+    (a delayed message, a duplicate): the live process reads it as stale, and it is not the
+    latest refusal (seed 4399)."""
     session_of: dict[str, str] = {}
+    answered: dict[str, bool] = {}  # run_id -> whether its latest send was refused already
     latest: dict[str, str] = {}  # run_id -> the text of its latest refusal
     seen: dict[str, set[str]] = {}  # run_id -> every refusal text
     crashed: set[str] = set()  # runs refused before a crash of the delivery process
     down = False  # the delivery process died and has not started again
     violations: list[Violation] = []
-    for r in of_kinds(trace, ("spawn", "fault", "requester.gone", "crash", "delivery.start",
-                              "delivery.warning")):
+    for r in of_kinds(trace, ("spawn", "fault", "requester.gone", "gateway.refused", "crash",
+                              "delivery.start", "gateway.send", "delivery.warning")):
         kind = r.kind
         if kind == "spawn":
             session_of[r.data["run_id"]] = r.data["child_session_key"]
+        elif kind == "gateway.send":
+            answered[r.data["run_id"]] = False
+        elif is_rejection(r) and answered.get(r.data["run_id"]):
+            seen.setdefault(r.data["run_id"], set()).add(chain_text(r.data["error"]))
         elif is_rejection(r):
+            answered[r.data["run_id"]] = True
             text = chain_text(r.data["error"])
             latest[r.data["run_id"]] = text
             seen.setdefault(r.data["run_id"], set()).add(text)

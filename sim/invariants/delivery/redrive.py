@@ -172,7 +172,8 @@ class _GivenUp:
     down: bool = False
     # The kinds :meth:`see` reads: an oracle may feed it only these.
     KINDS: ClassVar[tuple[str, ...]] = ("delivery.start", "requester.accept", "requester.duplicate",
-                                        "fault", "requester.gone", "crash", "world.operator")
+                                        "fault", "requester.gone", "gateway.refused", "crash",
+                                        "world.operator")
 
     def see(self, r: Record) -> None:
         kind = r.kind

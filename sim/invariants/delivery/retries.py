@@ -49,7 +49,8 @@ def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
     recorded: set[str] = set()  # runs whose give-up the registry recorded after it
     down = False  # the delivery process is dead: a refusal made now never reaches it
     violations = []
-    for r in of_kinds(trace, ("delivery.start", "fault", "requester.gone", "delivery.give_up",
+    for r in of_kinds(trace, ("delivery.start", "fault", "requester.gone", "gateway.refused",
+                              "delivery.give_up",
                               "world.operator", "crash", "gateway.send")):
         if r.kind == "delivery.start":
             down = False
@@ -118,7 +119,8 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
     sent: set[tuple[str, str]] = set()
     violations = []
     for r in of_kinds(trace, ("child.end", "child.correction", "world.operator", "crash", "fault",
-                              "requester.gone", "gateway.send", "delivery.give_up")):
+                              "requester.gone", "gateway.refused", "gateway.send",
+                              "delivery.give_up")):
         if r.kind == "child.end":
             ends[r.data["run_id"]] = r.t_ms
             unsent.add(r.data["run_id"])
@@ -132,14 +134,15 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             reopened.add(r.data["run_id"])
             if r.kind == "child.correction":
                 ends[r.data["run_id"]] = r.data["ended_at"]  # its window starts at its end
-                if r.data["run_id"] in frozen and frozen[r.data["run_id"]] <= r.t_ms \
-                        and r.data["run_id"] not in woken:
-                    # A newer receipt of a frozen member before its batch's wake went out is
-                    # the batch's (docs/yield.md: the first answers go out one by one, the
-                    # corrections are the batch's; reference §b, §c9 intentional_non_delivery),
-                    # even when its first generation went out on its own after the yield (seed
-                    # 2362 with children drawn 1..8).
-                    own_since_frozen.discard(r.data["run_id"])
+            if r.data["run_id"] in frozen and frozen[r.data["run_id"]] <= r.t_ms \
+                    and r.data["run_id"] not in woken:
+                # A newer receipt of a frozen member before its batch's wake went out is the
+                # batch's (docs/yield.md: the first answers go out one by one, the corrections
+                # are the batch's; reference §b, §c9 intentional_non_delivery), even when its
+                # first generation went out on its own after the yield (seed 2362 with children
+                # drawn 1..8); so is an operator's redrive of it (a new generation): the batch
+                # carries it, and the batch's close gives it up (seed 8247).
+                own_since_frozen.discard(r.data["run_id"])
         elif is_delivery_crash(r):
             for known in runs.values():
                 known.crashed = True

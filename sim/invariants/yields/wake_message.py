@@ -26,6 +26,7 @@ from sim.invariants.base import Invariant, Violation
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
 from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, key_runs
+from sim.invariants.yields.seen import batches
 from sim.trace import Record
 
 CAP = 160_000
@@ -85,6 +86,11 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
     # record).
     unsure: set[str] = set()
     sent: set[str] = set()  # runs handed to the gateway on their own
+    # When each yielded batch froze, by (session, member runs): a member that ended after it is
+    # handed to its batch as it ends, so its own delivery never ran; a failed run's exact
+    # ANNOUNCE_SKIP text then announces nothing on its own, and the wake reports its status
+    # (a terminal failure reports its status, not its reply text; seed 9784).
+    frozen_at = {(b.session, b.members): b.yielded.t_ms for b in batches(trace)}
     violations: list[Violation] = []
     for r in of_kinds(trace, ("spawn", "child.end", "child.correction", "fault", "crash",
                               "requester.accept", "gateway.send")):
@@ -116,7 +122,9 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
             # A member announced on its own whose correction came since may be carried or left
             # to its own delivery: the delivery process may not have heard of the correction
             # yet (a late notice), and then delivers it on its own afterwards.
-            taken = {run for run in runs if run in skipped
+            since = frozen_at.get((r.data["requester"].removeprefix("requester:"), runs))
+            taken = {run for run in runs if (run in skipped and (
+                since is None or ends[run].t_ms < since or ends[run].data["status"] == "ok"))
                      or (run, newest.get(run, -1)) in individually} - unsure
             announced = {run for run, _ in individually} | unsure
             rendered.setdefault((r.data["requester"], runs),

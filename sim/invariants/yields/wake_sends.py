@@ -38,7 +38,7 @@ MAX_ATTEMPTS = 3
 ANSWER_TIMEOUT_MS = 120_000
 RECHECK_MS = 30_000  # a busy requester's wake is tried again after this (reference §c17)
 SESSION_ANSWERS = ("requester.wake_refused", "requester.accept", "requester.duplicate",
-                   "requester.gone")
+                   "requester.gone", "gateway.refused")
 ACK_FAULTS = ("ack-slow", "send-ambiguous")
 
 
@@ -193,6 +193,8 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
             reset = any(r.t_ms >= since for r in seen.lifecycle.get(batch.session, []))
             if reset or later + 1_000 > end_ms or not _busy(seen, batch.session, refusal.t_ms):
                 continue
+            if any(a.seq > refusal.seq for a in _wake_of(batch, seen.wake_accepts)):
+                continue  # a copy the network duplicated was taken after it (seed 7261)
             violations.append(Violation(
                 "wake-sends-budget", "YLD-3", f"the wake of {batch.turn} of {batch.session} "
                 f"was never sent again after {refusal.actor} refused {key} at "

@@ -78,7 +78,8 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]
     members_ready = ready
     for run_id in descendants:
         own = own_settle(seen.ends.get(run_id), seen.trail.get(run_id, []),
-                         asked.get(run_id), member=False)
+                         asked.get(run_id), member=False,
+                         crashes=[down for down, _ in seen.downtime])
         if own is None or own == UNKNOWN:
             return None
         ready = max(ready, own)
