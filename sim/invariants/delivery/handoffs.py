@@ -126,15 +126,20 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
     down = False  # the delivery process died and has not started again
     violations: list[Violation] = []
     for r in of_kinds(trace, ("spawn", "fault", "requester.gone", "gateway.refused", "crash",
-                              "delivery.start", "gateway.send", "delivery.warning")):
+                              "delivery.start", "gateway.send", "gateway.chunk_failed",
+                              "delivery.warning")):
         kind = r.kind
+        # A later chunk broken after earlier ones were sent: its ``fault`` names no error, the
+        # channel's record of the failed chunk carries what the delivery actor was answered
+        # (seed 5836, shrunk). A first chunk's failure is the fault's own error.
+        refusal = is_rejection(r) or (kind == "gateway.chunk_failed" and r.data["index"] > 0)
         if kind == "spawn":
             session_of[r.data["run_id"]] = r.data["child_session_key"]
         elif kind == "gateway.send":
             answered[r.data["run_id"]] = False
-        elif is_rejection(r) and answered.get(r.data["run_id"]):
+        elif refusal and answered.get(r.data["run_id"]):
             seen.setdefault(r.data["run_id"], set()).add(chain_text(r.data["error"]))
-        elif is_rejection(r):
+        elif refusal:
             answered[r.data["run_id"]] = True
             text = chain_text(r.data["error"])
             latest[r.data["run_id"]] = text
