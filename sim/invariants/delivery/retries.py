@@ -48,18 +48,28 @@ def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
     stopped: dict[str, Record] = {}  # run_id -> the permanent rejection
     recorded: set[str] = set()  # runs whose give-up the registry recorded after it
     down = False  # the delivery process is dead: a refusal made now never reaches it
+    # When an operator's redrive or the producer's correction last reopened each run: one in the
+    # very instant of a refusal may reach the delivery actor first (seeds 15697, 17450), and
+    # the refusal then answers an older generation.
+    reopened: dict[str, int] = {}
     violations = []
     for r in of_kinds(trace, ("delivery.start", "fault", "requester.gone", "gateway.refused",
-                              "delivery.give_up",
+                              "delivery.give_up", "child.correction",
                               "world.operator", "crash", "gateway.send")):
         if r.kind == "delivery.start":
             down = False
-        if rejection_class(r) in ("permanent", "sent") and not down:
-            stopped.setdefault(r.data["run_id"], r)
+        if r.kind == "child.correction":
+            reopened[r.data["run_id"]] = r.t_ms
+            if r.data["run_id"] in stopped and stopped[r.data["run_id"]].t_ms == r.t_ms:
+                del stopped[r.data["run_id"]]
+        elif rejection_class(r) in ("permanent", "sent") and not down:
+            if reopened.get(r.data["run_id"]) != r.t_ms:
+                stopped.setdefault(r.data["run_id"], r)
         elif r.kind == "delivery.give_up" and r.data["run_id"] in stopped:
             recorded.add(r.data["run_id"])
         elif r.kind == "world.operator" and r.data["action"] == "redrive":
             # An operator asked to send it again (a new generation; redrive-from-retained).
+            reopened[r.data["run_id"] or ""] = r.t_ms
             stopped.pop(r.data["run_id"] or "", None)
             recorded.discard(r.data["run_id"] or "")
         elif is_delivery_crash(r):

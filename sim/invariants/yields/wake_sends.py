@@ -253,7 +253,13 @@ def _why_again(earlier: list[_Send], send: Record, refused: list[int],
     first = bisect_left(refused, previous.record.t_ms)
     if first < len(refused) and refused[first] <= send.t_ms:
         return "armed"
-    if any(not had(s, surely=True) for s in earlier):
+    # A send before the latest restart was settled by that restart (its first send after it is
+    # the "restart" one): only the sends since decide whether this one replays an unanswered
+    # send (seed 4616: a retry after a refusal, counted as a replay for a send two restarts
+    # earlier).
+    restarted = max((down for down in crashes if down <= send.t_ms), default=None)
+    since = [s for s in earlier if restarted is None or s.record.t_ms > restarted]
+    if any(not had(s, surely=True) for s in since):
         return "replay"
     if private and previous.answer is not None and previous.answer.record.kind == "fault":
         return "retry"
