@@ -123,8 +123,11 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
             # to its own delivery: the delivery process may not have heard of the correction
             # yet (a late notice), and then delivers it on its own afterwards.
             since = frozen_at.get((r.data["requester"].removeprefix("requester:"), runs))
+            # A private member's own delivery never runs while its turn is open (retained,
+            # PRV-5): it ended before the yield and still announced nothing (seed 18620).
             taken = {run for run in runs if (run in skipped and (
-                since is None or ends[run].t_ms < since or ends[run].data["status"] == "ok"))
+                since is None or ends[run].data["status"] == "ok" or (
+                    ends[run].t_ms < since and not _private_request(asked.get(run)))))
                      or (run, newest.get(run, -1)) in individually} - unsure
             announced = {run for run, _ in individually} | unsure
             rendered.setdefault((r.data["requester"], runs),

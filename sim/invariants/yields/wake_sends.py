@@ -144,7 +144,7 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
         start = max([batch.yielded.t_ms if batch.turn != "wave" else 0,
                      *(seen.ends[m].t_ms for m in batch.members if m in seen.ends)])
         by_key: dict[str, _KeySends] = {}
-        counted: dict[str, list[Record]] = {"replay": [], "retry": []}
+        counted: dict[str, list[Record]] = {"replay": [], "retry": [], "either": []}
         # Per key, when the delivery process had each of the session's refusals, in order.
         refused: dict[str, list[int]] = {}
         for send in sends:
@@ -178,6 +178,12 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
                     "wake-sends-budget", "YLD-3", f"the wake of {batch.turn} of "
                     f"{batch.session} made {len(counted[why])} {why} sends, over {most}",
                     tuple(r.seq for r in counted[why])))
+        both = [*counted["replay"], *counted["retry"], *counted["either"]]
+        if counted["either"] and len(both) > MAX_REPLAYS + MAX_ATTEMPTS - 1:
+            violations.append(Violation(
+                "wake-sends-budget", "YLD-3", f"the wake of {batch.turn} of {batch.session} "
+                f"made {len(both)} replay and retry sends, over {MAX_REPLAYS + MAX_ATTEMPTS - 1}",
+                tuple(r.seq for r in both)))
         for key, sent in by_key.items():
             _match(sent, answers.get(key, []), NEVER)
             last = sent.sends[-1]
@@ -243,9 +249,12 @@ def _why_again(earlier: list[_Send], send: Record, refused: list[int],
         # as ambiguous: the lenient reading).
         if s.answer is None:
             return False
+        # A crash after the answer's instant came after the live process had handled it (a
+        # step takes no virtual time): only one from the send to the answer can have lost it
+        # (seed 4616: crashes while the batch waited counted its answered sends as replays).
         at = s.answer.last if surely else s.answer.first
         return at <= min(send.t_ms, s.record.t_ms + ANSWER_TIMEOUT_MS) and not any(
-            s.record.t_ms <= down <= send.t_ms for down in crashes)
+            s.record.t_ms <= down <= at for down in crashes)
 
     # The session refused this key (busy) and the process may have had it since the previous
     # send: any answer of the key counts for the dispatch that is out, also a late one.
@@ -253,13 +262,12 @@ def _why_again(earlier: list[_Send], send: Record, refused: list[int],
     first = bisect_left(refused, previous.record.t_ms)
     if first < len(refused) and refused[first] <= send.t_ms:
         return "armed"
-    # A send before the latest restart was settled by that restart (its first send after it is
-    # the "restart" one): only the sends since decide whether this one replays an unanswered
-    # send (seed 4616: a retry after a refusal, counted as a replay for a send two restarts
-    # earlier).
-    restarted = max((down for down in crashes if down <= send.t_ms), default=None)
-    since = [s for s in earlier if restarted is None or s.record.t_ms > restarted]
-    if any(not had(s, surely=True) for s in since):
+    if any(not had(s, surely=True) for s in earlier):
+        # A private batch's retry keeps its key: after a refusal the gateway answered, a send
+        # an earlier unanswered one leaves ambiguous may be either (seed 4616).
+        if private and previous.answer is not None and previous.answer.record.kind == "fault" \
+                and had(previous, surely=True):
+            return "either"
         return "replay"
     if private and previous.answer is not None and previous.answer.record.kind == "fault":
         return "retry"
