@@ -81,7 +81,8 @@ def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
             violations.append(Violation(
                 "permanent-stops-retries", "DEL-10",
                 f"{r.data['run_id']} was rejected permanently at {rejection.t_ms} ms "
-                f"({rejection.data.get('error', {}).get('message', rejection.data['kind'])!r}), "
+                f"({rejection.data.get('error', {}).get('message', rejection.data.get('kind'))!r})"
+                ", "
                 f"yet it was sent again at {r.t_ms} ms",
                 (rejection.seq, r.seq)))
     return violations

@@ -123,13 +123,15 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
             # to its own delivery: the delivery process may not have heard of the correction
             # yet (a late notice), and then delivers it on its own afterwards.
             since = frozen_at.get((r.data["requester"].removeprefix("requester:"), runs))
-            # A private member's own delivery never runs while its turn is open (retained,
-            # PRV-5): it ended before the yield and still announced nothing (seed 18620).
-            taken = {run for run in runs if (run in skipped and (
-                since is None or ends[run].data["status"] == "ok" or (
-                    ends[run].t_ms < since and not _private_request(asked.get(run)))))
-                     or (run, newest.get(run, -1)) in individually} - unsure
-            announced = {run for run, _ in individually} | unsure
+            # A failed run's exact ANNOUNCE_SKIP text: its own delivery may have skipped it (the
+            # registry's skip is silent) or its batch may carry it, reporting its status (a
+            # terminal failure reports its status, not its reply text): either (seeds 9784,
+            # 7134, 18620).
+            failed_skip = {run for run in runs if run in skipped and since is not None
+                           and ends[run].data["status"] != "ok"}
+            taken = {run for run in runs if run in skipped
+                     or (run, newest.get(run, -1)) in individually} - unsure - failed_skip
+            announced = {run for run, _ in individually} | unsure | failed_skip
             rendered.setdefault((r.data["requester"], runs),
                                 (taken, {run for run in runs if run in announced} - taken))
         elif r.kind == "requester.accept":

@@ -40,6 +40,7 @@ RECHECK_MS = 30_000  # a busy requester's wake is tried again after this (refere
 SESSION_ANSWERS = ("requester.wake_refused", "requester.accept", "requester.duplicate",
                    "requester.gone", "gateway.refused")
 ACK_FAULTS = ("ack-slow", "send-ambiguous")
+GATEWAY_REFUSALS = ("fault", "gateway.refused")  # the gateway's own answers, at once
 
 
 @attrs.frozen
@@ -265,11 +266,12 @@ def _why_again(earlier: list[_Send], send: Record, refused: list[int],
     if any(not had(s, surely=True) for s in earlier):
         # A private batch's retry keeps its key: after a refusal the gateway answered, a send
         # an earlier unanswered one leaves ambiguous may be either (seed 4616).
-        if private and previous.answer is not None and previous.answer.record.kind == "fault" \
-                and had(previous, surely=True):
+        if private and previous.answer is not None and \
+                previous.answer.record.kind in GATEWAY_REFUSALS and had(previous, surely=True):
             return "either"
         return "replay"
-    if private and previous.answer is not None and previous.answer.record.kind == "fault":
+    if private and previous.answer is not None and \
+            previous.answer.record.kind in GATEWAY_REFUSALS:
         return "retry"
     return None
 
