@@ -250,12 +250,9 @@ def _why_again(earlier: list[_Send], send: Record, refused: list[int],
         # as ambiguous: the lenient reading).
         if s.answer is None:
             return False
-        # A crash after the answer's instant came after the live process had handled it (a
-        # step takes no virtual time): only one from the send to the answer can have lost it
-        # (seed 4616: crashes while the batch waited counted its answered sends as replays).
         at = s.answer.last if surely else s.answer.first
         return at <= min(send.t_ms, s.record.t_ms + ANSWER_TIMEOUT_MS) and not any(
-            s.record.t_ms <= down <= at for down in crashes)
+            s.record.t_ms <= down <= send.t_ms for down in crashes)
 
     # The session refused this key (busy) and the process may have had it since the previous
     # send: any answer of the key counts for the dispatch that is out, also a late one.
