@@ -19,7 +19,14 @@ from typing import Any
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds
-from sim.invariants.observations import chain_class, is_closed_turn, is_delivery_crash, is_rejection
+from sim.invariants.observations import (
+    chain_class,
+    is_closed_turn,
+    is_delivery_crash,
+    is_rejection,
+    is_wake,
+    key_runs,
+)
 from sim.trace import Record
 
 # The answer timeout of a send (reference §c11: ``announceTimeoutMs``, 120,000 ms).
@@ -142,12 +149,16 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
         elif refusal:
             answered[r.data["run_id"]] = True
             text = chain_text(r.data["error"])
-            latest[r.data["run_id"]] = text
-            seen.setdefault(r.data["run_id"], set()).add(text)
-            if down:  # answered to a dead process: the next one never learns of it
-                crashed.add(r.data["run_id"])
-            else:
-                crashed.discard(r.data["run_id"])
+            # A batch wake's refusal is a refusal of each member it carries: a member reopened
+            # later keeps it as its concrete error (seed 19164).
+            key = str(r.data.get("key") or "")
+            for run_id in (key_runs(key) if is_wake(key) else (r.data["run_id"],)):
+                latest[run_id] = text
+                seen.setdefault(run_id, set()).add(text)
+                if down:  # answered to a dead process: the next one never learns of it
+                    crashed.add(run_id)
+                else:
+                    crashed.discard(run_id)
         elif is_delivery_crash(r):
             crashed.update(latest)
             down = True
