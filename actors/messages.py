@@ -273,6 +273,9 @@ class Completion:
     # this incarnation of the requester session (PRV-3; None: not bound).
     private: bool = False
     incarnation: int | None = None
+    # A batch wake's dispatch (its outbox's token; 0: none): echoed by its answer, so that the
+    # late answer of an earlier dispatch on the same key is told from this one's (§c17).
+    dispatch: int = 0
 
 
 @attrs.frozen
@@ -315,6 +318,7 @@ class CompletionAck:
     # ... or whether the session was busy in another turn (requester_turn_pending): the wake
     # waits and tries again, spending no attempt (reference §b, §c11).
     turn_pending: bool = False
+    dispatch: int = 0  # the answered Completion's ``dispatch``
 
 
 @attrs.frozen
@@ -329,6 +333,7 @@ class SendRejected:
     # The requester session that refused it (a deleted one, DEL-4); None: the gateway did. The
     # same key may be on its way to a fallback session too, whose mirror lane it still holds.
     session: str | None = None
+    dispatch: int = 0  # the refused Completion's ``dispatch``
 
 
 @attrs.frozen

@@ -43,6 +43,17 @@ class ChunkFailed(Event):
 
 
 @attrs.frozen(slots=True)
+class GatewayRefused(Event):
+    """The gateway itself refused a send, no fault drawn: a repeat of a key whose chunks
+    reached the channel only in part (DEL-11). What the delivery actor is answered."""
+
+    kind: ClassVar[str] = "gateway.refused"
+    run_id: str
+    key: str
+    error: dict[str, JsonValue]
+
+
+@attrs.frozen(slots=True)
 class CallbackFailed(Event):
     """The session confirmed the hand-off, then the receive callback failed (DEL-9)."""
 

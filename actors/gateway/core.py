@@ -128,6 +128,7 @@ class Reply:
 
     message: CompletionAck | SendRejected
     echo_ms: int | None = None  # a copy of the answer follows this much later
+    own: bool = False  # the gateway's own refusal, no fault drawn (recorded: gateway.refused)
 
 
 GatewayEffect = ChannelChunk | ChunkFailed | Inject | Reply
@@ -164,7 +165,7 @@ class GatewayCore:
             self.probe("gateway.incomplete-repeat-refused")
             yield Reply(SendRejected(completion.key, completion.run_id, SendError(
                 "chunked delivery is incomplete; its chunks are not sent twice",
-                sent_before_error=True)))
+                sent_before_error=True), dispatch=completion.dispatch), own=True)
         else:
             yield from self._chunked(completion, target.channel,
                                      route.chunk_chars if route.channel == target.channel else None)
@@ -174,8 +175,8 @@ class GatewayCore:
         if verdict.fate is ChunkFate.SENT:
             yield Inject(completion)
         else:
-            yield Reply(SendRejected(completion.key, completion.run_id, _error(verdict)),
-                        verdict.echo_ms)
+            yield Reply(SendRejected(completion.key, completion.run_id, _error(verdict),
+                                     dispatch=completion.dispatch), verdict.echo_ms)
 
     def _chunked(self, completion: Completion, channel: str,
                  chunk_chars: int | None) -> Iterator[GatewayEffect]:
@@ -195,8 +196,8 @@ class GatewayCore:
                     self.calls[completion.key] = CallState.INCOMPLETE
                 yield ChunkFailed(channel, completion.run_id, completion.key, index, len(chunks),
                                   error.to_json())
-                yield Reply(SendRejected(completion.key, completion.run_id, error),
-                            verdict.echo_ms)
+                yield Reply(SendRejected(completion.key, completion.run_id, error,
+                                         dispatch=completion.dispatch), verdict.echo_ms)
                 return
             assert completion.target is not None
             yield ChannelChunk(channel, completion.requester, completion.run_id, completion.key,

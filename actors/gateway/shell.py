@@ -90,6 +90,10 @@ async def run_gateway(port: Port, routes: dict[str, Route], faults: GatewayFault
                     port.send(addresses.requester(owner), completion)
                 else:
                     assert isinstance(effect, Reply)
+                    if effect.own and isinstance(effect.message, SendRejected):
+                        port.emit(events.GatewayRefused(effect.message.run_id,
+                                                        effect.message.key,
+                                                        effect.message.error.to_json()))
                     port.send(addresses.DELIVERY, effect.message)
                     if effect.echo_ms is not None:
                         port.set_timer(effect.echo_ms, _Echo(effect.message))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 import trio
 
 from actors import addresses, events
@@ -225,16 +226,16 @@ async def run_requester(
                 gone = SendError(f"session not found: {session_key}")
                 port.emit(events.SessionRefused(message.run_id, message.key, gone.to_json()))
                 port.send(addresses.GATEWAY, SendRejected(message.key, message.run_id, gone,
-                                                            session_key))
+                                                            session_key, message.dispatch))
             elif isinstance(message, Completion) and message.source_tool == SETTLE_TOOL \
                     and message.turn_run_id is None:
                 # An unfrozen wave's settle wake (actors/requester/waves.py).
-                port.send(addresses.GATEWAY, receive_wave_wake(port, turns, core, message,
-                                                               mutants))
+                port.send(addresses.GATEWAY, attrs.evolve(receive_wave_wake(
+                    port, turns, core, message, mutants), dispatch=message.dispatch))
             elif isinstance(message, Completion) and message.turn_run_id is not None:
                 # A batch wake resumes the yielded turn (actors/requester/turns.py).
-                port.send(addresses.GATEWAY, receive_wake(
-                    port, turns, core, message, store, mutants))
+                port.send(addresses.GATEWAY, attrs.evolve(receive_wake(
+                    port, turns, core, message, store, mutants), dispatch=message.dispatch))
             elif isinstance(message, Completion) and _other_incarnation(message, turns, mutants):
                 # PRV-3: a private result bound to an earlier incarnation (a reset or delete
                 # raced its hand-off) never enters this one; unanswered, the delivery actor's

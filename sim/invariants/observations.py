@@ -206,9 +206,10 @@ def final_rows(trace: Sequence[Record]) -> dict[str, str]:
 
 
 def is_rejection(r: Record) -> bool:
-    """A send fault, or a deleted session refusing a completion that reached it (DEL-4)."""
+    """A send fault, a deleted session refusing a completion that reached it (DEL-4), or the
+    gateway refusing a repeat of a partly sent key (DEL-11; seed 5836)."""
     return ((r.kind == "fault" and "error" in r.data and "run_id" in r.data)
-            or r.kind == "requester.gone")
+            or r.kind == "requester.gone" or r.kind == "gateway.refused")
 
 
 def _rejection_class(r: Record) -> str | None:
@@ -230,7 +231,7 @@ def rejections(trace: Sequence[Record]) -> dict[int, str]:
     if _classes is not None and _classes[0] is trace and _classes[1] == len(trace):
         return _classes[2]
     classes = {}
-    for r in of_kinds(trace, ("fault", "requester.gone")):  # no other kind is a refusal
+    for r in of_kinds(trace, ("fault", "requester.gone", "gateway.refused")):  # no other is
         klass = _rejection_class(r)
         if klass is not None:
             classes[r.seq] = klass
@@ -243,7 +244,7 @@ def rejection_class(r: Record) -> str | None:
     ``chunk-fail`` or ``chunk-abort`` fault) comes after earlier chunks reached the channel, so it
     is ``sent`` whatever the platform's error said; any other send fault is classed by its chain.
     Read from :func:`rejections` when ``r`` belongs to the trace classified last."""
-    if r.kind != "fault" and r.kind != "requester.gone":
+    if r.kind != "fault" and r.kind != "requester.gone" and r.kind != "gateway.refused":
         return None  # only these can be refusals (:func:`is_rejection`)
     memo = _classes
     if memo is not None and r.seq < memo[1] and memo[0][r.seq] is r:

@@ -30,7 +30,7 @@ EXPIRY_MS = 30 * 60_000
 # What may answer a run's own send: its requester taking it (or refusing it), the gateway's
 # refusals and its lost or slowed acknowledgements (``fault``).
 TRAIL_KINDS = ("requester.accept", "requester.duplicate", "requester.private_refused",
-               "requester.gone", "fault")
+               "requester.gone", "gateway.refused", "fault")
 UNKNOWN = -1  # the trail ends where an outsider cannot tell when the run settled
 
 
@@ -44,7 +44,9 @@ def own_settle(end: Record | None, trail: Sequence[Record], asked: Asked | None,
     its deferral, shows nowhere but in the registry). A member whose earlier send may have
     landed (nobody answered it, or the delivery process died, ``crashes``, after the run ended:
     a restarted process counts any earlier attempt as possibly landed) is never handed to its
-    batch: only the transcript taking it, or its expiry (UNKNOWN), settles it (seed 983)."""
+    batch: only the transcript taking it, or its expiry (UNKNOWN), settles it (seed 983). An
+    answer after a crash (``crashes``) of the delivery process that followed the send was heard
+    by no live process: UNKNOWN (seed 2782)."""
     if end is None:
         return None
     if asked is not None and not asked.required:
@@ -57,6 +59,12 @@ def own_settle(end: Record | None, trail: Sequence[Record], asked: Asked | None,
         member = False  # a refusal of it hands nothing over
     settled: int | None = None
     for r in trail[last + 1:]:
+        if any(send.t_ms <= c <= r.t_ms for c in crashes):
+            # The delivery process died between the send and this answer: the answer reached
+            # no live process (its acknowledgement is dropped), so the registry never learned
+            # it and retries or waits for the run's expiry (seed 2782). A crash in the same
+            # millisecond counts as before the answer.
+            return UNKNOWN
         if r.kind in ("requester.accept", "requester.duplicate") and \
                 r.data["key"] == send.data["key"] and settled is None:
             settled = r.t_ms
@@ -104,7 +112,8 @@ class EarliestSettle:
 
     # The kinds :meth:`see` reads: an oracle may feed it only these (``index.of_kinds``).
     KINDS: ClassVar[tuple[str, ...]] = ("child.end", "spawn", "requester.accept", "world.lifecycle",
-                                        "world.delete-session", "fault", "requester.gone")
+                                        "world.delete-session", "fault", "requester.gone",
+                                        "gateway.refused")
 
     asked: dict[str, Asked]
     at: dict[str, int]  # run_id -> the earliest evidence of its settle seen so far
@@ -164,7 +173,8 @@ class EarliestSettle:
         elif kind in ("world.lifecycle", "world.delete-session"):
             for run_id in self.private.pop(r.data["session"], []):
                 self._settle(run_id, r.t_ms, r.seq)
-        elif kind in ("fault", "requester.gone") and rejection_class(r) in ("permanent", "sent"):
+        elif kind in ("fault", "requester.gone", "gateway.refused") and \
+                rejection_class(r) in ("permanent", "sent"):
             self._settle(r.data["run_id"], r.t_ms, r.seq)
 
     def settled(self, run_id: str, t_ms: int, seen_to: int | None = None) -> bool:

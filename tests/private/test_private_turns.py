@@ -116,3 +116,19 @@ def test_wake_not_delayed_reads_no_registry_verdict() -> None:
     assert wake_not_delayed(outside)
     assert wake_not_delayed([r for r in _run("yield-batch.toml").trace.records
                              if not r.kind.startswith(registry)]) == []
+
+
+def test_wake_not_delayed_allows_no_recheck_when_a_member_settled_last() -> None:
+    """Issue 36 item 2: a batch whose members settled last (no descendant pending) is woken as
+    the last one settles; a wake 25 s late, inside the 30 s the recheck allows only after a
+    descendant settled last (reference §c9), is caught."""
+    import attrs
+
+    records = _run("private-yield-message-tool.toml").trace.records
+    assert wake_not_delayed(records) == []
+    send = next(r for r in records if r.kind == "gateway.send"
+                and r.data["key"].startswith("announce:requester-settle:"))
+    late = [attrs.evolve(r, t_ms=r.t_ms + 25_000) if r is send else r for r in records]
+    found = wake_not_delayed(late)
+    assert [v.invariant for v in found] == ["wake-not-delayed"]
+    assert "allowed until 46000 ms" in found[0].message

@@ -15,9 +15,10 @@ from actors.errors import InputError
 from actors.probes import PROBES
 from sim import scenario
 from sim.cli.root import main
+from sim.expect import failures, unreached
 from sim.scenario.write import dumps
 from sim.world import core as world
-from tests.conftest import SCENARIOS
+from tests.conftest import ROOT, SCENARIOS
 
 REGRESSIONS = SCENARIOS / "regressions"
 ONE_CHILD = textwrap.dedent("""\
@@ -103,7 +104,7 @@ def test_a_hand_written_scenario_fails_when_its_run_misses_a_moment(tmp_path: Pa
 
 def test_every_regression_file_states_the_moments_its_run_reaches() -> None:
     files = sorted(REGRESSIONS.glob("*.toml"))
-    assert len(files) == 4
+    assert len(files) == 17  # 4, then 13 from issue 38
     result = invoke("run", *map(str, files), "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
@@ -168,3 +169,36 @@ def test_every_declared_probe_is_a_valid_reach() -> None:
     names = list(PROBES)
     text = ONE_CHILD + "reaches = [" + ", ".join(f'"{n}"' for n in names) + "]\n"
     assert scenario.loads(text).expect.reaches == tuple(names)
+
+
+# -- every saved run keeps its moments (issue 38 item 4) -------------------------------------------
+
+
+def _saved_runs() -> list[Path]:
+    """The files of scenarios/ and findings/ that replay recorded choices and expect no violation:
+    the ones a replay moved off its timeline would let pass vacuously."""
+    found = []
+    for path in sorted([*SCENARIOS.rglob("*.toml"), *(ROOT / "findings").rglob("*.toml")]):
+        loaded = scenario.load(path)
+        if loaded.replay is not None and not loaded.expect.violations:
+            found.append(path)
+    return found
+
+
+def test_every_saved_run_names_the_moments_it_keeps() -> None:
+    missing = [str(p.relative_to(ROOT)) for p in _saved_runs()
+               if not scenario.load(p).expect.reaches]
+    assert missing == []
+    assert len(_saved_runs()) >= 20
+
+
+@pytest.mark.parametrize("path", _saved_runs(), ids=lambda p: p.name)
+def test_every_saved_run_fails_as_stale_off_its_timeline(path: Path) -> None:
+    """Its replay with every choice back to the default (as a change that moved every draw
+    would leave it) misses one of its moments: ``handoff run`` then fails it as stale."""
+    saved = scenario.load(path)
+    assert saved.replay is not None
+    moved = attrs.evolve(saved, replay=tuple((subsystem, ()) for subsystem, _ in saved.replay))
+    result = world.run(moved)
+    assert unreached(result), f"{path.name}: the default timeline still reaches all its moments"
+    assert any("expect.reaches: stale" in problem for problem in failures(result))

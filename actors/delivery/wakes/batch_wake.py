@@ -206,7 +206,10 @@ class BatchWakeCore:
 
     def acked(self, row: BatchRow, members: list[Member], ack: CompletionAck,
               now_ms: int) -> list[Effect]:
-        if row.status != BatchStatus.DISPATCHING or ack.key != row.attempt_key():
+        if row.status != BatchStatus.DISPATCHING or ack.key != row.attempt_key() or \
+                ack.dispatch != self._tokens.get(row.batch_id):
+            # A late answer of an earlier dispatch on the same key (a timed-out one, or one of
+            # a dead process) answers nothing now (reference §c17; seed 3555).
             self._probe("batch.stale-answer")
             return []
         self._tokens.pop(row.batch_id, None)
@@ -229,7 +232,8 @@ class BatchWakeCore:
 
     def rejected(self, row: BatchRow, members: list[Member], rejection: SendRejected,
                  now_ms: int) -> list[Effect]:
-        if row.status != BatchStatus.DISPATCHING or rejection.key != row.attempt_key():
+        if row.status != BatchStatus.DISPATCHING or rejection.key != row.attempt_key() or \
+                rejection.dispatch != self._tokens.get(row.batch_id):
             self._probe("batch.stale-answer")
             return []
         self._tokens.pop(row.batch_id, None)
@@ -295,7 +299,8 @@ class BatchWakeCore:
         completion = Completion(key=key, run_id=row.batch_id, child_session_key="",
                                 requester=row.requester, status=OutcomeStatus.OK, text=text,
                                 turn_run_id=row.turn_run_id, source_tool=SETTLE_TOOL,
-                                incarnation=None if row.yielded else row.incarnation)
+                                incarnation=None if row.yielded else row.incarnation,
+                                dispatch=token)
         return [SaveBatch(row),
                 batch_events.WakeDispatched(row.batch_id, key, row.attempt_count,
                                            row.replay_count),

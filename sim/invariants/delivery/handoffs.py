@@ -19,8 +19,18 @@ from typing import Any
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds
-from sim.invariants.observations import chain_class, is_closed_turn, is_delivery_crash, is_rejection
+from sim.invariants.observations import (
+    chain_class,
+    is_closed_turn,
+    is_delivery_crash,
+    is_rejection,
+    is_wake,
+    key_runs,
+)
 from sim.trace import Record
+
+# The answer timeout of a send (reference §c11: ``announceTimeoutMs``, 120,000 ms).
+ANSWER_TIMEOUT_MS = 120_000
 
 # What the registry writes when a try goes unanswered for the 120 s announce timeout (§c11).
 UNANSWERED = "gateway timeout"
@@ -42,7 +52,8 @@ def closed_turn_final(trace: Sequence[Record]) -> list[Violation]:
     reached the live delivery process (dropped, or answered while it was down) is not judged."""
     refused: dict[str, Record] = {}
     violations: list[Violation] = []
-    for r in of_kinds(trace, ("fault", "requester.gone", "crash", "delivery.start", "drop",
+    for r in of_kinds(trace, ("fault", "requester.gone", "gateway.refused", "crash",
+                              "delivery.start", "drop",
                               "delivery.retry", "delivery.give_up")):
         if is_rejection(r) and is_closed_turn(r.data["error"]) and (
                 chain_class(r.data["error"]) == "permanent"):
@@ -72,15 +83,21 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
     """A hand-off the session confirmed stays delivered although its receive callback failed:
     the registry's next record of the run is ``delivered``, never a failed try or a give-up
     (DEL-9). A lost or slow acknowledgement, a crash of the delivery process, or an answer
-    dropped because that process was down hides the confirmation; then nothing is judged."""
+    dropped because that process was down hides the confirmation; then nothing is judged. So
+    does a confirmation that reached the gateway at or past the 120 s answer timeout of its send
+    (reference §c11 ``announceTimeoutMs``): the try may have been given up first (seed 9874)."""
     confirmed: dict[str, Record] = {}
+    sent_at: dict[str, int] = {}  # run_id -> its latest send
     violations: list[Violation] = []
     for r in of_kinds(trace, ("gateway.callback_failed", "fault", "crash", "delivery.start", "drop",
                               "delivery.delivered", "delivery.stale", "delivery.give_up",
-                              "delivery.send_failed", "delivery.retry")):
+                              "delivery.send_failed", "delivery.retry", "gateway.send")):
         kind = r.kind
-        if kind == "gateway.callback_failed":
-            confirmed[r.data["run_id"]] = r
+        if kind == "gateway.send":
+            sent_at[r.data["run_id"]] = r.t_ms
+        elif kind == "gateway.callback_failed":
+            if r.t_ms - sent_at.get(r.data["run_id"], r.t_ms) < ANSWER_TIMEOUT_MS:
+                confirmed[r.data["run_id"]] = r
         elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow"):
             confirmed.pop(r.data.get("run_id", ""), None)
         elif is_delivery_crash(r) or kind == "delivery.start" or (
@@ -104,26 +121,44 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
     concrete error of the run's latest refusal, kept across tries that went unanswered; only a
     run never refused is blocked on the bare announce timeout (DEL-9). After a crash of the
     delivery process the warning may carry any error the run was refused with (also one the
-    gateway answered while the process was down: it never reached the process)."""
+    gateway answered while the process was down: it never reached the process). A refusal that
+    comes when the run's latest send was already answered is a late answer of an earlier send
+    (a delayed message, a duplicate): the live process reads it as stale, and it is not the
+    latest refusal (seed 4399)."""
     session_of: dict[str, str] = {}
+    answered: dict[str, bool] = {}  # run_id -> whether its latest send was refused already
     latest: dict[str, str] = {}  # run_id -> the text of its latest refusal
     seen: dict[str, set[str]] = {}  # run_id -> every refusal text
     crashed: set[str] = set()  # runs refused before a crash of the delivery process
     down = False  # the delivery process died and has not started again
     violations: list[Violation] = []
-    for r in of_kinds(trace, ("spawn", "fault", "requester.gone", "crash", "delivery.start",
+    for r in of_kinds(trace, ("spawn", "fault", "requester.gone", "gateway.refused", "crash",
+                              "delivery.start", "gateway.send", "gateway.chunk_failed",
                               "delivery.warning")):
         kind = r.kind
+        # A later chunk broken after earlier ones were sent: its ``fault`` names no error, the
+        # channel's record of the failed chunk carries what the delivery actor was answered
+        # (seed 5836, shrunk). A first chunk's failure is the fault's own error.
+        refusal = is_rejection(r) or (kind == "gateway.chunk_failed" and r.data["index"] > 0)
         if kind == "spawn":
             session_of[r.data["run_id"]] = r.data["child_session_key"]
-        elif is_rejection(r):
+        elif kind == "gateway.send":
+            answered[r.data["run_id"]] = False
+        elif refusal and answered.get(r.data["run_id"]):
+            seen.setdefault(r.data["run_id"], set()).add(chain_text(r.data["error"]))
+        elif refusal:
+            answered[r.data["run_id"]] = True
             text = chain_text(r.data["error"])
-            latest[r.data["run_id"]] = text
-            seen.setdefault(r.data["run_id"], set()).add(text)
-            if down:  # answered to a dead process: the next one never learns of it
-                crashed.add(r.data["run_id"])
-            else:
-                crashed.discard(r.data["run_id"])
+            # A batch wake's refusal is a refusal of each member it carries: a member reopened
+            # later keeps it as its concrete error (seed 19164).
+            key = str(r.data.get("key") or "")
+            for run_id in (key_runs(key) if is_wake(key) else (r.data["run_id"],)):
+                latest[run_id] = text
+                seen.setdefault(run_id, set()).add(text)
+                if down:  # answered to a dead process: the next one never learns of it
+                    crashed.add(run_id)
+                else:
+                    crashed.discard(run_id)
         elif is_delivery_crash(r):
             crashed.update(latest)
             down = True

@@ -150,7 +150,8 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     waiting: dict[str, tuple[str, int]] = {}
     for r in of_kinds(trace, ("world.turn", "world.turn_end", "world.lifecycle",
                               "requester.wake_refused", "spawn", "child.end", "requester.accept",
-                              "gateway.send", "fault", "requester.gone", "child.correction",
+                              "gateway.send", "fault", "requester.gone", "gateway.refused",
+                              "child.correction",
                               "world.operator", "world.heal", "world.rows", "world.end")):
         kind = r.kind
         if kind == "world.turn":

@@ -77,7 +77,8 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
                 and end.data["status"] == "ok" and _silent(end.data["result"]))
 
     for r in of_kinds(trace, ("child.end", "child.message", "requester.accept",
-                              "requester.duplicate", "fault", "requester.gone", "recovery.attempt",
+                              "requester.duplicate", "fault", "requester.gone", "gateway.refused",
+                              "recovery.attempt",
                               "recovery.end", "crash", "requester.recovered", "world.end")):
         kind = r.kind
         if kind == "child.end":

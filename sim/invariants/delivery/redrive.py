@@ -168,11 +168,17 @@ class _GivenUp:
     # back: the registry may not know its requester took it.
     unacked: set[str] = attrs.field(factory=set)
     redriven: dict[str, int] = attrs.field(factory=dict)  # run -> its latest redrive request
+    # run -> when its refusal for good came, and when its producer last corrected it: a
+    # correction in the refusal's very instant may reach the delivery actor first and reopen
+    # it (a newer receipt, DEL-12), the refusal then answering the older generation (seed 15697).
+    refused_at: dict[str, int] = attrs.field(factory=dict)
+    corrected: dict[str, int] = attrs.field(factory=dict)
     window: dict[str, int] = attrs.field(factory=dict)  # run -> its latest key's window start
     down: bool = False
     # The kinds :meth:`see` reads: an oracle may feed it only these.
     KINDS: ClassVar[tuple[str, ...]] = ("delivery.start", "requester.accept", "requester.duplicate",
-                                        "fault", "requester.gone", "crash", "world.operator")
+                                        "fault", "requester.gone", "gateway.refused", "crash",
+                                        "world.operator", "child.correction")
 
     def see(self, r: Record) -> None:
         kind = r.kind
@@ -182,6 +188,9 @@ class _GivenUp:
             self.taken.add(r.data["run_id"])
         elif rejection_class(r) in ("permanent", "sent") and self._latest(r) and not self.down:
             self.refused.add(r.data["run_id"])
+            self.refused_at[r.data["run_id"]] = r.t_ms
+        elif kind == "child.correction":
+            self.corrected[r.data["run_id"]] = r.t_ms
         elif kind == "fault" and (r.data.get("kind") in ("send-ambiguous", "ack-slow") or (
                 r.data.get("kind") == "delay" and r.data.get("message") == "CompletionAck"
                 and "run_id" in r.data)) and self._latest(r):
@@ -204,6 +213,8 @@ class _GivenUp:
         if send is None or run_id in self.taken or run_id in self.hidden:
             return None
         if run_id in self.refused:
+            if self.corrected.get(run_id) == self.refused_at.get(run_id):
+                return None  # reopened in the refusal's instant, maybe before it was heard
             return "refused for good"
         window = self.window[run_id]
         return f"past its expiry at {window + EXPIRY_MS} ms" if t_ms >= window + EXPIRY_MS \
@@ -243,6 +254,9 @@ def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
     # (``:g<n>``, n >= 2) is a new hand-off that only an operator's redrive may start.
     wake_refused: dict[str, Record] = {}
     own_sent: set[str] = set()
+    # Members a batch wake's take reached: a later refusal of a replay of that key (a restart
+    # replays it) closes nothing the requester has not had (seeds 12151, 12206).
+    wake_taken: set[str] = set()
     down = False
     sends: list[Record] = []
     violations: list[Violation] = []
@@ -257,11 +271,12 @@ def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
         elif rejection_class(r) in ("permanent", "sent") and not down and \
                 is_wake(r.data.get("key") or ""):
             for member in key_runs(r.data["key"]):
-                if member not in own_sent:
+                if member not in own_sent and member not in wake_taken:
                     wake_refused.setdefault(member, r)
         elif kind == "requester.accept" and is_wake(r.data["key"]):
             for member in key_runs(r.data["key"]):
                 wake_refused.pop(member, None)
+                wake_taken.add(member)
         if kind == "world.operator" and r.data["run_id"]:
             if r.data["action"] == "redrive":
                 redriven[r.data["run_id"]] = r.t_ms

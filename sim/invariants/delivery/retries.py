@@ -48,17 +48,28 @@ def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
     stopped: dict[str, Record] = {}  # run_id -> the permanent rejection
     recorded: set[str] = set()  # runs whose give-up the registry recorded after it
     down = False  # the delivery process is dead: a refusal made now never reaches it
+    # When an operator's redrive or the producer's correction last reopened each run: one in the
+    # very instant of a refusal may reach the delivery actor first (seeds 15697, 17450), and
+    # the refusal then answers an older generation.
+    reopened: dict[str, int] = {}
     violations = []
-    for r in of_kinds(trace, ("delivery.start", "fault", "requester.gone", "delivery.give_up",
+    for r in of_kinds(trace, ("delivery.start", "fault", "requester.gone", "gateway.refused",
+                              "delivery.give_up", "child.correction",
                               "world.operator", "crash", "gateway.send")):
         if r.kind == "delivery.start":
             down = False
-        if rejection_class(r) in ("permanent", "sent") and not down:
-            stopped.setdefault(r.data["run_id"], r)
+        if r.kind == "child.correction":
+            reopened[r.data["run_id"]] = r.t_ms
+            if r.data["run_id"] in stopped and stopped[r.data["run_id"]].t_ms == r.t_ms:
+                del stopped[r.data["run_id"]]
+        elif rejection_class(r) in ("permanent", "sent") and not down:
+            if reopened.get(r.data["run_id"]) != r.t_ms:
+                stopped.setdefault(r.data["run_id"], r)
         elif r.kind == "delivery.give_up" and r.data["run_id"] in stopped:
             recorded.add(r.data["run_id"])
         elif r.kind == "world.operator" and r.data["action"] == "redrive":
             # An operator asked to send it again (a new generation; redrive-from-retained).
+            reopened[r.data["run_id"] or ""] = r.t_ms
             stopped.pop(r.data["run_id"] or "", None)
             recorded.discard(r.data["run_id"] or "")
         elif is_delivery_crash(r):
@@ -70,7 +81,8 @@ def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
             violations.append(Violation(
                 "permanent-stops-retries", "DEL-10",
                 f"{r.data['run_id']} was rejected permanently at {rejection.t_ms} ms "
-                f"({rejection.data.get('error', {}).get('message', rejection.data['kind'])!r}), "
+                f"({rejection.data.get('error', {}).get('message', rejection.data.get('kind'))!r})"
+                ", "
                 f"yet it was sent again at {r.t_ms} ms",
                 (rejection.seq, r.seq)))
     return violations
@@ -118,7 +130,8 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
     sent: set[tuple[str, str]] = set()
     violations = []
     for r in of_kinds(trace, ("child.end", "child.correction", "world.operator", "crash", "fault",
-                              "requester.gone", "gateway.send", "delivery.give_up")):
+                              "requester.gone", "gateway.refused", "gateway.send",
+                              "delivery.give_up")):
         if r.kind == "child.end":
             ends[r.data["run_id"]] = r.t_ms
             unsent.add(r.data["run_id"])
@@ -132,14 +145,15 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             reopened.add(r.data["run_id"])
             if r.kind == "child.correction":
                 ends[r.data["run_id"]] = r.data["ended_at"]  # its window starts at its end
-                if r.data["run_id"] in frozen and frozen[r.data["run_id"]] <= r.t_ms \
-                        and r.data["run_id"] not in woken:
-                    # A newer receipt of a frozen member before its batch's wake went out is
-                    # the batch's (docs/yield.md: the first answers go out one by one, the
-                    # corrections are the batch's; reference §b, §c9 intentional_non_delivery),
-                    # even when its first generation went out on its own after the yield (seed
-                    # 2362 with children drawn 1..8).
-                    own_since_frozen.discard(r.data["run_id"])
+            if r.data["run_id"] in frozen and frozen[r.data["run_id"]] <= r.t_ms \
+                    and r.data["run_id"] not in woken:
+                # A newer receipt of a frozen member before its batch's wake went out is the
+                # batch's (docs/yield.md: the first answers go out one by one, the corrections
+                # are the batch's; reference §b, §c9 intentional_non_delivery), even when its
+                # first generation went out on its own after the yield (seed 2362 with children
+                # drawn 1..8); so is an operator's redrive of it (a new generation): the batch
+                # carries it, and the batch's close gives it up (seed 8247).
+                own_since_frozen.discard(r.data["run_id"])
         elif is_delivery_crash(r):
             for known in runs.values():
                 known.crashed = True

@@ -42,12 +42,21 @@ def terminal_not_resent(trace: Sequence[Record]) -> list[Violation]:
     ``redrive-from-retained``)."""
     violations = []
     closed: dict[str, tuple[Record, str]] = {}  # run -> the terminal refusal
-    for r in of_kinds(trace, ("delivery.start", "world.operator", "gateway.send", "fault")):
+    # When a redrive or a correction last reopened each run: one in the very instant of the
+    # refusal may reach the delivery actor first (seeds 15697, 17450).
+    reopened: dict[str, int] = {}
+    for r in of_kinds(trace, ("delivery.start", "world.operator", "child.correction",
+                              "gateway.send", "fault")):
         if r.kind == "delivery.start":
             closed.clear()  # a restarted process may not have recorded the refusal
             continue
-        if r.kind == "world.operator" and r.data["action"] == "redrive":
-            closed.pop(r.data["run_id"] or "", None)
+        if (r.kind == "world.operator" and r.data["action"] == "redrive") or \
+                r.kind == "child.correction":
+            run_id = r.data["run_id"] or ""
+            reopened[run_id] = r.t_ms
+            if r.kind == "world.operator" or (run_id in closed
+                                              and closed[run_id][0].t_ms == r.t_ms):
+                closed.pop(run_id, None)
             continue
         if r.kind == "gateway.send" and r.data["run_id"] in closed:
             run_id = r.data["run_id"]
@@ -61,7 +70,7 @@ def terminal_not_resent(trace: Sequence[Record]) -> list[Violation]:
             del closed[run_id]
         if r.kind == "fault" and r.data["kind"] in SEND_FAULTS:
             klass = chain_class(r.data["error"])
-            if klass in ("sent", "permanent"):
+            if klass in ("sent", "permanent") and reopened.get(r.data["run_id"]) != r.t_ms:
                 closed[r.data["run_id"]] = (r, klass)
     return violations
 

@@ -63,9 +63,11 @@ def control_permission(trace: Sequence[Record]) -> list[Violation]:
                 "control-permission", "DEL-17",
                 f"request {number}: {data['caller']} holds no permission in {session}, yet its "
                 f"{action} of {data['child']} was not refused", (request.seq,)))
-        elif at is not None:
+        elif at is not None and not _twin(asked, refused, owners, number):
             # The refusal is the whole answer: the session's step that recorded it (its records
             # just before and after, from the same actor at the same instant) shows no effect.
+            # (An owner's own request for the same action at that instant, not refused, may
+            # have made that effect: seed 5110.)
             refusal = trace[at]
             for near in (trace[at - 1] if at > 0 else None,
                          trace[at + 1] if at + 1 < len(trace) else None):
@@ -77,6 +79,23 @@ def control_permission(trace: Sequence[Record]) -> list[Violation]:
                         f"request {number}: the {action} of {data['child']} was refused and "
                         "performed all the same", (refusal.seq, near.seq)))
     return violations
+
+
+def _twin(asked: dict[int, Record], refused: dict[int, int],
+          owners: dict[str, Sequence[str]], number: int) -> bool:
+    """Whether another request asked at the same instant for the same action on the same child
+    of the same session by a caller it allows, and not refused (its effect is its own)."""
+    data = asked[number].data
+    for other, request in asked.items():
+        them = request.data
+        if other == number or other in refused or request.kind != "world.action" or \
+                request.t_ms != asked[number].t_ms:
+            continue
+        if (them["session"], them["action"], them["child"]) == (
+                data.get("session"), data.get("action"), data["child"]) and \
+                _allowed(them["caller"], owners.get(them["session"], DEFAULT_OWNERS)):
+            return True
+    return False
 
 
 INVARIANTS = (

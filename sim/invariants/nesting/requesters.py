@@ -59,8 +59,11 @@ def descendants_first(trace: Sequence[Record]) -> list[Violation]:
     ends: dict[str, Record] = {}
     by_requester: dict[str, list[str]] = {}
     settle = settles(trace)  # read as of each record (``seen_to``)
-    # When each run started: at its spawn, or later (lane.started) if it was told to wait for
-    # the lane or its session's earlier run; None while it waits (it spawns nothing then).
+    # When each run started (its trace position): at its spawn, or later (lane.started) if it
+    # was told to wait for the lane or its session's earlier run; None while it waits (it
+    # spawns nothing then). Positions, not times: a session's next run may start at the very
+    # instant its earlier run ends, and a spawn of that instant belongs to whichever ran when
+    # it was made (seed 8298).
     starts: dict[str, int | None] = {}
     violations: list[Violation] = []
 
@@ -68,11 +71,11 @@ def descendants_first(trace: Sequence[Record]) -> list[Violation]:
         spawn, end, start = spawns[run_id], ends.get(run_id), starts[run_id]
         if start is None:
             return []
-        until = end.t_ms if end is not None else trace[-1].t_ms + 1  # still running: all so far
+        until = end.seq if end is not None else trace[-1].seq + 1  # still running: all so far
         found: list[str] = []
         for child in by_requester.get(spawn.data["child_session_key"], []):
             # Spawned while the run ran: at or after its end, the run no longer owns it.
-            if start <= spawns[child].t_ms < until:
+            if start <= spawns[child].seq < until:
                 found += [child, *descendants(child)]
         return found
 
@@ -81,12 +84,12 @@ def descendants_first(trace: Sequence[Record]) -> list[Violation]:
         kind = r.kind
         if kind == "spawn":
             spawns[r.data["run_id"]] = r
-            starts[r.data["run_id"]] = r.t_ms
+            starts[r.data["run_id"]] = r.seq
             by_requester.setdefault(r.data["requester"], []).append(r.data["run_id"])
         elif kind in ("lane.queued", "session.queued"):
             starts[r.data["run_id"]] = None
         elif kind == "lane.started":
-            starts[r.data["run_id"]] = r.t_ms
+            starts[r.data["run_id"]] = r.seq
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
         if kind == "requester.accept" and r.data["run_id"] in spawns:

@@ -350,7 +350,8 @@ def private_window_from_release(trace: Sequence[Record]) -> list[Violation]:
     ends: dict[str, int] = {}
     stopped: set[str] = set()
     violations = []
-    for r in of_kinds(trace, ("child.end", "fault", "requester.gone", "delivery.give_up")):
+    for r in of_kinds(trace, ("child.end", "fault", "requester.gone", "gateway.refused",
+                              "delivery.give_up")):
         if r.kind == "child.end":
             ends[r.data["run_id"]] = r.t_ms
         elif rejection_class(r) in ("permanent", "sent"):

@@ -107,8 +107,8 @@ class _Seen:
     busy: dict[str, list[tuple[int, int]]] = attrs.field(factory=dict)
     turn_starts: dict[str, Record] = attrs.field(factory=dict)  # the open turn, by session
     end: Record | None = None
-    # When each run started: its spawn, or lane.started after a wait (the lane, or its
-    # session's earlier run); None while it waits.
+    # When each run started (its trace position): its spawn, or lane.started after a wait (the
+    # lane, or its session's earlier run); None while it waits.
     started: dict[str, int | None] = attrs.field(factory=dict)
 
 
@@ -140,11 +140,11 @@ def _read_seen(trace: Sequence[Record]) -> _Seen:
             seen.operator.setdefault(r.data["child"], []).append(r.t_ms)
         elif kind == "spawn":
             seen.spawns[r.data["run_id"]] = r
-            seen.started[r.data["run_id"]] = r.t_ms
+            seen.started[r.data["run_id"]] = r.seq
         elif kind in ("lane.queued", "session.queued"):
             seen.started[r.data["run_id"]] = None
         elif kind == "lane.started":
-            seen.started[r.data["run_id"]] = r.t_ms
+            seen.started[r.data["run_id"]] = r.seq
         elif kind == "gateway.send":
             if is_wake(r.data.get("key", "")):
                 seen.wake_sends.append(r)
@@ -203,7 +203,9 @@ def _turn_over(seen: _Seen, session: str, at_ms: int) -> None:
 
 def _descendants(seen: _Seen, run_id: str) -> list[str]:
     """Runs spawned by the run's child session while it ran (from its start: a spawn into the
-    session while it waited for an earlier run is that run's), theirs, and so on."""
+    session while it waited for an earlier run is that run's), theirs, and so on. By trace
+    position, not time: a session's next run may start at the instant its earlier one ends
+    (seed 8298)."""
     found: list[str] = []
     frontier = [run_id]
     while frontier:
@@ -214,7 +216,7 @@ def _descendants(seen: _Seen, run_id: str) -> list[str]:
         end = seen.ends.get(parent.data["run_id"])
         for child_id, spawn in seen.spawns.items():
             if spawn.data["requester"] == parent.data["child_session_key"] and \
-                    start <= spawn.t_ms and (end is None or spawn.t_ms < end.t_ms):
+                    start <= spawn.seq and (end is None or spawn.seq < end.seq):
                 found.append(child_id)
                 frontier.append(child_id)
     return found

@@ -26,6 +26,7 @@ from sim.invariants.base import Invariant, Violation
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
 from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, key_runs
+from sim.invariants.yields.seen import batches
 from sim.trace import Record
 
 CAP = 160_000
@@ -85,6 +86,11 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
     # record).
     unsure: set[str] = set()
     sent: set[str] = set()  # runs handed to the gateway on their own
+    # When each yielded batch froze, by (session, member runs): a member that ended after it is
+    # handed to its batch as it ends, so its own delivery never ran; a failed run's exact
+    # ANNOUNCE_SKIP text then announces nothing on its own, and the wake reports its status
+    # (a terminal failure reports its status, not its reply text; seed 9784).
+    frozen_at = {(b.session, b.members): b.yielded.t_ms for b in batches(trace)}
     violations: list[Violation] = []
     for r in of_kinds(trace, ("spawn", "child.end", "child.correction", "fault", "crash",
                               "requester.accept", "gateway.send")):
@@ -116,9 +122,16 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
             # A member announced on its own whose correction came since may be carried or left
             # to its own delivery: the delivery process may not have heard of the correction
             # yet (a late notice), and then delivers it on its own afterwards.
+            since = frozen_at.get((r.data["requester"].removeprefix("requester:"), runs))
+            # A failed run's exact ANNOUNCE_SKIP text: its own delivery may have skipped it (the
+            # registry's skip is silent) or its batch may carry it, reporting its status (a
+            # terminal failure reports its status, not its reply text): either (seeds 9784,
+            # 7134, 18620).
+            failed_skip = {run for run in runs if run in skipped and since is not None
+                           and ends[run].data["status"] != "ok"}
             taken = {run for run in runs if run in skipped
-                     or (run, newest.get(run, -1)) in individually} - unsure
-            announced = {run for run, _ in individually} | unsure
+                     or (run, newest.get(run, -1)) in individually} - unsure - failed_skip
+            announced = {run for run, _ in individually} | unsure | failed_skip
             rendered.setdefault((r.data["requester"], runs),
                                 (taken, {run for run in runs if run in announced} - taken))
         elif r.kind == "requester.accept":

@@ -38,8 +38,9 @@ MAX_ATTEMPTS = 3
 ANSWER_TIMEOUT_MS = 120_000
 RECHECK_MS = 30_000  # a busy requester's wake is tried again after this (reference §c17)
 SESSION_ANSWERS = ("requester.wake_refused", "requester.accept", "requester.duplicate",
-                   "requester.gone")
+                   "requester.gone", "gateway.refused")
 ACK_FAULTS = ("ack-slow", "send-ambiguous")
+GATEWAY_REFUSALS = ("fault", "gateway.refused")  # the gateway's own answers, at once
 
 
 @attrs.frozen
@@ -144,7 +145,7 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
         start = max([batch.yielded.t_ms if batch.turn != "wave" else 0,
                      *(seen.ends[m].t_ms for m in batch.members if m in seen.ends)])
         by_key: dict[str, _KeySends] = {}
-        counted: dict[str, list[Record]] = {"replay": [], "retry": []}
+        counted: dict[str, list[Record]] = {"replay": [], "retry": [], "either": []}
         # Per key, when the delivery process had each of the session's refusals, in order.
         refused: dict[str, list[int]] = {}
         for send in sends:
@@ -178,6 +179,12 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
                     "wake-sends-budget", "YLD-3", f"the wake of {batch.turn} of "
                     f"{batch.session} made {len(counted[why])} {why} sends, over {most}",
                     tuple(r.seq for r in counted[why])))
+        both = [*counted["replay"], *counted["retry"], *counted["either"]]
+        if counted["either"] and len(both) > MAX_REPLAYS + MAX_ATTEMPTS - 1:
+            violations.append(Violation(
+                "wake-sends-budget", "YLD-3", f"the wake of {batch.turn} of {batch.session} "
+                f"made {len(both)} replay and retry sends, over {MAX_REPLAYS + MAX_ATTEMPTS - 1}",
+                tuple(r.seq for r in both)))
         for key, sent in by_key.items():
             _match(sent, answers.get(key, []), NEVER)
             last = sent.sends[-1]
@@ -193,6 +200,8 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
             reset = any(r.t_ms >= since for r in seen.lifecycle.get(batch.session, []))
             if reset or later + 1_000 > end_ms or not _busy(seen, batch.session, refusal.t_ms):
                 continue
+            if any(a.seq > refusal.seq for a in _wake_of(batch, seen.wake_accepts)):
+                continue  # a copy the network duplicated was taken after it (seed 7261)
             violations.append(Violation(
                 "wake-sends-budget", "YLD-3", f"the wake of {batch.turn} of {batch.session} "
                 f"was never sent again after {refusal.actor} refused {key} at "
@@ -252,8 +261,14 @@ def _why_again(earlier: list[_Send], send: Record, refused: list[int],
     if first < len(refused) and refused[first] <= send.t_ms:
         return "armed"
     if any(not had(s, surely=True) for s in earlier):
+        # A private batch's retry keeps its key: after a refusal the gateway answered, a send
+        # an earlier unanswered one leaves ambiguous may be either (seed 4616).
+        if private and previous.answer is not None and \
+                previous.answer.record.kind in GATEWAY_REFUSALS and had(previous, surely=True):
+            return "either"
         return "replay"
-    if private and previous.answer is not None and previous.answer.record.kind == "fault":
+    if private and previous.answer is not None and \
+            previous.answer.record.kind in GATEWAY_REFUSALS:
         return "retry"
     return None
 

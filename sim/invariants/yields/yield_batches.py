@@ -38,9 +38,11 @@ from sim.invariants.yields.seen import wave_batches as wave_batches
 from sim.invariants.yields.seen import yielded_members as yielded_members
 from sim.trace import Record
 
-# After its batch settled (every member ended and recorded settled or taken by the batch, every
-# member's descendant cleaned up), the wake may wait one deferral recheck (30 s) and nothing
-# else, besides time the delivery process was down.
+# A frozen batch whose members settled while a descendant of theirs had not is rechecked every
+# 30 s (reference §c9: "Unsettled owned descendants, on a frozen batch: defer 30 s"): its wake
+# goes out at the first recheck after that descendant settled, so up to 30 s after it. A batch
+# whose members settled last is checked as the last one settles: its wake goes out then, no
+# later (besides time the delivery process was down, late notices and a busy requester).
 RECHECK_MS = 30_000
 # A batch whose descendants stay unsettled, none of them running, through this many rechecks
 # closes without a wake (reference §c9: "deferred too many times").
@@ -78,7 +80,8 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]
     members_ready = ready
     for run_id in descendants:
         own = own_settle(seen.ends.get(run_id), seen.trail.get(run_id, []),
-                         asked.get(run_id), member=False)
+                         asked.get(run_id), member=False,
+                         crashes=[down for down, _ in seen.downtime])
         if own is None or own == UNKNOWN:
             return None
         ready = max(ready, own)
@@ -185,8 +188,9 @@ def wake_after_settle(trace: Sequence[Record]) -> list[Violation]:
 
 def wake_not_delayed(trace: Sequence[Record]) -> list[Violation]:
     """A batch's wake waits for its own members and their descendants only: once they settled,
-    the wake goes out within one recheck, unless the delivery process was down or the requester
-    was busy in another turn meanwhile (a child of an earlier turn never delays it)."""
+    the wake goes out at once when a member settled last, within one 30 s recheck when a
+    descendant did (reference §c9), unless the delivery process was down or the requester was
+    busy in another turn meanwhile (a child of an earlier turn never delays it)."""
     seen = _seen(trace)
     asked = asked_runs(trace)
     violations = []
@@ -203,7 +207,12 @@ def wake_not_delayed(trace: Sequence[Record]) -> list[Violation]:
         # A requester busy in another turn answers requester_turn_pending: the wake waits for
         # that turn's end, then up to one recheck more.
         busy = _overlap(seen.busy.get(batch.session, []), ready, first)
-        allowed = ready + RECHECK_MS + _overlap(seen.downtime, ready, first) + _overlap(
+        # A descendant settled last: the next 30 s recheck sends the wake; a member settled
+        # last: its own settle sends it (exact). A busy requester's refusal waits for one
+        # recheck after its turn ended (requester_turn_pending puts the wake back to pending
+        # with its next try 30 s on, reference §c17 and §b).
+        recheck = RECHECK_MS if ready > members_ready else 0
+        allowed = ready + recheck + _overlap(seen.downtime, ready, first) + _overlap(
             seen.late_notices, ready, first) + busy + (RECHECK_MS if busy else 0)
         closed = _may_close_deferred(ready, running, members_ready)
         if first > allowed and (sends or (end_ms > allowed and not closed)):
@@ -241,9 +250,10 @@ INVARIANTS = (
               "A batch's wake is sent only after every member and every member's descendant "
               "settled.", wake_after_settle),
     Invariant("wake-not-delayed", "YLD-1", "liveness",
-              "Once a batch's members and their descendants settled, its wake goes out within "
-              "one recheck (plus any downtime of the delivery process): a child of an "
-              "earlier turn never delays it.", wake_not_delayed),
+              "Once a batch's members and their descendants settled, its wake goes out as the "
+              "last member settles, or at the next 30 s recheck when a descendant settled last "
+              "(plus any downtime of the delivery process): a child of an earlier turn never "
+              "delays it.", wake_not_delayed),
     Invariant("wake-between-turns", "YLD-3", "safety",
               "A requester takes a batch wake only between its turns: while another turn runs "
               "the wake waits (requester_turn_pending), spending no attempt.",
