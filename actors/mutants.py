@@ -14,6 +14,7 @@ from actors.child.frozen import MUTANT_FROZEN_CAP_CHARS
 from actors.child.output import ContentBlock, SessionEvent
 from actors.gateway.core import MUTANT_CHUNK_TO_LINE_END
 from actors.gateway.routing import MUTANT_OVERRIDE_KEEPS_THREAD, MUTANT_STORED_ROUTE_BEATS_ORIGIN
+from actors.history.sessions import MUTANT_HISTORY_BYTES_UNCLEANED
 from actors.nesting.lane import MUTANT_LANE_NEWEST_FIRST
 from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_NEWEST_FIRST, MUTANT_SESSION_QUEUE_OFF
 from actors.permissions import MUTANT_SPAWNER_PERMISSION
@@ -52,6 +53,7 @@ MUTANT_MIRROR_BLOCKS_SEND = "mirror-blocks-send"
 MUTANT_CLAIM_CLEARED_FIRST = "claim-cleared-first"
 MUTANT_OTHER_RUN_PROOF = "other-run-proof"
 MUTANT_DELIVERED_IGNORES_CORRECTION = "delivered-ignores-correction"
+MUTANT_REOPEN_KEEPS_KEY = "reopen-keeps-key"
 MUTANT_ACK_AS_CHECKPOINT = "ack-as-checkpoint"
 # Nesting (docs/nesting.md).
 MUTANT_STALE_FINDINGS = "stale-findings"
@@ -73,6 +75,7 @@ MUTANT_PRIVATE_AFTER_RESET = "private-after-reset"
 # A requester reset or delete and its running children (actors/requester/shell.py, §c17).
 MUTANT_RESET_KEEPS_CHILDREN = "reset-keeps-children"
 MUTANT_NESTED_DELETE_KEEPS_CHILDREN = "nested-delete-keeps-children"
+MUTANT_RESET_SPARES_GRANDCHILDREN = "reset-spares-grandchildren"
 # A private batch's resumed turn (actors/requester/turns.py) and status checks (PRV-2, PRV-6).
 MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-final-visible"
 MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes"
@@ -277,6 +280,11 @@ MUTANTS: dict[str, str] = {
         "spawned running: their completions fall back one level up (DEL-4) instead of being "
         "killed with delivery suppressed (recorded not_required; DEL-1, reference §c17)"
     ),
+    MUTANT_RESET_SPARES_GRANDCHILDREN: (
+        "a requester reset (/new) or delete kills the session's unended child runs but not the "
+        "runs those children spawned: a killed run's own children run on and announce to a "
+        "session whose run is over (reference §c17, DEL-6)"
+    ),
     MUTANT_PRIVATE_AFTER_RESET: (
         "a private result is handed to its requester session even after that session was reset "
         "(/new) since the spawn, instead of being closed as completion_handoff_unavailable "
@@ -324,9 +332,19 @@ MUTANTS: dict[str, str] = {
         "updates the stored result but opens no next generation, so the requester keeps the "
         "older answer while the store says delivered (DEL-12)"
     ),
+    MUTANT_REOPEN_KEEPS_KEY: (
+        "a correction that reopens a run sends its next generation under the previous "
+        "generation's idempotency key, so the gateway and the requester may take the newer "
+        "answer for a resend of the older one (DEL-3, DEL-12)"
+    ),
     MUTANT_ACK_AS_CHECKPOINT: (
         "the registry saves a requester's acknowledgement as silent-checkpoint evidence instead "
         "of a sent reply: the evidence kinds a restart must keep distinct run together (DEL-13)"
+    ),
+    MUTANT_HISTORY_BYTES_UNCLEANED: (
+        "a sessions_history page's bytes field measures its rows as the transcript holds them, "
+        "before usage, details and over-long fields were cleaned off, so it misstates the size "
+        "of the page the reader got (FMT-5, reference §c13)"
     ),
     MUTANT_FROZEN_CAP_CHARS: (
         "the frozen-result cap counts and cuts characters instead of UTF-8 bytes, so a result "
@@ -391,6 +409,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_PRIVATE_USAGE_STATS: Breaks("PRV-8", "private-handoff-stable"),
     MUTANT_RESET_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
+    MUTANT_RESET_SPARES_GRANDCHILDREN: Breaks("DEL-6", "reset-cascades"),
     MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),
     MUTANT_SESSION_QUEUE_OFF: Breaks("DEL-6", "session-runs-serial"),
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL: Breaks("PRV-2", "private-yield-reply-rules"),
@@ -401,7 +420,9 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_LANE_NEWEST_FIRST: Breaks("DEL-6", "lane-runs-in-queue-order"),
     MUTANT_CHUNK_TO_LINE_END: Breaks("DEL-11", "chunk-fits-channel"),
     MUTANT_DELIVERED_IGNORES_CORRECTION: Breaks("DEL-12", "delivered-is-newest"),
+    MUTANT_REOPEN_KEEPS_KEY: Breaks("DEL-3", "announce-key"),
     MUTANT_ACK_AS_CHECKPOINT: Breaks("DEL-13", "evidence-is-own"),
+    MUTANT_HISTORY_BYTES_UNCLEANED: Breaks("FMT-5", "history-bytes"),
     MUTANT_FROZEN_CAP_CHARS: Breaks("FMT-2", "announce-block"),
 }
 

@@ -18,6 +18,9 @@ TRUNCATION_SUFFIX = "\n…(truncated)…"
 BYTE_CAP = 80 * 1024
 OMITTED_MESSAGE = "[sessions_history omitted: message too large]"
 REDACTED = "[redacted]"
+# A known-bug variant (SIM-8): the page's ``bytes`` is measured on the window's rows as the
+# transcript holds them, before usage, details and long fields were cleaned off.
+MUTANT_HISTORY_BYTES_UNCLEANED = "history-bytes-uncleaned"
 
 # Message-level fields left out. Tool-result `details` and reasoning replay payloads are content
 # (dropping them marks the message contentTruncated); usage and cost are bookkeeping.
@@ -118,13 +121,27 @@ def truncate_text_field(text: str) -> tuple[str, bool]:
     return text[:lo] + TRUNCATION_SUFFIX, True
 
 
+# The boundaries a page met, named as the code probes the requester fires for them: a text
+# field within one unit of the 4,000-unit cut, rows dropped for the byte cap with more than one
+# left (sim/world/draws/edges.py draws transcripts that reach them).
+FIELD_EDGES = {TEXT_FIELD_LIMIT - 1: "requester.history-field-one-under-limit",
+               TEXT_FIELD_LIMIT: "requester.history-field-at-limit",
+               TEXT_FIELD_LIMIT + 1: "requester.history-field-one-over-limit"}
+ROWS_DROPPED_SEVERAL_LEFT = "requester.history-rows-dropped-several-left"
+
+
 @attrs.define
 class _Flags:
     truncated: bool = False
     redacted: bool = False
+    edges: list[str] = attrs.field(factory=list)
 
 
 def _clean_text(text: str, flags: _Flags) -> str:
+    if 2 * len(text) >= TEXT_FIELD_LIMIT - 1:  # (shorter ones are under 3,999 units)
+        edge = FIELD_EDGES.get(utf16_length(text))
+        if edge is not None:
+            flags.edges.append(edge)
     text, redacted = redact_credentials(text)
     text, truncated = truncate_text_field(text)
     flags.redacted = flags.redacted or redacted
@@ -237,6 +254,8 @@ class HistoryResult:
     content_redacted: bool
     bytes: int
     session_key: str | None = None
+    # The boundaries this page met (probe names; not part of the tool's answer).
+    edges: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The tool's JSON shape (camelCase, ``nextOffset`` only when there is more)."""
@@ -267,6 +286,7 @@ def sessions_history(
     offset: int = 0,
     include_tools: bool = False,
     session_key: str | None = None,
+    mutants: frozenset[str] = frozenset(),
 ) -> HistoryResult:
     """One page of a transcript, newest last.
 
@@ -309,6 +329,8 @@ def sessions_history(
     # cap summed (each row's JSON begins ``{`` and ends ``}``, so no surrogate pair spans two);
     # encoding the whole page again cost as much as its rows did.
     final_bytes = json_bytes(list(out_messages)) if hard_capped else total_bytes
+    if MUTANT_HISTORY_BYTES_UNCLEANED in mutants:
+        final_bytes = json_bytes([m for _, m in window[dropped:]])  # the bug: before cleaning
 
     # Paging back continues below the oldest row returned; when the cap left nothing of the
     # window (only possible when the window itself was empty) there is no older page.
@@ -330,4 +352,6 @@ def sessions_history(
         content_redacted=flags.redacted,
         bytes=final_bytes,
         session_key=session_key,
+        edges=(*flags.edges, *((ROWS_DROPPED_SEVERAL_LEFT,)
+                               if dropped and len(kept) > 1 and not hard_capped else ())),
     )

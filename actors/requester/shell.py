@@ -43,6 +43,7 @@ from actors.mutants import (
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN,
     MUTANT_PRIVATE_AFTER_RESET,
     MUTANT_RESET_KEEPS_CHILDREN,
+    MUTANT_RESET_SPARES_GRANDCHILDREN,
 )
 from actors.nesting.lane import Lane
 from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_OFF, SessionQueue
@@ -287,7 +288,9 @@ async def run_requester(
                 history = sessions_history(store.transcript(key), limit=message.limit,
                                            offset=message.offset,
                                            include_tools=message.include_tools,
-                                           session_key=key)
+                                           session_key=key, mutants=mutants)
+                for edge in history.edges:
+                    port.probe(edge)
                 port.emit(events.HistoryServed(message.child_id, message.include_tools,
                                                history.to_json(), message.limit))
             elif isinstance(message, CleanupSession) and message.child_id in runs:
@@ -300,7 +303,10 @@ async def run_requester(
                 read = read_run_history(ArchiveStore(archives=tuple(store.archives(key))), key,
                                         run_id, Reader(gateway_admin=True), limit=message.limit,
                                         offset=message.offset,
-                                        include_tools=message.include_tools)
+                                        include_tools=message.include_tools,
+                                        mutants=mutants)
+                for edge in () if read.history is None else read.history.edges:
+                    port.probe(edge)
                 port.emit(events.ArchiveServed(
                     message.child_id, run_id, key, read.status, read.reason, read.retryable,
                     None if read.history is None else read.history.to_json()))
@@ -353,6 +359,11 @@ def _kill_on_reset(port: Port, store: RunStore, session_key: str,
             port.probe("requester.reset-kills-batch-member")  # its yielded batch never wakes
         store.apply(record.run_id, DeliverySuppressed())
         run_scopes[record.run_id].cancel()
+        if any(c.ended_at_ms is None for c in store.direct_children(record.run_id)):
+            port.probe("requester.reset-cascades")  # its own children are still running
+            if MUTANT_RESET_SPARES_GRANDCHILDREN in mutants:
+                killed += 1
+                continue  # the bug: the killed run's own children run on
         _cascade(port, store, (record.run_id, record.child_session_key))
         killed += 1
     return killed

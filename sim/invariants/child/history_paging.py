@@ -17,6 +17,8 @@ that read's next page.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
@@ -102,7 +104,58 @@ def history_paging(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+# A surrogate pair (one character to JavaScript) or a lone surrogate, as Python holds them.
+_SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with each whole float an int: JavaScript writes ``3.0`` as ``3``."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def page_bytes(messages: list[Any]) -> int:
+    """``Buffer.byteLength(JSON.stringify(messages))`` (reference §c13: the page's ``bytes``):
+    compact JSON in UTF-8, where JavaScript writes a lone surrogate as its six-character
+    ``\\udXXX`` escape and a pair as one four-byte character."""
+    text = json.dumps(_plain(messages), ensure_ascii=False, separators=(",", ":"))
+    if text.isascii():
+        return len(text)
+    size = len(text.encode("utf-8", "surrogatepass"))
+    for found in _SURROGATES.finditer(text):
+        size += -2 if len(found.group()) == 2 else 3  # 6 -> 4 for a pair, 3 -> 6 when lone
+    return size
+
+
+def history_bytes(trace: Sequence[Record]) -> list[Violation]:
+    """FMT-5, reference §c13: a page's ``bytes`` is the size of the messages it returned, as
+    JavaScript measures their JSON: exactly, whatever was dropped or cut before."""
+    violations = []
+    for r in of_kinds(trace, ("requester.history", "requester.archive")):
+        if r.kind not in ("requester.history", "requester.archive"):
+            continue
+        result = r.data.get("result")
+        if not isinstance(result, dict) or "messages" not in result:
+            continue
+        want = page_bytes(result["messages"])
+        if result.get("bytes") != want:
+            violations.append(Violation(
+                "history-bytes", "FMT-5",
+                f"{r.kind.removeprefix('requester.')} of {r.data['child']} by {r.actor}: bytes "
+                f"{result.get('bytes')}, but the {len(result['messages'])} messages returned "
+                f"are {want} bytes of JSON", (r.seq,)))
+    return violations
+
+
 INVARIANTS = (
+    Invariant("history-bytes", "FMT-5", "safety",
+              "A sessions_history page's bytes field is the UTF-8 size of the JSON of the "
+              "messages it returned, as JavaScript measures it (reference §c13).", history_bytes),
     Invariant("history-paging", "FMT-5", "safety",
               "A history page is the newest end of its window, oldest first, with nextOffset = "
               "max(offset, total - oldest row + 1) exactly when that is below the total; the "
