@@ -170,6 +170,10 @@ PROBES: dict[str, str] = {
                                         "tried to spawn (refused)",
     "requester.spawn-refused-not-running": "a nested session whose run is not running tried "
                                            "to spawn (refused)",
+    "requester.spawn-takes-last-child-slot": "a session spawned its last child "
+                                             "maxChildrenPerAgent allows (one under the limit)",
+    "requester.spawn-at-deepest-depth": "a session one under maxSpawnDepth spawned: the "
+                                        "deepest spawn the limit allows",
     "requester.lane-queued": "a spawned run waits for a slot of the maxConcurrent lane",
     "requester.abort-cascaded": "an aborted run's unfinished child was cancelled with it",
     "requester.session-gone": "a completion reached a nested session deleted while it was on "

@@ -47,7 +47,7 @@ from actors.mutants import (
 )
 from actors.nesting.lane import Lane
 from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_OFF, SessionQueue
-from actors.nesting.spawn_limits import NO_LIMITS, SpawnLimits
+from actors.nesting.spawn_limits import NO_LIMITS, SpawnLimits, session_depth
 from actors.nesting.spawn_limits import refusal as spawn_refusal
 from actors.permissions import DEFAULT_OWNER, Caller, refusal
 from actors.private.rules import COMPLETION_TARGET_PARENT
@@ -126,8 +126,8 @@ async def run_requester(
                 own_run = _own_run(store, sessions, session_key) if nested else None
                 running = not nested or (own_run is not None and own_run.ended_at_ms is None
                                          and own_run.started_at_ms is not None)
-                refused = spawn_refusal(limits, session_key, running,
-                                  store.active_children(session_key), mutants)
+                active = store.active_children(session_key)
+                refused = spawn_refusal(limits, session_key, running, active, mutants)
                 key = child_session_key(session_key, spec.session or spec.id)
                 probe = ("requester.spawn-refused-not-running" if not running else
                          "requester.spawn-refused-depth" if refused and "depth" in refused else
@@ -136,6 +136,11 @@ async def run_requester(
                     port.probe(probe)
                     port.emit(events.SpawnRefused(spec.id, session_key, refused))
                     return
+                # One under a limit: the last slot it allows (the refusals above are at it).
+                if active + 1 == limits.max_children_per_agent:
+                    port.probe("requester.spawn-takes-last-child-slot")
+                if session_depth(session_key) + 1 == limits.max_spawn_depth:
+                    port.probe("requester.spawn-at-deepest-depth")
                 run_id = store.next_run_id()
                 actor = addresses.child(spec.id)
                 if actor in alive:

@@ -137,3 +137,19 @@ def test_the_mutant_that_reopens_under_the_old_key_is_caught() -> None:
             assert world.run(_world(), seed=seed).ok
             return
     raise AssertionError("reopen-keeps-key not found")
+
+
+def test_a_restart_is_dated_by_the_harness_not_by_the_process_own_record() -> None:
+    # fresh-key-after-restart is seen after a crash of the delivery process: the oracles that
+    # scope by restarts read the harness's world.restart, so a process that never says it
+    # started again (no delivery.start) is judged the same.
+    for seed in SEEDS:
+        trace = list(world.run(_world(), seed=seed, mutants=["fresh-key-after-restart"]).trace)
+        if any(r.kind == "crash" and r.actor == "delivery" for r in trace):
+            found = [(v.invariant, v.message) for v in invariants.check(trace)]
+            if found:
+                break
+    else:
+        raise AssertionError("no crash of the delivery process in the first seeds")
+    silent = [r for r in trace if r.kind != "delivery.start"]
+    assert [(v.invariant, v.message) for v in invariants.check(silent)] == found

@@ -77,7 +77,7 @@ def wake_budgets(trace: Sequence[Record]) -> list[Violation]:
             answers = sorted([*refused, *silent], key=lambda a: a.seq)
             timely = [a for a in answers if a.t_ms + delay <= first.t_ms]
             why = timely[-1] if timely else answers[-1]
-            late = why.t_ms + delay + _overlap(seen.downtime, why.t_ms, first.t_ms) + 1_000
+            late = why.t_ms + delay + _overlap(seen.downtime, why.t_ms, first.t_ms)
             # A refusal answers at once; a reply's acknowledgement may come late (only the lower
             # bound holds then, also when a later refusal of a replay came before that late
             # acknowledgement: seed 1846).
