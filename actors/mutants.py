@@ -14,7 +14,10 @@ from actors.child.frozen import MUTANT_FROZEN_CAP_CHARS
 from actors.child.output import ContentBlock, SessionEvent
 from actors.gateway.core import MUTANT_CHUNK_TO_LINE_END
 from actors.gateway.routing import MUTANT_OVERRIDE_KEEPS_THREAD, MUTANT_STORED_ROUTE_BEATS_ORIGIN
-from actors.history.sessions import MUTANT_HISTORY_BYTES_UNCLEANED
+from actors.history.sessions import (
+    MUTANT_HISTORY_BYTES_UNCLEANED,
+    MUTANT_HISTORY_FIELD_CUT_AT_LIMIT,
+)
 from actors.nesting.lane import MUTANT_LANE_NEWEST_FIRST
 from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_NEWEST_FIRST, MUTANT_SESSION_QUEUE_OFF
 from actors.permissions import MUTANT_SPAWNER_PERMISSION
@@ -346,6 +349,10 @@ MUTANTS: dict[str, str] = {
         "before usage, details and over-long fields were cleaned off, so it misstates the size "
         "of the page the reader got (FMT-5, reference §c13)"
     ),
+    MUTANT_HISTORY_FIELD_CUT_AT_LIMIT: (
+        "sessions_history cuts a text field of exactly 4,000 UTF-16 units, which fits, as if "
+        "it were over the limit: < written for <= at the field cut (FMT-5, reference §c16)"
+    ),
     MUTANT_FROZEN_CAP_CHARS: (
         "the frozen-result cap counts and cuts characters instead of UTF-8 bytes, so a result "
         "of multibyte characters is frozen far over 102,400 bytes, with a wrong KB figure in its "
@@ -423,6 +430,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_REOPEN_KEEPS_KEY: Breaks("DEL-3", "announce-key"),
     MUTANT_ACK_AS_CHECKPOINT: Breaks("DEL-13", "evidence-is-own"),
     MUTANT_HISTORY_BYTES_UNCLEANED: Breaks("FMT-5", "history-bytes"),
+    MUTANT_HISTORY_FIELD_CUT_AT_LIMIT: Breaks("FMT-5", "history-field-cut"),
     MUTANT_FROZEN_CAP_CHARS: Breaks("FMT-2", "announce-block"),
 }
 

@@ -21,6 +21,8 @@ REDACTED = "[redacted]"
 # A known-bug variant (SIM-8): the page's ``bytes`` is measured on the window's rows as the
 # transcript holds them, before usage, details and long fields were cleaned off.
 MUTANT_HISTORY_BYTES_UNCLEANED = "history-bytes-uncleaned"
+# Another (issue 36's boundary): a field of exactly 4,000 units is cut (``<`` for ``<=``).
+MUTANT_HISTORY_FIELD_CUT_AT_LIMIT = "history-field-cut-at-limit"
 
 # Message-level fields left out. Tool-result `details` and reasoning replay payloads are content
 # (dropping them marks the message contentTruncated); usage and cost are bookkeeping.
@@ -103,11 +105,12 @@ def _splits_a_pair(text: str, cut: int) -> bool:
             and "\udc00" <= text[cut] <= "\udfff")
 
 
-def truncate_text_field(text: str) -> tuple[str, bool]:
+def truncate_text_field(text: str, cut_at_limit: bool = False) -> tuple[str, bool]:
     """Cut a field longer than 4,000 UTF-16 units to at most 4,000 plus ``\\n…(truncated)…``,
     never splitting a surrogate pair: a character outside the BMP (or a high and low surrogate
     pair) that would straddle the cut is left out whole."""
-    if len(text) <= TEXT_FIELD_LIMIT // 2 or utf16_length(text) <= TEXT_FIELD_LIMIT:
+    if len(text) <= TEXT_FIELD_LIMIT // 2 or utf16_length(text) < TEXT_FIELD_LIMIT + (
+            0 if cut_at_limit else 1):  # (the mutant cuts at the limit too)
         return text, False
     lo, hi = TEXT_FIELD_LIMIT // 2, min(len(text), TEXT_FIELD_LIMIT)
     while lo < hi:  # longest prefix within the limit; prefixes only grow in units
@@ -135,6 +138,7 @@ class _Flags:
     truncated: bool = False
     redacted: bool = False
     edges: list[str] = attrs.field(factory=list)
+    cut_at_limit: bool = False  # MUTANT_HISTORY_FIELD_CUT_AT_LIMIT
 
 
 def _clean_text(text: str, flags: _Flags) -> str:
@@ -143,7 +147,7 @@ def _clean_text(text: str, flags: _Flags) -> str:
         if edge is not None:
             flags.edges.append(edge)
     text, redacted = redact_credentials(text)
-    text, truncated = truncate_text_field(text)
+    text, truncated = truncate_text_field(text, flags.cut_at_limit)
     flags.redacted = flags.redacted or redacted
     flags.truncated = flags.truncated or truncated
     return text
@@ -307,7 +311,7 @@ def sessions_history(
         window = window[max(len(window) - limit, 0) :] if limit else []
     if not include_tools:
         window = [(seq, m) for seq, m in window if m.get("role") not in TOOL_ROLES]
-    flags = _Flags()
+    flags = _Flags(cut_at_limit=MUTANT_HISTORY_FIELD_CUT_AT_LIMIT in mutants)
     rows = [(seq, sanitize_message(m, flags)) for seq, m in window]
 
     sizes = [json_bytes(row) for _, row in rows]

@@ -153,3 +153,26 @@ def test_a_restart_is_dated_by_the_harness_not_by_the_process_own_record() -> No
         raise AssertionError("no crash of the delivery process in the first seeds")
     silent = [r for r in trace if r.kind != "delivery.start"]
     assert [(v.invariant, v.message) for v in invariants.check(silent)] == found
+
+
+def test_a_field_cut_although_it_fits_is_caught() -> None:
+    # The boundary draws give a transcript a field of exactly 4,000 units; a `<` written for
+    # `<=` at the cut adds the suffix to it whole. history-bounds (at most 4,000 units plus
+    # the suffix) lets it through.
+    seed, trace = _first("requester.history-field-at-limit")
+    assert _check("history-field-cut", trace) == []
+    found = {v.invariant for v in world.run(_world(), seed=seed,
+                                            mutants=["history-field-cut-at-limit"]).violations}
+    assert found == {"history-field-cut"}
+    suffix = "\n…(truncated)…"
+
+    def cut(message: dict[str, Any]) -> dict[str, Any]:
+        content = [dict(b, text=b["text"] + suffix) if b.get("type") == "text"
+                   and len(b.get("text", "")) == 4_000 else b for b in message["content"]]
+        return {**message, "content": content}
+
+    forged = [_edit(r, result={**r.data["result"], "messages": [
+        cut(m) if isinstance(m.get("content"), list) else m
+        for m in r.data["result"]["messages"]]})
+        if r.kind == "requester.archive" and r.data["result"] else r for r in trace]
+    assert any("within the limit" in m for m in _check("history-field-cut", forged))

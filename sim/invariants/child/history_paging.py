@@ -152,7 +152,76 @@ def history_bytes(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+FIELD_LIMIT = 4_000  # UTF-16 units (reference §c16)
+CUT_SUFFIX = "\n…(truncated)…"
+
+
+def _units(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _fields(value: Any) -> list[str]:
+    """The text fields of a page's message content (``text``, ``thinking``, ``partialJson``)."""
+    if isinstance(value, list):
+        return [t for v in value for t in _fields(v)]
+    if isinstance(value, dict):
+        return [v for k, v in value.items() if k in ("text", "thinking", "partialJson")
+                and isinstance(v, str)]
+    return []
+
+
+def history_field_cut(trace: Sequence[Record]) -> list[Violation]:
+    """Reference §c16: a text field is cut only when it is over 4,000 UTF-16 units, to its
+    longest prefix within them (never splitting a pair: 3,999 then) plus ``\n…(truncated)…``.
+    Read from what the child wrote (``child.message``: its texts, by its session key from its
+    ``spawn``) and the pages the requester read: a cut field whose text the child wrote within
+    4,000 units, or cut shorter than the rule, is wrong (``history-bounds`` bounds it from
+    above only, so a cut of a field exactly at the limit passed)."""
+    key_of: dict[str, str] = {}  # run -> its child session key
+    written: dict[str, set[str]] = {}  # child session key -> the texts its runs wrote
+    violations = []
+    for r in of_kinds(trace, ("spawn", "child.message", "requester.history",
+                              "requester.archive")):
+        kind = r.kind
+        if kind == "spawn":
+            key_of[r.data["run_id"]] = r.data["child_session_key"]
+        elif kind == "child.message":
+            key = key_of.get(r.data["run_id"])
+            if key is not None:
+                written.setdefault(key, set()).update(
+                    b["text"] for b in r.data["blocks"] if isinstance(b.get("text"), str)
+                    and len(b["text"]) * 2 >= FIELD_LIMIT)
+        elif kind in ("requester.history", "requester.archive"):
+            result = r.data.get("result")
+            if not isinstance(result, dict) or "messages" not in result:
+                continue
+            texts = written.get(str(result.get("sessionKey")), set())
+            for field in _fields([m.get("content") for m in result["messages"]]):
+                if not field.endswith(CUT_SUFFIX):
+                    continue
+                head = field[:-len(CUT_SUFFIX)]
+                whole = [t for t in texts if t.startswith(head)]
+                if not whole:
+                    continue  # not a text this oracle saw written whole (or a child's own)
+                if all(_units(t) <= FIELD_LIMIT for t in whole):
+                    problem = f"cut a field of {_units(whole[0])} UTF-16 units, within the limit"
+                elif _units(head) < FIELD_LIMIT - 1:
+                    problem = (f"cut a field to {_units(head)} UTF-16 units, short of the "
+                               f"longest prefix within {FIELD_LIMIT}")
+                else:
+                    continue
+                violations.append(Violation(
+                    "history-field-cut", "FMT-5",
+                    f"{kind.removeprefix('requester.')} of {result.get('sessionKey')} by "
+                    f"{r.actor}: {problem}", (r.seq,)))
+    return violations
+
+
 INVARIANTS = (
+    Invariant("history-field-cut", "FMT-5", "safety",
+              "A history page cuts a text field only when it is over 4,000 UTF-16 units, to its "
+              "longest prefix within them plus the truncation suffix (reference §c16).",
+              history_field_cut),
     Invariant("history-bytes", "FMT-5", "safety",
               "A sessions_history page's bytes field is the UTF-8 size of the JSON of the "
               "messages it returned, as JavaScript measures it (reference §c13).", history_bytes),
