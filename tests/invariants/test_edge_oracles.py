@@ -5,6 +5,7 @@ generation (``announce-key``)."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import attrs
@@ -176,3 +177,31 @@ def test_a_field_cut_although_it_fits_is_caught() -> None:
         for m in r.data["result"]["messages"]]})
         if r.kind == "requester.archive" and r.data["result"] else r for r in trace]
     assert any("within the limit" in m for m in _check("history-field-cut", forged))
+
+
+def test_a_wake_whose_sections_leave_the_stable_order_is_caught() -> None:
+    # The boundary draws spawn two children in one instant and end them in one instant: their
+    # session keys order them in the wake. Ended a moment later, the first one shown must
+    # come second.
+    _, trace = _first("batch.findings-tie-by-session-key")
+    assert _check("wake-message", trace) == []
+    wakes = [r for r in trace if r.kind == "requester.accept"
+             and r.data["key"].startswith("announce:requester-settle:")
+             and "Child completion results:" in r.data["text"]]
+    spawned = {r.data["run_id"]: r for r in trace if r.kind == "spawn"}
+    ended = {r.data["run_id"]: r.t_ms for r in trace if r.kind == "child.end"}
+    when = {s.data["child_session_key"]: (s.t_ms, ended.get(run)) for run, s in spawned.items()}
+    run = None
+    for wake in wakes:
+        text = wake.data["text"]
+        shown = sorted((text.find(f"session_key: {k}\n"), k) for k in when
+                       if f"session_key: {k}\n" in text)
+        for (_, a), (_, b) in pairwise(shown):
+            if when[a] == when[b]:
+                # (A re-run session: its latest run, the one this wake carries.)
+                run = [r for r, s in spawned.items() if s.data["child_session_key"] == a][-1]
+    assert run is not None
+    later = [attrs.evolve(r, t_ms=r.t_ms + 1) if r.kind == "child.end"
+             and r.data["run_id"] == run else r for r in trace]
+    assert any("not in the order spawned, ended, session key" in m
+               for m in _check("wake-message", later))
