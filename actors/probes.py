@@ -252,8 +252,6 @@ PROBES: dict[str, str] = {
     "batch.permanent-error": "a wake was refused with a permanent error and closed",
     "batch.stale-answer": "an answer came for a wake attempt no longer out",
     "batch.announced-individually": "a wake carries no findings: results went individually",
-    "batch.findings-tie-by-session-key": "a wake carried two results spawned and ended at "
-                                         "the same instants: their session keys order them",
     "batch.findings-truncated": "a wake's findings cut a result at the shared cap",
     "batch.findings-summarized": "a wake's findings folded children into the summary line",
     "batch.reconcile-interrupted": "a wake asks to reconcile unfinished children",

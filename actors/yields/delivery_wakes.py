@@ -60,9 +60,6 @@ def wake_text(row: BatchRow, records: list[RunRecord],
     routes = [r.route_change for r in own if r.route_change]
     wake = format_wake(Wake(tuple(findings), tuple(interrupted), tuple(routes),
                             require_visible_reply=row.yielded and not row.private))
-    ends = [(f.created_at, f.ended_at) for f in findings]
-    if len(set(ends)) < len(ends):  # spawned and ended together: the session key orders them
-        probe("batch.findings-tie-by-session-key")
     if wake.findings is None:
         probe("batch.announced-individually")
     else:

@@ -80,8 +80,8 @@ def test_findings_are_dated_by_the_first_hand_off_not_by_the_registrys_record() 
     assert _check("findings-scoped", trace) == []
     unrecorded = [r for r in trace if r.kind != "delivery.findings-frozen"]
     assert _check("findings-scoped", unrecorded) == []
-    # Rendered again after a hand-off of the same generation: caught (seed 109; 16 before
-    # issue 36's tie draw moved the default world), by the hand-off bound alone.
+    # Rendered again after a hand-off of the same generation: caught by the hand-off bound
+    # alone (seed 109; 16 before issue 36's boundary draws moved the default world).
     assert "findings-scoped" in _default(109, "findings-rerendered")
 
 

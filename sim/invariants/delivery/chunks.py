@@ -3,7 +3,7 @@
 Read from the trace alone: what each channel received (``gateway.chunk``: one record per chunk a
 channel's user sees), the chunk faults the world injected (``fault`` records of ``chunk-fail`` and
 ``chunk-abort``, with the chunk's index), the gateway's log of each agent call it was asked to
-carry (``gateway.send``), the delivery process's (re)starts (``world.restart``), what reached the
+carry (``gateway.send``), the delivery process's (re)starts (``delivery.start``), what reached the
 requester's transcript (``requester.accept``) and the registry's records (``delivery.delivered``).
 Whether a send was partial is decided here, from the chunks the channel had already received.
 """
@@ -71,8 +71,8 @@ def incomplete_not_retried(trace: Sequence[Record]) -> list[Violation]:
     open_: dict[str, tuple[Record, int]] = {}  # run -> the broken send's fault, its end time
     ends: dict[str, int] = {}  # key -> the producer end time its sends carried
     violations = []
-    for r in of_kinds(trace, ("world.restart", "world.operator", "fault", "gateway.send")):
-        if r.kind == "world.restart":
+    for r in of_kinds(trace, ("delivery.start", "world.operator", "fault", "gateway.send")):
+        if r.kind == "delivery.start":
             open_.clear()
         elif r.kind == "world.operator" and r.data["action"] == "redrive":
             open_.pop(r.data["run_id"] or "", None)

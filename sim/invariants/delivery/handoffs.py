@@ -42,12 +42,12 @@ def closed_turn_final(trace: Sequence[Record]) -> list[Violation]:
     reached the live delivery process (dropped, or answered while it was down) is not judged."""
     refused: dict[str, Record] = {}
     violations: list[Violation] = []
-    for r in of_kinds(trace, ("fault", "requester.gone", "crash", "world.restart", "drop",
+    for r in of_kinds(trace, ("fault", "requester.gone", "crash", "delivery.start", "drop",
                               "delivery.retry", "delivery.give_up")):
         if is_rejection(r) and is_closed_turn(r.data["error"]) and (
                 chain_class(r.data["error"]) == "permanent"):
             refused[r.data["run_id"]] = r
-        elif is_delivery_crash(r) or r.kind == "world.restart" or (
+        elif is_delivery_crash(r) or r.kind == "delivery.start" or (
                 r.kind == "drop" and r.data.get("dst") == "delivery"):
             refused.clear()  # a process that died before recording it may send once more
         elif r.kind in ("delivery.retry", "delivery.give_up") and r.data["run_id"] in refused:
@@ -75,7 +75,7 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
     dropped because that process was down hides the confirmation; then nothing is judged."""
     confirmed: dict[str, Record] = {}
     violations: list[Violation] = []
-    for r in of_kinds(trace, ("gateway.callback_failed", "fault", "crash", "world.restart", "drop",
+    for r in of_kinds(trace, ("gateway.callback_failed", "fault", "crash", "delivery.start", "drop",
                               "delivery.delivered", "delivery.stale", "delivery.give_up",
                               "delivery.send_failed", "delivery.retry")):
         kind = r.kind
@@ -83,7 +83,7 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
             confirmed[r.data["run_id"]] = r
         elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow"):
             confirmed.pop(r.data.get("run_id", ""), None)
-        elif is_delivery_crash(r) or kind == "world.restart" or (
+        elif is_delivery_crash(r) or kind == "delivery.start" or (
                 kind == "drop" and r.data.get("dst") == "delivery"):
             confirmed.clear()  # the confirmation died with the process or never reached it
         elif kind in ("delivery.delivered", "delivery.stale"):
@@ -111,7 +111,7 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
     crashed: set[str] = set()  # runs refused before a crash of the delivery process
     down = False  # the delivery process died and has not started again
     violations: list[Violation] = []
-    for r in of_kinds(trace, ("spawn", "fault", "requester.gone", "crash", "world.restart",
+    for r in of_kinds(trace, ("spawn", "fault", "requester.gone", "crash", "delivery.start",
                               "delivery.warning")):
         kind = r.kind
         if kind == "spawn":
@@ -127,7 +127,7 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
         elif is_delivery_crash(r):
             crashed.update(latest)
             down = True
-        elif kind == "world.restart":
+        elif kind == "delivery.start":
             down = False
         elif kind == "delivery.warning":
             run_id = r.data["run_id"]

@@ -8,7 +8,7 @@ What they read:
   and the transcript entry it replaced, if any) or was handed and kept out
   (``requester.duplicate``);
 - what the gateway was handed (``gateway.send``), the delivery process's crashes and restarts
-  (``crash``, ``world.restart``);
+  (``crash``, ``delivery.start``);
 - the registry's rows when the world stopped (``world.rows``: status, recovery claim and saved
   evidence of each run).
 
@@ -128,7 +128,7 @@ def evidence_before_claim(trace: Sequence[Record]) -> list[Violation]:
     crashed = False
     violations = []
     for r in of_kinds(trace, ("requester.accept", "requester.duplicate", "world.delete-session",
-                              "crash", "world.restart", "gateway.send")):
+                              "crash", "delivery.start", "gateway.send")):
         kind = r.kind
         if kind in ("requester.accept", "requester.duplicate"):
             taken[(r.data["run_id"], r.data["key"])] = r.actor
@@ -139,7 +139,7 @@ def evidence_before_claim(trace: Sequence[Record]) -> list[Violation]:
                     del held[receipt]
         elif is_delivery_crash(r):
             crashed = True
-        elif kind == "world.restart" and crashed:
+        elif kind == "delivery.start" and crashed:
             settled = dict(taken)
         elif kind == "gateway.send" and (r.data["run_id"], r.data["key"]) in settled \
                 and not is_wake(r.data["key"]):  # a wake replays its key (YLD-3, wake-budgets)
@@ -183,9 +183,9 @@ def evidence_is_own(trace: Sequence[Record]) -> list[Violation]:
     # requester's checkpoint, so only such a receipt can be a silent checkpoint's evidence.
     first_taken: dict[tuple[str, str], int] = {}
     restarted: set[tuple[str, str]] = set()
-    for r in of_kinds(trace, ("world.restart", "world.delete-session", "requester.accept",
+    for r in of_kinds(trace, ("delivery.start", "world.delete-session", "requester.accept",
                               "requester.duplicate", "child.end", "gateway.send")):
-        if r.kind == "world.restart":
+        if r.kind == "delivery.start":
             restarted.update(first_taken)
         elif r.kind == "world.delete-session":
             deleted.add(f"requester:{r.data['session']}")

@@ -171,12 +171,12 @@ class _GivenUp:
     window: dict[str, int] = attrs.field(factory=dict)  # run -> its latest key's window start
     down: bool = False
     # The kinds :meth:`see` reads: an oracle may feed it only these.
-    KINDS: ClassVar[tuple[str, ...]] = ("world.restart", "requester.accept", "requester.duplicate",
+    KINDS: ClassVar[tuple[str, ...]] = ("delivery.start", "requester.accept", "requester.duplicate",
                                         "fault", "requester.gone", "crash", "world.operator")
 
     def see(self, r: Record) -> None:
         kind = r.kind
-        if kind == "world.restart":
+        if kind == "delivery.start":
             self.down = False
         if kind in ("requester.accept", "requester.duplicate") and self._latest(r):
             self.taken.add(r.data["run_id"])
@@ -249,7 +249,7 @@ def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
     for r in of_kinds(trace, (*_GivenUp.KINDS, "gateway.send", "world.rows")):
         kind = r.kind
         gone.see(r)
-        if kind == "world.restart":
+        if kind == "delivery.start":
             down = False
         elif is_delivery_crash(r):
             down = True

@@ -49,9 +49,9 @@ def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
     recorded: set[str] = set()  # runs whose give-up the registry recorded after it
     down = False  # the delivery process is dead: a refusal made now never reaches it
     violations = []
-    for r in of_kinds(trace, ("world.restart", "fault", "requester.gone", "delivery.give_up",
+    for r in of_kinds(trace, ("delivery.start", "fault", "requester.gone", "delivery.give_up",
                               "world.operator", "crash", "gateway.send")):
-        if r.kind == "world.restart":
+        if r.kind == "delivery.start":
             down = False
         if rejection_class(r) in ("permanent", "sent") and not down:
             stopped.setdefault(r.data["run_id"], r)

@@ -3,7 +3,7 @@
 Read from the trace alone: the gateway's log of each completion it was asked to send
 (``gateway.send``, stamped at send time), its refusals (``fault`` records of the send kinds, each
 with the error chain it failed with), what reached the requester (``requester.accept`` and
-``requester.duplicate``), the delivery process's (re)starts (``world.restart``), the spawn
+``requester.duplicate``), the delivery process's (re)starts (``delivery.start``), the spawn
 (``required``), the child's end, ``world.heal`` and ``world.end``. The chain's class is restated
 from reference/openclaw-delivery.md §c16 in ``sim/invariants/observations.py``; nothing is
 imported from the model.
@@ -42,8 +42,8 @@ def terminal_not_resent(trace: Sequence[Record]) -> list[Violation]:
     ``redrive-from-retained``)."""
     violations = []
     closed: dict[str, tuple[Record, str]] = {}  # run -> the terminal refusal
-    for r in of_kinds(trace, ("world.restart", "world.operator", "gateway.send", "fault")):
-        if r.kind == "world.restart":
+    for r in of_kinds(trace, ("delivery.start", "world.operator", "gateway.send", "fault")):
+        if r.kind == "delivery.start":
             closed.clear()  # a restarted process may not have recorded the refusal
             continue
         if r.kind == "world.operator" and r.data["action"] == "redrive":

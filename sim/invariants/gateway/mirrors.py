@@ -68,14 +68,14 @@ def mirror_not_blocking(trace: Sequence[Record]) -> list[Violation]:
     lost or slowed, or the delivery process died)."""
     waiting: dict[str, Record] = {}  # run_id -> its mirror_queued receipt
     violations: list[Violation] = []
-    for r in of_kinds(trace, ("gateway.mirror_queued", "fault", "crash", "world.restart", "drop",
+    for r in of_kinds(trace, ("gateway.mirror_queued", "fault", "crash", "delivery.start", "drop",
                               "delivery.delivered", "delivery.stale")):
         kind = r.kind
         if kind == "gateway.mirror_queued":
             waiting[r.data["run_id"]] = r
         elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow"):
             waiting.pop(r.data.get("run_id", ""), None)
-        elif is_delivery_crash(r) or kind in ("world.restart", "drop"):
+        elif is_delivery_crash(r) or kind in ("delivery.start", "drop"):
             waiting.clear()
         elif kind in ("delivery.delivered", "delivery.stale"):
             queued = waiting.pop(r.data["run_id"], None)

@@ -120,7 +120,7 @@ def _seen(trace: Sequence[Record]) -> _Seen:
 _SEEN_KINDS = ("child.end", "child.correction", "world.operator", "spawn", "lane.queued",
                "session.queued", "lane.started", "gateway.send", "requester.accept",
                "requester.turn_answer", "conversation.reply", *TRAIL_KINDS, "crash",
-               "world.restart", "world.lifecycle", "world.turn", "world.turn_end",
+               "delivery.start", "world.lifecycle", "world.turn", "world.turn_end",
                "requester.wake_refused", "world.end")
 
 
@@ -166,7 +166,7 @@ def _read_seen(trace: Sequence[Record]) -> _Seen:
             seen.trail.setdefault(r.data["run_id"], []).append(r)
         elif is_delivery_crash(r):
             down_at = r.t_ms if down_at is None else down_at
-        elif kind == "world.restart" and down_at is not None:
+        elif kind == "delivery.start" and down_at is not None:
             seen.downtime.append((down_at, r.t_ms))
             down_at = None
         elif kind == "world.lifecycle":

@@ -11,9 +11,6 @@ probe several times (docs/oracles.md lists them with their hit counts).
   frozen cap; ``child.result-*-frozen-cap``), in ASCII or mostly 3-byte characters.
 - ``field``: an earlier step says 3,999, 4,000 or 4,001 UTF-16 units (reference §c16's field
   cut; ``requester.history-field-*-limit``), and the requester reads the run's transcript.
-- ``tie``: a top-level child spawned with the requester's latest one and running exactly as
-  long, so both end in one instant: a wake carrying both orders them by session key alone
-  (``batch.findings-tie-by-session-key``).
 - ``page``: seven to twelve earlier steps each say 4,000 3-byte characters, so the transcript
   passes the 80 KiB page cap by one to six rows and a read of it drops its oldest rows while
   several are left (``requester.history-rows-dropped-several-left``).
@@ -21,7 +18,7 @@ probe several times (docs/oracles.md lists them with their hit counts).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import attrs
 
@@ -32,7 +29,7 @@ from sim.world.control import Control
 FROZEN_CAP_BYTES = 102_400  # reference §c14
 FIELD_LIMIT_UNITS = 4_000  # reference §c16
 # The share of drawn children given each shape (of some 12,000 children in 2,000 seeds).
-SHARES = {"frozen": 0.0025, "field": 0.0025, "page": 0.003, "tie": 0.02}
+SHARES = {"frozen": 0.0025, "field": 0.0025, "page": 0.003}
 PAGE_ROWS = (7, 12)  # earlier steps of 4,000 3-byte characters: 12,000 bytes of JSON each
 READ_AFTER_S = (5, 60)  # the transcript read, after the run should have ended
 _ASCII = "lorem ipsum dolor sit amet, "
@@ -41,8 +38,7 @@ _WIDE = "中文字"
 SendAt = Callable[[int, ChildSpec, Control], None]
 
 
-def draw(chooser: Chooser, child: ChildSpec, send_at: SendAt,
-         earlier: Sequence[ChildSpec]) -> ChildSpec:
+def draw(chooser: Chooser, child: ChildSpec, send_at: SendAt) -> ChildSpec:
     """``child``, maybe bent into one boundary shape (each on its own stream)."""
     if chooser.chance("edge:frozen", SHARES["frozen"]):
         offset = chooser.choose("edge:frozen", 3) - 1
@@ -62,26 +58,7 @@ def draw(chooser: Chooser, child: ChildSpec, send_at: SendAt,
                                              _WIDE) for n in range(rows)])
         _read(chooser, "edge:page", child, send_at)
         return child
-    if chooser.chance("edge:tie", SHARES["tie"]):
-        return _twin(child, earlier)
     return child
-
-
-def _twin(child: ChildSpec, earlier: Sequence[ChildSpec]) -> ChildSpec:
-    """``child`` spawned with the requester's latest top-level child and running exactly as
-    long: the two end in one instant, so where their results are laid out together only their
-    session keys order them (FMT-2's tie-break)."""
-    if child.parent is not None or child.session is not None:
-        return child
-    twin = next((c for c in reversed(earlier) if c.requester == child.requester
-                 and c.parent is None and c.session is None and c.id != child.id), None)
-    if twin is None or twin.run_ms < len(child.steps):
-        return child
-    share = twin.run_ms // len(child.steps)
-    durations = [share] * (len(child.steps) - 1) + [twin.run_ms - share * (len(child.steps) - 1)]
-    return attrs.evolve(child, spawn_at_ms=twin.spawn_at_ms, timeout_ms=twin.timeout_ms,
-                        steps=tuple(attrs.evolve(s, duration_ms=d)
-                                    for s, d in zip(child.steps, durations, strict=True)))
 
 
 def sized_text(head: str, size: int, wide: bool) -> str:

@@ -103,7 +103,7 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
                 world.operator.ask(redrive_at, "redrive", child.id)
             world_reach.slow_ack(world.chooser, world.plan, child)
             world_reach.stuck_descendant(world.chooser, world.plan, child, trees)
-            child = world_edges.draw(world.chooser, child, world._send_at, drawn)
+            child = world_edges.draw(world.chooser, child, world._send_at)
             drawn.append(child)
             trees.add(child, may_parent=not refused(child))
             if child.parent is not None and world.plan.strikes("delete-session"):
