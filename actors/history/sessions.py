@@ -13,16 +13,13 @@ from typing import Any
 
 import attrs
 
+from actors.mutants import MUTANT_HISTORY_BYTES_UNCLEANED, MUTANT_HISTORY_FIELD_CUT_AT_LIMIT
+
 TEXT_FIELD_LIMIT = 4_000  # UTF-16 code units, as JavaScript's String.length counts them
 TRUNCATION_SUFFIX = "\n…(truncated)…"
 BYTE_CAP = 80 * 1024
 OMITTED_MESSAGE = "[sessions_history omitted: message too large]"
 REDACTED = "[redacted]"
-# A known-bug variant (SIM-8): the page's ``bytes`` is measured on the window's rows as the
-# transcript holds them, before usage, details and long fields were cleaned off.
-MUTANT_HISTORY_BYTES_UNCLEANED = "history-bytes-uncleaned"
-# Another (issue 36's boundary): a field of exactly 4,000 units is cut (``<`` for ``<=``).
-MUTANT_HISTORY_FIELD_CUT_AT_LIMIT = "history-field-cut-at-limit"
 
 # Message-level fields left out. Tool-result `details` and reasoning replay payloads are content
 # (dropping them marks the message contentTruncated); usage and cost are bookkeeping.
