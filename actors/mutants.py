@@ -31,6 +31,10 @@ MUTANT_DEDUPE_OFF = "dedupe-off"
 # ... and compaction drops the turn identities of the inputs it folds (DEL-7).
 MUTANT_COMPACTION_FORGETS_TURNS = "compaction-drops-turns"
 MUTANT_RECEIPT_BY_ARRIVAL = "receipt-by-arrival"
+# sessions_history's page (actors/history/sessions.py): its ``bytes`` measured before cleaning;
+# a field of exactly 4,000 units cut (``<`` for ``<=``).
+MUTANT_HISTORY_BYTES_UNCLEANED = "history-bytes-uncleaned"
+MUTANT_HISTORY_FIELD_CUT_AT_LIMIT = "history-field-cut-at-limit"
 
 # Switches inside the delivery core (actors/delivery/table.py).
 MUTANT_FRESH_KEY_AFTER_RESTART = "fresh-key-after-restart"
@@ -61,6 +65,7 @@ MUTANT_MIRROR_BLOCKS_SEND = "mirror-blocks-send"
 MUTANT_CLAIM_CLEARED_FIRST = "claim-cleared-first"
 MUTANT_OTHER_RUN_PROOF = "other-run-proof"
 MUTANT_DELIVERED_IGNORES_CORRECTION = "delivered-ignores-correction"
+MUTANT_REOPEN_KEEPS_KEY = "reopen-keeps-key"
 MUTANT_ACK_AS_CHECKPOINT = "ack-as-checkpoint"
 # Nesting (docs/nesting.md).
 MUTANT_STALE_FINDINGS = "stale-findings"
@@ -82,6 +87,7 @@ MUTANT_PRIVATE_AFTER_RESET = "private-after-reset"
 # A requester reset or delete and its running children (actors/requester/shell.py, §c17).
 MUTANT_RESET_KEEPS_CHILDREN = "reset-keeps-children"
 MUTANT_NESTED_DELETE_KEEPS_CHILDREN = "nested-delete-keeps-children"
+MUTANT_RESET_SPARES_GRANDCHILDREN = "reset-spares-grandchildren"
 # A private batch's resumed turn (actors/requester/turns.py) and status checks (PRV-2, PRV-6).
 MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-final-visible"
 MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes"
@@ -286,6 +292,11 @@ MUTANTS: dict[str, str] = {
         "spawned running: their completions fall back one level up (DEL-4) instead of being "
         "killed with delivery suppressed (recorded not_required; DEL-1, reference §c17)"
     ),
+    MUTANT_RESET_SPARES_GRANDCHILDREN: (
+        "a requester reset (/new) or delete kills the session's unended child runs but not the "
+        "runs those children spawned: a killed run's own children run on and announce to a "
+        "session whose run is over (reference §c17, DEL-6)"
+    ),
     MUTANT_PRIVATE_AFTER_RESET: (
         "a private result is handed to its requester session even after that session was reset "
         "(/new) since the spawn, instead of being closed as completion_handoff_unavailable "
@@ -333,9 +344,23 @@ MUTANTS: dict[str, str] = {
         "updates the stored result but opens no next generation, so the requester keeps the "
         "older answer while the store says delivered (DEL-12)"
     ),
+    MUTANT_REOPEN_KEEPS_KEY: (
+        "a correction that reopens a run sends its next generation under the previous "
+        "generation's idempotency key, so the gateway and the requester may take the newer "
+        "answer for a resend of the older one (DEL-3, DEL-12)"
+    ),
     MUTANT_ACK_AS_CHECKPOINT: (
         "the registry saves a requester's acknowledgement as silent-checkpoint evidence instead "
         "of a sent reply: the evidence kinds a restart must keep distinct run together (DEL-13)"
+    ),
+    MUTANT_HISTORY_BYTES_UNCLEANED: (
+        "a sessions_history page's bytes field measures its rows as the transcript holds them, "
+        "before usage, details and over-long fields were cleaned off, so it misstates the size "
+        "of the page the reader got (FMT-5, reference §c13)"
+    ),
+    MUTANT_HISTORY_FIELD_CUT_AT_LIMIT: (
+        "sessions_history cuts a text field of exactly 4,000 UTF-16 units, which fits, as if "
+        "it were over the limit: < written for <= at the field cut (FMT-5, reference §c16)"
     ),
     MUTANT_FROZEN_CAP_CHARS: (
         "the frozen-result cap counts and cuts characters instead of UTF-8 bytes, so a result "
@@ -400,6 +425,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_PRIVATE_USAGE_STATS: Breaks("PRV-8", "private-handoff-stable"),
     MUTANT_RESET_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
+    MUTANT_RESET_SPARES_GRANDCHILDREN: Breaks("DEL-6", "reset-cascades"),
     MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),
     MUTANT_SESSION_QUEUE_OFF: Breaks("DEL-6", "session-runs-serial"),
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL: Breaks("PRV-2", "private-yield-reply-rules"),
@@ -410,7 +436,10 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_LANE_NEWEST_FIRST: Breaks("DEL-6", "lane-runs-in-queue-order"),
     MUTANT_CHUNK_TO_LINE_END: Breaks("DEL-11", "chunk-fits-channel"),
     MUTANT_DELIVERED_IGNORES_CORRECTION: Breaks("DEL-12", "delivered-is-newest"),
+    MUTANT_REOPEN_KEEPS_KEY: Breaks("DEL-3", "announce-key"),
     MUTANT_ACK_AS_CHECKPOINT: Breaks("DEL-13", "evidence-is-own"),
+    MUTANT_HISTORY_BYTES_UNCLEANED: Breaks("FMT-5", "history-bytes"),
+    MUTANT_HISTORY_FIELD_CUT_AT_LIMIT: Breaks("FMT-5", "history-field-cut"),
     MUTANT_FROZEN_CAP_CHARS: Breaks("FMT-2", "announce-block"),
 }
 

@@ -78,6 +78,21 @@ PROBES: dict[str, str] = {
                                   "prefix plus the truncation notice (reference §c14)",
     "child.result-frozen-mid-character": "the frozen cap's byte limit fell inside a multibyte "
                                          "character: the prefix stopped before it",
+    "child.result-one-under-frozen-cap": "a child's result was 102,399 bytes of UTF-8: one "
+                                         "under the frozen cap, kept whole",
+    "child.result-at-frozen-cap": "a child's result was exactly 102,400 bytes of UTF-8: at the "
+                                  "frozen cap, kept whole",
+    "child.result-one-over-frozen-cap": "a child's result was 102,401 bytes of UTF-8: one over "
+                                        "the frozen cap, capped",
+    # -- sessions_history pages at their limits (actors/history/sessions.py) ---------------------
+    "requester.history-field-one-under-limit": "a history page's text field was 3,999 "
+                                               "UTF-16 units: kept whole",
+    "requester.history-field-at-limit": "a history page's text field was exactly 4,000 UTF-16 "
+                                        "units: kept whole",
+    "requester.history-field-one-over-limit": "a history page's text field was 4,001 UTF-16 "
+                                              "units: cut",
+    "requester.history-rows-dropped-several-left": "the 80 KiB cap dropped a page's oldest "
+                                                   "rows and left more than one",
     # -- the requester session (actors/requester/shell.py) ----------------------------------------
     "requester.session-rerun": "a child session is spawned again (a new run id)",
     "requester.duplicate-completion": "a completion arrived whose key the session had recorded",
@@ -155,6 +170,10 @@ PROBES: dict[str, str] = {
                                         "tried to spawn (refused)",
     "requester.spawn-refused-not-running": "a nested session whose run is not running tried "
                                            "to spawn (refused)",
+    "requester.spawn-takes-last-child-slot": "a session spawned its last child "
+                                             "maxChildrenPerAgent allows (one under the limit)",
+    "requester.spawn-at-deepest-depth": "a session one under maxSpawnDepth spawned: the "
+                                        "deepest spawn the limit allows",
     "requester.lane-queued": "a spawned run waits for a slot of the maxConcurrent lane",
     "requester.abort-cascaded": "an aborted run's unfinished child was cancelled with it",
     "requester.session-gone": "a completion reached a nested session deleted while it was on "
@@ -203,6 +222,8 @@ PROBES: dict[str, str] = {
                                           "a lane slot or its session",
     "requester.reset-kills-batch-member": "/new or a delete killed a running member of a "
                                           "yielded turn's batch",
+    "requester.reset-cascades": "/new or a delete killed a child run whose own children were "
+                                "still running: they are cancelled with it",
     "requester.reset-spares-ended-child": "/new or a delete found a child that had ended "
                                           "whose delivery was still open: not killed",
     "turns.status-check-before-yield": "a turn checked a child's status, then yielded",

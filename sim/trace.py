@@ -75,6 +75,8 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     "world.rows": ("rows",),
     "world.memory": ("runs",),
     "crash": ("point", "incarnation"),
+    # The harness (re)starting the delivery process (sim/world/core.py), after a crash too.
+    "world.restart": ("process",),
     "drop": ("src", "dst", "message"),
     # Each session's configuration (routing facts, owners) and each session-control request as
     # the harness sent it (DEL-5, DEL-17; sim/world/control.py).

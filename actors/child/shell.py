@@ -49,6 +49,11 @@ from actors.records.run_record import RunStarted
 from actors.runtime import Port
 from actors.states import OutcomeStatus, StepFinish
 
+# A result within a byte of the frozen cap (reference §c14): the probe each size fires.
+_FROZEN_EDGES = {FROZEN_RESULT_MAX_BYTES - 1: "child.result-one-under-frozen-cap",
+                 FROZEN_RESULT_MAX_BYTES: "child.result-at-frozen-cap",
+                 FROZEN_RESULT_MAX_BYTES + 1: "child.result-one-over-frozen-cap"}
+
 
 @attrs.define
 class _Attempt:
@@ -319,6 +324,10 @@ async def run_child(
     # The registry freezes the result capped (reference §c14, §c17); the end record keeps what
     # the child answered, so the oracles restate the cap from it.
     frozen = cap_frozen_result(text, mutants)
+    if text is not None and 4 * len(text) >= FROZEN_RESULT_MAX_BYTES - 1:
+        edge = _FROZEN_EDGES.get(utf8_size(text))  # within a byte of the cap (edges.py)
+        if edge is not None:
+            port.probe(edge)
     if frozen is not None and frozen is not text:
         port.probe("child.result-frozen-capped")
         if utf8_size(frozen) < FROZEN_RESULT_MAX_BYTES:  # the prefix stopped short of a split

@@ -194,7 +194,10 @@ class ReceiptSteps:
         """The next delivery generation carries the newer receipt under its own key."""
         self._probe("delivery.reopened-in-flight" if active else "delivery.reopened-after-delivery")
         record, persist = persisted(record, Reopened(record.generation + 1))
-        fresh = self._active[record.run_id] = Active(record, self._key(record),
+        key = self._key(record)
+        if mutants.MUTANT_REOPEN_KEEPS_KEY in self._mutants:
+            key = self._key(attrs.evolve(record, generation=record.generation - 1))  # the bug
+        fresh = self._active[record.run_id] = Active(record, key,
                                                      concrete_error=carried_error(active, record))
         return [persist,
                 events.DeliveryReopened(record.run_id, record.generation, record.receipt_at_ms),

@@ -90,6 +90,7 @@ def read_run_history(
     limit: int | None = None,
     offset: int = 0,
     include_tools: bool = False,
+    mutants: frozenset[str] = frozenset(),
 ) -> ArchiveRead:
     """The retained transcript of ``run_id`` under ``session_key``, paged within that run's own
     archive even when later generations reused the key."""
@@ -123,5 +124,6 @@ def read_run_history(
         offset=offset,
         include_tools=include_tools,
         session_key=session_key,
+        mutants=mutants,
     )
     return ArchiveRead("ok", history=history)

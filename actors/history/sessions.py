@@ -13,6 +13,8 @@ from typing import Any
 
 import attrs
 
+from actors.mutants import MUTANT_HISTORY_BYTES_UNCLEANED, MUTANT_HISTORY_FIELD_CUT_AT_LIMIT
+
 TEXT_FIELD_LIMIT = 4_000  # UTF-16 code units, as JavaScript's String.length counts them
 TRUNCATION_SUFFIX = "\n…(truncated)…"
 BYTE_CAP = 80 * 1024
@@ -100,11 +102,12 @@ def _splits_a_pair(text: str, cut: int) -> bool:
             and "\udc00" <= text[cut] <= "\udfff")
 
 
-def truncate_text_field(text: str) -> tuple[str, bool]:
+def truncate_text_field(text: str, cut_at_limit: bool = False) -> tuple[str, bool]:
     """Cut a field longer than 4,000 UTF-16 units to at most 4,000 plus ``\\n…(truncated)…``,
     never splitting a surrogate pair: a character outside the BMP (or a high and low surrogate
     pair) that would straddle the cut is left out whole."""
-    if len(text) <= TEXT_FIELD_LIMIT // 2 or utf16_length(text) <= TEXT_FIELD_LIMIT:
+    if len(text) <= TEXT_FIELD_LIMIT // 2 or utf16_length(text) < TEXT_FIELD_LIMIT + (
+            0 if cut_at_limit else 1):  # (the mutant cuts at the limit too)
         return text, False
     lo, hi = TEXT_FIELD_LIMIT // 2, min(len(text), TEXT_FIELD_LIMIT)
     while lo < hi:  # longest prefix within the limit; prefixes only grow in units
@@ -118,15 +121,30 @@ def truncate_text_field(text: str) -> tuple[str, bool]:
     return text[:lo] + TRUNCATION_SUFFIX, True
 
 
+# The boundaries a page met, named as the code probes the requester fires for them: a text
+# field within one unit of the 4,000-unit cut, rows dropped for the byte cap with more than one
+# left (sim/world/draws/edges.py draws transcripts that reach them).
+FIELD_EDGES = {TEXT_FIELD_LIMIT - 1: "requester.history-field-one-under-limit",
+               TEXT_FIELD_LIMIT: "requester.history-field-at-limit",
+               TEXT_FIELD_LIMIT + 1: "requester.history-field-one-over-limit"}
+ROWS_DROPPED_SEVERAL_LEFT = "requester.history-rows-dropped-several-left"
+
+
 @attrs.define
 class _Flags:
     truncated: bool = False
     redacted: bool = False
+    edges: list[str] = attrs.field(factory=list)
+    cut_at_limit: bool = False  # MUTANT_HISTORY_FIELD_CUT_AT_LIMIT
 
 
 def _clean_text(text: str, flags: _Flags) -> str:
+    if 2 * len(text) >= TEXT_FIELD_LIMIT - 1:  # (shorter ones are under 3,999 units)
+        edge = FIELD_EDGES.get(utf16_length(text))
+        if edge is not None:
+            flags.edges.append(edge)
     text, redacted = redact_credentials(text)
-    text, truncated = truncate_text_field(text)
+    text, truncated = truncate_text_field(text, flags.cut_at_limit)
     flags.redacted = flags.redacted or redacted
     flags.truncated = flags.truncated or truncated
     return text
@@ -237,6 +255,8 @@ class HistoryResult:
     content_redacted: bool
     bytes: int
     session_key: str | None = None
+    # The boundaries this page met (probe names; not part of the tool's answer).
+    edges: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The tool's JSON shape (camelCase, ``nextOffset`` only when there is more)."""
@@ -267,6 +287,7 @@ def sessions_history(
     offset: int = 0,
     include_tools: bool = False,
     session_key: str | None = None,
+    mutants: frozenset[str] = frozenset(),
 ) -> HistoryResult:
     """One page of a transcript, newest last.
 
@@ -287,7 +308,7 @@ def sessions_history(
         window = window[max(len(window) - limit, 0) :] if limit else []
     if not include_tools:
         window = [(seq, m) for seq, m in window if m.get("role") not in TOOL_ROLES]
-    flags = _Flags()
+    flags = _Flags(cut_at_limit=MUTANT_HISTORY_FIELD_CUT_AT_LIMIT in mutants)
     rows = [(seq, sanitize_message(m, flags)) for seq, m in window]
 
     sizes = [json_bytes(row) for _, row in rows]
@@ -309,6 +330,8 @@ def sessions_history(
     # cap summed (each row's JSON begins ``{`` and ends ``}``, so no surrogate pair spans two);
     # encoding the whole page again cost as much as its rows did.
     final_bytes = json_bytes(list(out_messages)) if hard_capped else total_bytes
+    if MUTANT_HISTORY_BYTES_UNCLEANED in mutants:
+        final_bytes = json_bytes([m for _, m in window[dropped:]])  # the bug: before cleaning
 
     # Paging back continues below the oldest row returned; when the cap left nothing of the
     # window (only possible when the window itself was empty) there is no older page.
@@ -330,4 +353,6 @@ def sessions_history(
         content_redacted=flags.redacted,
         bytes=final_bytes,
         session_key=session_key,
+        edges=(*flags.edges, *((ROWS_DROPPED_SEVERAL_LEFT,)
+                               if dropped and len(kept) > 1 and not hard_capped else ())),
     )

@@ -43,11 +43,12 @@ from actors.mutants import (
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN,
     MUTANT_PRIVATE_AFTER_RESET,
     MUTANT_RESET_KEEPS_CHILDREN,
+    MUTANT_RESET_SPARES_GRANDCHILDREN,
     MUTANT_SESSION_QUEUE_OFF,
 )
 from actors.nesting.lane import Lane
 from actors.nesting.session_queue import SessionQueue
-from actors.nesting.spawn_limits import NO_LIMITS, SpawnLimits
+from actors.nesting.spawn_limits import NO_LIMITS, SpawnLimits, session_depth
 from actors.nesting.spawn_limits import refusal as spawn_refusal
 from actors.permissions import DEFAULT_OWNER, Caller, refusal
 from actors.private.rules import COMPLETION_TARGET_PARENT
@@ -128,8 +129,8 @@ async def run_requester(
                 own_run = _own_run(store, sessions, session_key) if nested else None
                 running = not nested or (own_run is not None and own_run.ended_at_ms is None
                                          and own_run.started_at_ms is not None)
-                refused = spawn_refusal(limits, session_key, running,
-                                  store.active_children(session_key), mutants)
+                active = store.active_children(session_key)
+                refused = spawn_refusal(limits, session_key, running, active, mutants)
                 key = child_session_key(session_key, spec.session or spec.id)
                 probe = ("requester.spawn-refused-not-running" if not running else
                          "requester.spawn-refused-depth" if refused and "depth" in refused else
@@ -138,6 +139,11 @@ async def run_requester(
                     port.probe(probe)
                     port.emit(events.SpawnRefused(spec.id, session_key, refused))
                     return
+                # One under a limit: the last slot it allows (the refusals above are at it).
+                if active + 1 == limits.max_children_per_agent:
+                    port.probe("requester.spawn-takes-last-child-slot")
+                if session_depth(session_key) + 1 == limits.max_spawn_depth:
+                    port.probe("requester.spawn-at-deepest-depth")
                 run_id = store.next_run_id()
                 actor = addresses.child(spec.id)
                 if actor in alive:
@@ -290,7 +296,9 @@ async def run_requester(
                 history = sessions_history(store.transcript(key), limit=message.limit,
                                            offset=message.offset,
                                            include_tools=message.include_tools,
-                                           session_key=key)
+                                           session_key=key, mutants=mutants)
+                for edge in history.edges:
+                    port.probe(edge)
                 port.emit(events.HistoryServed(message.child_id, message.include_tools,
                                                history.to_json(), message.limit))
             elif isinstance(message, CleanupSession) and message.child_id in runs:
@@ -303,7 +311,10 @@ async def run_requester(
                 read = read_run_history(ArchiveStore(archives=tuple(store.archives(key))), key,
                                         run_id, Reader(gateway_admin=True), limit=message.limit,
                                         offset=message.offset,
-                                        include_tools=message.include_tools)
+                                        include_tools=message.include_tools,
+                                        mutants=mutants)
+                for edge in () if read.history is None else read.history.edges:
+                    port.probe(edge)
                 port.emit(events.ArchiveServed(
                     message.child_id, run_id, key, read.status, read.reason, read.retryable,
                     None if read.history is None else read.history.to_json()))
@@ -356,6 +367,11 @@ def _kill_on_reset(port: Port, store: RequesterStore, session_key: str,
             port.probe("requester.reset-kills-batch-member")  # its yielded batch never wakes
         store.apply(record.run_id, DeliverySuppressed())
         run_scopes[record.run_id].cancel()
+        if any(c.ended_at_ms is None for c in store.direct_children(record.run_id)):
+            port.probe("requester.reset-cascades")  # its own children are still running
+            if MUTANT_RESET_SPARES_GRANDCHILDREN in mutants:
+                killed += 1
+                continue  # the bug: the killed run's own children run on
         _cascade(port, store, (record.run_id, record.child_session_key))
         killed += 1
     return killed

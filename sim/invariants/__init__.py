@@ -37,6 +37,7 @@ from sim.invariants.nesting.findings import INVARIANTS as _FINDINGS
 from sim.invariants.nesting.limits import INVARIANTS as _LIMITS
 from sim.invariants.nesting.queue_order import INVARIANTS as _QUEUE_ORDER
 from sim.invariants.nesting.requesters import INVARIANTS as _NESTING
+from sim.invariants.nesting.reset_cascade import INVARIANTS as _RESET_CASCADE
 from sim.invariants.nesting.sessions import INVARIANTS as _SESSIONS
 from sim.invariants.observations import rejections
 from sim.invariants.private.completion import INVARIANTS as _PRIVATE
@@ -56,7 +57,8 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _RECEIPTS + _FINDINGS + _LIMITS + _REDRIVE + _TURNS
                               + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS
                               + _WAVES + _WAKE_BUDGETS + _WAKE_SENDS + _WAVE_LIVENESS + _QUEUE_ORDER
-                              + _CHUNK_LIMITS + _NEWEST_DELIVERED + _HISTORY_PAGING + _KEYS)
+                              + _CHUNK_LIMITS + _NEWEST_DELIVERED + _HISTORY_PAGING + _KEYS
+                              + _RESET_CASCADE)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

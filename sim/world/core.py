@@ -351,6 +351,9 @@ class World:
 
     def _start_delivery(self) -> None:
         assert self._root is not None
+        # The harness's own record of (re)starting the delivery process: the oracles date a
+        # restart by it, never by the process's own ``delivery.start`` (issue 36).
+        self.kernel.emit(addresses.HARNESS, "world.restart", {"process": addresses.DELIVERY})
         routes = {key: session.routing for key, session in self.sessions.items()}
 
         def expose(memory: Callable[[], dict[str, Any]]) -> None:

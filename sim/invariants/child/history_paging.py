@@ -17,6 +17,8 @@ that read's next page.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
@@ -102,7 +104,127 @@ def history_paging(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+# A surrogate pair (one character to JavaScript) or a lone surrogate, as Python holds them.
+_SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with each whole float an int: JavaScript writes ``3.0`` as ``3``."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def page_bytes(messages: list[Any]) -> int:
+    """``Buffer.byteLength(JSON.stringify(messages))`` (reference §c13: the page's ``bytes``):
+    compact JSON in UTF-8, where JavaScript writes a lone surrogate as its six-character
+    ``\\udXXX`` escape and a pair as one four-byte character."""
+    text = json.dumps(_plain(messages), ensure_ascii=False, separators=(",", ":"))
+    if text.isascii():
+        return len(text)
+    size = len(text.encode("utf-8", "surrogatepass"))
+    for found in _SURROGATES.finditer(text):
+        size += -2 if len(found.group()) == 2 else 3  # 6 -> 4 for a pair, 3 -> 6 when lone
+    return size
+
+
+def history_bytes(trace: Sequence[Record]) -> list[Violation]:
+    """FMT-5, reference §c13: a page's ``bytes`` is the size of the messages it returned, as
+    JavaScript measures their JSON: exactly, whatever was dropped or cut before."""
+    violations = []
+    for r in of_kinds(trace, ("requester.history", "requester.archive")):
+        if r.kind not in ("requester.history", "requester.archive"):
+            continue
+        result = r.data.get("result")
+        if not isinstance(result, dict) or "messages" not in result:
+            continue
+        want = page_bytes(result["messages"])
+        if result.get("bytes") != want:
+            violations.append(Violation(
+                "history-bytes", "FMT-5",
+                f"{r.kind.removeprefix('requester.')} of {r.data['child']} by {r.actor}: bytes "
+                f"{result.get('bytes')}, but the {len(result['messages'])} messages returned "
+                f"are {want} bytes of JSON", (r.seq,)))
+    return violations
+
+
+FIELD_LIMIT = 4_000  # UTF-16 units (reference §c16)
+CUT_SUFFIX = "\n…(truncated)…"
+
+
+def _units(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _fields(value: Any) -> list[str]:
+    """The text fields of a page's message content (``text``, ``thinking``, ``partialJson``)."""
+    if isinstance(value, list):
+        return [t for v in value for t in _fields(v)]
+    if isinstance(value, dict):
+        return [v for k, v in value.items() if k in ("text", "thinking", "partialJson")
+                and isinstance(v, str)]
+    return []
+
+
+def history_field_cut(trace: Sequence[Record]) -> list[Violation]:
+    """Reference §c16: a text field is cut only when it is over 4,000 UTF-16 units, to its
+    longest prefix within them (never splitting a pair: 3,999 then) plus ``\n…(truncated)…``.
+    Read from what the child wrote (``child.message``: its texts, by its session key from its
+    ``spawn``) and the pages the requester read: a cut field whose text the child wrote within
+    4,000 units, or cut shorter than the rule, is wrong (``history-bounds`` bounds it from
+    above only, so a cut of a field exactly at the limit passed)."""
+    key_of: dict[str, str] = {}  # run -> its child session key
+    written: dict[str, set[str]] = {}  # child session key -> the texts its runs wrote
+    violations = []
+    for r in of_kinds(trace, ("spawn", "child.message", "requester.history",
+                              "requester.archive")):
+        kind = r.kind
+        if kind == "spawn":
+            key_of[r.data["run_id"]] = r.data["child_session_key"]
+        elif kind == "child.message":
+            key = key_of.get(r.data["run_id"])
+            if key is not None:
+                written.setdefault(key, set()).update(
+                    b["text"] for b in r.data["blocks"] if isinstance(b.get("text"), str)
+                    and len(b["text"]) * 2 >= FIELD_LIMIT)
+        elif kind in ("requester.history", "requester.archive"):
+            result = r.data.get("result")
+            if not isinstance(result, dict) or "messages" not in result:
+                continue
+            texts = written.get(str(result.get("sessionKey")), set())
+            for field in _fields([m.get("content") for m in result["messages"]]):
+                if not field.endswith(CUT_SUFFIX):
+                    continue
+                head = field[:-len(CUT_SUFFIX)]
+                whole = [t for t in texts if t.startswith(head)]
+                if not whole:
+                    continue  # not a text this oracle saw written whole (or a child's own)
+                if all(_units(t) <= FIELD_LIMIT for t in whole):
+                    problem = f"cut a field of {_units(whole[0])} UTF-16 units, within the limit"
+                elif _units(head) < FIELD_LIMIT - 1:
+                    problem = (f"cut a field to {_units(head)} UTF-16 units, short of the "
+                               f"longest prefix within {FIELD_LIMIT}")
+                else:
+                    continue
+                violations.append(Violation(
+                    "history-field-cut", "FMT-5",
+                    f"{kind.removeprefix('requester.')} of {result.get('sessionKey')} by "
+                    f"{r.actor}: {problem}", (r.seq,)))
+    return violations
+
+
 INVARIANTS = (
+    Invariant("history-field-cut", "FMT-5", "safety",
+              "A history page cuts a text field only when it is over 4,000 UTF-16 units, to its "
+              "longest prefix within them plus the truncation suffix (reference §c16).",
+              history_field_cut),
+    Invariant("history-bytes", "FMT-5", "safety",
+              "A sessions_history page's bytes field is the UTF-8 size of the JSON of the "
+              "messages it returned, as JavaScript measures it (reference §c13).", history_bytes),
     Invariant("history-paging", "FMT-5", "safety",
               "A history page is the newest end of its window, oldest first, with nextOffset = "
               "max(offset, total - oldest row + 1) exactly when that is below the total; the "

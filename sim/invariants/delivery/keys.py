@@ -4,9 +4,11 @@ The gateway and the requester recognise a completion they already have by its ke
 key is the promise that makes a resend harmless: ``announce:v1:<childSessionKey>:<childRunId>``
 (reference §a), the same key on every resend of one delivery generation, a restart included
 (§c12: "replays the same attempt key"), and ``:g<n>`` after it for a reopened generation
-(docs/recovery.md). ``at-most-once`` sees a wrong key only when the completion had already
-reached its requester before the resend; this oracle sees it on the first hand-off that carries
-it.
+(docs/recovery.md), whose number is one above the run's previous hand-off's when that hand-off
+carried an older answer (a correction reopens the run as its next generation, docs/receipts.md;
+an operator's redrive, between, is ``redrive-from-retained``'s). ``at-most-once`` sees a wrong
+key only when the completion had already reached its requester before the resend; this oracle
+sees it on the first hand-off that carries it.
 
 Read from what was asked (``world.spawn``: the requester's session key and the child's label,
 restated into the child session key as reference §a builds it; ``spawn`` for the run id that
@@ -55,6 +57,18 @@ def announce_key(trace: Sequence[Record]) -> list[Violation]:
             fail(f"{run_id} was handed to the gateway under key {key!r}, not {base!r} (with "
                  f"':g<n>' for a reopened generation)", request.request.seq, r.seq)
         before = last.get(run_id)
+        generation = 1 if not suffix else int(found.group(1)) if found else None
+        if before is not None and generation is not None \
+                and before.data["ended_at"] < r.data["ended_at"]:
+            # A newer answer opens the next generation (docs/receipts.md: a correction of a
+            # receipt in flight or delivered; a restart finding one no generation carried).
+            earlier = _generation(before.data["key"])
+            if earlier is not None and generation != earlier + 1:
+                fail(f"{run_id} was handed to the gateway under key {before.data['key']!r} "
+                     f"(generation {earlier}) at {before.t_ms} ms, then a newer answer (ending "
+                     f"at {r.data['ended_at']} ms, not {before.data['ended_at']} ms) with no "
+                     f"operator request between under {key!r} (generation {generation}), not "
+                     f"generation {earlier + 1}", before.seq, r.seq)
         if before is not None and before.data["ended_at"] == r.data["ended_at"] \
                 and before.data["key"] != key:
             fail(f"{run_id} was handed to the gateway under key {before.data['key']!r} at "
@@ -65,10 +79,19 @@ def announce_key(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+def _generation(key: str) -> int | None:
+    """The delivery generation a run's own key names: 1 without a suffix."""
+    found = _GENERATION.search(key)
+    if found is None:
+        return 1 if key.startswith("announce:v1:") else None
+    return int(found.group(1))
+
+
 INVARIANTS = (
     Invariant("announce-key", "DEL-3", "safety",
               "Each hand-off of a run carries announce:v1:<child session key>:<run id> (reference "
               "§a), ':g<n>' after it for a reopened generation, and the same key as the run's "
               "previous hand-off of the same answer unless an operator request came between "
-              "(§c12: a restart replays the same key).", announce_key),
+              "(§c12: a restart replays the same key); a newer answer goes under the next "
+              "generation's key, one above the previous hand-off's.", announce_key),
 )

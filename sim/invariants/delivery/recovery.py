@@ -6,9 +6,10 @@ answer-lost fault took the run's captured reply), the child's own end record and
 took (``requester.accept``: the run's (no output), which owes a recovery; never the registry's
 own delivered record), the registry's recovery table as the claim under test (each attempt and
 the recovery's end), the gateway's refusals of a recovery hand-off (``recovery-fail`` fault
-records), what the requester received (``requester.recovered``), and the delivery process's
-crashes (one can take a recorded attempt before its hand-off). Restated from seed 002 and
-docs/recovery.md: at most three attempts; none for a run that answered.
+records: each one is an attempt, so they alone count past the bound, whatever the table says),
+what the requester received (``requester.recovered``), and the delivery process's crashes (one
+can take a recorded attempt before its hand-off). Restated from seed 002 and docs/recovery.md:
+at most three attempts; none for a run that answered.
 """
 
 from __future__ import annotations
@@ -116,6 +117,12 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
                 del delivered[run_id]
         elif kind == "fault" and r.data.get("kind") == "recovery-fail":
             refusals[r.data["run_id"]] = refusals.get(r.data["run_id"], 0) + 1
+            if refusals[r.data["run_id"]] == RECOVERY_ATTEMPTS + 1:
+                # Counted from outside: each refused hand-off of a recovered answer is an
+                # attempt, whatever the registry's own table says.
+                fail(f"the gateway refused {RECOVERY_ATTEMPTS + 1} hand-offs of "
+                     f"{r.data['run_id']}'s recovered answer: recovery went past its bound of "
+                     f"{RECOVERY_ATTEMPTS} attempts", r)
         elif kind == "requester.recovered":
             run_id = r.data["run_id"]
             first = recovered.setdefault((r.actor, run_id), r)

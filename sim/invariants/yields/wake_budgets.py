@@ -79,7 +79,7 @@ def wake_budgets(trace: Sequence[Record]) -> list[Violation]:
             answers = sorted([*refused, *silent], key=lambda a: a.seq)
             timely = [a for a in answers if a.t_ms + delay <= first.t_ms]
             why = timely[-1] if timely else answers[-1]
-            late = why.t_ms + delay + _overlap(seen.downtime, why.t_ms, first.t_ms) + 1_000
+            late = why.t_ms + delay + _overlap(seen.downtime, why.t_ms, first.t_ms)
             # A member sent on its own meanwhile (an operator's redrive, a correction: a new
             # generation) is not settled until that try is answered, and the wake waits for it
             # (reference §c9: a batch wakes only when every member is terminal); its answer may

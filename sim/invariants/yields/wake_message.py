@@ -4,17 +4,18 @@ from what was asked and seen: each child's end record (status, error, result), e
 each accepted batch wake (``requester.accept`` keyed ``announce:requester-settle:...``).
 
 A wake says the batch settled; states the outcome policy (a visible reply required when the
-requester yielded); carries, for every member whose newest result had not reached the requester
-individually when the wake was first handed to the gateway (it is rendered once), a section in
-the shared 160,000-character layout (its result whole, or a head plus an exact truncation
-marker, or the children past the floor folded into one summary line; the result as frozen: over
-102,400 bytes of UTF-8, its whole-character prefix plus the frozen-result notice, reference
-§c14), or says the results were
-announced individually; lists the unfinished children to reconcile; and ends with the members'
-route notices deduplicated, sorted and capped at 1,024 characters. (A result whose own send
-may have landed unbeknown to the registry, an acknowledgement lost or slowed or the delivery
-process dead after a send of it, may be carried or not: the registry may have given it up, and
-repeating it is the safe side. The registry's own give-up and skip records are never read.)
+requester yielded); carries, in the order the members were spawned, then ended, then by session
+key (FMT-2's stable order; ``spawn`` and ``child.end`` times), for every member whose newest
+result had not reached the requester individually when the wake was first handed to the gateway
+(it is rendered once), a section in the shared 160,000-character layout (its result whole, or a
+head plus an exact truncation marker, or the children past the floor folded into one summary
+line; the result as frozen: over 102,400 bytes of UTF-8, its whole-character prefix plus the
+frozen-result notice, reference §c14), or says the results were announced individually; lists
+the unfinished children to reconcile; and ends with the members' route notices deduplicated,
+sorted and capped at 1,024 characters. (A result whose own send may have landed unbeknown to
+the registry, an acknowledgement lost or slowed or the delivery process dead after a send of it,
+may be carried or not: the registry may have given it up, and repeating it is the safe side.
+The registry's own give-up and skip records are never read.)
 """
 
 from __future__ import annotations
@@ -181,6 +182,14 @@ def _problems(r: Record, runs: tuple[str, ...], spawns: dict[str, Record],
     else:
         body = text[text.index(FINDINGS):tail_at]
         shown, summarized = _findings(body, key_of, owed_runs, optional, receipts, problems)
+        # FMT-2's stable order: spawned first, then ended first, then by session key (the
+        # tie-break when two were spawned and ended in one instant).
+        when = {key: (spawns[ran[0]].t_ms, ends[ran[0]].t_ms, key)
+                for key, ran in key_of.items() if len(ran) == 1 and ran[0] in ends}
+        placed = [key for key in shown if key in when]
+        if len(placed) == len(shown) and placed != sorted(placed, key=when.__getitem__):
+            problems.append(f"shows {placed}, not in the order spawned, ended, session key "
+                            f"({sorted(placed, key=when.__getitem__)})")
         if not required <= set(shown) | set(summarized) <= owed:
             problems.append(f"shows {sorted(shown)} and omits {sorted(summarized)}, but owes "
                             f"{sorted(owed)}")

@@ -18,6 +18,7 @@ from sim.scenario import WorkloadDef
 from sim.world import observe as world_observe
 from sim.world.control import Control, ControlDesk
 from sim.world.draws import child as world_child
+from sim.world.draws import edges as world_edges
 from sim.world.draws import permissions as world_permissions
 from sim.world.draws import reach as world_reach
 from sim.world.draws import receipts as world_receipts
@@ -102,6 +103,7 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
                 world.operator.ask(redrive_at, "redrive", child.id)
             world_reach.slow_ack(world.chooser, world.plan, child)
             world_reach.stuck_descendant(world.chooser, world.plan, child, trees)
+            child = world_edges.draw(world.chooser, child, world._send_at)
             drawn.append(child)
             trees.add(child, may_parent=not refused(child))
             if child.parent is not None and world.plan.strikes("delete-session"):

@@ -1,0 +1,98 @@
+"""Boundary draws (issue 36): children whose answers and transcripts land exactly on a limit of
+the model, one under it and one over it, as boundary-value testing draws them.
+
+The plain draws size answers far from every limit (short ones, 10,000-60,000 characters,
+150,000 and more: sim/replies.py), so a ``<`` written for ``<=`` at a limit goes unseen. Each
+shape here is rare (a few children in a thousand: big payloads cost) and on its own Chooser
+stream, ``edge:*``, so the other draws keep still; 2,000 default seeds reach each boundary's
+probe several times (docs/oracles.md lists them with their hit counts).
+
+- ``frozen``: the final answer is 102,399, 102,400 or 102,401 bytes of UTF-8 (reference §c14's
+  frozen cap; ``child.result-*-frozen-cap``), in ASCII or mostly 3-byte characters.
+- ``field``: an earlier step says 3,999, 4,000 or 4,001 UTF-16 units (reference §c16's field
+  cut; ``requester.history-field-*-limit``), and the requester reads the run's transcript.
+- ``page``: seven to twelve earlier steps each say 4,000 3-byte characters, so the transcript
+  passes the 80 KiB page cap by one to six rows and a read of it drops its oldest rows while
+  several are left (``requester.history-rows-dropped-several-left``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from actors.messages import ChildSpec, RunHistoryRead, StepSpec
+from sim.choices import Chooser
+from sim.world.control import Control
+
+FROZEN_CAP_BYTES = 102_400  # reference §c14
+FIELD_LIMIT_UNITS = 4_000  # reference §c16
+# The share of drawn children given each shape (of some 12,000 children in 2,000 seeds).
+SHARES = {"frozen": 0.0025, "field": 0.0025, "page": 0.003}
+PAGE_ROWS = (7, 12)  # earlier steps of 4,000 3-byte characters: 12,000 bytes of JSON each
+READ_AFTER_S = (5, 60)  # the transcript read, after the run should have ended
+_ASCII = "lorem ipsum dolor sit amet, "
+_WIDE = "中文字"
+
+SendAt = Callable[[int, ChildSpec, Control], None]
+
+
+def draw(chooser: Chooser, child: ChildSpec, send_at: SendAt) -> ChildSpec:
+    """``child``, maybe bent into one boundary shape (each on its own stream)."""
+    if chooser.chance("edge:frozen", SHARES["frozen"]):
+        offset = chooser.choose("edge:frozen", 3) - 1
+        wide = chooser.chance("edge:frozen", 0.5)
+        last = child.steps[-1]
+        text = sized_text(f"{child.id} done.", FROZEN_CAP_BYTES + offset, wide)
+        return attrs.evolve(child, steps=(*child.steps[:-1], attrs.evolve(last, text=text)))
+    if chooser.chance("edge:field", SHARES["field"]):
+        units = FIELD_LIMIT_UNITS + chooser.choose("edge:field", 3) - 1
+        child = _with_earlier(child, [_grown(f"{child.id} notes:", units, _ASCII)])
+        _read(chooser, "edge:field", child, send_at)
+        return child
+    if chooser.chance("edge:page", SHARES["page"]):
+        low, high = PAGE_ROWS
+        rows = low + chooser.choose("edge:page", high - low + 1)
+        child = _with_earlier(child, [_grown(f"{child.id} part {n + 1}:", FIELD_LIMIT_UNITS,
+                                             _WIDE) for n in range(rows)])
+        _read(chooser, "edge:page", child, send_at)
+        return child
+    return child
+
+
+def sized_text(head: str, size: int, wide: bool) -> str:
+    """``head``, a newline and filler: exactly ``size`` bytes of UTF-8 (the filler mostly
+    3-byte characters when ``wide``, a few ASCII ones first to land on the byte)."""
+    text = head + "\n"
+    rest = size - len(text.encode("utf-8"))
+    if wide:
+        text += "x" * (rest % 3)
+        return _grown(text, len(text) + rest // 3, _WIDE)
+    return _grown(text, len(text) + rest, _ASCII)
+
+
+def _grown(text: str, length: int, piece: str) -> str:
+    """``text`` and ``piece`` repeated: ``length`` characters in all (every character here
+    is one UTF-16 unit)."""
+    filler = piece * (1 + (length - len(text)) // len(piece))
+    return text + filler[: length - len(text)]
+
+
+def _with_earlier(child: ChildSpec, texts: list[str]) -> ChildSpec:
+    """``child`` with steps saying ``texts`` (each calling a tool) before its final step, its
+    run no longer than drawn (the final step's time shared out)."""
+    last = child.steps[-1]
+    earlier = list(child.steps[:-1])
+    share = max(1, last.duration_ms // (len(texts) + 1))
+    added = [StepSpec(share, text=text, tool_calls=1) for text in texts]
+    return attrs.evolve(child, steps=(*earlier, *added,
+                                      attrs.evolve(last, duration_ms=max(1, last.duration_ms
+                                                                         - share * len(texts)))))
+
+
+def _read(chooser: Chooser, sub: str, child: ChildSpec, send_at: SendAt) -> None:
+    """The requester reads the run's retained transcript, tool rows too, after its end."""
+    low, high = READ_AFTER_S
+    at = child.spawn_at_ms + child.run_ms + 1000 * (low + chooser.choose(sub, high - low + 1))
+    send_at(at, child, RunHistoryRead(child.id, include_tools=True))
