@@ -26,6 +26,8 @@ from multiprocessing import get_context
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from multiprocessing.sharedctypes import Synchronized
+
     from sim.explore.seed import SeedOutcome, Sweep
 
 # About a second and a half of work per batch at ~150 seeds/s on one core.
@@ -35,6 +37,10 @@ BATCHES_PER_WORKER = 4
 # ... unless batches would grow past this (about fifteen seconds): progress stays visible and a
 # worker never holds a huge batch's outcomes.
 MAX_BATCH = 2_000
+
+# How often a waiting sweep reads the workers' shared count of seeds done (the progress bar moves
+# per seed, not per batch); it never enters a run.
+PROGRESS_POLL_SECONDS = 0.2
 
 # Trio's scheduler seed is process-wide (sim/determinism.py): two runs in two threads of one
 # process would disturb each other's schedules. A Dask worker may run tasks in several threads,
@@ -75,13 +81,30 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+# A local worker's share of the sweep's count of seeds done (set by its initializer).
+_done: Synchronized[int] | None = None
+
+
+def start_worker(parent: int, done: Synchronized[int] | None) -> None:
+    """A local worker's initializer: tied to its parent, counting its seeds into ``done``."""
+    global _done
+    die_with_parent(parent)
+    _done = done
+
+
+def _count_seed(_: int) -> None:
+    if _done is not None:
+        with _done.get_lock():
+            _done.value += 1
+
+
 def run_batch(spec: Sweep, seeds: Sequence[int]) -> list[SeedOutcome]:
     from sim.explore.seed import run_seeds
     from sim.gc_tuning import tune_for_sweeps
 
     tune_for_sweeps()  # a Dask worker's process (a forked one is tuned already)
     with _ONE_RUN_AT_A_TIME:
-        return run_seeds(spec, seeds)
+        return run_seeds(spec, seeds, _count_seed if _done is not None else None)
 
 
 def local(spec: Sweep, seeds: Sequence[int], jobs: int,
@@ -89,17 +112,36 @@ def local(spec: Sweep, seeds: Sequence[int], jobs: int,
     """Forked local workers (they inherit the sweeping process's imports and hash seed).
 
     Batches are submitted a few per worker at a time, so a long sweep never holds all its
-    futures."""
+    futures. ``progress`` hears of seeds as the workers finish them (a count they share), so a
+    bar moves during the first batch too."""
     parts = batches(seeds, jobs)
     window = BATCHES_PER_WORKER * jobs
     outcomes: list[SeedOutcome] = []
     pending: deque[Future[list[SeedOutcome]]] = deque()
+    context = get_context("fork")
+    done = context.Value("q", 0) if progress is not None else None
+    told = 0
+
+    def tell() -> None:
+        nonlocal told
+        if progress is not None and done is not None and done.value > told:
+            now = done.value
+            progress(now - told)
+            told = now
 
     def collect() -> None:
-        outcomes.extend(_in_order([pending.popleft().result()], progress))
+        future = pending.popleft()
+        while True:
+            try:
+                part = future.result(timeout=PROGRESS_POLL_SECONDS)
+                break
+            except TimeoutError:
+                tell()
+        outcomes.extend(part)
+        tell()
 
-    with ProcessPoolExecutor(max_workers=min(jobs, len(parts)), mp_context=get_context("fork"),
-                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(parts)), mp_context=context,
+                             initializer=start_worker, initargs=(os.getpid(), done)) as pool:
         for part in parts:
             pending.append(pool.submit(run_batch, spec, part))
             if len(pending) >= window:
