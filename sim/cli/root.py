@@ -366,14 +366,23 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
     else:
         from rich.table import Table
 
+        from sim.cli.style import fit
+
         table = Table(show_lines=False)
-        for column in ("scenario", "result", "covers", "why"):
-            table.add_column(column, overflow="fold")
+        for column in ("scenario", "result", "covers", "why"):  # a file name is never split
+            table.add_column(column, no_wrap=column in ("scenario", "result"))
         for r in rows:
             table.add_row(r["path"], "pass" if r["passed"] else "FAIL", ", ".join(r["covers"]),
                           r["failure"] or "")
         out = console()
+        dropped = fit(table, out.width, drop=("covers", "why"))
         out.print(table)
+        for r in rows if "why" in dropped else ():  # each failure's reason, below the table
+            if not r["passed"]:
+                out.print(f"FAIL {r['path']}: {r['failure']}", markup=False)
+        if dropped:
+            out.print(f"({' and '.join(dropped)} left out to fit {out.width} columns; "
+                      "--json has everything)")
         out.print(f"{passed} passed, {failed} failed")
     raise SystemExit(1 if failed else 0)
 
