@@ -193,14 +193,14 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     probes = explore_mod.probe_table(outcomes)
     never_hit = [name for name, n in probes.items() if n == 0]
     if report_path is not None:
-        from sim.html.report import report_page
+        from sim.html.report import original_pages, report_page
 
         title = f"handoff explore: {world_path or 'the default world'}, seeds {seeds[0]}.." \
                 f"{seeds[-1]}" + "".join(f", --mutant {m}" for m in mutant_names)
         write_output(report_path, "--report", report_page(
             title=title, spec=spec, outcomes=outcomes, violations=violations, probes=probes,
             digest=explore_mod.sweep_digest(outcomes), saved=saved, report_path=report_path,
-            jobs=jobs))
+            originals=original_pages(spec, violations, report_path)))
     if as_json:
         doc: dict[str, Any] = {
             "seeds": len(seeds), "violations": violations, "seeds_per_second": round(rate, 1),
