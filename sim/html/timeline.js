@@ -199,16 +199,18 @@
   const tAt = (px) => t0 + (px - LABEL - MARGIN) / plotWidth() * (t1 - t0);
   // The window that shows these records: their span, and a quarter of it either side (at least
   // a quarter second), never the whole run's proportions.
-  // One record alone (or several in one instant) is shown with its lane's three records
-  // either side, so it opens in its context.
+  // One record alone (or several in one instant) is shown with the run's three records either
+  // side of it, so it opens in its context.
   function around(seqs) {
     const found = seqs.map((s) => idx.get(s)).filter((i) => i !== undefined);
     if (!found.length) return;
     const ts = found.map((i) => R[i][1]);
     let lo = Math.min(...ts), hi = Math.max(...ts);
     if (lo === hi) {
-      const list = perLane[R[found[0]][2]], k = list.indexOf(found[0]);
-      lo = Math.min(lo, R[list[Math.max(0, k - 3)]][1]); hi = Math.max(hi, R[list[Math.min(list.length - 1, k + 3)]][1]);
+      const i = found[0], side = sideOf(R[i][0]);
+      for (let j = Math.max(0, i - 3); j <= Math.min(R.length - 1, i + 3); j++) {
+        if (sideOf(R[j][0]) === side) { lo = Math.min(lo, R[j][1]); hi = Math.max(hi, R[j][1]); }
+      }
     }
     const m = Math.max((hi - lo) * 0.25, 250);
     setWindow(lo - m, hi + m);
@@ -242,6 +244,7 @@
       `<table>${Object.entries(data).map(([k, v]) => `<tr><th>${esc(k)}</th><td>${fields(v)}</td></tr>`).join("")}</table>` +
       (same.length ? `<p>same lane, same time: ${same.slice(0, 40).map(link).join(" ")}</p>` : "") +
       branchHere(i) + (run ? runSummary(run) : "");
+    if (run) showRegistry(run, r[1]);  // the run's row at this record's time, until the cursor moves
     markEvent(seq);
     redraw();
   }
@@ -377,8 +380,8 @@
     if (best) return runOf(idx.get(best[3]));
     return selected !== null ? runOf(idx.get(selected)) : null;
   }
-  function showRegistry(lane, t) {
-    const box = $("registry"), key = lane === null ? null : runUnder(lane, t);
+  function showRegistry(key, t) {
+    const box = $("registry");
     if (!key) { box.hidden = true; return; }
     const row = rowAt(key, t);
     box.hidden = false;
@@ -475,7 +478,7 @@
     if (chart.contains(e.target)) {  // the registry row of the run under the cursor, at its time
       const rect = chart.getBoundingClientRect(), px = e.clientX - rect.left, py = e.clientY - rect.top;
       const row = Math.floor((py - AXIS + view.scrollTop) / ROW);
-      if (px > LABEL && py > AXIS && row >= 0 && row < rows.length) showRegistry(rows[row], tAt(px));
+      if (px > LABEL && py > AXIS && row >= 0 && row < rows.length) showRegistry(runUnder(rows[row], tAt(px)), tAt(px));
     }
     const el = e.target.closest && e.target.closest("[data-seq]");
     if (!el || !chart.contains(el)) { tip.hidden = true; return; }
