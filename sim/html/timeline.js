@@ -244,7 +244,7 @@
       `<table>${Object.entries(data).map(([k, v]) => `<tr><th>${esc(k)}</th><td>${fields(v)}</td></tr>`).join("")}</table>` +
       (same.length ? `<p>same lane, same time: ${same.slice(0, 40).map(link).join(" ")}</p>` : "") +
       branchHere(i) + (run ? runSummary(run) : "");
-    if (run) showRegistry(run, r[1]);  // the run's row at this record's time, until the cursor moves
+    if (run) showRegistry(run, r[1], seq);  // the run's row at this record's time, until the cursor moves
     markEvent(seq);
     redraw();
   }
@@ -317,12 +317,12 @@
     return runs;
   }
   const runOf = (i) => { const key = runKeyOf(i); return key !== null && runIndex().has(key) ? key : null; };
-  function rowAt(key, t) {  // the run's row as its records up to time t show it
+  function rowAt(key, t, upTo) {  // the run's row as its records up to time t (and record upTo) show it
     const row = {run: key.split(" ").pop(), child: "", child_status: "not started", delivery: "waiting for the child",
       attempts: 0, generations: [], went: "", recovery: "", error: "", cleaned_up: false, last: ""};
     const gen = (g) => { if (typeof g === "number" && !row.generations.includes(g)) row.generations.push(g); };
     for (const i of runIndex().get(key) || []) {
-      const r = R[i]; if (r[1] > t) break;
+      const r = R[i]; if (r[1] > t || (r[1] === t && upTo !== undefined && r[0] > upTo)) break;
       const d = pairs(r[4]), k = kindOf(r);
       row.last = `${label(r[0])} ${k} at ${clock(r[1])}`;
       if (k === "spawn") { row.child = d.child; row.child_status = "spawned"; row.requester = d.requester; row.required = d.required; }
@@ -380,12 +380,12 @@
     if (best) return runOf(idx.get(best[3]));
     return selected !== null ? runOf(idx.get(selected)) : null;
   }
-  function showRegistry(key, t) {
+  function showRegistry(key, t, upTo) {
     const box = $("registry");
     if (!key) { box.hidden = true; return; }
-    const row = rowAt(key, t);
+    const row = rowAt(key, t, upTo);
     box.hidden = false;
-    box.innerHTML = `<b>${esc(row.run)} at ${clock(t)}</b> (the registry row as the trace shows it): child ${esc(row.child_status)}; ` +
+    box.innerHTML = `<b>${esc(row.run)} at ${clock(t)}${upTo !== undefined ? `, ${label(upTo)}` : ""}</b> (its registry row as the trace shows it): child ${esc(row.child_status)}; ` +
       `delivery ${esc(row.delivery)}; attempts ${row.attempts}; generation ${esc(row.generations.join(", ") || "1")}` +
       (row.went ? `; went to ${esc(row.went)}` : "") + (row.recovery ? `; recovery ${esc(row.recovery)}` : "") +
       (row.cleaned_up ? "; cleaned up" : "") + (row.last ? `<br><small>last: ${esc(row.last)}</small>` : "");
