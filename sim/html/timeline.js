@@ -287,6 +287,7 @@
   }
   function applyFilter(zoomTo) {  // the lanes and records that mention the filter, zoomed to
     const f = $("filter").value.trim().toLowerCase();
+    if (evRun.value.trim().toLowerCase() !== f) { evRun.value = $("filter").value.trim(); filterEvents(); }  // the list follows
     if (!f) { shown = null; rows = LANES.map((_, l) => l); layout(); return; }
     shown = new Uint8Array(R.length);
     const lanesHit = new Set();
