@@ -2,9 +2,11 @@
 
 A lane per actor (requester sessions, child runs, delivery, gateway, then the harness's own lanes),
 each hand-off an arrow from sender to receiver at its virtual time, faults and crashes marked on
-the lane they hit, a failing run's violations on top, each linked to the records its oracle cites
-(``Violation.records``), and the one-line repro. The page's script and style are package data
-(``timeline.js``, ``timeline.css``) inlined into the file; nothing is fetched.
+the lane they hit, child runs and delivery attempts as bars (``runs.py``), a failing run's
+violations on top, each linked to the records its oracle cites (``Violation.records``), the
+one-line repro, and per record the choices made before it (a branch from there: ``K``). The
+page's script and style are package data (``timeline.js``, ``timeline.css``) inlined into the
+file; nothing is fetched.
 
 The records are embedded compactly so a big run's file grows linearly with its records and stays
 smaller than its JSONL: every string (keys and values) is written once in a string table and
