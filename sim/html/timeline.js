@@ -243,7 +243,7 @@
       (differs.has(seq) ? `<p class="why">the first record where the two runs differ</p>` : "") +
       `<table>${Object.entries(data).map(([k, v]) => `<tr><th>${esc(k)}</th><td>${fields(v)}</td></tr>`).join("")}</table>` +
       (same.length ? `<p>same lane, same time: ${same.slice(0, 40).map(link).join(" ")}</p>` : "") +
-      branchHere(i) + (run ? runSummary(run) : "");
+      (run ? runSummary(run) : "") + branchHere(i);
     if (run) showRegistry(run, r[1], seq);  // the run's row at this record's time, until the cursor moves
     markEvent(seq);
     redraw();
