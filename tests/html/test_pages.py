@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from sim import scenario
 from sim.cli.root import main
 from sim.html import runs
 from sim.html.compare import first_difference
-from sim.html.timeline import embedded
+from sim.html.timeline import decode, embedded
 from sim.world import core as world
 from sim.world.branch_points import run_with_branch_points
 from tests.conftest import DEFAULT_WORLD
@@ -151,3 +153,27 @@ def test_the_report_compares_fault_rates_groups_messages_and_links_unshrunk_page
         page = tmp_path / "sweep-seeds" / f"seed-{seed}.html"
         doc = embedded(page.read_text(encoding="utf-8"))
         assert doc["V"] and doc["K"]  # the run as swept, failing, each record branchable
+
+
+def test_a_pages_branch_commands_run_and_repeat_the_run_up_to_the_record(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(main, ["replay", "--seed", "7", "--format", "html", "--trace-out",
+                                     "seed7.html"])
+    assert done.exit_code == 0, done.output
+    doc = embedded(Path("seed7.html").read_text(encoding="utf-8"))
+    [side] = doc["branch"]
+    assert side["schedule"] == "seed7.schedule.json"
+    save = shlex.split(side["save"].removesuffix(" > /dev/null"))
+    assert save[:2] == ["handoff", "replay"]
+    done = CliRunner().invoke(main, save[1:])  # what the page says to run first
+    assert done.exit_code == 0, done.output
+    n = 150
+    branch = tmp_path / "branch.jsonl"
+    done = CliRunner().invoke(main, ["replay", "--from", side["schedule"], "--at",
+                                     str(doc["K"][n]), "--seed", "1", "--format", "jsonl",
+                                     "--trace-out", str(branch)])
+    assert done.exit_code in (0, 1), done.output
+    original = decode(doc)
+    lines = [json.loads(line) for line in branch.read_text(encoding="utf-8").splitlines()]
+    assert lines[1:n + 1] == original[1:n + 1]  # world.start names the seed
