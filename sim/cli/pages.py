@@ -64,7 +64,7 @@ def timeline(side: Side, *, title: str, repro: str, summary: str) -> str:
 
 def compared(side: Side, result: RunResult, other: str, *, title: str, repro: str,
              summary: str, trace_out: str | None, world_path: str | None,
-             faults: Sequence[str] | None) -> str:
+             faults: Sequence[str] | None, strategy: str | None = None) -> str:
     """This run (A) and OTHER (B) on one page; OTHER as ``replay --compare``'s help says."""
     schedule: str | None = None
     if other.endswith(".json"):
@@ -85,7 +85,7 @@ def compared(side: Side, result: RunResult, other: str, *, title: str, repro: st
                    () if other == "plain" else result.mutants)
         again = Again(result.scenario, seed=seed, strategy=result.strategy, mutants=mutants,
                       fault_kinds=faults)
-        other_repro = repro_command(seed, world_path, mutants, faults, result.strategy)
+        other_repro = repro_command(seed, world_path, mutants, faults, strategy)
     b = side_of(again, other_repro, schedule, trace_out, saved=schedule is not None, label="B")
     a = attrs.evolve(side, label="A",
                      save=side.save and with_schedule_out(repro, _schedule_name(trace_out, "A")),

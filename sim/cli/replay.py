@@ -141,7 +141,7 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
                 if compare is None else
                 pages.compared(side, result, compare, title=title, repro=repro,
                                summary=summary, trace_out=trace_out, world_path=world_path,
-                               faults=fault_kinds))
+                               faults=fault_kinds, strategy=strategy))
     else:
         text = render(result.trace.records, fmt)
     if trace_out:
