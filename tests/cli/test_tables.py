@@ -88,3 +88,22 @@ def test_bench_tables_fit_80_columns_and_cut_no_value(
         assert str(row["records"]) in out
     for name in figures["detection"]:
         assert name in out
+
+
+def test_list_mutants_wraps_at_words_in_an_80_column_terminal(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+    import types
+
+    from actors.mutants import MUTANTS
+    from sim.cli import probes
+
+    monkeypatch.setattr(probes, "sys", types.SimpleNamespace(
+        stdout=types.SimpleNamespace(isatty=lambda: True)))
+    monkeypatch.setattr(probes.shutil, "get_terminal_size", lambda: os.terminal_size((WIDTH, 24)))
+    probes.print_mutants(as_json=False)
+    out = capsys.readouterr().out
+    assert all(len(line) <= WIDTH for line in out.splitlines())
+    words = " ".join(out.split())  # every description whole, its words in order
+    for name, description in MUTANTS.items():
+        assert name in words and " ".join(description.split()) in words
