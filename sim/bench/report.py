@@ -16,7 +16,7 @@ def print_figures(figures: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from sim.cli.style import fit
+    from sim.textout import fit
 
     console = Console(highlight=False)
     print_detection(console, figures)
@@ -82,7 +82,7 @@ def print_detection(console: Any, figures: dict[str, Any]) -> None:
     """Time to find a bug: per mutant, its first failing seed and the steps up to it."""
     from rich.table import Table
 
-    from sim.cli.style import fit
+    from sim.textout import fit
 
     table = Table(title="time to find a bug: plain explore --mutant NAME, seeds 1, 2, ...")
     for column in ("mutant", "first seed", "steps", "CPU s"):

@@ -50,7 +50,7 @@ def failure_page(scenario: Scenario, scenario_path: str) -> str:
 
 def _faults(outcome: SeedOutcome) -> tuple[str, ...]:
     """The fault kinds a seed's run met; a run that raised met none we can name."""
-    if any(v[0] == CRASH[0] for v in outcome.violations):
+    if any(v.invariant == CRASH[0] for v in outcome.violations):
         return ()
     return outcome.faults or (NO_FAULT,)
 
@@ -70,13 +70,13 @@ def _by_fault_kind(outcomes: Sequence[SeedOutcome]) -> str:
     kinds = list(dict.fromkeys(k for o in failing for k in _faults(o)))
     counts: dict[str, dict[str, int]] = {}
     for o in failing:
-        for name in dict.fromkeys(v[0] for v in o.violations):
+        for name in dict.fromkeys(v.invariant for v in o.violations):
             row = counts.setdefault(name, dict.fromkeys(kinds, 0))
             for kind in _faults(o):
                 row[kind] += 1
     if not counts:
         return "<p>No seed violated an invariant.</p>"
-    seeds = {name: sum(1 for o in outcomes if any(v[0] == name for v in o.violations))
+    seeds = {name: sum(1 for o in outcomes if any(v.invariant == name for v in o.violations))
              for name in counts}
     rows = [[f"<b>{escape(name)}</b>", seeds[name], *row.values()] for name, row in counts.items()]
     return ("<p>Failing seeds per invariant, and how many of them met each fault kind (a seed "
@@ -117,7 +117,8 @@ def _detection(mutants: Sequence[str], outcomes: Sequence[SeedOutcome]) -> str:
     rows = []
     for name in mutants:
         expected = BREAKS[name].invariant
-        by_expected = [o.seed for o in outcomes if any(v[0] == expected for v in o.violations)]
+        by_expected = [o.seed for o in outcomes
+                       if any(v.invariant == expected for v in o.violations)]
         rows.append([f"<b>{escape(name)}</b>", escape(BREAKS[name].requirement), escape(expected),
                      len(by_expected), f"{len(by_expected) / max(1, len(outcomes)):.1%}",
                      str(by_expected[0]) if by_expected else "none"])

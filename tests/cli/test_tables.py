@@ -15,7 +15,7 @@ from rich.table import Table
 
 from sim.bench.report import print_figures
 from sim.cli import root
-from sim.cli.style import fit
+from sim.textout import fit
 from tests.conftest import ROOT
 
 WIDTH = 80
