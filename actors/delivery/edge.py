@@ -105,7 +105,8 @@ def persisted(record: RunRecord, change: Change) -> tuple[RunRecord, Persist]:
     """``record`` after ``change``, and the effect that makes the change durable. A transition
     and the store apply the same change to the same row (the row the core read), so the effect
     carries the result: building a run record is ~5 µs (40 frozen fields), and a store that
-    takes it builds ~50 fewer a default-world seed (148 to 101; docs/performance-log.md, wave 10b)."""
+    takes it builds ~50 fewer a default-world seed (148 to 101; docs/performance-log.md,
+    wave 10b)."""
     after = apply(record, change)
     return after, Persist(record.run_id, change, (record, after))
 

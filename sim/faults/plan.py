@@ -328,6 +328,8 @@ class FaultPlan:
             return []
         count = self.chooser.choose("fault:crash-parked", 3)
         span = min(self.heal_ms, PARKED_CRASH_SPAN_MS) // 1000
+        if span < 1:  # healed within the first second: no instant before the heal to die at
+            return []
         return [1000 * self.chooser.choose("fault:crash-parked", span) for _ in range(count)]
 
     def restart_delay_ms(self) -> int:

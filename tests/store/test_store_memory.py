@@ -1,5 +1,6 @@
 """What a big run keeps, made smaller without changing what anyone reads (issue 14,
-docs/performance-log.md): archived transcripts are deflated in their rows and read back byte for byte;
+docs/performance-log.md): archived transcripts are deflated in their rows and read back byte for
+byte;
 the runs are read one row at a time in registration order; a dead actor's port lets go of its
 Trio task and mailbox; the run records ``world.run`` returns share the trace's strings."""
 

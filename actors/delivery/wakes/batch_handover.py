@@ -41,8 +41,8 @@ class BatchHandover:
         PRV-5; a wave's members were never frozen). Every handler below refuses such a claim
         with no effect and no probe, so the outbox's shell need not ask: it re-claims each
         unsettled member after every message of the delivery actor, and in a big tree one such
-        member waiting out its backoff was asked tens of thousands of times (docs/performance-log.md,
-        wave 13d)."""
+        member waiting out its backoff was asked tens of thousands of times
+        (docs/performance-log.md, wave 13d)."""
         return self._batch_of(run_id) is None
 
     def sending(self, run_id: str) -> bool:
