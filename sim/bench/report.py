@@ -106,6 +106,8 @@ def print_shrinks(console: Any, figures: dict[str, Any]) -> None:
     """How small a found bug becomes: per mutant, its first failing seed shrunk."""
     from rich.table import Table
 
+    from sim.textout import fit
+
     if "shrink" not in figures:
         return
     table = Table(title="handoff shrink of each first failing seed (target: ratio <= 0.1)")
@@ -118,6 +120,7 @@ def print_shrinks(console: Any, figures: dict[str, Any]) -> None:
         table.add_row(name, str(row["first_seed"]), f"{row['records_before']:,}",
                       f"{row['records_after']:,}", f"{row['ratio']:.3f}", f"{row['runs']:,}",
                       f"{row['cpu_seconds']:.2f}")
+    fit(table, console.width)
     console.print(table)
     console.print(f"shrunk to at most a tenth: {figures['shrink_within_tenth']} of "
                   f"{figures['shrink_rows']} (the others: docs/scenarios.md, \"How far a "
