@@ -106,9 +106,9 @@ MUTANTS: dict[str, str] = {
         "(DEL-11)"
     ),
     MUTANT_LAST_ASSISTANT_MESSAGE: (
-        "the original seed-000 bug: the result reader takes the last assistant message even when "
-        "its content is empty, losing the partial answer of a child cut off at its token limit "
-        "(OUT-1)"
+        "the original bug (the specification's case 000): the result reader takes the last "
+        "assistant message even when its content is empty, losing the partial answer of a child "
+        "cut off at its token limit (OUT-1)"
     ),
     MUTANT_PERMANENT_RETRIED: (
         "a permanent rejection is retried as if it were transient, so a dead channel is hit "

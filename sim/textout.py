@@ -4,6 +4,8 @@
 For a JSON document written with ``ensure_ascii=False`` the result is still valid JSON that reads
 back to the same string (a raw surrogate can only sit inside a JSON string, where ``\\udXXX`` is
 its escape); for readable text it shows the code point.
+
+``fit`` makes a rich table fit a terminal's columns without cutting a value (issue 37).
 """
 
 from __future__ import annotations
@@ -100,3 +102,61 @@ def dump_json(document: dict[str, Any], write: Callable[[str], None]) -> None:
 
 
 _FLUSH = 10_000
+
+
+def fit(table: Any, width: int, drop: Sequence[str] = ()) -> list[str]:
+    """Make a rich ``Table`` fit ``width`` columns without cutting a value. A column is never
+    narrower than its floor (a ``no_wrap`` column's longest cell, another's longest word), so
+    text wraps at spaces and nothing is cut; when even the floors do not fit, the borders go,
+    then the columns named in ``drop``, in order. The widest columns give up room first. Returns
+    the headers of the columns dropped. Cells must be plain strings (as every handoff table's)."""
+    from rich import box
+
+    if _narrowest(table) > width:
+        table.box, table.show_edge, table.pad_edge = box.SIMPLE_HEAD, False, False
+    dropped: list[str] = []
+    for header in drop:
+        if _narrowest(table) <= width:
+            break
+        table.columns[:] = [c for c in table.columns if c.header != header]
+        dropped.append(header)
+    floors = [_floor(c) for c in table.columns]
+    widths = [_widest(c) for c in table.columns]
+    excess = sum(widths) - (width - (_narrowest(table) - sum(floors)))
+    while excess > 0 and widths != floors:  # rich's own squeeze may cut below a floor
+        i = max(range(len(widths)), key=lambda k: (widths[k] - floors[k] > 0, widths[k]))
+        widths[i] -= 1
+        excess -= 1
+    for column, w in zip(table.columns, widths, strict=True):
+        column.width = w
+    return dropped
+
+
+def _texts(column: Any) -> list[str]:
+    return [str(column.header), *map(str, column._cells)]  # rich keeps a column's cells here
+
+
+def _widest(column: Any) -> int:
+    from rich.cells import cell_len
+
+    return max(cell_len(line) for text in _texts(column) for line in text.splitlines() or [""])
+
+
+def _floor(column: Any) -> int:
+    from rich.cells import cell_len
+
+    if column.no_wrap:
+        return _widest(column)
+    return max((cell_len(word) for text in _texts(column) for word in text.split()), default=1)
+
+
+def _narrowest(table: Any) -> int:
+    """The table's width with every column at its floor: cells, padding, borders."""
+    left, right = table.padding[3], table.padding[1]
+    columns = table.columns
+    width = sum(_floor(c) + left + right for c in columns)
+    if not table.pad_edge and columns:
+        width -= left + right
+    if table.box is not None:
+        width += len(columns) - 1 + (2 if table.show_edge else 0)
+    return int(width)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import shlex
 import tomllib
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,13 @@ def test_every_readme_command_runs(scratch: Path) -> None:
         ran += 1
     assert ran >= 10
     assert (scratch / "seed7.schedule.json").exists()
+    # What the tour writes into a clone is git-ignored (a user runs it from the root of one).
+    ignored = [line.strip().strip("/") for line in
+               (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+               if line.startswith("/")]
+    written = [p.name for p in scratch.iterdir() if p.name not in ("scenarios", "examples")]
+    assert written and all(any(fnmatch(name, pattern) for pattern in ignored)
+                           for name in written), (written, ignored)
 
 
 @pytest.mark.slow

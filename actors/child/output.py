@@ -292,8 +292,8 @@ def tool_result(
 
 
 def last_assistant_message(events: Sequence[SessionEvent]) -> list[ContentBlock]:
-    """The seed-000 bug (the ``last-assistant-message`` mutant): the content of the last
-    ``assistant/message``, empty or not."""
+    """The bug of the specification's case 000 (the ``last-assistant-message`` mutant): the
+    content of the last ``assistant/message``, empty or not."""
     for event in reversed(events):
         if event["type"] == "assistant/message":
             return list(event["data"]["message"]["content"])

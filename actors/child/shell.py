@@ -3,9 +3,9 @@
 The child runs one turn of steps. Each step streams reasoning, text and tool-call deltas spread
 evenly over the step's duration, and ends the way a real model attempt ends (stop, tool calls, a
 token-limit cut-off, a failed attempt that is retried, or a stream error). The session events are
-the ones the real loop appends (``actors.child.agent_loop``), so the seed-000 situation (a
-tool-call-only step cut off at its token limit leaves an empty, usage-only message) happens on its
-own.
+the ones the real loop appends (``actors.child.agent_loop``), so the situation of the
+specification's case 000 (a tool-call-only step cut off at its token limit leaves an empty,
+usage-only message) happens on its own.
 
 Cancelling the run's scope (owned by the requester's nursery) aborts the child; the chunks that
 were streamed before that instant are fed to the loop first, so the interrupted message or attempt

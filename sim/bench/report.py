@@ -16,6 +16,8 @@ def print_figures(figures: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from sim.textout import fit
+
     console = Console(highlight=False)
     print_detection(console, figures)
     table = Table(title="medians (min to max) of interleaved rounds")
@@ -36,6 +38,7 @@ def print_figures(figures: dict[str, Any]) -> None:
                   _f(figures["parallel_efficiency"]), "near 1 (>= 0.85)")
     table.add_row("bare Trio messages/s", _f(figures["trio_messages_per_second"], "{:,.0f}"), "")
     table.add_row("world kernel steps/s", _f(figures["world_steps_per_second"], "{:,.0f}"), "")
+    fit(table, console.width)
     console.print(table)
     scale = Table(title="scale: one default-world run per size, fresh process each")
     for column in ("children", "seconds", "CPU s", "x per doubling", "peak MiB", "run MiB",
@@ -51,6 +54,7 @@ def print_figures(figures: dict[str, Any]) -> None:
                       f"{row['peak_mib']:.0f}",
                       f"{row['run_mib']:.0f}", str(row.get("memory_growth", "")),
                       str(row["records"]))
+    fit(scale, console.width)
     console.print(scale)
     fmt = Table(title="formatter (cap 160,000 characters)")
     for column in ("case", "children", "input chars", "output", "truncated", "summarized",
@@ -61,6 +65,7 @@ def print_figures(figures: dict[str, Any]) -> None:
                     f"{row['output_chars']:,}", str(row["truncated"]), str(row["summarized"]),
                     f"{row['seconds']:.4f}", f"{row['us_per_child']:.1f}",
                     str(row.get("per_child_growth", "")))
+    fit(fmt, console.width, drop=("seconds", "truncated"))
     console.print(fmt)
     if "inputs" in figures:
         table = Table(title="peak memory against input size (fresh process each)")
@@ -85,12 +90,15 @@ def print_detection(console: Any, figures: dict[str, Any]) -> None:
     """Time to find a bug: per mutant, its first failing seed and the steps up to it."""
     from rich.table import Table
 
+    from sim.textout import fit
+
     table = Table(title="time to find a bug: plain explore --mutant NAME, seeds 1, 2, ...")
     for column in ("mutant", "first seed", "steps", "CPU s"):
         table.add_column(column, justify="right")
     for name, row in figures["detection"].items():
         table.add_row(name, str(row["first_seed"] or "not found"), f"{row['steps']:,}",
                       f"{row['cpu_seconds']:.2f}")
+    fit(table, console.width)
     console.print(table)
     console.print(f"steps to the first violation: median {figures['detection_steps_median']:,}"
                   f" (target <= 300), max {figures['detection_steps_max']:,} (target <= 10,000);"
@@ -106,6 +114,8 @@ def print_shrinks(console: Any, figures: dict[str, Any]) -> None:
     """How small a found bug becomes: per mutant, its first failing seed shrunk."""
     from rich.table import Table
 
+    from sim.textout import fit
+
     if "shrink" not in figures:
         return
     table = Table(title="handoff shrink of each first failing seed (target: ratio <= 0.1)")
@@ -118,6 +128,7 @@ def print_shrinks(console: Any, figures: dict[str, Any]) -> None:
         table.add_row(name, str(row["first_seed"]), f"{row['records_before']:,}",
                       f"{row['records_after']:,}", f"{row['ratio']:.3f}", f"{row['runs']:,}",
                       f"{row['cpu_seconds']:.2f}")
+    fit(table, console.width)
     console.print(table)
     console.print(f"shrunk to at most a tenth: {figures['shrink_within_tenth']} of "
                   f"{figures['shrink_rows']} (the others: docs/scenarios.md, \"How far a "

@@ -4,6 +4,9 @@ list of known-bug variants (SIM-8)."""
 from __future__ import annotations
 
 import json
+import shutil
+import sys
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -22,9 +25,15 @@ def print_mutants(as_json: bool) -> None:
         click.echo(json.dumps({"mutants": rows}, indent=2))
         return
     width = max(len(row["name"]) for row in rows)
+    # In a terminal each description wraps at words under its name's column (piped: one line).
+    columns = shutil.get_terminal_size().columns if sys.stdout.isatty() else 0
     for row in rows:
-        click.echo(f"{row['name']:<{width}}  {row['requirement']:<6}  found by "
-                   f"{row['invariant']}: {row['description']}")
+        line = (f"{row['name']:<{width}}  {row['requirement']:<6}  found by "
+                f"{row['invariant']}: {row['description']}")
+        if columns > width + 20:
+            line = textwrap.fill(line, columns, subsequent_indent=" " * (width + 2),
+                                 break_long_words=False, break_on_hyphens=False)
+        click.echo(line)
 
 
 def print_probes(probes: dict[str, int], never_hit: list[str], table: bool = False) -> None:

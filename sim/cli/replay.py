@@ -74,11 +74,16 @@ def format_for(trace_out: str | None) -> str:
                    "for perfetto, .html, .mmd, .txt; else text).")
 @click.option("--force", is_flag=True,
               help="Replace existing --trace-out and --schedule-out files.")
+@click.option("--compare", "compare", default=None, metavar="OTHER",
+              help="With --format html: one page of this run and OTHER aligned, the first "
+                   "record where they differ marked. OTHER: a schedule (.json), a scenario "
+                   "(.toml, at its seed), a seed, 'plain' (this run without its mutants) or "
+                   "mutant:NAME[,NAME] (this seed with those mutants).")
 def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
            schedule_out: str | None, branch_from: str | None, branch_at: int | None,
            mutants: tuple[str, ...], faults: str | None,
            strategy: str | None, trace_out: str | None, fmt: str | None,
-           moment: str | None = None, force: bool = False) -> None:
+           moment: str | None = None, force: bool = False, compare: str | None = None) -> None:
     """Re-run one seed (or a recorded schedule, or a branch of one) and write its trace."""
     if branch_from is not None and schedule_path is not None:
         _bad_input("--from and --schedule cannot be used together")
@@ -95,6 +100,8 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
     mutant_names = check_mutants(mutants)
     fault_kinds = parse_faults(faults)
     fmt = fmt or format_for(trace_out)
+    if compare is not None and fmt != "html":
+        _bad_input("--compare: needs --format html (the comparison is a page)")
     # Where the output goes is checked before the run, so a typo costs nothing.
     check_outputs((("--trace-out", trace_out), ("--schedule-out", schedule_out)),
                   (("--scenario", world_path), ("--schedule", schedule_path),
@@ -135,14 +142,23 @@ def replay(seed: int | None, world_path: str | None, schedule_path: str | None,
     summary = (f"seed {result.seed}: {len(result.trace)} records, ended {result.end_reason} at "
                f"{result.end_ms} ms, trace sha256 {result.trace.digest()[:16]}")
     if fmt == "html":
-        from sim.html.timeline import to_html
+        from sim.cli import pages
 
         repro = (shlex.join(["handoff", "replay", "--schedule", schedule_path, "--format", "text"])
                  if schedule_path is not None else
                  repro_command(result.seed, world_path, mutant_names, fault_kinds, strategy,
                                branch_from, branch_at))
-        text = to_html(result.trace.records, title=f"handoff: {scenario.name}, seed {result.seed}",
-                       repro=repro, violations=result.violations, summary=summary)
+        title = f"handoff: {scenario.name}, seed {result.seed}"
+        again = pages.Again(scenario, seed=seed, strategy=strategy,
+                            mutants=mutant_names if mutants else None, fault_kinds=fault_kinds,
+                            replay=schedule or branch, replay_steps=branch_at)
+        side = pages.side_of(again, repro, schedule_path or schedule_out, trace_out,
+                             saved=schedule_path is not None or schedule_out is not None)
+        text = (pages.timeline(side, title=title, repro=repro, summary=summary)
+                if compare is None else
+                pages.compared(side, result, compare, title=title, repro=repro,
+                               summary=summary, trace_out=trace_out, world_path=world_path,
+                               faults=fault_kinds, strategy=strategy))
     else:
         text = render(result.trace.records, fmt)
     if trace_out:

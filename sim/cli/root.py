@@ -199,14 +199,15 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
     probes = tally.probes
     never_hit = [name for name, n in probes.items() if n == 0]
     if report_path is not None and not stopped:
-        from sim.html.report import report_page
+        from sim.html.report import original_pages, report_page
 
         title = f"handoff explore: {world_path or 'the default world'}, seeds {seeds[0]}.." \
                 f"{seeds[-1]}" + "".join(f", --mutant {m}" for m in mutant_names)
         write_output(report_path, "--report", report_page(
             title=title, spec=spec, outcomes=tally.failing, seeds=tally.done,
             violations=violations, probes=probes, digest=tally.digest(), saved=saved,
-            report_path=report_path, jobs=jobs))
+            report_path=report_path, fault_seeds=tally.fault_seeds,
+            originals=original_pages(spec, violations, report_path)))
     if as_json:
         doc: dict[str, Any] = {
             "seeds": tally.done, "violations": violations, "seeds_per_second": round(rate, 1),
@@ -289,9 +290,9 @@ def _parts(spec: explore_mod.Sweep, tally: Tally, jobs: int, progress: Callable[
                 tally.add(g.outcome, explore_guided.format_chain(g.chain) or None)
             progress(len(done))
         return
-    for part in explore_mod.parts(spec, tally.seeds, jobs, dask_address, dask_timeout, seen):
+    for part in explore_mod.parts(spec, tally.seeds, jobs, dask_address, dask_timeout, seen,
+                                  progress):
         tally.add_all(part)
-        progress(len(part))
 
 
 def _divergence(spec: explore_mod.Sweep, seed: int) -> dict[str, Any]:
@@ -397,14 +398,23 @@ def run_command(paths: tuple[str, ...], as_json: bool) -> None:
     else:
         from rich.table import Table
 
+        from sim.textout import fit
+
         table = Table(show_lines=False)
-        for column in ("scenario", "result", "covers", "why"):
-            table.add_column(column, overflow="fold")
+        for column in ("scenario", "result", "covers", "why"):  # a file name is never split
+            table.add_column(column, no_wrap=column in ("scenario", "result"))
         for r in rows:
             table.add_row(r["path"], "pass" if r["passed"] else "FAIL", ", ".join(r["covers"]),
                           r["failure"] or "")
         out = console()
+        dropped = fit(table, out.width, drop=("covers", "why"))
         out.print(table)
+        for r in rows if "why" in dropped else ():  # each failure's reason, below the table
+            if not r["passed"]:
+                out.print(f"FAIL {r['path']}: {r['failure']}", markup=False)
+        if dropped:
+            out.print(f"({' and '.join(dropped)} left out to fit {out.width} columns; "
+                      "--json has everything)")
         out.print(f"{passed} passed, {failed} failed")
     raise SystemExit(1 if failed else 0)
 

@@ -127,3 +127,4 @@ def console(stderr: bool = False) -> Any:
         return Console(stderr=stderr, highlight=False, soft_wrap=True)
     # Not a terminal: one logical line stays one line, and tables take the width they need.
     return Console(stderr=stderr, highlight=False, soft_wrap=True, width=1_000_000)
+

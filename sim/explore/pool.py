@@ -28,6 +28,8 @@ from multiprocessing import get_context
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from multiprocessing.sharedctypes import Synchronized
+
     from sim.explore.seed import SeedOutcome, Sweep
 
 _T = TypeVar("_T")
@@ -40,6 +42,10 @@ BATCHES_PER_WORKER = 4
 # worker never holds a huge batch's outcomes, and Ctrl-C loses little work in flight (the
 # batches done are reported; a hand-off per three seconds costs nothing measurable).
 MAX_BATCH = 400
+
+# How often a waiting sweep reads the workers' shared count of seeds done (the progress bar moves
+# per seed, not per batch); it never enters a run.
+PROGRESS_POLL_SECONDS = 0.2
 
 # Trio's scheduler seed is process-wide (sim/determinism.py): two runs in two threads of one
 # process would disturb each other's schedules. A Dask worker may run tasks in several threads,
@@ -131,26 +137,30 @@ def _tell_workers(pool: ProcessPoolExecutor) -> None:
             pass
 
 
-def wait(future: Future[_T], pool: ProcessPoolExecutor) -> _T:
+def wait(future: Future[_T], pool: ProcessPoolExecutor,
+         tick: Callable[[], None] | None = None) -> _T:
     """``future.result()``, passing a stop request on to the workers as soon as it is made (a
-    plain wait would not notice one)."""
+    plain wait would not notice one), and calling ``tick`` while it waits (a progress bar)."""
     told = False
     while True:
         try:
-            return future.result(timeout=0.2)
+            return future.result(timeout=PROGRESS_POLL_SECONDS)
         except FutureTimeout:
             if stop_requested() and not told:
                 _tell_workers(pool)
                 told = True
+            if tick is not None:
+                tick()
 
 
 @contextmanager
-def workers(jobs: int) -> Iterator[ProcessPoolExecutor]:
-    """A pool of ``jobs`` forked workers that die with this process. Left by an exception
-    (Ctrl-C's ``KeyboardInterrupt`` included) or abandoned (a generator closed), it kills its
-    workers and drops the queued batches at once instead of waiting for them to finish."""
+def workers(jobs: int, done: Synchronized[int] | None = None) -> Iterator[ProcessPoolExecutor]:
+    """A pool of ``jobs`` forked workers that die with this process (and count their seeds into
+    ``done``, if given: :func:`start_worker`). Left by an exception (Ctrl-C's
+    ``KeyboardInterrupt`` included) or abandoned (a generator closed), it kills its workers and
+    drops the queued batches at once instead of waiting for them to finish."""
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork"),
-                               initializer=die_with_parent, initargs=(os.getpid(),))
+                               initializer=start_worker, initargs=(os.getpid(), done))
     try:
         yield pool
     except BaseException:
@@ -173,6 +183,23 @@ def stop(pool: ProcessPoolExecutor) -> None:
         process.join(timeout=1)
 
 
+# A local worker's share of the sweep's count of seeds done (set by its initializer).
+_done: Synchronized[int] | None = None
+
+
+def start_worker(parent: int, done: Synchronized[int] | None) -> None:
+    """A local worker's initializer: tied to its parent, counting its seeds into ``done``."""
+    global _done
+    die_with_parent(parent)
+    _done = done
+
+
+def _count_seed(_: int) -> None:
+    if _done is not None:
+        with _done.get_lock():
+            _done.value += 1
+
+
 def run_batch(spec: Sweep, seeds: Sequence[int]) -> list[SeedOutcome]:
     """The batch's outcomes: all of them, or the first ones when a stop was requested."""
     from sim.explore.seed import run_seeds
@@ -182,31 +209,45 @@ def run_batch(spec: Sweep, seeds: Sequence[int]) -> list[SeedOutcome]:
         return []
     tune_for_sweeps()  # a Dask worker's process (a forked one is tuned already)
     with _ONE_RUN_AT_A_TIME:
-        return run_seeds(spec, seeds, stop=stop_requested)
+        return run_seeds(spec, seeds, _count_seed if _done is not None else None,
+                         stop=stop_requested)
 
 
 def local(spec: Sweep, seeds: Sequence[int], jobs: int,
           progress: Callable[[int], None] | None = None) -> list[SeedOutcome]:
     """Forked local workers (they inherit the sweeping process's imports and hash seed)."""
-    return _in_order(local_parts(spec, seeds, jobs), progress)
+    return _in_order(local_parts(spec, seeds, jobs, progress), None)
 
 
-def local_parts(spec: Sweep, seeds: Sequence[int], jobs: int) -> Iterator[list[SeedOutcome]]:
+def local_parts(spec: Sweep, seeds: Sequence[int], jobs: int,
+                progress: Callable[[int], None] | None = None) -> Iterator[list[SeedOutcome]]:
     """Each batch's outcomes, in seed order. Batches are submitted a few per worker at a time,
-    so a long sweep never holds all its futures. A stop request (:func:`stop_on_interrupt`)
-    ends it after the seeds done in order, the first cut batch's included; closing the
-    iterator stops the workers at once."""
+    so a long sweep never holds all its futures. ``progress`` hears of seeds as the workers
+    finish them (a count they share), so a bar moves during the first batch too. A stop request
+    (:func:`stop_on_interrupt`) ends it after the seeds done in order, the first cut batch's
+    included; closing the iterator stops the workers at once."""
     parts = batches(seeds, jobs)
     window = BATCHES_PER_WORKER * jobs
     pending: deque[tuple[Future[list[SeedOutcome]], int]] = deque()
-    with workers(min(jobs, len(parts))) as pool:
+    counted = get_context("fork").Value("q", 0) if progress is not None else None
+    told = 0
+
+    def tell() -> None:
+        nonlocal told
+        if progress is not None and counted is not None and counted.value > told:
+            now = counted.value
+            progress(now - told)
+            told = now
+
+    with workers(min(jobs, len(parts)), counted) as pool:
         for part in parts:
             if stop_requested():
                 break
             pending.append((pool.submit(run_batch, spec, part), len(part)))
             while len(pending) >= window or (pending and part is parts[-1]):
                 future, size = pending.popleft()
-                done = wait(future, pool)
+                done = wait(future, pool, tell)
+                tell()
                 yield done
                 if len(done) < size:  # cut short: later batches would leave a gap
                     stop(pool)

@@ -28,6 +28,9 @@ class SeedOutcome:
     run_digest: str = ""  # see run_digest()
     probes: tuple[str, ...] = ()  # the code probes this seed hit (actors/probes.py)
     steps: int = 0  # kernel steps of the run (of a crash too: up to the exception)
+    # The scripted fault kinds the run met (its ``fault`` records), in first-seen order: the
+    # sweep report compares their rates among passing and failing seeds (sim/html/report.py).
+    faults: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -119,9 +122,11 @@ def _outcome(sweep: Sweep, seed: int, result: world.RunResult | Exception,
     if keep is not None:
         keep.update(schedule=result.schedule, moments=result.moments)
     digest = result.trace.digest() if sweep.digests else None
+    faults = dict.fromkeys(str(r.data.get("kind")) for r in result.trace.records
+                           if r.kind == "fault")
     return SeedOutcome(seed, digest, len(result.trace),
                        tuple(result.violations),
-                       run_digest(result), tuple(result.probes), result.steps)
+                       run_digest(result), tuple(result.probes), result.steps, tuple(faults))
 
 
 def _steps_before(exc: BaseException) -> int:

@@ -78,27 +78,32 @@ SERIAL_PART = 64
 
 def parts(spec: Sweep, seeds: Sequence[int], jobs: int = 1, dask: str | None = None,
           dask_timeout: float | None = None,
-          workers_seen: Callable[[int], None] | None = None) -> Iterator[list[SeedOutcome]]:
+          workers_seen: Callable[[int], None] | None = None,
+          progress: Callable[[int], None] | None = None) -> Iterator[list[SeedOutcome]]:
     """:func:`sweep`'s outcomes a part at a time, in seed order, so the caller keeps what it
     needs of each (a sweep of millions of seeds never holds them all) and has every part done
     so far when it stops early: a stop request (Ctrl-C under ``pool.stop_on_interrupt``) ends
-    it after the seeds in hand, and closing the iterator stops the workers."""
+    it after the seeds in hand, and closing the iterator stops the workers. ``progress`` is
+    told of seeds as they finish (a Dask sweep's, a part at a time)."""
     from sim.explore import pool
     from sim.gc_tuning import tune_for_sweeps
 
     tune_for_sweeps()
     if dask is not None:
-        yield from pool.dask_parts(spec, seeds, dask, dask_timeout or pool.DASK_TIMEOUT,
-                                   workers_seen)
+        for outcomes in pool.dask_parts(spec, seeds, dask, dask_timeout or pool.DASK_TIMEOUT,
+                                        workers_seen):
+            if progress is not None:
+                progress(len(outcomes))
+            yield outcomes
     elif jobs <= 1 or len(seeds) < SERIAL_BELOW:
         for start in range(0, len(seeds), SERIAL_PART):
             part = seeds[start:start + SERIAL_PART]
-            done = run_seeds(spec, part, stop=pool.stop_requested)
+            done = run_seeds(spec, part, progress, stop=pool.stop_requested)
             yield done
             if len(done) < len(part) or pool.stop_requested():
                 return
     else:
-        yield from pool.local_parts(spec, seeds, jobs)
+        yield from pool.local_parts(spec, seeds, jobs, progress)
 
 
 @attrs.frozen

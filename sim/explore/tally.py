@@ -30,6 +30,7 @@ class Tally:
         self.branched = 0  # seeds of a guided sweep that branched from a moment
         self.probes: dict[str, int] = dict.fromkeys(PROBES, 0)  # seeds that hit each probe
         self.invariants: dict[str, int] = {}  # seeds that violated each invariant
+        self.fault_seeds: dict[str, int] = {}  # seeds that met each fault kind (the report's rates)
         self.trace_digests: list[tuple[int, str | None]] | None = [] if trace_digests else None
         self._digests = bytearray()
         self._odd: dict[int, str] = {}  # digests that are not 16 hex digits (a crash's "")
@@ -43,6 +44,8 @@ class Tally:
             self.probes[name] += 1
         for name in dict.fromkeys(v.invariant for v in outcome.violations):
             self.invariants[name] = self.invariants.get(name, 0) + 1
+        for kind in outcome.faults:
+            self.fault_seeds[kind] = self.fault_seeds.get(kind, 0) + 1
         if outcome.violations:
             self.failing.append(outcome)
             if chain:

@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from actors.mutants import BREAKS
-from sim.explore.pool import workers
-from sim.explore.sweeps import SERIAL_BELOW, SeedOutcome, Sweep
-from sim.html.timeline import to_html
+from sim.explore.sweeps import CRASH, SeedOutcome, Sweep
+from sim.html.timeline import to_html, with_schedule_out
 from sim.scenario import Scenario
-from sim.world import core as world
+from sim.world.branch_points import run_with_branch_points
 
 NO_FAULT = "(no fault)"
 _STYLE = """body { font: 13px/1.45 system-ui, sans-serif; color: #1d2330; margin: 12px 18px; }
@@ -39,25 +38,21 @@ def timeline_path(scenario_path: str) -> str:
 def failure_page(scenario: Scenario, scenario_path: str) -> str:
     """The timeline of a saved (shrunk) scenario, replayed as ``handoff replay --scenario`` does:
     its violations on top, each linked to the records its oracle cites."""
-    result = world.run(scenario, seed=scenario.seed)
+    result, steps = run_with_branch_points(scenario, seed=scenario.seed)
     repro = shlex.join(["handoff", "replay", "--scenario", scenario_path, "--format", "text"])
     summary = (f"{scenario.description.strip()} {len(result.trace)} records, ended "
                f"{result.end_reason} at {result.end_ms} ms").strip()
+    schedule = str(Path(scenario_path).with_suffix(".schedule.json"))
     return to_html(result.trace.records, title=f"handoff: {scenario.name}", repro=repro,
-                   violations=result.violations, summary=summary)
+                   violations=result.violations, summary=summary, steps=steps,
+                   schedule=schedule, save=with_schedule_out(repro, schedule))
 
 
-def fault_kinds_of(spec: Sweep, seed: int) -> tuple[str, ...]:
-    """The fault kinds a seed's run met (its ``fault`` records, first-seen order); re-run, since
-    a sweep keeps only each seed's summary. A run that raises met none we can name."""
-    try:
-        result = world.run(spec.scenario, seed=seed, strategy=spec.strategy,
-                           mutants=spec.mutants, fault_kinds=spec.fault_kinds,
-                           replay=spec.branch, replay_steps=spec.branch_at)
-    except Exception:  # the model raised: the sweep already reports it as this seed's crash
+def _faults(outcome: SeedOutcome) -> tuple[str, ...]:
+    """The fault kinds a seed's run met; a run that raised met none we can name."""
+    if any(v.invariant == CRASH[0] for v in outcome.violations):
         return ()
-    kinds = dict.fromkeys(str(r.data.get("kind")) for r in result.trace if r.kind == "fault")
-    return tuple(kinds) or (NO_FAULT,)
+    return outcome.faults or (NO_FAULT,)
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -70,24 +65,14 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
             + "</table>")
 
 
-def _fault_kinds(spec: Sweep, seeds: Sequence[int], jobs: int) -> dict[int, tuple[str, ...]]:
-    """Each failing seed's fault kinds; re-running them over ``jobs`` processes when there are
-    enough to pay for starting them (each run is deterministic, so jobs change nothing)."""
-    if jobs <= 1 or len(seeds) < SERIAL_BELOW:
-        return {seed: fault_kinds_of(spec, seed) for seed in seeds}
-    with workers(jobs) as pool:  # they die with this process, and at once on Ctrl-C
-        return dict(zip(seeds, pool.map(fault_kinds_of, [spec] * len(seeds), seeds,
-                                        chunksize=8), strict=True))
-
-
-def _by_fault_kind(spec: Sweep, outcomes: Sequence[SeedOutcome], jobs: int) -> str:
-    per_seed = _fault_kinds(spec, [o.seed for o in outcomes if o.violations], jobs)
-    kinds = list(dict.fromkeys(k for ks in per_seed.values() for k in ks))
+def _by_fault_kind(outcomes: Sequence[SeedOutcome]) -> str:
+    failing = [o for o in outcomes if o.violations]
+    kinds = list(dict.fromkeys(k for o in failing for k in _faults(o)))
     counts: dict[str, dict[str, int]] = {}
-    for o in outcomes:
+    for o in failing:
         for name in dict.fromkeys(v.invariant for v in o.violations):
             row = counts.setdefault(name, dict.fromkeys(kinds, 0))
-            for kind in per_seed[o.seed]:
+            for kind in _faults(o):
                 row[kind] += 1
     if not counts:
         return "<p>No seed violated an invariant.</p>"
@@ -97,6 +82,39 @@ def _by_fault_kind(spec: Sweep, outcomes: Sequence[SeedOutcome], jobs: int) -> s
     return ("<p>Failing seeds per invariant, and how many of them met each fault kind (a seed "
             "counts once per kind it met).</p>"
             + _table(["invariant", "failing seeds", *kinds], rows))
+
+
+def _rate(n: int, of: int) -> str:
+    return f"{n} ({n / of:.0%})" if of else "0"
+
+
+def _fault_rates(outcomes: Sequence[SeedOutcome], fault_seeds: dict[str, int],
+                 total: int) -> str:
+    """Each fault kind's rate among passing seeds beside its rate among failing ones: a kind
+    far more common among the failing is a suspect. A sweep keeps only its failing seeds'
+    outcomes: ``fault_seeds`` counts, for every seed run (``total``), those that met each kind,
+    so the passing seeds' counts are the rest."""
+    failing = [o for o in outcomes if o.violations]
+    passing = total - len(failing)
+    kinds = list(dict.fromkeys([*fault_seeds, *(k for o in failing for k in _faults(o))]))
+    if not kinds:
+        return "<p>No run met a fault.</p>"
+    met = {}
+    for kind in kinds:
+        in_failing = sum(kind in _faults(o) for o in failing)
+        met[kind] = (fault_seeds.get(kind, in_failing) - in_failing, in_failing)
+
+    def lift(kind: str) -> float:
+        p, f = met[kind]
+        return (f / len(failing) if failing else 0.0) - (p / passing if passing else 0.0)
+
+    rows = [[escape(kind), _rate(met[kind][0], passing), _rate(met[kind][1], len(failing)),
+             f"{lift(kind):+.0%}"] for kind in sorted(kinds, key=lambda k: (-lift(k), k))]
+    return (f"<p>How often each fault kind came up in the {passing} passing and the "
+            f"{len(failing)} failing seeds; the kinds most over-represented among the failing "
+            "first.</p>"
+            + _table(["fault kind", "passing seeds", "failing seeds", "failing minus passing"],
+                     rows))
 
 
 def _detection(mutants: Sequence[str], outcomes: Sequence[SeedOutcome], total: int) -> str:
@@ -126,34 +144,87 @@ def _probes(probes: dict[str, int], seeds: int) -> str:
 
 
 def _failing(violations: Sequence[dict[str, Any]], saved: Sequence[dict[str, Any]] | None,
-             report_dir: Path) -> str:
+             originals: dict[int, str], report_dir: Path) -> str:
+    """One row per distinct (invariant, message): how many seeds gave it and which, the first
+    one's repro, its shrunk timeline when saved and its unshrunk run's page."""
     pages = {(s["seed"], s["invariant"]): timeline_path(s["path"]) for s in saved or ()}
-    rows = []
-    seen: set[tuple[int, str]] = set()
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for v in violations:
-        key = (v["seed"], v["invariant"])
-        if key in seen:  # one row per (seed, invariant): its first message
-            continue
-        seen.add(key)
-        page = pages.get(key)
-        link = (f'<a href="{escape(os.path.relpath(page, report_dir))}">shrunk timeline</a>'
-                if page is not None else "")
-        rows.append([str(v["seed"]), f"<b>{escape(v['invariant'])}</b> "
-                     f"({escape(v['requirement'])})", escape(v["message"]),
-                     f"<code>{escape(v['repro'])}</code>", link])
-    if not rows:
+        group = groups.setdefault((v["invariant"], v["message"]), [])
+        if all(other["seed"] != v["seed"] for other in group):
+            group.append(v)
+    if not groups:
         return "<p>None.</p>"
-    return _table(["seed", "invariant", "message", "repro", "timeline"], rows)
+
+    def href(path: str, text: str) -> str:
+        return f'<a href="{escape(os.path.relpath(path, report_dir))}">{text}</a>'
+
+    rows = []
+    for (invariant, message), group in groups.items():
+        first = group[0]
+        seeds = ", ".join(str(v["seed"]) for v in group[:12])
+        shrunk = next((pages[(v["seed"], invariant)] for v in group
+                       if (v["seed"], invariant) in pages), None)
+        links = [href(shrunk, "shrunk timeline") if shrunk else "",
+                 href(originals[first["seed"]], f"seed {first['seed']}'s run")
+                 if first["seed"] in originals else ""]
+        rows.append([len(group), seeds + (f", … ({len(group) - 12} more)" if len(group) > 12
+                                          else ""),
+                     f"<b>{escape(invariant)}</b> ({escape(first['requirement'])})",
+                     escape(message), f"<code>{escape(first['repro'])}</code>",
+                     " ".join(link for link in links if link)])
+    return ("<p>Identical messages grouped: how many seeds gave each, the first one's repro, "
+            "its shrunk timeline (with --save-failures) and the page of its unshrunk run.</p>"
+            + _table(["seeds", "which", "invariant", "message", "repro", "pages"], rows))
+
+
+# Unshrunk runs' pages the report writes beside itself, at most this many seeds' (each is a run).
+MAX_ORIGINAL_PAGES = 20
+
+
+def original_pages(spec: Sweep, violations: Sequence[dict[str, Any]],
+                   report_path: str) -> dict[int, str]:
+    """The pages of the first failing seeds' runs as the sweep ran them (before shrinking), in
+    a folder beside the report (``sweep.html``: ``sweep-seeds/seed-N.html``): seed -> path."""
+    folder = Path(report_path).with_name(Path(report_path).stem + "-seeds")
+    seeds = list(dict.fromkeys(v["seed"] for v in violations))[:MAX_ORIGINAL_PAGES]
+    repros = {v["seed"]: v["repro"] for v in reversed(violations)}
+    written: dict[int, str] = {}
+    for seed in seeds:
+        try:
+            result, steps = run_with_branch_points(
+                spec.scenario, seed=seed, strategy=spec.strategy, mutants=spec.mutants,
+                fault_kinds=spec.fault_kinds, replay=spec.branch, replay_steps=spec.branch_at)
+        except Exception:  # the model raised: the report gives the crash's repro instead
+            continue
+        folder.mkdir(exist_ok=True)
+        path, schedule = folder / f"seed-{seed}.html", str(folder / f"seed-{seed}.schedule.json")
+        path.write_text(to_html(result.trace.records, title=f"handoff: seed {seed}",
+                                repro=repros[seed], violations=result.violations,
+                                summary=f"seed {seed}: {len(result.trace)} records, ended "
+                                        f"{result.end_reason} at {result.end_ms} ms",
+                                steps=steps, schedule=schedule,
+                                save=with_schedule_out(repros[seed], schedule)),
+                        encoding="utf-8")
+        written[seed] = str(path)
+    return written
 
 
 def report_page(*, title: str, spec: Sweep, outcomes: Sequence[SeedOutcome],
                 violations: Sequence[dict[str, Any]], probes: dict[str, int], digest: str,
-                saved: Sequence[dict[str, Any]] | None, report_path: str, jobs: int = 1,
-                seeds: int | None = None) -> str:
-    """The sweep report; ``violations`` are explore's rows (seed, invariant, message, repro).
-    ``outcomes`` may hold only the failing seeds' (a sweep keeps no more), ``seeds`` then
-    saying how many seeds ran."""
+                saved: Sequence[dict[str, Any]] | None, report_path: str,
+                seeds: int | None = None, fault_seeds: dict[str, int] | None = None,
+                originals: dict[int, str] | None = None) -> str:
+    """The sweep report; ``violations`` are explore's rows (seed, invariant, message, repro);
+    ``originals`` the unshrunk runs' pages (:func:`original_pages`). ``outcomes`` may hold only
+    the failing seeds' (a sweep keeps no more), ``seeds`` then saying how many seeds ran and
+    ``fault_seeds`` how many of them met each fault kind."""
     total = len(outcomes) if seeds is None else seeds
+    if fault_seeds is None:
+        fault_seeds = {}
+        for o in outcomes:
+            for kind in _faults(o):
+                fault_seeds[kind] = fault_seeds.get(kind, 0) + 1
     failing = sorted({v["seed"] for v in violations})
     mutants = tuple(spec.mutants or ())
     parts = [f"<h1>{escape(title)}</h1>",
@@ -161,10 +232,11 @@ def report_page(*, title: str, spec: Sweep, outcomes: Sequence[SeedOutcome],
              f"sweep digest <code>{escape(digest)}</code></p>"]
     if mutants:
         parts += ["<h2>Detection</h2>", _detection(mutants, outcomes, total)]
-    parts += ["<h2>Violations by invariant and fault kind</h2>",
-              _by_fault_kind(spec, outcomes, jobs),
+    parts += ["<h2>Violations by invariant and fault kind</h2>", _by_fault_kind(outcomes),
+              "<h2>Fault kinds among passing and failing seeds</h2>",
+              _fault_rates(outcomes, fault_seeds, total),
               "<h2>Failing seeds</h2>",
-              _failing(violations, saved, Path(report_path).resolve().parent),
+              _failing(violations, saved, originals or {}, Path(report_path).resolve().parent),
               "<h2>Probe hits</h2>", _probes(probes, total)]
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n"

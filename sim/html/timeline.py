@@ -2,9 +2,11 @@
 
 A lane per actor (requester sessions, child runs, delivery, gateway, then the harness's own lanes),
 each hand-off an arrow from sender to receiver at its virtual time, faults and crashes marked on
-the lane they hit, a failing run's violations on top, each linked to the records its oracle cites
-(``Violation.records``), and the one-line repro. The page's script and style are package data
-(``timeline.js``, ``timeline.css``) inlined into the file; nothing is fetched.
+the lane they hit, child runs and delivery attempts as bars (``runs.py``), a failing run's
+violations on top, each linked to the records its oracle cites (``Violation.records``), the
+one-line repro, and per record the choices made before it (a branch from there: ``K``). The
+page's script and style are package data (``timeline.js``, ``timeline.css``) inlined into the
+file; nothing is fetched.
 
 The records are embedded compactly so a big run's file grows linearly with its records and stays
 smaller than its JSONL: every string (keys and values) is written once in a string table and
@@ -18,11 +20,15 @@ from __future__ import annotations
 import html
 import json
 import re
+import shlex
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any
 
+import attrs
+
 from actors import addresses
+from sim.html import runs
 from sim.invariants.base import Violation
 from sim.textout import printable
 from sim.trace import Record
@@ -133,39 +139,47 @@ def _lanes(records: Sequence[Record]) -> dict[str, int]:
 
 def _arrows_and_marks(records: Sequence[Record], lane: dict[str, int]
                       ) -> tuple[list[list[int]], list[list[int]]]:
-    """The hand-offs the trace shows, as [from lane, to lane, t0, t1, record seq, style], and the
-    faults and crashes, as [lane, t, record seq, mark]. Read from the records' own fields (who
-    spawned whom, which run a send or a receipt is for), never from the model."""
+    """The hand-offs the trace shows, as [from lane, to lane, t0, t1, record seq, style, from
+    seq, to seq] (the records at the arrow's two ends, so the page can spread one instant's
+    hand-offs apart), and the faults and crashes, as [lane, t, record seq, mark]. Read from the
+    records' own fields (who spawned whom, which run a send or a receipt is for), never from the
+    model."""
     child_of: dict[str, str] = {}  # run id -> the child's actor
-    last_gateway: dict[str, int] = {}  # run id -> time of the gateway's latest record for it
+    last_gateway: dict[str, tuple[int, int]] = {}  # run id -> the gateway's latest (t, seq) for it
+    pending_start: dict[str, list[Any]] = {}  # child actor -> its spawn arrow, until it records
     pending_end: dict[str, list[Any]] = {}  # run id -> its child.end arrow, until delivery sees it
     pending_send: dict[str, list[Any]] = {}  # delivery key -> its attempt arrow, until the send
     arrows: list[list[Any]] = []
     marks: list[list[int]] = []
 
-    def add(src: str, dst: str, t0: int, t1: int, seq: int, style: int) -> list[Any]:
-        arrow = [lane[src], lane[dst], t0, t1, seq, style]
+    def add(src: str, dst: str, t0: int, t1: int, seq: int, style: int,
+            start: int | None = None) -> list[Any]:
+        arrow = [lane[src], lane[dst], t0, t1, seq, style, seq if start is None else start, seq]
         arrows.append(arrow)
         return arrow
 
     for r in records:
         d = r.data
         run_id = d.get("run_id") if isinstance(d.get("run_id"), str) else None
+        if r.actor in pending_start and r.kind != "spawn":
+            pending_start.pop(r.actor)[7] = r.seq
         if r.kind == "spawn" and isinstance(d.get("child"), str):
             child = addresses.child(d["child"])
             if run_id is not None:
                 child_of[run_id] = child
             if child in lane:
-                add(r.actor, child, r.t_ms, r.t_ms, r.seq, SEND)
+                pending_start[child] = add(r.actor, child, r.t_ms, r.t_ms, r.seq, SEND)
         elif r.kind == "child.end" and run_id is not None and addresses.DELIVERY in lane:
             pending_end[run_id] = add(r.actor, addresses.DELIVERY, r.t_ms, r.t_ms, r.seq, SEND)
         elif r.kind == "delivery.attempt" and addresses.GATEWAY in lane:
             pending_send[str(d.get("key"))] = add(r.actor, addresses.GATEWAY, r.t_ms, r.t_ms,
                                                   r.seq, SEND)
         elif r.kind in _RECEIPTS and addresses.GATEWAY in lane and run_id is not None:
-            add(addresses.GATEWAY, r.actor, last_gateway.get(run_id, r.t_ms), r.t_ms, r.seq, SEND)
+            t0, seq0 = last_gateway.get(run_id, (r.t_ms, r.seq))
+            add(addresses.GATEWAY, r.actor, t0, r.t_ms, r.seq, SEND, seq0)
         elif r.kind == "delivery.delivered" and run_id in last_gateway:
-            add(addresses.GATEWAY, r.actor, last_gateway[run_id], r.t_ms, r.seq, ACK)
+            t0, seq0 = last_gateway[run_id]
+            add(addresses.GATEWAY, r.actor, t0, r.t_ms, r.seq, ACK, seq0)
         elif r.kind == "drop" and d.get("src") in lane and d.get("dst") in lane:
             add(d["src"], d["dst"], r.t_ms, r.t_ms, r.seq, LOST)
         elif r.kind in _HARNESS_ASKS and isinstance(d.get("session"), str):
@@ -181,11 +195,13 @@ def _arrows_and_marks(records: Sequence[Record], lane: dict[str, int]
         # An arrow ends where its receiver first shows it: a run's end where delivery first
         # records that run, an attempt where the gateway records its send.
         if r.actor == addresses.DELIVERY and run_id in pending_end:
-            pending_end.pop(run_id)[3] = r.t_ms
+            arrow = pending_end.pop(run_id)
+            arrow[3], arrow[7] = r.t_ms, r.seq
         if r.kind == "gateway.send" and str(d.get("key")) in pending_send:
-            pending_send.pop(str(d.get("key")))[3] = r.t_ms
+            arrow = pending_send.pop(str(d.get("key")))
+            arrow[3], arrow[7] = r.t_ms, r.seq
         if r.actor == addresses.GATEWAY and run_id is not None:
-            last_gateway[run_id] = r.t_ms
+            last_gateway[run_id] = (r.t_ms, r.seq)
     arrows.sort(key=lambda a: (a[2], a[4]))
     return arrows, marks
 
@@ -202,21 +218,82 @@ def _fault_target(data: Any, child_of: dict[str, str], lane: dict[str, int], own
     return own
 
 
+@attrs.frozen
+class Side:
+    """One run on a page (a compare page has two): its records, its violations, and where a
+    branch from one of its records starts: per record the choices made before it (``steps``,
+    sim/world/branch_points.py), the schedule file that holds them, and the command that writes
+    that file when the page's user does not have it yet."""
+
+    records: Sequence[Record]
+    violations: Sequence[Violation] = ()
+    steps: Sequence[int] | None = None
+    schedule: str | None = None
+    save: str | None = None
+    label: str = ""
+
+
+def with_schedule_out(repro: str, schedule: str) -> str:
+    """A run's repro command made to write the run's schedule (and nothing else) instead: what
+    a page shows before the commands that branch from the schedule."""
+    parts = shlex.split(repro)
+    if parts[-2:] == ["--format", "text"]:
+        parts = parts[:-2]
+    return shlex.join([*parts, "--schedule-out", schedule, "--format", "jsonl"]) + " > /dev/null"
+
+
 def payload(records: Iterable[Record], *, title: str, repro: str | None = None,
-            violations: Sequence[Violation] = (), summary: str = "") -> dict[str, Any]:
-    """Everything the page draws, as one JSON-ready document."""
-    records = list(records)
+            violations: Sequence[Violation] = (), summary: str = "",
+            steps: Sequence[int] | None = None, schedule: str | None = None,
+            save: str | None = None) -> dict[str, Any]:
+    """Everything the page of one run draws, as one JSON-ready document."""
+    return assemble([Side(list(records), violations, steps, schedule, save)], title=title,
+                    repro=repro, summary=summary)
+
+
+def assemble(sides: Sequence[Side], *, title: str, repro: str | None = None,
+             summary: str = "") -> dict[str, Any]:
+    """The document for one run, or two aligned (a compare page): each actor's lane of the
+    second run right under the first's, the second's records numbered on after the first's."""
     s = _Strings()
-    lane = _lanes(records)
-    arrows, marks = _arrows_and_marks(records, lane)
-    return {
-        "title": title, "summary": summary, "repro": repro,
-        "lanes": [[s(actor), _group(actor)] for actor in lane],
-        "R": [[r.seq, r.t_ms, lane[r.actor], s(r.kind), _pairs(r.data, s)] for r in records],
-        "arrows": arrows, "marks": marks,
-        "V": [v.to_json() for v in violations],
-        "S": s.table(),
-    }
+    lane: dict[tuple[int, str], int] = {}  # (side, actor) -> lane
+    names: list[tuple[str, str]] = []  # per lane: (label, actor)
+    per_side = [_lanes(side.records) for side in sides]
+    for actor in dict.fromkeys(a for lanes in per_side for a in lanes):
+        for i, lanes in enumerate(per_side):
+            if actor in lanes:
+                lane[(i, actor)] = len(names)
+                names.append((sides[i].label, actor))
+    doc: dict[str, Any] = {"title": title, "summary": summary, "repro": repro,
+                           "lanes": [[s(f"{label} {actor}".strip()), _group(actor)]
+                                     for label, actor in names],
+                           "R": [], "arrows": [], "marks": [], "bars": [], "V": [],
+                           "branch": [], "K": []}
+    offset = 0
+    for i, side in enumerate(sides):
+        own = {actor: lane[(i, actor)] for actor in per_side[i]}
+        arrows, marks = _arrows_and_marks(side.records, own)
+
+        def shift(seq: int, offset: int = offset) -> int:
+            return seq + offset if seq >= 0 else seq  # -1: no record
+        doc["R"] += [[r.seq + offset, r.t_ms, own[r.actor], s(r.kind), _pairs(r.data, s)]
+                     for r in side.records]
+        doc["arrows"] += [[*a[:4], shift(a[4]), a[5], shift(a[6]), shift(a[7])] for a in arrows]
+        doc["marks"] += [[m[0], m[1], shift(m[2]), m[3]] for m in marks]
+        doc["bars"] += [[*b[:3], shift(b[3]), shift(b[4]), *b[5:]]
+                        for b in runs.bars(side.records, own)]
+        doc["V"] += [{**v.to_json(), "records": [shift(q) for q in v.records],
+                      **({"side": side.label} if side.label else {})} for v in side.violations]
+        doc["branch"].append({"from": offset, "schedule": side.schedule, "save": side.save,
+                              "label": side.label})
+        if doc["K"] is not None and side.steps is not None:
+            doc["K"] += list(side.steps)
+        else:
+            doc["K"] = None
+        offset += len(side.records)
+    doc["arrows"].sort(key=lambda a: (a[2], a[4]))
+    doc["S"] = s.table()
+    return doc
 
 
 def _asset(name: str) -> str:
@@ -230,6 +307,44 @@ def script_json(doc: Any) -> str:
     return printable(text.replace("<", "\\u003c").replace("/", "\\/"))
 
 
+# What each mark means (swatches drawn with the page's own classes).
+def _swatch(body: str, width: int = 22) -> str:
+    return f'<svg width="{width}" height="16" aria-hidden="true">{body}</svg>'
+
+
+_DOT = '<circle class="rec {}" cx="8" cy="8" r="4.5"/>'
+LEGEND = "".join(f"<span>{swatch} {text}</span>" for swatch, text in (
+    (_swatch(_DOT.format("k-requester")), "requester, spawn"),
+    (_swatch(_DOT.format("k-child")), "child"),
+    (_swatch(_DOT.format("k-delivery")), "delivery, recovery"),
+    (_swatch(_DOT.format("k-gateway")), "gateway"),
+    (_swatch(_DOT.format("k-fault")), "fault record"),
+    (_swatch(_DOT.format("k-crash")), "crash, drop"),
+    (_swatch(_DOT.format("k-world")), "harness"),
+    (_swatch('<circle class="rec" cx="9" cy="8" r="7"/>'
+             '<text class="count" x="9" y="11.5">3</text>'),
+     "records a dot apart (click to list)"),
+    (_swatch('<rect class="bin" x="4" y="2" width="3" height="12"/>'
+             '<rect class="bin" x="8" y="2" width="3" height="12" fill-opacity=".4"/>'),
+     "many records (zoom in)"),
+    (_swatch('<line class="arrow" x1="2" y1="8" x2="20" y2="8"/>', 24), "hand-off"),
+    (_swatch('<line class="arrow s1" x1="2" y1="8" x2="20" y2="8"/>', 24), "acknowledgement"),
+    (_swatch('<line class="arrow s2" x1="2" y1="8" x2="20" y2="8"/>', 24), "lost message"),
+    (_swatch('<path class="mark fault" d="M9,2l6,9h-12z"/>'), "fault where it hits"),
+    (_swatch('<path class="mark crash" d="M3,2l12,12m0,-12l-12,12"/>'), "crash"),
+    (_swatch('<rect class="bar run ok" x="1" y="1" width="20" height="14" rx="3"/>'),
+     "child run, start to end (red: failed; grey: open)"),
+    (_swatch('<rect class="bar attempt ok" x="1" y="5" width="20" height="6" rx="2"/>'),
+     "delivery attempt, send to ack (red: failed; grey: no answer)"),
+    (_swatch('<circle class="rec cited" cx="8" cy="8" r="5"/>'), "cited by a violation"),
+    (_swatch('<circle class="rec diff" cx="8" cy="8" r="5"/>'), "first difference (compare)"),
+    (_swatch('<circle class="rec k-delivery" cx="5" cy="8" r="4"/>'
+             '<circle class="rec k-gateway" cx="12" cy="8" r="4"/>'
+             '<circle class="rec k-requester" cx="19" cy="8" r="4"/>', 24),
+     "one instant's records, spread apart in order"),
+))
+
+
 def page(doc: dict[str, Any]) -> str:
     """The self-contained page for one payload."""
     title = html.escape(doc["title"])
@@ -238,6 +353,7 @@ def page(doc: dict[str, Any]) -> str:
             f"<title>{title}</title>\n<style>\n{_asset('timeline.css')}</style></head>\n"
             f'<body>\n<header><h1>{title}</h1><p id="summary"></p></header>\n'
             f'<section id="violations" hidden></section>\n'
+            f'<section id="compare" hidden></section>\n'
             f'<p id="repro-line" hidden>repro: <code id="repro"></code></p>\n'
             f'<nav id="controls"><label>filter (run id or session) '
             f'<input id="filter" type="search" placeholder="run-3, agent:main:main"></label> '
@@ -245,19 +361,30 @@ def page(doc: dict[str, Any]) -> str:
             f'<button id="zoom-out" title="zoom out (-)">&minus;</button>'
             f'<button id="fit" title="whole run (0)">fit</button> '
             f'<span id="window"></span></nav>\n'
+            f'<details id="legend" open><summary>legend</summary>{LEGEND}</details>\n'
             f'<main><div id="view"><svg id="chart"></svg><div id="spacer"></div></div>\n'
-            f'<aside id="details"><p>Click a record for its fields. Drag or shift+wheel to pan, '
-            f'ctrl+wheel (or wheel over the time axis) to zoom, wheel to scroll the lanes; '
-            f'keys + - 0 and the arrows too.</p></aside></main>\n'
+            f'<section id="events"><div id="ev-head"><select id="ev-kind" '
+            f'title="records of one kind"></select> <input id="ev-run" type="search" '
+            f'placeholder="run id, session" title="records of one run"> '
+            f'<span id="ev-count"></span></div>'
+            f'<div id="ev-list"><div id="ev-rows"></div></div></section>\n'
+            f'<aside id="side"><div id="registry" hidden></div>'
+            f'<div id="details"><p>Click a record for its fields, its run\'s summary and a '
+            f'command that branches from it; hover a child\'s lane for its registry row at '
+            f'that time. Drag or shift+wheel to pan, ctrl+wheel (or wheel over the time axis) '
+            f'to zoom, wheel to scroll the lanes; keys + - 0 and the arrows too.</p></div>'
+            f'</aside></main>\n'
             f'<div id="tip" hidden></div>\n'
             f'<script type="application/json" id="{_DATA_ID}">{script_json(doc)}</script>\n'
             f"<script>\n{_asset('timeline.js')}</script>\n</body></html>\n")
 
 
 def to_html(records: Iterable[Record], *, title: str, repro: str | None = None,
-            violations: Sequence[Violation] = (), summary: str = "") -> str:
+            violations: Sequence[Violation] = (), summary: str = "",
+            steps: Sequence[int] | None = None, schedule: str | None = None,
+            save: str | None = None) -> str:
     return page(payload(records, title=title, repro=repro, violations=violations,
-                        summary=summary))
+                        summary=summary, steps=steps, schedule=schedule, save=save))
 
 
 _DATA = re.compile(rf'<script type="application/json" id="{_DATA_ID}">(.*?)</script>', re.S)

@@ -96,8 +96,12 @@ def run(
     which the run draws its own from ``seed`` (a branch, SIM-11). Without a schedule, a
     scenario's ``[replay.choices]`` guide the run (a saved shrunk failure; sim/choices.py).
     """
-    world = prepare(scenario, seed=seed, strategy=strategy, mutants=mutants,
-                    fault_kinds=fault_kinds, replay=replay, replay_steps=replay_steps)
+    return execute(prepare(scenario, seed=seed, strategy=strategy, mutants=mutants,
+                           fault_kinds=fault_kinds, replay=replay, replay_steps=replay_steps))
+
+
+def execute(world: World) -> RunResult:
+    """Run the world :func:`prepare` built to its end."""
     # One fixed stream for Trio's own batch order, never the run's seed: a batch of two or more
     # tasks (cancelled scopes wake outside the harness's hand-off, e.g. a reset killing several
     # children) is then ordered by what ran before it alone, so a branch that keeps a recorded

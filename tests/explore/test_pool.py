@@ -43,6 +43,22 @@ def test_local_workers_match_a_serial_sweep(default_world: Scenario) -> None:
     assert explore.sweep_digest(parallel) == explore.sweep_digest(serial)
 
 
+def test_the_progress_hears_of_every_seed_from_the_workers(
+        default_world: Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = explore.Sweep(default_world, None, None, None)
+    seeds = list(range(1, 41))
+    told: list[int] = []
+    assert pool.local(spec, seeds, 2, told.append) == explore.sweep(spec, seeds, jobs=1)
+    assert sum(told) == len(seeds)
+    # A worker counts each seed as it finishes it, not each batch (what the bar reads).
+    from multiprocessing import get_context
+
+    done = get_context("fork").Value("q", 0)
+    monkeypatch.setattr(pool, "_done", done)
+    pool.run_batch(spec, seeds[:5])
+    assert done.value == 5  # one count per seed: _count_seed adds one at a time
+
+
 def _sweep_digest_with_hash_seed(hash_seed: str) -> str:
     code = ("from importlib import resources\n"
             "from sim.explore import sweeps as explore\nfrom sim.scenario import load\n"

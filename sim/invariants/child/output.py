@@ -126,8 +126,9 @@ def output_rule(trace: Sequence[Record]) -> list[Violation]:
         proof = (*(r.seq for r in run.records
                    if r.kind in ("child.message", "child.attempt", "child.delta")), end.seq)
         if result != expected:
-            symptom = ("the child streamed visible text, yet its result is empty (the seed-000 "
-                       "lost partial answer); " if not result and expected.strip() else "")
+            symptom = ("the child streamed visible text, yet its result is empty (the lost "
+                       "partial answer of the specification's case 000); "
+                       if not result and expected.strip() else "")
             violations.append(Violation(
                 "output-rule", "OUT-1",
                 f"{symptom}{run_id} reported {result!r} but {source} gives {expected!r}", proof))
