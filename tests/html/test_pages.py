@@ -105,7 +105,8 @@ def test_replay_compare_takes_a_seed_a_mutant_a_scenario_or_a_schedule(tmp_path:
     for other in ("5", "mutant:dedupe-off", "plain", str(schedule), DEFAULT_WORLD):
         page = tmp_path / "c.html"
         done = CliRunner().invoke(main, ["replay", "--seed", "4", "--compare", other,
-                                         "--format", "html", "--trace-out", str(page)])
+                                         "--format", "html", "--trace-out", str(page),
+                                         "--force"])  # one page, written again for each other
         assert done.exit_code in (0, 1), (other, done.output)
         text = page.read_text(encoding="utf-8")
         check_self_contained(text)
