@@ -73,6 +73,8 @@ MUTANT_PRIVATE_AFTER_RESET = "private-after-reset"
 # A requester reset or delete and its running children (actors/requester/shell.py, §c17).
 MUTANT_RESET_KEEPS_CHILDREN = "reset-keeps-children"
 MUTANT_NESTED_DELETE_KEEPS_CHILDREN = "nested-delete-keeps-children"
+# A kill of a running run (actors/requester/shell.py; reference §c18).
+MUTANT_KILL_ANNOUNCED = "kill-announced"
 # A private batch's resumed turn (actors/requester/turns.py) and status checks (PRV-2, PRV-6).
 MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-final-visible"
 MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes"
@@ -272,6 +274,11 @@ MUTANTS: dict[str, str] = {
         "and their results are handed to the new conversation, instead of killing them with "
         "delivery suppressed (recorded not_required; DEL-1, reference §c17)"
     ),
+    MUTANT_KILL_ANNOUNCED: (
+        "a kill of a running run (and of its unended descendants) ends it killed but leaves "
+        "its delivery required, so its failure is announced to the requester, instead of "
+        "suppressing it (recorded not_required; DEL-1, reference §c18)"
+    ),
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN: (
         "a nested requester's session deleted once its run is over leaves the child runs it "
         "spawned running: their completions fall back one level up (DEL-4) instead of being "
@@ -390,6 +397,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_PRIVATE_TO_CHANNEL: Breaks("PRV-1", "private-never-to-channel"),
     MUTANT_PRIVATE_USAGE_STATS: Breaks("PRV-8", "private-handoff-stable"),
     MUTANT_RESET_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
+    MUTANT_KILL_ANNOUNCED: Breaks("DEL-1", "kill-suppresses"),
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
     MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),
     MUTANT_SESSION_QUEUE_OFF: Breaks("DEL-6", "session-runs-serial"),

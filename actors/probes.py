@@ -156,7 +156,12 @@ PROBES: dict[str, str] = {
     "requester.spawn-refused-not-running": "a nested session whose run is not running tried "
                                            "to spawn (refused)",
     "requester.lane-queued": "a spawned run waits for a slot of the maxConcurrent lane",
-    "requester.abort-cascaded": "an aborted run's unfinished child was cancelled with it",
+    "requester.abort-cascaded": "a killed run's unfinished child was killed with it, its "
+                                "delivery suppressed too (reference §c18)",
+    "requester.kill-ended-run": "a kill named a child whose latest run had already ended: "
+                                "nothing killed, nothing changed (reference §c18)",
+    "requester.kill-ended-completion-in-flight": "a kill named an ended child whose required "
+                                                 "completion was still in flight",
     "requester.session-gone": "a completion reached a nested session deleted while it was on "
                               "its way (refused; the next attempt falls back)",
     "delivery.findings": "a run's announcement carries its direct children's findings",

@@ -40,6 +40,7 @@ from actors.messages import (
     TranscriptMirror,
 )
 from actors.mutants import (
+    MUTANT_KILL_ANNOUNCED,
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN,
     MUTANT_PRIVATE_AFTER_RESET,
     MUTANT_RESET_KEEPS_CHILDREN,
@@ -55,6 +56,7 @@ from actors.requester.session import Receipt, SessionCore, child_session_key
 from actors.requester.turns import receive_wake, turn_act
 from actors.requester.waves import receive_wave_wake
 from actors.runtime import Port
+from actors.states import DeliveryStatus
 from actors.store.durable import RunStore
 from actors.yields.batch_wake import SETTLE_TOOL
 from actors.yields.turns import ReplyMode, TurnCore
@@ -200,21 +202,31 @@ async def run_requester(
 
                 port.spawn(children, actor, body)
             elif isinstance(message, AbortChild):
+                # A kill (reference §c18): of a run that has not ended, it is stopped with its
+                # completion suppressed (delivery not_required, nothing announced), and so are
+                # its unended descendants; of a run that has ended, nothing is killed and
+                # nothing changes (its completion in flight goes on as usual).
                 target = scopes.get(message.child_id)
-                port.emit(events.AbortRequested(message.child_id, target is not None))
-                if target is not None:
-                    ended = store.get(runs[message.child_id][0]).ended_at_ms is not None
-                    target.cancel()
-                    if not ended:
-                        _cascade(port, store, runs[message.child_id])
+                latest = None if target is None else store.get(runs[message.child_id][0])
+                killed = latest is not None and latest.ended_at_ms is None
+                port.emit(events.AbortRequested(message.child_id, target is not None, killed))
+                if latest is not None and not killed:
+                    port.probe("requester.kill-ended-run")
+                    if latest.delivery_status == DeliveryStatus.PENDING:
+                        port.probe("requester.kill-ended-completion-in-flight")
+                if killed:
+                    assert target is not None and latest is not None
+                    _kill(port, store, latest.run_id, target, mutants)
+                    _cascade(port, store, runs[message.child_id])
             elif isinstance(message, AbortRun):
-                # The run that spawned them was aborted: its unfinished children go with it.
+                # The run that spawned them was killed: its unfinished children go with it,
+                # each suppressed the same way (``killSubagentRunTree``).
                 cancelled = [c.child_id for c in store.direct_children(message.run_id)
                              if c.ended_at_ms is None and c.child_id in scopes]
                 port.emit(events.AbortCascaded(session_key, cancelled))
                 for child_id in cancelled:
                     port.probe("requester.abort-cascaded")
-                    scopes[child_id].cancel()
+                    _kill(port, store, runs[child_id][0], scopes[child_id], mutants)
                     _cascade(port, store, runs[child_id])
             elif isinstance(message, Completion) and store.session_deleted(session_key):
                 # The session was deleted while the completion was on its way (DEL-4): refused,
@@ -328,6 +340,16 @@ def _cascade(port: Port, store: RunStore, run: tuple[str, str]) -> None:
     run_id, key = run
     if store.direct_children(run_id):
         port.send(addresses.requester(key), AbortRun(run_id))
+
+
+def _kill(port: Port, store: RunStore, run_id: str, scope: trio.CancelScope,
+          mutants: frozenset[str]) -> None:
+    """Kill a run that has not ended: its delivery suppressed first (the registry records it
+    ``not_required``; no announce, no hand-off), then its scope cancelled (it ends error
+    ``subagent run terminated``)."""
+    if MUTANT_KILL_ANNOUNCED not in mutants:
+        store.apply(run_id, DeliverySuppressed())
+    scope.cancel()
 
 
 def _kill_on_reset(port: Port, store: RunStore, session_key: str,

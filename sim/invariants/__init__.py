@@ -34,6 +34,7 @@ from sim.invariants.gateway.mirrors import INVARIANTS as _MIRRORS
 from sim.invariants.gateway.permissions import INVARIANTS as _PERMISSIONS
 from sim.invariants.gateway.routes import INVARIANTS as _ROUTES
 from sim.invariants.nesting.findings import INVARIANTS as _FINDINGS
+from sim.invariants.nesting.kills import INVARIANTS as _KILLS
 from sim.invariants.nesting.limits import INVARIANTS as _LIMITS
 from sim.invariants.nesting.queue_order import INVARIANTS as _QUEUE_ORDER
 from sim.invariants.nesting.requesters import INVARIANTS as _NESTING
@@ -56,7 +57,8 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _RECEIPTS + _FINDINGS + _LIMITS + _REDRIVE + _TURNS
                               + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS
                               + _WAVES + _WAKE_BUDGETS + _WAKE_SENDS + _WAVE_LIVENESS + _QUEUE_ORDER
-                              + _CHUNK_LIMITS + _NEWEST_DELIVERED + _HISTORY_PAGING + _KEYS)
+                              + _CHUNK_LIMITS + _NEWEST_DELIVERED + _HISTORY_PAGING + _KEYS
+                              + _KILLS)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

@@ -18,6 +18,7 @@ from sim.scenario import WorkloadDef
 from sim.world import observe as world_observe
 from sim.world.control import Control, ControlDesk
 from sim.world.draws import child as world_child
+from sim.world.draws import lifecycle as world_lifecycle
 from sim.world.draws import permissions as world_permissions
 from sim.world.draws import reach as world_reach
 from sim.world.draws import receipts as world_receipts
@@ -98,6 +99,8 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
                                world._crash_parked)
             world.operator.draw(world.chooser, child)
             redrive_at = world_reach.operator_aim(world.chooser, world.plan, child)
+            if redrive_at is None:
+                redrive_at = world_reach.operator_aim_failed(world.chooser, world.plan, child)
             if redrive_at is not None:
                 world.operator.ask(redrive_at, "redrive", child.id)
             world_reach.slow_ack(world.chooser, world.plan, child)
@@ -125,6 +128,9 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
                 at = child.spawn_at_ms + 1000 * world.chooser.choose(
                     "fault:abort", child.run_ms // 1000 + 1)
                 world._schedule_abort(at, child.requester, child.id)
+            kill_at = world_lifecycle.kill_after_end(world.chooser, world.plan, child)
+            if kill_at is not None:
+                world._schedule_abort(kill_at, child.requester, child.id)
             if world.plan.strikes("unauthorised"):
                 at, attempt = world_permissions.draw_attempt(world.chooser, child)
                 world.desk.control(at, f"unauthorised {child.id}", child.requester, attempt,
