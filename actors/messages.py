@@ -91,6 +91,9 @@ class ChildSpec:
     options: SpawnOptions = DEFAULT_OPTIONS
     # DEL-12: further receipts of this run, in the order the producer writes them.
     receipts: tuple[ExtraReceipt, ...] = ()
+    # Reference §c18: the spawn's runTimeoutSeconds as asked, in ms (30.9 s is 30900; the
+    # deadline floors it to whole seconds, actors/child/deadline.py); None or 0: no deadline.
+    run_timeout_ms: int | None = None
 
     @property
     def run_ms(self) -> int:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from actors.child.deadline import MUTANT_RUN_TIMEOUT_UNFLOORED
 from actors.child.frozen import MUTANT_FROZEN_CAP_CHARS
 from actors.child.output import ContentBlock, SessionEvent
 from actors.gateway.core import MUTANT_CHUNK_TO_LINE_END
@@ -274,6 +275,11 @@ MUTANTS: dict[str, str] = {
         "and their results are handed to the new conversation, instead of killing them with "
         "delivery suppressed (recorded not_required; DEL-1, reference §c17)"
     ),
+    MUTANT_RUN_TIMEOUT_UNFLOORED: (
+        "a spawn's runTimeoutSeconds counts its fraction of a second (30.9 s gives a 30.9 s "
+        "deadline) instead of being floored to whole seconds, so a run still going then ends "
+        "timeout late (DEL-14, reference §c18)"
+    ),
     MUTANT_KILL_ANNOUNCED: (
         "a kill of a running run (and of its unended descendants) ends it killed but leaves "
         "its delivery required, so its failure is announced to the requester, instead of "
@@ -397,6 +403,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_PRIVATE_TO_CHANNEL: Breaks("PRV-1", "private-never-to-channel"),
     MUTANT_PRIVATE_USAGE_STATS: Breaks("PRV-8", "private-handoff-stable"),
     MUTANT_RESET_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
+    MUTANT_RUN_TIMEOUT_UNFLOORED: Breaks("DEL-14", "run-timeout"),
     MUTANT_KILL_ANNOUNCED: Breaks("DEL-1", "kill-suppresses"),
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
     MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),

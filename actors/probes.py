@@ -60,6 +60,13 @@ PROBES: dict[str, str] = {
     "child.attempt-retried": "a model attempt failed and was retried",
     "child.attempt-fallback": "the result came from streamed text, no message had content",
     "child.timeout": "a child outlived its timeout and was disposed of",
+    "child.run-timeout": "a run still going at its spawn's runTimeoutSeconds deadline ended "
+                         "timeout there (reference §c18)",
+    "child.run-timeout-floored": "a run's runTimeoutSeconds had a fraction of a second, which the "
+                                 "deadline floored away",
+    "child.run-timeout-children-outlive": "a run timed out while children it spawned still ran: "
+                                          "they were not cancelled",
+    "child.run-timeout-zero": "a spawn asked runTimeoutSeconds 0: no deadline",
     "child.timeout-mid-stream": "the timeout cut an attempt's stream part-way",
     "child.timeout-before-retry": "an attempt failed, then the timeout came before its retry "
                                   "streamed",

@@ -12,13 +12,13 @@ from typing import ClassVar
 import attrs
 
 from sim.invariants.index import of_kinds, shared
+from sim.invariants.lineage import killed_silently
 from sim.invariants.observations import (
     Asked,
     announces_nothing,
     asked_runs,
     is_wake,
     key_runs,
-    killed_silently,
     rejection_class,
 )
 from sim.trace import Record

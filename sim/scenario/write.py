@@ -119,6 +119,8 @@ def _child(child: ChildSpec) -> dict[str, Any]:
         out["parent"] = child.parent
     if child.timeout_ms is not None:
         out["timeout"] = seconds(child.timeout_ms)
+    if child.run_timeout_ms is not None:
+        out["run_timeout_seconds"] = seconds(child.run_timeout_ms)
     if child.error is not None:
         out["error"] = child.error
     if not child.expects_completion:

@@ -115,6 +115,10 @@ class ControlDesk:
             "answer_lost": child.answer_lost, "session": child.session or child.id,
             "turn": turn, "incarnation": incarnation, "route_change": child.route_change,
             "completion_target": child.completion_target,
+            # Its time limits as asked (reference §c18): runTimeoutSeconds (seconds, as given;
+            # None: not asked) and the child's own scripted budget (ms; None: none).
+            "run_timeout_seconds": None if child.run_timeout_ms is None
+            else child.run_timeout_ms / 1000, "timeout_ms": child.timeout_ms,
             "options": dict(_options_json(child.options))})  # each record its own dict
         return Spawn(child, caller, self._requests)
 

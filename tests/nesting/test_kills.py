@@ -12,8 +12,8 @@ import attrs
 from actors.child.steps import KILLED_ERROR
 from actors.states import DeliveryStatus
 from sim import scenario
+from sim.invariants.lineage import killed_silently, kills
 from sim.invariants.nesting.kills import kill_suppresses
-from sim.invariants.observations import killed_silently, kills
 from sim.trace import Record
 from sim.world import core as world
 from tests.conftest import SCENARIOS

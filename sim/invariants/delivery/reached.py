@@ -12,12 +12,12 @@ from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds
+from sim.invariants.lineage import killed_silently
 from sim.invariants.observations import (
     asked_runs,
     final_rows,
     is_wake,
     key_runs,
-    killed_silently,
     rejection_class,
 )
 from sim.invariants.private.completion import releases

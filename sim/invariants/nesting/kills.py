@@ -17,7 +17,8 @@ from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds
-from sim.invariants.observations import asked_runs, final_rows, is_wake, killed_silently, kills
+from sim.invariants.lineage import killed_silently, kills
+from sim.invariants.observations import asked_runs, final_rows, is_wake
 from sim.trace import Record
 
 # The error a killed run ends with (reference §c6, §c18).

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.reached import LIVENESS_BOUND_MS
 from sim.invariants.index import of_kinds
-from sim.invariants.observations import Asked, announces_nothing, is_wake, key_runs, killed_silently
+from sim.invariants.lineage import killed_silently
+from sim.invariants.observations import Asked, announces_nothing, is_wake, key_runs
 from sim.invariants.private.completion import carried_runs, private_runs
 from sim.invariants.yields.seen import batches
 from sim.invariants.yields.yield_batches import wake_owed

@@ -44,7 +44,16 @@ def wake_budgets(trace: Sequence[Record]) -> list[Violation]:
                     or refused_by_session.data["key"] not in keys:
                 continue
             after = next((s for s in sends if s.seq > refused_by_session.seq), None)
-            if after is not None and after.data["key"] != refused_by_session.data["key"]:
+            # A refusal that arrives late (its send held on the way) may follow a later send of
+            # the same key that the gateway refused as not delivered: that refusal moves the key
+            # (judged below), not the session's.
+            last = next((s for s in reversed(sends) if after is not None and s.seq < after.seq),
+                        None)
+            moved_by_gateway = last is not None and any(
+                "error" in f.data and last.seq < f.seq and (after is None or f.seq < after.seq)
+                for f in refusals.get(last.data["key"], []))
+            if after is not None and after.data["key"] != refused_by_session.data["key"] \
+                    and not moved_by_gateway:
                 violations.append(Violation(
                     "wake-budgets", "YLD-3", f"the wake of {batch.turn} moved to "
                     f"{after.data['key']} after {refused_by_session.actor} refused it (an "

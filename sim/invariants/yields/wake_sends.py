@@ -21,7 +21,7 @@ import attrs
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds
-from sim.invariants.observations import asked_runs, is_wake
+from sim.invariants.observations import asked_runs, is_wake, rejection_class
 from sim.invariants.yields.yield_batches import (
     _is_private,
     _overlap,
@@ -192,6 +192,11 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
             since = batch.yielded.t_ms if batch.turn != "wave" else 0
             reset = any(r.t_ms >= since for r in seen.lifecycle.get(batch.session, []))
             if reset or later + 1_000 > end_ms or not _busy(seen, batch.session, refusal.t_ms):
+                continue
+            # A send of it the gateway had refused for good closes the wake, whatever a replay
+            # of it after a restart met since (a permanent refusal is final, reference §c12).
+            if any(f.data.get("key") == key and "error" in f.data and f.seq < refusal.seq
+                   and rejection_class(f) in ("permanent", "sent") for f in seen.wake_faults):
                 continue
             violations.append(Violation(
                 "wake-sends-budget", "YLD-3", f"the wake of {batch.turn} of {batch.session} "

@@ -105,6 +105,8 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
                 world.operator.ask(redrive_at, "redrive", child.id)
             world_reach.slow_ack(world.chooser, world.plan, child)
             world_reach.stuck_descendant(world.chooser, world.plan, child, trees)
+            if redrive_at is None:  # an aimed redrive needs the run to end as drawn
+                child = world_lifecycle.draw_run_timeout(world.chooser, child)
             drawn.append(child)
             trees.add(child, may_parent=not refused(child))
             if child.parent is not None and world.plan.strikes("delete-session"):
