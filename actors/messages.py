@@ -159,6 +159,9 @@ class Spawn:
     # DEL-17: who asks (checked against the session's owners) and the harness's request number.
     caller: Caller = OWNER
     request: int = 0
+    # A steer's replacement (reference §c18): the run it replaces, whose place it takes (no
+    # spawn limit applies to it).
+    replaces: str | None = None
 
 
 @attrs.frozen
@@ -222,6 +225,19 @@ class TurnSettled:
 @attrs.frozen
 class AbortChild:
     child_id: str
+    # DEL-17: who asks (checked against the session's owners) and the harness's request number.
+    caller: Caller = OWNER
+    request: int = 0
+
+
+@attrs.frozen
+class SteerChild:
+    """Steer a running child (reference §c18): its run is aborted without an announce and a
+    replacement run, of ``run_ms`` answering ``reply``, starts in the same child session."""
+
+    child_id: str
+    run_ms: int = 30_000
+    reply: str = "steered answer"
     # DEL-17: who asks (checked against the session's owners) and the harness's request number.
     caller: Caller = OWNER
     request: int = 0

@@ -76,6 +76,8 @@ MUTANT_RESET_KEEPS_CHILDREN = "reset-keeps-children"
 MUTANT_NESTED_DELETE_KEEPS_CHILDREN = "nested-delete-keeps-children"
 # A kill of a running run (actors/requester/shell.py; reference §c18).
 MUTANT_KILL_ANNOUNCED = "kill-announced"
+# A steer (actors/requester/shell.py; reference §c18).
+MUTANT_STEER_NO_REPLACEMENT = "steer-no-replacement"
 # A private batch's resumed turn (actors/requester/turns.py) and status checks (PRV-2, PRV-6).
 MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-final-visible"
 MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes"
@@ -285,6 +287,10 @@ MUTANTS: dict[str, str] = {
         "its delivery required, so its failure is announced to the requester, instead of "
         "suppressing it (recorded not_required; DEL-1, reference §c18)"
     ),
+    MUTANT_STEER_NO_REPLACEMENT: (
+        "a steer aborts the running run without an announce but starts no replacement run in "
+        "its child session, so nothing answers the steered task (DEL-1, reference §c18)"
+    ),
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN: (
         "a nested requester's session deleted once its run is over leaves the child runs it "
         "spawned running: their completions fall back one level up (DEL-4) instead of being "
@@ -405,6 +411,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_RESET_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
     MUTANT_RUN_TIMEOUT_UNFLOORED: Breaks("DEL-14", "run-timeout"),
     MUTANT_KILL_ANNOUNCED: Breaks("DEL-1", "kill-suppresses"),
+    MUTANT_STEER_NO_REPLACEMENT: Breaks("DEL-1", "steer-replaces"),
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
     MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),
     MUTANT_SESSION_QUEUE_OFF: Breaks("DEL-6", "session-runs-serial"),

@@ -167,6 +167,11 @@ PROBES: dict[str, str] = {
                                 "delivery suppressed too (reference §c18)",
     "requester.kill-ended-run": "a kill named a child whose latest run had already ended: "
                                 "nothing killed, nothing changed (reference §c18)",
+    "requester.steer-restart": "a running child was steered: its run aborted unannounced and a "
+                               "replacement run started in its session (reference §c18)",
+    "requester.steer-queued-run": "a steered run still waited in line (lane or session)",
+    "requester.steer-ended-run": "a steer named a child whose latest run had ended: nothing "
+                                 "steered",
     "requester.kill-ended-completion-in-flight": "a kill named an ended child whose required "
                                                  "completion was still in flight",
     "requester.session-gone": "a completion reached a nested session deleted while it was on "

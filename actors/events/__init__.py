@@ -100,6 +100,7 @@ from actors.events.sessions import (
     Spawned,
     StatusChecked,
     StatusServed,
+    SteerRequested,
     TurnEnded,
     TurnStarted,
 )
@@ -188,6 +189,7 @@ __all__ = [
     'StaleInput',
     'StatusChecked',
     'StatusServed',
+    'SteerRequested',
     'TurnAnswered',
     'TurnEnded',
     'TurnStarted',

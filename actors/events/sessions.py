@@ -39,6 +39,18 @@ class AbortRequested(Event):
 
 
 @attrs.frozen(slots=True)
+class SteerRequested(Event):
+    """The session's answer to a steer of its child (reference §c18): ``killed`` whether the
+    child's latest run had not ended and was aborted (no announce); if so, the replacement
+    run's spawn in the same child session follows this answer."""
+
+    kind: ClassVar[str] = "steer"
+    child: str
+    running: bool
+    killed: bool
+
+
+@attrs.frozen(slots=True)
 class CompletionAccepted(Event):
     """A completion entered the requester's transcript: ``text`` is what its model reads."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 import trio
 
 from actors import addresses, events
@@ -37,6 +38,8 @@ from actors.messages import (
     Spawn,
     StartTurn,
     StatusRead,
+    SteerChild,
+    StepSpec,
     TranscriptMirror,
 )
 from actors.mutants import (
@@ -44,6 +47,7 @@ from actors.mutants import (
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN,
     MUTANT_PRIVATE_AFTER_RESET,
     MUTANT_RESET_KEEPS_CHILDREN,
+    MUTANT_STEER_NO_REPLACEMENT,
 )
 from actors.nesting.lane import Lane
 from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_OFF, SessionQueue
@@ -64,7 +68,7 @@ from actors.yields.turns import ReplyMode, TurnCore
 # Session-control messages and the action each one is (DEL-17).
 CONTROL_ACTIONS: dict[type, str] = {Spawn: "spawn", AbortChild: "abort", HistoryRead: "history",
                              StatusRead: "status", CleanupSession: "cleanup",
-                             RunHistoryRead: "archive-read"}
+                             RunHistoryRead: "archive-read", SteerChild: "steer"}
 # A receipt the session did not take, by why (DEL-3, DEL-12).
 _LATE_RECEIPT_PROBES = {Receipt.DUPLICATE: "requester.duplicate-completion",
                         Receipt.EQUAL_END: "requester.duplicate-completion",
@@ -81,6 +85,7 @@ async def run_requester(
     turns = TurnCore(session_key, reply_mode)
     store.save_session(session_key, turns.incarnation, deleted=False)
     spawners: dict[str, Caller] = {}  # child id -> who asked for its spawn
+    specs: dict[str, ChildSpec] = {}  # child id -> its latest spawn (what a steer replaces)
     scopes: dict[str, trio.CancelScope] = {}
     run_scopes: dict[str, trio.CancelScope] = {}  # run id -> its child's scope (a reset kills)
     # Each child's latest run and session key (a key may be reused by a later child).
@@ -127,8 +132,10 @@ async def run_requester(
                 own_run = _own_run(store, sessions, session_key) if nested else None
                 running = not nested or (own_run is not None and own_run.ended_at_ms is None
                                          and own_run.started_at_ms is not None)
-                refused = spawn_refusal(limits, session_key, running,
-                                  store.active_children(session_key), mutants)
+                # A steer's replacement takes its run's place (reference §c18): nothing to
+                # refuse that the replaced run's own spawn was not refused for.
+                refused = None if message.replaces is not None else spawn_refusal(
+                    limits, session_key, running, store.active_children(session_key), mutants)
                 key = child_session_key(session_key, spec.session or spec.id)
                 probe = ("requester.spawn-refused-not-running" if not running else
                          "requester.spawn-refused-depth" if refused and "depth" in refused else
@@ -171,6 +178,7 @@ async def run_requester(
                     port.probe("requester.session-rerun")
                 spawned[record.child_session_key] = run_id
                 spawners[spec.id] = message.caller
+                specs[spec.id] = spec
                 store.register(record)
                 runs[spec.id] = (run_id, record.child_session_key)
                 port.emit(events.Spawned(run_id, spec.id, record.child_session_key,
@@ -218,6 +226,28 @@ async def run_requester(
                     assert target is not None and latest is not None
                     _kill(port, store, latest.run_id, target, mutants)
                     _cascade(port, store, runs[message.child_id])
+            elif isinstance(message, SteerChild):
+                # A steer (reference §c18): the running run is aborted without an announce (its
+                # delivery suppressed, as a kill's, with its unended descendants), and a
+                # replacement run starts in the same child session, announced on its own.
+                target = scopes.get(message.child_id)
+                latest = None if target is None else store.get(runs[message.child_id][0])
+                steered = latest is not None and latest.ended_at_ms is None
+                # Answered first: the replacement's spawn follows the answer.
+                port.emit(events.SteerRequested(message.child_id, target is not None, steered))
+                if steered:
+                    assert target is not None and latest is not None
+                    port.probe("requester.steer-restart")
+                    if latest.started_at_ms is None:
+                        port.probe("requester.steer-queued-run")  # it still waited in line
+                    _kill(port, store, latest.run_id, target, mutants)
+                    _cascade(port, store, runs[message.child_id])
+                    if MUTANT_STEER_NO_REPLACEMENT not in mutants:
+                        handle(Spawn(steered_spec(specs[message.child_id], message,
+                                                  port.now_ms), message.caller,
+                                     message.request, latest.run_id))
+                elif latest is not None:
+                    port.probe("requester.steer-ended-run")
             elif isinstance(message, AbortRun):
                 # The run that spawned them was killed: its unfinished children go with it,
                 # each suppressed the same way (``killSubagentRunTree``).
@@ -340,6 +370,16 @@ def _cascade(port: Port, store: RunStore, run: tuple[str, str]) -> None:
     run_id, key = run
     if store.direct_children(run_id):
         port.send(addresses.requester(key), AbortRun(run_id))
+
+
+def steered_spec(spec: ChildSpec, steer: SteerChild, now_ms: int) -> ChildSpec:
+    """The replacement run a steer starts: the same child and child session, spawned now
+    outside any requester turn, answering the steer's reply after its run time."""
+    return attrs.evolve(spec, spawn_at_ms=now_ms, steps=(StepSpec(steer.run_ms,
+                                                                  text=steer.reply),),
+                        timeout_ms=None, error=None, fork_seed=None, earlier_epoch=None,
+                        answer_lost=False, correction_after_ms=None, receipts=(), turn=None,
+                        session=spec.session or spec.id)
 
 
 def _kill(port: Port, store: RunStore, run_id: str, scope: trio.CancelScope,

@@ -16,13 +16,18 @@ from sim.invariants.index import of_kinds, shared
 from sim.invariants.observations import killed_by_reset
 from sim.trace import Record
 
+# A session's answers that stop a child's running run with its completion suppressed: a kill,
+# and a steer (which then starts a replacement run, reference §c18).
+KILL_ANSWERS = ("abort", "steer")
+
 
 @attrs.frozen
 class Kill:
-    """A session's answer to a kill of its child (``abort``), read against what an outsider saw
-    before it: the child's latest run in that session (None: never spawned there), whether that
-    run had ended (a ``child.end`` before the answer), and the runs the kill must stop (the
-    target, if it had not ended, and every descendant it spawned that had not ended either)."""
+    """A session's answer to a kill (``abort``) or a steer (``steer``) of its child, read
+    against what an outsider saw before it: the child's latest run in that session (None: never
+    spawned there), whether that run had ended (a ``child.end`` before the answer), and the runs
+    it must stop (the target, if it had not ended, and every descendant it spawned that had not
+    ended either)."""
 
     answer: Record
     target: str | None
@@ -37,16 +42,16 @@ def kills(trace: Sequence[Record]) -> list[Kill]:
 
 
 def _kills(trace: Sequence[Record]) -> list[Kill]:
-    if not any(r.kind == "abort" for r in of_kinds(trace, ("abort",))):
+    if not any(r.kind in KILL_ANSWERS for r in of_kinds(trace, KILL_ANSWERS)):
         return []  # most runs kill nothing: no tree to read
     tree = shared(trace, "tree", _tree)
     latest: dict[tuple[str, str], str] = {}  # (requester session, child id) -> latest run
     found: list[Kill] = []
-    for r in of_kinds(trace, ("spawn", "abort")):
+    for r in of_kinds(trace, ("spawn", *KILL_ANSWERS)):
         if r.kind == "spawn":
             latest[(r.data["requester"], r.data["child"])] = r.data["run_id"]
             continue
-        if r.kind != "abort":
+        if r.kind not in KILL_ANSWERS:
             continue
         target = latest.get((r.actor.removeprefix("requester:"), r.data["child"]))
         if target is None or tree.ended_by(target, r.seq):

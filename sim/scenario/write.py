@@ -178,6 +178,8 @@ def _event(event: TimelineEvent) -> dict[str, Any]:
         "limit": event.limit, "offset": event.offset or None,
         "include_tools": event.include_tools or None,
         "caller": None if event.caller is None else str(event.caller),
+        "run_for": seconds(event.run_ms) if event.fault == "steer" else None,
+        "reply": event.reply,
     }
     for key in fields:
         if values[key] is not None:

@@ -196,6 +196,14 @@ CASES: list[tuple[str, str, str]] = [
     *[(f"huge-{key}", SESSION + f'[[children]]\nid = "a"\n{key} = 1e308 # <-\n',
        f"children[0].{key}: must be at most 2,592,000 seconds, 30 days (the limit)")
       for key in ("run_for", "spawn_at", "timeout", "run_timeout_seconds")],
+    ("steer-without-child", SESSION + '[[children]]\nid = "a"\n[[timeline]] # <-\nat = 1\n'
+     'event = "steer"\n', "timeline[0].child: a steer names the child to steer"),
+    ("steer-run-for-zero", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1\n'
+     'event = "steer"\nchild = "a"\nrun_for = 0 # <-\n',
+     "timeline[0].run_for: must be at least 0.001 seconds"),
+    ("reply-on-abort", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1\n'
+     'event = "abort"\nchild = "a"\nreply = "x" # <-\n',
+     "timeline[0].reply: does not apply to a 'abort' event (it takes: at, event, child, caller)"),
     ("negative-run-timeout", SESSION + '[[children]]\nid = "a"\nrun_timeout_seconds = -1 # <-\n',
      "children[0].run_timeout_seconds: must be at least 0 seconds"),
     ("text-run-timeout", SESSION + '[[children]]\nid = "a"\nrun_timeout_seconds = "30" # <-\n',

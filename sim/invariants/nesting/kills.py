@@ -1,5 +1,6 @@
 """A kill of a child run (reference §c18): a run that has not ended is stopped with its completion
 suppressed, and so are its descendants that have not ended; a run that has ended is left alone.
+A steer stops the running run the same way and starts a replacement run in its session.
 
 Restated from what an outsider sees: the session's answer to the kill (``abort``: whether it
 says it killed), each run's spawn and end (``spawn``, ``lane.started``, ``child.end``), what the
@@ -113,10 +114,45 @@ def kill_suppresses(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+def steer_replaces(trace: Sequence[Record]) -> list[Violation]:
+    """A steer that stopped a running run (its answer says so, and kill-suppresses holds it to
+    the truth and to the silent stop) starts, in that same instant, a replacement run of the
+    same child in the same child session under a run id of its own: the session's next spawn
+    of that child, right after its answer. Its completion is then owed like any run's (the
+    delivery oracles judge it), and nothing of the steered run is announced (kill-suppresses)."""
+    steers = [k for k in kills(trace) if k.answer.kind == "steer" and k.stopped]
+    if not steers:
+        return []
+    spawns = [r for r in of_kinds(trace, ("spawn",)) if r.kind == "spawn"]
+    by_run = {r.data["run_id"]: r for r in spawns}
+    violations: list[Violation] = []
+    for steer in steers:
+        answer = steer.answer
+        steered = by_run[steer.stopped[0]]
+        nxt = next((r for r in spawns if r.seq > answer.seq and r.actor == answer.actor
+                    and r.data["child"] == answer.data["child"]), None)
+        if nxt is None or nxt.t_ms != answer.t_ms:
+            violations.append(Violation(
+                "steer-replaces", "DEL-1",
+                f"{steered.data['run_id']} was steered at {answer.t_ms} ms, yet no replacement "
+                f"run of {answer.data['child']} started then", (answer.seq,)))
+        elif nxt.data["child_session_key"] != steered.data["child_session_key"] \
+                or nxt.data["run_id"] == steered.data["run_id"]:
+            violations.append(Violation(
+                "steer-replaces", "DEL-1",
+                f"{steered.data['run_id']} was steered at {answer.t_ms} ms, but its replacement "
+                f"{nxt.data['run_id']} runs in {nxt.data['child_session_key']}, not in a new run "
+                f"of {steered.data['child_session_key']}", (answer.seq, nxt.seq)))
+    return violations
+
+
 INVARIANTS = (
     Invariant("kill-suppresses", "DEL-1", "safety",
               "A kill stops a run that has not ended, and its unended descendants, at once, "
               "killed, with nothing of them handed over and their delivery recorded "
               "not_required; a kill of an ended run changes nothing (reference §c18).",
               kill_suppresses),
+    Invariant("steer-replaces", "DEL-1", "safety",
+              "A steer of a running run starts, at once, a replacement run of the same child in "
+              "the same child session under its own run id (reference §c18).", steer_replaces),
 )

@@ -44,14 +44,15 @@ def wake_budgets(trace: Sequence[Record]) -> list[Violation]:
                     or refused_by_session.data["key"] not in keys:
                 continue
             after = next((s for s in sends if s.seq > refused_by_session.seq), None)
-            # A refusal that arrives late (its send held on the way) may follow a later send of
-            # the same key that the gateway refused as not delivered: that refusal moves the key
-            # (judged below), not the session's.
+            # A refusal that arrives late (its send held on the way, or a duplicate of it) may
+            # follow a later send of the same key that the gateway refused as not delivered or
+            # that a turn took: that answer moves the key (judged below), not the session's.
             last = next((s for s in reversed(sends) if after is not None and s.seq < after.seq),
                         None)
-            moved_by_gateway = last is not None and any(
-                "error" in f.data and last.seq < f.seq and (after is None or f.seq < after.seq)
-                for f in refusals.get(last.data["key"], []))
+            moved_by_gateway = last is not None and after is not None and any(
+                last.seq < f.seq < after.seq and f.data["key"] == last.data["key"]
+                and ("error" in f.data or f.kind == "requester.accept")
+                for f in [*refusals.get(last.data["key"], []), *accepts])
             if after is not None and after.data["key"] != refused_by_session.data["key"] \
                     and not moved_by_gateway:
                 violations.append(Violation(

@@ -198,6 +198,10 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
             if any(f.data.get("key") == key and "error" in f.data and f.seq < refusal.seq
                    and rejection_class(f) in ("permanent", "sent") for f in seen.wake_faults):
                 continue
+            # Taken after all (an earlier send of it, held on its way, reached the session once
+            # its busy turn was over): nothing more to send.
+            if any(a.data["key"] == key and a.seq > refusal.seq for a in seen.wake_accepts):
+                continue
             violations.append(Violation(
                 "wake-sends-budget", "YLD-3", f"the wake of {batch.turn} of {batch.session} "
                 f"was never sent again after {refusal.actor} refused {key} at "

@@ -9,6 +9,9 @@ children gets a kill aimed just past its planned end.
 Run timeouts: a share of spawns ask a ``runTimeoutSeconds``, mostly inside the run (so it ends
 ``timeout`` at the floored deadline), often with a fraction of a second (which the deadline
 floors away), now and then 0 (no deadline).
+
+Steers: a share of children is steered while it should run (now and then after its end, which
+steers nothing): its run is aborted unannounced and a replacement run answers in its session.
 """
 
 from __future__ import annotations
@@ -54,3 +57,26 @@ def draw_run_timeout(chooser: Chooser, child: ChildSpec) -> ChildSpec:
     whole_s = 1 + chooser.choose(sub, max(1, child.run_ms // 1000))
     fraction = RUN_TIMEOUT_FRACTIONS_MS[chooser.choose(sub, len(RUN_TIMEOUT_FRACTIONS_MS))]
     return attrs.evolve(child, run_timeout_ms=1000 * whole_s + fraction)
+
+
+# The replacement's answer when a steer names none.
+STEERED_REPLY = "{child}: the steered answer."
+# Of drawn top-level children (public ones: a private result's replacement is not modelled, nor
+# whose findings a nested child's replacement joins: docs/fidelity.md), the share steered; when,
+# in seconds after the spawn (up to the planned run and a little past it); how long the
+# replacement runs, in seconds.
+STEER_SHARE = 0.08
+STEER_PAST_END_S = 10
+STEER_RUN_S = (5, 90)
+
+
+def draw_steer(chooser: Chooser, child: ChildSpec) -> tuple[int, int] | None:
+    """When to steer ``child`` and how long its replacement runs (ms), or None."""
+    sub = "aim:steer"
+    if child.completion_target is not None or child.parent is not None \
+            or not chooser.chance(sub, STEER_SHARE):
+        return None
+    at_ms = child.spawn_at_ms + 1000 * chooser.choose(
+        sub, child.run_ms // 1000 + STEER_PAST_END_S)
+    low, high = STEER_RUN_S
+    return at_ms, 1000 * (low + chooser.choose(sub, high - low + 1))

@@ -107,6 +107,11 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
             world_reach.stuck_descendant(world.chooser, world.plan, child, trees)
             if redrive_at is None:  # an aimed redrive needs the run to end as drawn
                 child = world_lifecycle.draw_run_timeout(world.chooser, child)
+            steer = world_lifecycle.draw_steer(world.chooser, child)
+            if steer is not None:
+                world.desk.steer(steer[0], child, steer[1],
+                                 world_lifecycle.STEERED_REPLY.format(child=child.id),
+                                 outside_turns=True)
             drawn.append(child)
             trees.add(child, may_parent=not refused(child))
             if child.parent is not None and world.plan.strikes("delete-session"):
