@@ -51,7 +51,7 @@ def wake_budgets(trace: Sequence[Record]) -> list[Violation]:
                         None)
             moved_by_gateway = last is not None and after is not None and any(
                 last.seq < f.seq < after.seq and f.data["key"] == last.data["key"]
-                and ("error" in f.data or f.kind == "requester.accept")
+                and f.kind != SESSION_REFUSAL
                 for f in [*refusals.get(last.data["key"], []), *accepts])
             if after is not None and after.data["key"] != refused_by_session.data["key"] \
                     and not moved_by_gateway:
