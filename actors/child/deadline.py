@@ -10,8 +10,7 @@ the two stops it.
 
 from __future__ import annotations
 
-# The spawn's fraction of a second counts (30.9 s gives 30.9 s) instead of being floored.
-MUTANT_RUN_TIMEOUT_UNFLOORED = "run-timeout-unfloored"
+from actors.mutants import MUTANT_RUN_TIMEOUT_UNFLOORED
 
 
 def run_timeout_budget_ms(run_timeout_ms: int | None,

@@ -8,6 +8,10 @@ runs, and ``steps_per_seed``, ``records_per_seed``, ``choices_per_seed`` and
 ``sql_statements_per_seed``: kernel steps, trace records, recorded choices and SQL statements per
 default-world seed. Step counts are deterministic; they do not depend on the machine.
 
+Then how small a found bug becomes (sim/bench/shrinks.py): ``shrink`` (per mutant, ``handoff
+shrink`` of that first failing seed: ``records_before``, ``records_after``, their ``ratio``, the
+shrinker's ``runs`` and ``cpu_seconds``) and ``shrink_within_tenth`` of ``shrink_rows``.
+
 Every other figure is a ratio against a baseline measured in the same process, in interleaved rounds
 (baseline, subject, baseline, subject, ...), reported as the median with the spread of the
 rounds, because these machines are noisy and their speed drifts:
@@ -277,6 +281,13 @@ def bench(quick: bool = False, progress: Callable[[str], None] | None = None) ->
     say("time to find a bug: plain explore --mutant NAME, each built-in mutant"
         + (f" (--quick: {len(QUICK_MUTANTS)} of them)" if quick else ""))
     figures.update(detection(QUICK_MUTANTS if quick else None, progress=say))
+    from sim.bench.shrinks import QUICK_SHRINKS, shrinking
+
+    shrunk = QUICK_SHRINKS if quick else None
+    say("how small a found bug becomes: handoff shrink of each mutant's first failing seed"
+        + (f" (--quick: {len(QUICK_SHRINKS)} of them)" if quick else ""))
+    figures.update(shrinking(shrunk, {name: row["first_seed"]
+                                      for name, row in figures["detection"].items()}, say))
     say("what a default-world seed is made of")
     figures.update(seed_shape(range(1, 11 if quick else 201)))
     say("message loops and the default world")

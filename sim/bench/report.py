@@ -87,7 +87,31 @@ def print_detection(console: Any, figures: dict[str, Any]) -> None:
     console.print(f"steps to the first violation: median {figures['detection_steps_median']:,}"
                   f" (target <= 300), max {figures['detection_steps_max']:,} (target <= 10,000);"
                   f" {figures['steps_per_cpu_second']:,.0f} steps per CPU second")
+    print_shrinks(console, figures)
     console.print(f"a default-world seed (over {figures['shape_seeds']}): "
                   f"{figures['steps_per_seed']} kernel steps, {figures['records_per_seed']} "
                   f"trace records, {figures['choices_per_seed']} choices, "
                   f"{figures.get('sql_statements_per_seed', '?')} SQL statements")
+
+
+def print_shrinks(console: Any, figures: dict[str, Any]) -> None:
+    """How small a found bug becomes: per mutant, its first failing seed shrunk."""
+    from rich.table import Table
+
+    if "shrink" not in figures:
+        return
+    table = Table(title="handoff shrink of each first failing seed (target: ratio <= 0.1)")
+    for column in ("mutant", "seed", "records", "shrunk", "ratio", "runs", "CPU s"):
+        table.add_column(column, justify="right")
+    for name, row in figures["shrink"].items():
+        if row["first_seed"] is None:
+            table.add_row(name, "not found", "", "", "", "", "")
+            continue
+        table.add_row(name, str(row["first_seed"]), f"{row['records_before']:,}",
+                      f"{row['records_after']:,}", f"{row['ratio']:.3f}", f"{row['runs']:,}",
+                      f"{row['cpu_seconds']:.2f}")
+    console.print(table)
+    console.print(f"shrunk to at most a tenth: {figures['shrink_within_tenth']} of "
+                  f"{figures['shrink_rows']} (the others: docs/scenarios.md, \"How far a "
+                  f"failure shrinks\"); {figures['shrink_runs']:,} runs, "
+                  f"{figures['shrink_cpu_seconds']:.1f} CPU s")

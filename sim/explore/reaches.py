@@ -10,8 +10,10 @@ The rule, deterministic and free (it reads only runs the shrinker made anyway): 
 that every failing run the shrinker saw hit (the original's replay and every candidate that
 still failed; the saved run is one of them, so it reaches them all), those the fewest passing
 candidates hit come first, ties in the order the saved run first hit them; at most
-:data:`MAX_REACHES`. A probe every run hits, failing or not, says nothing of this timeline;
-one that only the failing runs hit marks it. Shrinking does not steer by them: the set is what
+:data:`MAX_REACHES`. When no probe survived every failing run (a run shrunk to a few records
+may share none with the original), the saved run's own probes, ranked the same way. A probe
+every run hits, failing or not, says nothing of this timeline; one that only the failing runs
+hit marks it. Shrinking does not steer by them: the set is what
 survived every step, never a wish the saved run might miss.
 """
 
@@ -43,6 +45,10 @@ class ProbeTally:
     def reaches(self, saved: Sequence[str]) -> tuple[str, ...]:
         """The moments the saved run (its probes ``saved``, in first-hit order) must reach."""
         always = self._always or {}
+        # A run shrunk far enough can share no probe with every failing run before it (the
+        # original's big run hit others): then its own probes, ranked the same way.
         order = [name for name in saved if name in always]
+        if not order and self._always is not None:
+            order = list(saved)
         ranked = sorted(enumerate(order), key=lambda at: (self._passing.get(at[1], 0), at[0]))
         return tuple(name for _, name in ranked[:MAX_REACHES])

@@ -15,10 +15,10 @@ from typing import Any, Protocol
 
 from actors import addresses
 from actors.gateway.core import SENT, ChunkFate, ChunkVerdict
-from actors.gateway.send_error import SendError
 from actors.messages import AbortRun, Completion, CompletionAck, SendRejected
 from actors.nesting.lane import LaneGrant
 from actors.nesting.session_queue import SessionGrant
+from actors.records.send_error import SendError
 from sim.choices import Chooser
 from sim.faults.armed import ArmedFault as ArmedFault
 from sim.faults.armed import ArmedFaults
@@ -328,6 +328,8 @@ class FaultPlan:
             return []
         count = self.chooser.choose("fault:crash-parked", 3)
         span = min(self.heal_ms, PARKED_CRASH_SPAN_MS) // 1000
+        if span < 1:  # healed within the first second: no instant before the heal to die at
+            return []
         return [1000 * self.chooser.choose("fault:crash-parked", span) for _ in range(count)]
 
     def restart_delay_ms(self) -> int:

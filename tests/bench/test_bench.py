@@ -8,7 +8,9 @@ from click.testing import CliRunner
 
 from sim.bench import command as bench
 from sim.bench.micro import kernel_messages_per_second, trio_messages_per_second
+from sim.bench.shrinks import QUICK_SHRINKS
 from sim.cli.root import main
+from sim.explore.shrink import DEFAULT_MAX_RUNS
 
 
 def test_message_loops_count_what_they_claim() -> None:
@@ -71,6 +73,16 @@ def test_quick_json_has_the_spec_keys() -> None:
     for key in ("steps_per_seed", "records_per_seed", "choices_per_seed",
                 "sql_statements_per_seed"):
         assert doc[key] > 0, key
+    # How small a found bug becomes: a few of those first seeds shrunk, each row consistent.
+    assert set(doc["shrink"]) == set(QUICK_SHRINKS)
+    for name, row in doc["shrink"].items():
+        assert row["first_seed"] == doc["detection"][name]["first_seed"], name
+        assert 0 < row["records_after"] <= row["records_before"], name
+        assert row["ratio"] == round(row["records_after"] / row["records_before"], 3), name
+        assert 0 < row["runs"] <= DEFAULT_MAX_RUNS, name
+    assert doc["shrink_rows"] == len(QUICK_SHRINKS)
+    assert doc["shrink_within_tenth"] == sum(row["ratio"] <= 0.1
+                                             for row in doc["shrink"].values())
 
 
 def test_detection_counts_the_steps_explore_runs() -> None:

@@ -32,6 +32,15 @@ def test_no_failing_run_names_no_moment() -> None:
     assert tally.reaches(["a"]) == ()
 
 
+def test_when_no_probe_survived_every_failing_run_the_saved_runs_own_are_named() -> None:
+    tally = ProbeTally()
+    tally.count(True, ["a", "b"])
+    tally.count(False, ["d"])
+    tally.count(False, ["c", "d"])
+    tally.count(True, ["c", "d"])  # the shrunk run shares nothing with the first
+    assert tally.reaches(["d", "c"]) == ("c", "d")
+
+
 def test_a_probe_the_saved_run_missed_is_never_named() -> None:
     tally = ProbeTally()
     tally.count(True, ["a", "b"])
