@@ -103,6 +103,9 @@ class ChildSpec:
     options: SpawnOptions = DEFAULT_OPTIONS
     # DEL-12: further receipts of this run, in the order the producer writes them.
     receipts: tuple[ExtraReceipt, ...] = ()
+    # Reference §c18: the spawn's runTimeoutSeconds as asked, in ms (30.9 s is 30900; the
+    # deadline floors it to whole seconds, actors/child/deadline.py); None or 0: no deadline.
+    run_timeout_ms: int | None = None
 
     @property
     def run_ms(self) -> int:
@@ -168,6 +171,9 @@ class Spawn:
     # DEL-17: who asks (checked against the session's owners) and the harness's request number.
     caller: Caller = OWNER
     request: int = 0
+    # A steer's replacement (reference §c18): the run it replaces, whose place it takes (no
+    # spawn limit applies to it).
+    replaces: str | None = None
 
 
 @attrs.frozen
@@ -231,6 +237,19 @@ class TurnSettled:
 @attrs.frozen
 class AbortChild:
     child_id: str
+    # DEL-17: who asks (checked against the session's owners) and the harness's request number.
+    caller: Caller = OWNER
+    request: int = 0
+
+
+@attrs.frozen
+class SteerChild:
+    """Steer a running child (reference §c18): its run is aborted without an announce and a
+    replacement run, of ``run_ms`` answering ``reply``, starts in the same child session."""
+
+    child_id: str
+    run_ms: int = 30_000
+    reply: str = "steered answer"
     # DEL-17: who asks (checked against the session's owners) and the harness's request number.
     caller: Caller = OWNER
     request: int = 0

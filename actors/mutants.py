@@ -35,6 +35,8 @@ MUTANT_RECEIPT_BY_ARRIVAL = "receipt-by-arrival"
 # a field of exactly 4,000 units cut (``<`` for ``<=``).
 MUTANT_HISTORY_BYTES_UNCLEANED = "history-bytes-uncleaned"
 MUTANT_HISTORY_FIELD_CUT_AT_LIMIT = "history-field-cut-at-limit"
+# A spawn's runTimeoutSeconds keeps its fraction of a second (actors/child/deadline.py).
+MUTANT_RUN_TIMEOUT_UNFLOORED = "run-timeout-unfloored"
 
 # Switches inside the delivery core (actors/delivery/table.py).
 MUTANT_FRESH_KEY_AFTER_RESTART = "fresh-key-after-restart"
@@ -88,6 +90,10 @@ MUTANT_PRIVATE_AFTER_RESET = "private-after-reset"
 MUTANT_RESET_KEEPS_CHILDREN = "reset-keeps-children"
 MUTANT_NESTED_DELETE_KEEPS_CHILDREN = "nested-delete-keeps-children"
 MUTANT_RESET_SPARES_GRANDCHILDREN = "reset-spares-grandchildren"
+# A kill of a running run (actors/requester/shell.py; reference §c18).
+MUTANT_KILL_ANNOUNCED = "kill-announced"
+# A steer (actors/requester/shell.py; reference §c18).
+MUTANT_STEER_NO_REPLACEMENT = "steer-no-replacement"
 # A private batch's resumed turn (actors/requester/turns.py) and status checks (PRV-2, PRV-6).
 MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-final-visible"
 MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes"
@@ -287,6 +293,20 @@ MUTANTS: dict[str, str] = {
         "and their results are handed to the new conversation, instead of killing them with "
         "delivery suppressed (recorded not_required; DEL-1, reference §c17)"
     ),
+    MUTANT_RUN_TIMEOUT_UNFLOORED: (
+        "a spawn's runTimeoutSeconds counts its fraction of a second (30.9 s gives a 30.9 s "
+        "deadline) instead of being floored to whole seconds, so a run still going then ends "
+        "timeout late (DEL-14, reference §c18)"
+    ),
+    MUTANT_KILL_ANNOUNCED: (
+        "a kill of a running run (and of its unended descendants) ends it killed but leaves "
+        "its delivery required, so its failure is announced to the requester, instead of "
+        "suppressing it (recorded not_required; DEL-1, reference §c18)"
+    ),
+    MUTANT_STEER_NO_REPLACEMENT: (
+        "a steer aborts the running run without an announce but starts no replacement run in "
+        "its child session, so nothing answers the steered task (DEL-1, reference §c18)"
+    ),
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN: (
         "a nested requester's session deleted once its run is over leaves the child runs it "
         "spawned running: their completions fall back one level up (DEL-4) instead of being "
@@ -424,6 +444,9 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_PRIVATE_TO_CHANNEL: Breaks("PRV-1", "private-never-to-channel"),
     MUTANT_PRIVATE_USAGE_STATS: Breaks("PRV-8", "private-handoff-stable"),
     MUTANT_RESET_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
+    MUTANT_RUN_TIMEOUT_UNFLOORED: Breaks("DEL-14", "run-timeout"),
+    MUTANT_KILL_ANNOUNCED: Breaks("DEL-1", "kill-suppresses"),
+    MUTANT_STEER_NO_REPLACEMENT: Breaks("DEL-1", "steer-replaces"),
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
     MUTANT_RESET_SPARES_GRANDCHILDREN: Breaks("DEL-6", "reset-cascades"),
     MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),

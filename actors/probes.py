@@ -60,6 +60,13 @@ PROBES: dict[str, str] = {
     "child.attempt-retried": "a model attempt failed and was retried",
     "child.attempt-fallback": "the result came from streamed text, no message had content",
     "child.timeout": "a child outlived its timeout and was disposed of",
+    "child.run-timeout": "a run still going at its spawn's runTimeoutSeconds deadline ended "
+                         "timeout there (reference §c18)",
+    "child.run-timeout-floored": "a run's runTimeoutSeconds had a fraction of a second, which the "
+                                 "deadline floored away",
+    "child.run-timeout-children-outlive": "a run timed out while children it spawned still ran: "
+                                          "they were not cancelled",
+    "child.run-timeout-zero": "a spawn asked runTimeoutSeconds 0: no deadline",
     "child.timeout-mid-stream": "the timeout cut an attempt's stream part-way",
     "child.timeout-before-retry": "an attempt failed, then the timeout came before its retry "
                                   "streamed",
@@ -175,7 +182,17 @@ PROBES: dict[str, str] = {
     "requester.spawn-at-deepest-depth": "a session one under maxSpawnDepth spawned: the "
                                         "deepest spawn the limit allows",
     "requester.lane-queued": "a spawned run waits for a slot of the maxConcurrent lane",
-    "requester.abort-cascaded": "an aborted run's unfinished child was cancelled with it",
+    "requester.abort-cascaded": "a killed run's unfinished child was killed with it, its "
+                                "delivery suppressed too (reference §c18)",
+    "requester.kill-ended-run": "a kill named a child whose latest run had already ended: "
+                                "nothing killed, nothing changed (reference §c18)",
+    "requester.steer-restart": "a running child was steered: its run aborted unannounced and a "
+                               "replacement run started in its session (reference §c18)",
+    "requester.steer-queued-run": "a steered run still waited in line (lane or session)",
+    "requester.steer-ended-run": "a steer named a child whose latest run had ended: nothing "
+                                 "steered",
+    "requester.kill-ended-completion-in-flight": "a kill named an ended child whose required "
+                                                 "completion was still in flight",
     "requester.session-gone": "a completion reached a nested session deleted while it was on "
                               "its way (refused; the next attempt falls back)",
     "delivery.findings": "a run's announcement carries its direct children's findings",

@@ -70,7 +70,8 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     # registry's rows when the world stops: the delivery oracles' outside view.
     "world.spawn": ("child", "requester", "actor", "required", "task", "caller", "request",
                     "answer_lost", "session", "turn", "incarnation",
-                    "route_change", "completion_target", "options"),
+                    "route_change", "completion_target", "options", "run_timeout_seconds",
+                    "timeout_ms"),
     "gateway.send": ("run_id", "key", "requester", "ended_at", "text_sha256"),
     "world.rows": ("rows",),
     "world.memory": ("runs",),

@@ -70,7 +70,9 @@ LIFTED = ("delivery.findings-stale-row", "delivery.findings-older-row",
           "delivery.backoff-clamped-to-expiry", "batch.attempts-exhausted",
           "batch.deferral-limit",
           # not reach.py's: the worker session and early re-runs (sim/world/draws/child.py)
-          "requester.session-two-waiting")
+          "requester.session-two-waiting",
+          # sim/world/draws/lifecycle.py: a kill while an ended run's completion is in flight
+          "requester.kill-ended-completion-in-flight")
 
 
 def test_the_first_200_default_seeds_hit_the_common_probes_and_the_lifted_ones_often() -> None:

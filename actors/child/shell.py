@@ -24,6 +24,7 @@ import trio
 from actors import addresses, events
 from actors.child.agent_loop import AgentLoop, Encoding, StepOutcome
 from actors.child.consumers import InProcessReader, consumer_views
+from actors.child.deadline import budget_ms, run_timeout_budget_ms
 from actors.child.frozen import FROZEN_RESULT_MAX_BYTES, cap_frozen_result, utf8_size
 from actors.child.logs import SessionHeader, child_owned, last_epoch
 from actors.child.output import (
@@ -158,6 +159,10 @@ async def run_child(
     state = _Attempt()
     timed_out = False
     retried = False
+    # Its own budget and its spawn's runTimeoutSeconds deadline, whichever comes first (§c18).
+    budget = budget_ms(spec.timeout_ms, spec.run_timeout_ms, mutants)
+    if spec.run_timeout_ms == 0:
+        port.probe("child.run-timeout-zero")  # asked with 0: no deadline
 
     def feed_until(now: int) -> None:
         """Feed the chunks of the current attempt whose streaming instant has come."""
@@ -182,8 +187,8 @@ async def run_child(
         state.chunks = step_chunks(step, f"{run_id}-s{n}a{attempt}")
         state.fed, state.t0_ms, state.duration_ms = 0, port.now_ms, step.duration_ms
         remaining = round(step.duration_ms * fraction)
-        if spec.timeout_ms is not None:
-            remaining = min(remaining, started + spec.timeout_ms - port.now_ms)
+        if budget is not None:
+            remaining = min(remaining, started + budget - port.now_ms)
         await port.sleep(max(0, remaining))
         feed_until(port.now_ms)
 
@@ -211,7 +216,7 @@ async def run_child(
             session.append(loop.begin_step())
             if step.finish is StepFinish.STREAM_ERROR:
                 await stream(attrs.evolve(step, finish=StepFinish.AUTO), n, 1, fraction=0.5)
-                if spec.timeout_ms is not None and port.now_ms >= started + spec.timeout_ms:
+                if budget is not None and port.now_ms >= started + budget:
                     timed_out = True
                     break
                 port.probe("child.stream-error")
@@ -317,6 +322,7 @@ async def run_child(
         text = None  # the capture missed it; the transcript below still holds it (DEL-2)
     if timed_out:
         port.probe("child.timeout")
+        _probe_run_timeout(port, store, run_id, spec, budget)
     _probe_result(port, session.events, output, status, text, stop_reason)
     usage = token_usage(session.events) if spec.usage_recorded else None
     if usage is None:
@@ -364,6 +370,19 @@ def _answered_turn(loop: AgentLoop, text: str) -> list[JsonObject]:
         logged += loop.chunk(chunk)
     logged += loop.end_stream()[0]
     return [*logged, *loop.end_step(), *loop.end_turn()]
+
+
+def _probe_run_timeout(port: Port, store: ChildStore, run_id: str, spec: ChildSpec,
+                       budget: int | None) -> None:
+    """A run stopped by its spawn's runTimeoutSeconds deadline (reference §c18)."""
+    if budget is None or budget != run_timeout_budget_ms(spec.run_timeout_ms) or \
+            (spec.timeout_ms is not None and spec.timeout_ms <= budget):
+        return
+    port.probe("child.run-timeout")
+    if spec.run_timeout_ms is not None and spec.run_timeout_ms % 1000:
+        port.probe("child.run-timeout-floored")  # the fraction of a second did not count
+    if any(c.ended_at_ms is None for c in store.direct_children(run_id)):
+        port.probe("child.run-timeout-children-outlive")  # its timeout does not cancel them
 
 
 def _probe_cut(port: Port, state: _Attempt, probe: str) -> None:

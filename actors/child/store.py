@@ -1,4 +1,5 @@
-"""The registry as a child run uses it: its end, its later receipts and its transcript. A
+"""The registry as a child run uses it: its end, its later receipts, its transcript and (for a
+probe of a timed-out run) the runs it spawned. A
 typing.Protocol, so the actor depends on these methods only; the world hands it
 ``actors.store``'s RunStore (or the SQLite store), which has them all.
 """
@@ -25,3 +26,5 @@ class ChildStore(Protocol):
 
     def save_transcript(self, session_key: str, run_id: str,
                         messages: list[dict[str, Any]]) -> ArchiveRecord: ...
+
+    def direct_children(self, run_id: str) -> list[RunRecord]: ...

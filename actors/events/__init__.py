@@ -101,6 +101,7 @@ from actors.events.sessions import (
     Spawned,
     StatusChecked,
     StatusServed,
+    SteerRequested,
     TurnEnded,
     TurnStarted,
 )
@@ -190,6 +191,7 @@ __all__ = [
     'StaleInput',
     'StatusChecked',
     'StatusServed',
+    'SteerRequested',
     'TurnAnswered',
     'TurnEnded',
     'TurnStarted',

@@ -28,9 +28,26 @@ class Spawned(Event):
 
 @attrs.frozen(slots=True)
 class AbortRequested(Event):
+    """The session's answer to a kill of its child: ``running`` whether it knows the child,
+    ``killed`` whether that child's latest run had not ended and was killed (reference §c18:
+    a kill of an ended run answers ``killed: false`` and changes nothing)."""
+
     kind: ClassVar[str] = "abort"
     child: str
     running: bool
+    killed: bool
+
+
+@attrs.frozen(slots=True)
+class SteerRequested(Event):
+    """The session's answer to a steer of its child (reference §c18): ``killed`` whether the
+    child's latest run had not ended and was aborted (no announce); if so, the replacement
+    run's spawn in the same child session follows this answer."""
+
+    kind: ClassVar[str] = "steer"
+    child: str
+    running: bool
+    killed: bool
 
 
 @attrs.frozen(slots=True)

@@ -37,14 +37,18 @@ from actors.messages import (
     Spawn,
     StartTurn,
     StatusRead,
+    SteerChild,
+    StepSpec,
     TranscriptMirror,
 )
 from actors.mutants import (
+    MUTANT_KILL_ANNOUNCED,
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN,
     MUTANT_PRIVATE_AFTER_RESET,
     MUTANT_RESET_KEEPS_CHILDREN,
     MUTANT_RESET_SPARES_GRANDCHILDREN,
     MUTANT_SESSION_QUEUE_OFF,
+    MUTANT_STEER_NO_REPLACEMENT,
 )
 from actors.nesting.lane import Lane
 from actors.nesting.session_queue import SessionQueue
@@ -61,12 +65,13 @@ from actors.requester.store import RequesterStore
 from actors.requester.turns import receive_wake, turn_act
 from actors.requester.waves import receive_wave_wake
 from actors.runtime import Port
+from actors.states import DeliveryStatus
 from actors.yields.turns import ReplyMode, TurnCore
 
 # Session-control messages and the action each one is (DEL-17).
 CONTROL_ACTIONS: dict[type, str] = {Spawn: "spawn", AbortChild: "abort", HistoryRead: "history",
                              StatusRead: "status", CleanupSession: "cleanup",
-                             RunHistoryRead: "archive-read"}
+                             RunHistoryRead: "archive-read", SteerChild: "steer"}
 # A receipt the session did not take, by why (DEL-3, DEL-12).
 _LATE_RECEIPT_PROBES = {Receipt.DUPLICATE: "requester.duplicate-completion",
                         Receipt.EQUAL_END: "requester.duplicate-completion",
@@ -83,6 +88,7 @@ async def run_requester(
     turns = TurnCore(session_key, reply_mode)
     store.save_session(session_key, turns.incarnation, deleted=False)
     spawners: dict[str, Caller] = {}  # child id -> who asked for its spawn
+    specs: dict[str, ChildSpec] = {}  # child id -> its latest spawn (what a steer replaces)
     scopes: dict[str, trio.CancelScope] = {}
     run_scopes: dict[str, trio.CancelScope] = {}  # run id -> its child's scope (a reset kills)
     # Each child's latest run and session key (a key may be reused by a later child).
@@ -130,7 +136,10 @@ async def run_requester(
                 running = not nested or (own_run is not None and own_run.ended_at_ms is None
                                          and own_run.started_at_ms is not None)
                 active = store.active_children(session_key)
-                refused = spawn_refusal(limits, session_key, running, active, mutants)
+                # A steer's replacement takes its run's place (reference §c18): nothing to
+                # refuse that the replaced run's own spawn was not refused for.
+                refused = None if message.replaces is not None else spawn_refusal(
+                    limits, session_key, running, active, mutants)
                 key = child_session_key(session_key, spec.session or spec.id)
                 probe = ("requester.spawn-refused-not-running" if not running else
                          "requester.spawn-refused-depth" if refused and "depth" in refused else
@@ -178,6 +187,7 @@ async def run_requester(
                     port.probe("requester.session-rerun")
                 spawned[record.child_session_key] = run_id
                 spawners[spec.id] = message.caller
+                specs[spec.id] = spec
                 store.register(record)
                 runs[spec.id] = (run_id, record.child_session_key)
                 port.emit(events.Spawned(run_id, spec.id, record.child_session_key,
@@ -209,21 +219,53 @@ async def run_requester(
 
                 port.spawn(children, actor, body)
             elif isinstance(message, AbortChild):
+                # A kill (reference §c18): of a run that has not ended, it is stopped with its
+                # completion suppressed (delivery not_required, nothing announced), and so are
+                # its unended descendants; of a run that has ended, nothing is killed and
+                # nothing changes (its completion in flight goes on as usual).
                 target = scopes.get(message.child_id)
-                port.emit(events.AbortRequested(message.child_id, target is not None))
-                if target is not None:
-                    ended = store.get(runs[message.child_id][0]).ended_at_ms is not None
-                    target.cancel()
-                    if not ended:
-                        _cascade(port, store, runs[message.child_id])
+                latest = None if target is None else store.get(runs[message.child_id][0])
+                killed = latest is not None and latest.ended_at_ms is None
+                port.emit(events.AbortRequested(message.child_id, target is not None, killed))
+                if latest is not None and not killed:
+                    port.probe("requester.kill-ended-run")
+                    if latest.delivery_status == DeliveryStatus.PENDING:
+                        port.probe("requester.kill-ended-completion-in-flight")
+                if killed:
+                    assert target is not None and latest is not None
+                    _kill(port, store, latest.run_id, target, mutants)
+                    _cascade(port, store, runs[message.child_id])
+            elif isinstance(message, SteerChild):
+                # A steer (reference §c18): the running run is aborted without an announce (its
+                # delivery suppressed, as a kill's, with its unended descendants), and a
+                # replacement run starts in the same child session, announced on its own.
+                target = scopes.get(message.child_id)
+                latest = None if target is None else store.get(runs[message.child_id][0])
+                steered = latest is not None and latest.ended_at_ms is None
+                # Answered first: the replacement's spawn follows the answer.
+                port.emit(events.SteerRequested(message.child_id, target is not None, steered))
+                if steered:
+                    assert target is not None and latest is not None
+                    port.probe("requester.steer-restart")
+                    if latest.started_at_ms is None:
+                        port.probe("requester.steer-queued-run")  # it still waited in line
+                    _kill(port, store, latest.run_id, target, mutants)
+                    _cascade(port, store, runs[message.child_id])
+                    if MUTANT_STEER_NO_REPLACEMENT not in mutants:
+                        handle(Spawn(steered_spec(specs[message.child_id], message,
+                                                  port.now_ms), message.caller,
+                                     message.request, latest.run_id))
+                elif latest is not None:
+                    port.probe("requester.steer-ended-run")
             elif isinstance(message, AbortRun):
-                # The run that spawned them was aborted: its unfinished children go with it.
+                # The run that spawned them was killed: its unfinished children go with it,
+                # each suppressed the same way (``killSubagentRunTree``).
                 cancelled = [c.child_id for c in store.direct_children(message.run_id)
                              if c.ended_at_ms is None and c.child_id in scopes]
                 port.emit(events.AbortCascaded(session_key, cancelled))
                 for child_id in cancelled:
                     port.probe("requester.abort-cascaded")
-                    scopes[child_id].cancel()
+                    _kill(port, store, runs[child_id][0], scopes[child_id], mutants)
                     _cascade(port, store, runs[child_id])
             elif isinstance(message, Completion) and store.session_deleted(session_key):
                 # The session was deleted while the completion was on its way (DEL-4): refused,
@@ -342,6 +384,26 @@ def _cascade(port: Port, store: RequesterStore, run: tuple[str, str]) -> None:
     run_id, key = run
     if store.direct_children(run_id):
         port.send(addresses.requester(key), AbortRun(run_id))
+
+
+def steered_spec(spec: ChildSpec, steer: SteerChild, now_ms: int) -> ChildSpec:
+    """The replacement run a steer starts: the same child and child session, spawned now
+    outside any requester turn, answering the steer's reply after its run time."""
+    return attrs.evolve(spec, spawn_at_ms=now_ms, steps=(StepSpec(steer.run_ms,
+                                                                  text=steer.reply),),
+                        timeout_ms=None, error=None, fork_seed=None, earlier_epoch=None,
+                        answer_lost=False, correction_after_ms=None, receipts=(), turn=None,
+                        session=spec.session or spec.id)
+
+
+def _kill(port: Port, store: RequesterStore, run_id: str, scope: trio.CancelScope,
+          mutants: frozenset[str]) -> None:
+    """Kill a run that has not ended: its delivery suppressed first (the registry records it
+    ``not_required``; no announce, no hand-off), then its scope cancelled (it ends error
+    ``subagent run terminated``)."""
+    if MUTANT_KILL_ANNOUNCED not in mutants:
+        store.apply(run_id, DeliverySuppressed())
+    scope.cancel()
 
 
 def _kill_on_reset(port: Port, store: RequesterStore, session_key: str,

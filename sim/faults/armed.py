@@ -35,6 +35,9 @@ class TimelineEvent:
     offset: int = 0
     include_tools: bool = False
     caller: Caller | None = None  # world events: who asks (DEL-17); None: the session's owner
+    # steer: the replacement run's time and answer (reference §c18)
+    run_ms: int = 30_000
+    reply: str | None = None
 
 
 @attrs.define

@@ -3,8 +3,9 @@
 The oracles sit in one package per subsystem they judge (``delivery``, ``yields``, ``private``,
 ``nesting``, ``gateway``, ``child``); what several of them read is computed once per run in
 modules no oracle owns: ``index`` (the run's records by kind: each oracle walks only the kinds
-it reads), ``observations`` (what was asked, what was refused and how), ``settled`` (when a run
-settled). :func:`check` classifies a trace's refusals once before the oracles read them.
+it reads), ``observations`` (what was asked, what was refused and how), ``lineage`` (who
+spawned whom, what a kill, reset or delete stopped), ``settled`` (when a run settled).
+:func:`check` classifies a trace's refusals once before the oracles read them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from sim.invariants.child.archive import INVARIANTS as _ARCHIVE
 from sim.invariants.child.child_log import INVARIANTS as _CHILD_LOG
 from sim.invariants.child.history_paging import INVARIANTS as _HISTORY_PAGING
 from sim.invariants.child.output import INVARIANTS as _OUTPUT
+from sim.invariants.child.run_timeout import INVARIANTS as _RUN_TIMEOUT
 from sim.invariants.delivery.chunks import INVARIANTS as _CHUNKS
 from sim.invariants.delivery.handoffs import INVARIANTS as _HANDOFFS
 from sim.invariants.delivery.keys import INVARIANTS as _KEYS
@@ -34,6 +36,7 @@ from sim.invariants.gateway.mirrors import INVARIANTS as _MIRRORS
 from sim.invariants.gateway.permissions import INVARIANTS as _PERMISSIONS
 from sim.invariants.gateway.routes import INVARIANTS as _ROUTES
 from sim.invariants.nesting.findings import INVARIANTS as _FINDINGS
+from sim.invariants.nesting.kills import INVARIANTS as _KILLS
 from sim.invariants.nesting.limits import INVARIANTS as _LIMITS
 from sim.invariants.nesting.queue_order import INVARIANTS as _QUEUE_ORDER
 from sim.invariants.nesting.requesters import INVARIANTS as _NESTING
@@ -58,7 +61,7 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS
                               + _WAVES + _WAKE_BUDGETS + _WAKE_SENDS + _WAVE_LIVENESS + _QUEUE_ORDER
                               + _CHUNK_LIMITS + _NEWEST_DELIVERED + _HISTORY_PAGING + _KEYS
-                              + _RESET_CASCADE)
+                              + _RESET_CASCADE + _KILLS + _RUN_TIMEOUT)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

@@ -132,9 +132,18 @@ def asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
 def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
     waiting: dict[tuple[str, str], list[Record]] = {}
     asked: dict[str, Asked] = {}
-    for r in of_kinds(trace, ("world.spawn", "spawn.refused", "spawn")):
+    for r in of_kinds(trace, ("world.spawn", "spawn.refused", "spawn", "steer",
+                              "requester.refused")):
         if r.kind == "world.spawn":
             waiting.setdefault((r.data["actor"], r.data["child"]), []).append(r)
+        elif r.kind in ("steer", "requester.refused"):
+            # A steer's replacement is asked with it; a steer refused, or one that found
+            # nothing running, starts none (reference §c18): that request never runs.
+            if (r.kind == "steer" and not r.data["killed"]) or (
+                    r.kind == "requester.refused" and r.data["action"] == "steer"):
+                unanswered = waiting.get((r.actor, r.data["child"]))
+                if unanswered:
+                    unanswered.pop()
         elif r.kind == "spawn.refused":
             # Refused (reference §c15; an invalid private request, PRV-4): that request never
             # runs; the next one may.

@@ -12,13 +12,13 @@ from typing import ClassVar
 import attrs
 
 from sim.invariants.index import of_kinds, shared
+from sim.invariants.lineage import killed_silently
 from sim.invariants.observations import (
     Asked,
     announces_nothing,
     asked_runs,
     is_wake,
     key_runs,
-    killed_by_reset,
     rejection_class,
 )
 from sim.trace import Record
@@ -102,7 +102,7 @@ class EarliestSettle:
     """The earliest a run's own delivery can have settled, from what was asked and seen alone,
     fed the trace record by record (``see``): when its requester took it (on its own or in a
     batch wake), when it ended owing nothing (asked as not required, an exact ANNOUNCE_SKIP
-    reply, or killed by its requester's reset or delete before it ended, reference §c17),
+    reply, or killed by its requester's reset or delete, or a kill, before it ended: §c17, §c18),
     when the gateway refused it for good (a permanent refusal, or a break after part of it
     reached the platform), when its requester session was reset or deleted after a private
     spawn (PRV-3: it is closed then), else at its expiry (30 minutes after its end); a member
@@ -123,13 +123,13 @@ class EarliestSettle:
     # session -> its private runs asked so far (they are closed by the session's reset)
     private: dict[str, list[str]]
     members: Collection[str]
-    killed: Collection[str]  # runs a reset or delete of their requester found not yet ended
+    killed: Collection[str]  # runs a reset, delete or kill stopped before they ended
 
     def __init__(self, trace: Sequence[Record], members: Collection[str] = ()) -> None:
         self.asked = asked_runs(trace)
         self.at, self.seqs, self.ends, self.end_seqs, self.private = {}, {}, {}, {}, {}
         self.members = members
-        self.killed = killed_by_reset(trace)  # known before each such run's end
+        self.killed = killed_silently(trace)  # known before each such run's end
 
     def _settle(self, run_id: str, t_ms: int, seq: int) -> None:
         if run_id not in self.at:

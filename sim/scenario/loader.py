@@ -123,7 +123,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
     for table in tables:
         table.check_keys(("id", "requester", "task", "spawn_at", "run_for", "outcome", "reply",
                           "reply_chars", "reply_unit", "error", "expects_completion",
-                          "usage_recorded", "steps",
+                          "usage_recorded", "steps", "run_timeout_seconds",
                           "encoding", "timeout", "fork_seed", "earlier_epoch", "session",
                           "parent", "caller", "answer_lost", "correction_after",
                           "correction", "turn", "route_change", "tokens_in", "tokens_out",
@@ -143,6 +143,8 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
         run_ms = table.seconds("run_for", 30, maximum=MAX_TIME_S)
         error = table.text("error", None, max_chars=MAX_REPLY_CHARS)
         timeout_ms = table.seconds("timeout", None, minimum=0.001, maximum=MAX_TIME_S)
+        # The spawn's runTimeoutSeconds (reference §c18): 0 means none; the model floors it.
+        run_timeout_ms = table.seconds("run_timeout_seconds", None, maximum=MAX_TIME_S)
         if table.has("reply") and table.has("reply_chars"):
             raise table.fail("reply_chars", "give either reply or reply_chars, not both")
         if table.has("reply_unit") and not table.has("reply_chars"):
@@ -198,6 +200,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
             turn=table.text("turn", None),
             route_change=table.text("route_change", None),
             completion_target=completion_target(table),
+            run_timeout_ms=run_timeout_ms,
             options=spawn_options(table),
             receipts=_receipts(table, outcome),
         ))

@@ -47,6 +47,7 @@ _TIMELINE_FIELDS = {
     "delay": ("child", "count", "delay"),
     "crash": ("actor", "point", "count", "restart_after"),
     "abort": ("child", "caller"),
+    "steer": ("child", "caller", "run_for", "reply"),
     "history-read": ("child", "limit", "offset", "include_tools", "caller"),
     "cleanup": ("child", "caller"),
     "archive-read": ("child", "limit", "offset", "include_tools", "caller"),
@@ -57,7 +58,7 @@ _TIMELINE_FIELDS = {
     "dismiss": ("child",),
 }
 # Timeline entries that are things the world does rather than faults (`event = ...`).
-TIMELINE_EVENTS = ("abort", "history-read", "cleanup", "archive-read", "status", "compact",
+TIMELINE_EVENTS = ("abort", "steer", "history-read", "cleanup", "archive-read", "status", "compact",
                    "delete-session", "redrive", "dismiss")
 # Where the delivery actor can crash (actors/delivery/shell.py names them).
 CRASH_POINTS = values(CrashPoint)

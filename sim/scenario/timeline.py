@@ -17,6 +17,7 @@ from sim.scenario.model import (
     CRASH_POINTS,
     DELIVERY_STATES,
     MAX_COUNT,
+    MAX_REPLY_CHARS,
     MAX_TIME_S,
     MAX_TIMELINE,
     OUTCOMES,
@@ -36,7 +37,7 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
     for table in tables:
         table.check_keys(("at", "fault", "event", "child", "actor", "point", "count", "error",
                           "chain", "delay", "restart_after", "limit", "offset", "include_tools",
-                          "caller"))
+                          "caller", "run_for", "reply"))
         if table.has("event"):
             if table.has("fault"):
                 raise table.fail("event", "a timeline entry is either a fault or an event")
@@ -59,6 +60,7 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             actor = addresses.DELIVERY
         if fault in TIMELINE_EVENTS and child is None:
             what = {"abort": "an abort names the child to abort",
+                    "steer": "a steer names the child to steer",
                     "cleanup": "a cleanup names the child whose session it deletes",
                     "status": "a status read names the child it asks about",
                     "compact": "a compaction names a child whose requester session compacts",
@@ -87,6 +89,8 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             offset=table.integer("offset", 0, maximum=MAX_COUNT),
             include_tools=table.boolean("include_tools", False),
             caller=caller(table, child_ids),
+            run_ms=table.seconds("run_for", 30, minimum=0.001, maximum=MAX_TIME_S),
+            reply=table.text("reply", None, max_chars=MAX_REPLY_CHARS),
         ))
     return tuple(events)
 

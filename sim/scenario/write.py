@@ -119,6 +119,8 @@ def _child(child: ChildSpec) -> dict[str, Any]:
         out["parent"] = child.parent
     if child.timeout_ms is not None:
         out["timeout"] = seconds(child.timeout_ms)
+    if child.run_timeout_ms is not None:
+        out["run_timeout_seconds"] = seconds(child.run_timeout_ms)
     if child.error is not None:
         out["error"] = child.error
     if not child.expects_completion:
@@ -176,6 +178,8 @@ def _event(event: TimelineEvent) -> dict[str, Any]:
         "limit": event.limit, "offset": event.offset or None,
         "include_tools": event.include_tools or None,
         "caller": None if event.caller is None else str(event.caller),
+        "run_for": seconds(event.run_ms) if event.fault == "steer" else None,
+        "reply": event.reply,
     }
     for key in fields:
         if values[key] is not None:

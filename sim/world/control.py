@@ -25,15 +25,17 @@ from actors.messages import (
     RunHistoryRead,
     Spawn,
     StatusRead,
+    SteerChild,
 )
 from actors.permissions import DEFAULT_OWNER, Caller
 from actors.private.rules import SpawnOptions
-from actors.requester.shell import CONTROL_ACTIONS
+from actors.requester.shell import CONTROL_ACTIONS, steered_spec
 from sim.kernel import Kernel
 from sim.scenario import SessionDef
 
 # A session-control message the harness sends (DEL-17).
-Control = Spawn | AbortChild | HistoryRead | StatusRead | CleanupSession | RunHistoryRead
+Control = (Spawn | AbortChild | HistoryRead | StatusRead | CleanupSession | RunHistoryRead
+           | SteerChild)
 
 
 @functools.cache
@@ -55,6 +57,10 @@ class ControlDesk:
                           for key, s in sessions.items()}
         self._requests = 0
         self._dropped: dict[str, None] = {}  # children that never run (spawn not asked, refused)
+        # (requester, child id) -> the latest spawn asked for it (what a steer replaces)
+        self._latest: dict[tuple[str, str], ChildSpec] = {}
+        # Each top-level session's driver (sim/world/turns.py): its current incarnation.
+        self.drivers: dict[str, Any] = {}
 
     def owners(self, session_key: str) -> tuple[str, ...]:
         """A top-level session's owners; a nested requester is controlled by its owner run."""
@@ -101,22 +107,58 @@ class ControlDesk:
                 self._dropped[child.id] = None
 
     def spawn_request(self, child: ChildSpec, turn: str | None = None,
-                      incarnation: int = 1) -> Spawn:
+                      incarnation: int = 1, request: int | None = None) -> Spawn:
         """The spawn message, numbered, recorded as asked now (``world.spawn``): also the
-        requester turn that asks and the session incarnation it asks in (sim/world/turns.py)."""
+        requester turn that asks and the session incarnation it asks in (sim/world/turns.py).
+        ``request``: the number of the control request it is part of (a steer's replacement)."""
         caller = child.caller or Caller(self.owners(child.requester)[0])
-        self._requests += 1
+        self._latest[(child.requester, child.id)] = child
+        if request is None:
+            self._requests += 1
         # What was asked, as the oracles must read it (never the model's own spawn record).
         self.kernel.emit(addresses.HARNESS, "world.spawn", {
             "child": child.id, "requester": child.requester,
             "actor": addresses.requester(child.requester),
             "required": child.expects_completion, "task": child.task,
-            "caller": str(caller), "request": self._requests,
+            "caller": str(caller), "request": request or self._requests,
             "answer_lost": child.answer_lost, "session": child.session or child.id,
             "turn": turn, "incarnation": incarnation, "route_change": child.route_change,
             "completion_target": child.completion_target,
+            # Its time limits as asked (reference §c18): runTimeoutSeconds (seconds, as given;
+            # None: not asked) and the child's own scripted budget (ms; None: none).
+            "run_timeout_seconds": None if child.run_timeout_ms is None
+            else child.run_timeout_ms / 1000, "timeout_ms": child.timeout_ms,
             "options": dict(_options_json(child.options))})  # each record its own dict
-        return Spawn(child, caller, self._requests)
+        return Spawn(child, caller, request or self._requests)
+
+    def steer(self, at_ms: int, child: ChildSpec, run_ms: int, reply: str,
+              caller: Caller | None = None, outside_turns: bool = False) -> None:
+        """``child``'s requester steers it at ``at_ms`` (reference §c18): recorded as asked when
+        it is sent, both the replacement run it asks for (``world.spawn``, outside any turn) and
+        the steer itself (``world.action``), under one request number. ``outside_turns``: not
+        when the child's latest spawn was asked in a requester turn (the world's draws: a
+        replacement joins no yielded batch, docs/fidelity.md)."""
+        session_key = child.requester
+
+        def send() -> None:
+            latest = self._latest.get((session_key, child.id), child)
+            if outside_turns and latest.turn is not None:
+                return
+            who = caller or Caller(self.owners(session_key)[0])
+            self._requests += 1
+            number = self._requests
+            steer = SteerChild(child.id, run_ms, reply, who, number)
+            driver = self.drivers.get(session_key)
+            self.spawn_request(attrs.evolve(steered_spec(latest, steer, at_ms), caller=who),
+                               incarnation=1 if driver is None else driver.incarnation,
+                               request=number)
+            self.kernel.emit(addresses.HARNESS, "world.action", {
+                "request": number, "session": session_key,
+                "actor": addresses.requester(session_key), "action": "steer", "child": child.id,
+                "caller": str(who)})
+            self.kernel.send(addresses.TIMELINE, addresses.requester(session_key), steer)
+
+        self.kernel.at(at_ms, f"steer {child.id}", send)
 
     def control(self, at_ms: int, label: str, session_key: str, message: Control,
                 caller: Caller | None = None) -> None:

@@ -52,6 +52,7 @@ from sim.world.draws import reach as world_reach
 from sim.world.draws import routes as world_routes
 from sim.world.draws import tree as world_tree
 from sim.world.draws import workload as world_workload
+from sim.world.draws.lifecycle import STEERED_REPLY
 from sim.world.draws.private import draw_reset_race, draw_status_check, refused
 from sim.world.redrive import OperatorDesk
 from sim.world.result import RunResult as RunResult
@@ -315,7 +316,7 @@ class World:
                     self.desk.spawn(child)
             # Top-level children are spawned by their session's turns.
             world_turns.schedule(kernel, list(self.sessions), turns, lifecycle, children,
-                                 self.desk.spawn_request, self.desk.drop)
+                                 self.desk.spawn_request, self.desk.drop, self.desk.drivers)
             for event in timeline:
                 self._schedule_fault(event)
             for t_ms in self.plan.parked_crash_times():
@@ -386,9 +387,14 @@ class World:
             self.operator.ask(event.at_ms, event.fault, child)
             return
         if event.fault in ("history-read", "abort", "cleanup", "archive-read", "status",
-                           "compact"):
+                           "compact", "steer"):
             assert child is not None  # the loader requires it
             requester = next(c.requester for c in self.scenario.children if c.id == child)
+            if event.fault == "steer":
+                spec = next(c for c in self.scenario.children if c.id == child)
+                self.desk.steer(event.at_ms, spec, event.run_ms,
+                                event.reply or STEERED_REPLY.format(child=child), event.caller)
+                return
             if event.fault == "abort":
                 self._schedule_abort(event.at_ms, requester, child, event.caller)
                 return

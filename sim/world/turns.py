@@ -112,8 +112,10 @@ class SessionDriver:
 def schedule(kernel: Kernel, sessions: Sequence[str], turns: Sequence[TurnDef],
              lifecycle: Sequence[LifecycleDef], children: Sequence[ChildSpec],
              spawn_request: Callable[[ChildSpec, str | None, int], Spawn],
-             drop: Callable[[ChildSpec], None] = lambda child: None) -> None:
-    """Put every top-level session's acts on the harness's agenda."""
+             drop: Callable[[ChildSpec], None] = lambda child: None,
+             drivers: dict[str, SessionDriver] | None = None) -> None:
+    """Put every top-level session's acts on the harness's agenda (``drivers``: filled with
+    each session's driver, whose incarnation a steer's replacement is asked in)."""
     def emit(kind: str, data: dict[str, Any]) -> None:
         kernel.emit(addresses.HARNESS, kind, data)
 
@@ -124,6 +126,8 @@ def schedule(kernel: Kernel, sessions: Sequence[str], turns: Sequence[TurnDef],
 
     for key in sessions:
         driver = SessionDriver(key)
+        if drivers is not None:
+            drivers[key] = driver
         for at_ms, acts in session_acts(key, turns, lifecycle, children).items():
             kernel.at(at_ms, f"session {key}", functools.partial(ask, driver, acts))
 

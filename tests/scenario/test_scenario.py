@@ -31,7 +31,8 @@ MARK = "# <-"
 SESSION = '[[sessions]]\nkey = "agent:main:main"\n'
 CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, reply_chars, reply_unit, "
                 "error, "
-                "expects_completion, usage_recorded, steps, encoding, timeout, "
+                "expects_completion, usage_recorded, steps, run_timeout_seconds, encoding, "
+                "timeout, "
                 "fork_seed, earlier_epoch, session, parent, caller, answer_lost, correction_after, "
                 "correction, turn, route_change, tokens_in, tokens_out, receipts, "
                 "completion_target, runtime, collect, visible, thread, mode")
@@ -194,7 +195,19 @@ CASES: list[tuple[str, str, str]] = [
     # Every number has a documented range, checked before anything runs (docs/scenarios.md).
     *[(f"huge-{key}", SESSION + f'[[children]]\nid = "a"\n{key} = 1e308 # <-\n',
        f"children[0].{key}: must be at most 2,592,000 seconds, 30 days (the limit)")
-      for key in ("run_for", "spawn_at", "timeout")],
+      for key in ("run_for", "spawn_at", "timeout", "run_timeout_seconds")],
+    ("steer-without-child", SESSION + '[[children]]\nid = "a"\n[[timeline]] # <-\nat = 1\n'
+     'event = "steer"\n', "timeline[0].child: a steer names the child to steer"),
+    ("steer-run-for-zero", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1\n'
+     'event = "steer"\nchild = "a"\nrun_for = 0 # <-\n',
+     "timeline[0].run_for: must be at least 0.001 seconds"),
+    ("reply-on-abort", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1\n'
+     'event = "abort"\nchild = "a"\nreply = "x" # <-\n',
+     "timeline[0].reply: does not apply to a 'abort' event (it takes: at, event, child, caller)"),
+    ("negative-run-timeout", SESSION + '[[children]]\nid = "a"\nrun_timeout_seconds = -1 # <-\n',
+     "children[0].run_timeout_seconds: must be at least 0 seconds"),
+    ("text-run-timeout", SESSION + '[[children]]\nid = "a"\nrun_timeout_seconds = "30" # <-\n',
+     "children[0].run_timeout_seconds: must be a number, not a string"),
     ("huge-until", 'until = 1e308 # <-\n' + SESSION + '[[children]]\nid = "a"\n',
      "until: must be at most 2,592,000 seconds, 30 days (the limit)"),
     ("huge-heal-at", SESSION + '[[children]]\nid = "a"\n[faults]\nheal_at = 1e308 # <-\n',

@@ -16,6 +16,7 @@ from typing import Any
 from actors import events
 from actors import mutants as mutant_names
 from actors.announce import ChildResult
+from actors.announce.labels import is_announce_skip
 from actors.announce.wake import ROUTE_CAP, Wake, format_wake, route_section
 from actors.delivery.edge import BatchClaim, Effect, RunFinished
 from actors.delivery.store import DeliveryStore
@@ -51,9 +52,11 @@ def wake_text(row: BatchRow, records: list[RunRecord],
               child_result: Callable[[RunRecord], ChildResult],
               probe: Callable[[str], None]) -> str:
     """The settle wake of ``row`` (reference §c9): the findings are the members whose results
-    the requester has not had (not delivered on their own), but a silent ok answer."""
+    the requester has not had (not delivered on their own), but a silent ok answer or an exact
+    ANNOUNCE_SKIP of any status (which announces nothing on its own either, reference §c1)."""
     own = [r for r in records if r.run_id in row.members]
     findings = [child_result(r) for r in own if not _announced(r)
+                and not is_announce_skip(r.result_text)
                 and not (r.outcome_status == OutcomeStatus.OK and _silent(r.result_text))]
     interrupted = [r.child_session_key for r in own if r.outcome_status == OutcomeStatus.TIMEOUT
                    or (r.outcome_status == OutcomeStatus.ERROR and r.outcome_error == KILLED)]

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds
+from sim.invariants.lineage import killed_silently
 from sim.invariants.observations import (
     asked_runs,
     final_rows,
     is_wake,
     key_runs,
-    killed_by_reset,
     rejection_class,
 )
 from sim.invariants.private.completion import releases
@@ -133,10 +133,11 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     resolve too, in time counted from then. A run whose batch wake its session last refused
     while a turn ran that was still running when the world stopped is not stuck: the wake
     waits, armed, for that turn (reference §c17). A run its requester's reset or delete found not
-    yet ended is owed no resolution, only its end: it was killed (§c17)."""
+    yet ended is owed no resolution, only its end: it was killed (§c17); so is a run a kill
+    stopped before it ended (§c18)."""
     asked = asked_runs(trace)
     private = releases(trace)
-    killed = killed_by_reset(trace)  # owed nothing once ended (reference §c17)
+    killed = killed_silently(trace)  # owed nothing once ended (reference §c17, §c18)
     spawns: dict[str, Record] = {}
     ends: dict[str, Record] = {}
     resolved: dict[str, Record] = {}
@@ -245,9 +246,10 @@ def required_reaches_requester(trace: Sequence[Record]) -> list[Violation]:
     """A run asked for with expectsCompletionMessage true is never skipped: its result reaches
     its own requester, or the registry records it failed or suspended (DEL-1, DEL-2, DEL-10).
     A run its requester's reset or delete found not yet ended is owed nothing: killed, its
-    delivery suppressed (reference §c17; reset-kills-children judges that)."""
+    delivery suppressed (reference §c17; reset-kills-children judges that); so is a run a kill
+    stopped (reference §c18; kill-suppresses judges that)."""
     asked = asked_runs(trace)
-    killed = killed_by_reset(trace)
+    killed = killed_silently(trace)
     violations = []
     for r in of_kinds(trace, ("delivery.skip",)):
         if r.kind == "delivery.skip":

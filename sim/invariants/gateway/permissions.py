@@ -22,7 +22,7 @@ from sim.trace import Record
 # The record each action leaves when it is performed.
 EFFECTS = {"spawn": "spawn", "abort": "abort", "history": "requester.history",
            "status": "requester.status", "cleanup": "session.cleanup",
-           "archive-read": "requester.archive"}
+           "archive-read": "requester.archive", "steer": "steer"}
 DEFAULT_OWNERS = ("owner",)
 
 

@@ -34,7 +34,8 @@ def child_key(requester: str, label: str) -> str:
 
 # What spawn-limits reads.
 _LIMITS_KINDS = ("world.limits", "world.spawn", "spawn", "spawn.refused", "child.start",
-                 "lane.queued", "session.queued", "lane.started", *_ACTIVITY, "child.end")
+                 "lane.queued", "session.queued", "lane.started", *_ACTIVITY, "child.end",
+                 "steer")
 
 
 def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
@@ -42,6 +43,7 @@ def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
     asked: dict[str, Record] = {}  # child id -> its open request
     active: dict[str, dict[str, None]] = {}  # session -> its runs without an end record
     session_of_run: dict[str, str] = {}
+    latest: dict[tuple[str, str], str] = {}  # (session, child id) -> its latest run
     runs_of_key: dict[str, list[str]] = {}  # child session key -> its runs
     ended: set[str] = set()
     started: set[str] = set()
@@ -78,6 +80,7 @@ def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
                 run_id = data["run_id"]
                 active.setdefault(session, {})[run_id] = None
                 session_of_run[run_id] = session
+                latest[(session, data["child"])] = run_id
                 runs_of_key.setdefault(data["child_session_key"], []).append(run_id)
                 continue
             reason = data["reason"]
@@ -116,6 +119,11 @@ def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
                 if lane is not None and len(streaming) > lane:
                     fail(f"{len(streaming)} runs stream at once, over the maxConcurrent lane "
                          f"of {lane} ({', '.join(streaming)})", r.seq)
+        elif kind == "steer" and data["killed"]:
+            # A steer replaces the run (reference §c18): the run it stopped no longer counts
+            # among its session's active children, so its replacement takes the place.
+            session = r.actor.removeprefix("requester:")
+            active.get(session, {}).pop(latest.get((session, data["child"]), ""), None)
         elif kind == "child.end":
             run_id = data["run_id"]
             ended.add(run_id)

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.reached import LIVENESS_BOUND_MS
 from sim.invariants.index import of_kinds
+from sim.invariants.lineage import killed_silently
 from sim.invariants.observations import Asked, announces_nothing, is_wake, key_runs
 from sim.invariants.private.completion import carried_runs, private_runs
 from sim.invariants.yields.seen import batches
@@ -111,7 +112,8 @@ def _checked_completed(trace: Sequence[Record], ended_only: bool = True
 def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
     """PRV-6: a status check of a completed private child (before its turn yields or finishes)
     neither consumes nor invalidates the result: it still reaches the parent's own turn, by its
-    own hand-off or in the batch wake's findings, as it would without the check."""
+    own hand-off or in the batch wake's findings, as it would without the check. A run killed
+    before it ended has no result to keep (reference §c18)."""
     checked = _checked_completed(trace)
     if not checked:
         return _wake_leaves_out_checked(trace)
@@ -150,7 +152,8 @@ def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "world.end":
             end = r
     violations = []
-    seen: set[str] = set()
+    # A run killed before it ended (a kill, reset or delete) owes nothing (reference §c17, §c18).
+    seen: set[str] = set(killed_silently(trace))
     for run, check in checked:
         if run.run_id in seen:
             continue

@@ -46,7 +46,17 @@ def wake_budgets(trace: Sequence[Record]) -> list[Violation]:
                                       seen.wake_faults):
                 continue
             after = next((s for s in sends if s.seq > refused_by_session.seq), None)
-            if after is not None and after.data["key"] != refused_by_session.data["key"]:
+            # A refusal that arrives late (its send held on the way, or a duplicate of it) may
+            # follow a later send of the same key that the gateway refused as not delivered or
+            # that a turn took: that answer moves the key (judged below), not the session's.
+            last = next((s for s in reversed(sends) if after is not None and s.seq < after.seq),
+                        None)
+            moved_by_gateway = last is not None and after is not None and any(
+                last.seq < f.seq < after.seq and f.data["key"] == last.data["key"]
+                and f.kind != SESSION_REFUSAL
+                for f in [*refusals.get(last.data["key"], []), *accepts])
+            if after is not None and after.data["key"] != refused_by_session.data["key"] \
+                    and not moved_by_gateway:
                 violations.append(Violation(
                     "wake-budgets", "YLD-3", f"the wake of {batch.turn} moved to "
                     f"{after.data['key']} after {refused_by_session.actor} refused it (an "

@@ -82,7 +82,8 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
     # requester on its own (or was skipped), and those given up.
     rendered: dict[tuple[str, tuple[str, ...]], tuple[set[str], set[str]]] = {}
     # Runs whose own send may have reached their requester unbeknown to the registry (an
-    # acknowledgement lost or slowed, or the delivery process died after a send of it): it may
+    # acknowledgement lost or slowed, a send held on its way past the registry's give-up, or
+    # the delivery process died after a send of it): it may
     # give them up and the wake may carry them again, or not (never the registry's give-up
     # record).
     unsure: set[str] = set()
@@ -106,8 +107,8 @@ def wake_message(trace: Sequence[Record]) -> list[Violation]:
         elif r.kind == "child.correction":
             receipts.setdefault(r.data["run_id"], []).append(frozen(r.data["result"]))
             newest[r.data["run_id"]] = r.data["ended_at"]
-        elif r.kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow") \
-                and not is_wake(str(r.data.get("key") or "")):
+        elif r.kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow", "delay") \
+                and r.data.get("run_id") and not is_wake(str(r.data.get("key") or "")):
             unsure.add(r.data["run_id"])
         elif is_delivery_crash(r):
             unsure.update(sent)

@@ -21,7 +21,7 @@ import attrs
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds
-from sim.invariants.observations import asked_runs, is_wake
+from sim.invariants.observations import asked_runs, is_wake, rejection_class
 from sim.invariants.yields.yield_batches import (
     _is_private,
     _overlap,
@@ -202,6 +202,11 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
                 continue
             if any(a.seq > refusal.seq for a in _wake_of(batch, seen.wake_accepts)):
                 continue  # a copy the network duplicated was taken after it (seed 7261)
+            # A send of it the gateway had refused for good closes the wake, whatever a replay
+            # of it after a restart met since (a permanent refusal is final, reference §c12).
+            if any(f.data.get("key") == key and "error" in f.data and f.seq < refusal.seq
+                   and rejection_class(f) in ("permanent", "sent") for f in seen.wake_faults):
+                continue
             violations.append(Violation(
                 "wake-sends-budget", "YLD-3", f"the wake of {batch.turn} of {batch.session} "
                 f"was never sent again after {refusal.actor} refused {key} at "

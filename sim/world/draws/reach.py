@@ -84,6 +84,9 @@ FINDINGS_MIN_LANE = 6
 OPERATOR_AIM_SHARE = 0.06
 PAUSED_AT_S = (36, 48)
 FAILED_AFTER_S = (2, 60)
+# Of the children whose stream breaks (child-error) and that owe a public completion, the share
+# an operator redrives once its first send was refused for good (it fails: an error run).
+OPERATOR_FAILED_SHARE = 0.5
 # Of drawn children, the share whose first acknowledgement comes back past the 120 s announce
 # timeout (``delivery.late-ack``); of those that correct their answer, a larger share: the ack of
 # the first generation then arrives after the correction reopened it
@@ -296,6 +299,21 @@ def operator_aim(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> int | N
     low, high = FAILED_AFTER_S
     return end_ms + (child.correction_after_ms or 0) + 1000 * (
         low + chooser.choose(sub, high - low + 1))
+
+
+def operator_aim_failed(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> int | None:
+    """When an aimed operator redrives ``child``, a run whose stream breaks, once its delivery
+    failed (None: not aimed): its first send is refused for good, so it fails, not suspends
+    (``delivery.redrive-failed``). Killed runs fed this corner until a kill became silent
+    (reference §c18); a stream of its own, so the other draws do not move."""
+    sub = "aim:operator-failed"
+    if child.error is None or child.completion_target is not None \
+            or not child.expects_completion or FaultKind.SEND_PERMANENT not in plan.rates \
+            or not chooser.chance(sub, OPERATOR_FAILED_SHARE):
+        return None
+    plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_PERMANENT, child=child.id), 1))
+    low, high = FAILED_AFTER_S
+    return child.spawn_at_ms + child.run_ms + 1000 * (low + chooser.choose(sub, high - low + 1))
 
 
 def slow_ack(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:

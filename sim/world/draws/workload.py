@@ -19,6 +19,7 @@ from sim.world import observe as world_observe
 from sim.world.control import Control, ControlDesk
 from sim.world.draws import child as world_child
 from sim.world.draws import edges as world_edges
+from sim.world.draws import lifecycle as world_lifecycle
 from sim.world.draws import permissions as world_permissions
 from sim.world.draws import reach as world_reach
 from sim.world.draws import receipts as world_receipts
@@ -99,11 +100,20 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
                                world._crash_parked)
             world.operator.draw(world.chooser, child)
             redrive_at = world_reach.operator_aim(world.chooser, world.plan, child)
+            if redrive_at is None:
+                redrive_at = world_reach.operator_aim_failed(world.chooser, world.plan, child)
             if redrive_at is not None:
                 world.operator.ask(redrive_at, "redrive", child.id)
             world_reach.slow_ack(world.chooser, world.plan, child)
             world_reach.stuck_descendant(world.chooser, world.plan, child, trees)
             child = world_edges.draw(world.chooser, child, world._send_at)
+            if redrive_at is None:  # an aimed redrive needs the run to end as drawn
+                child = world_lifecycle.draw_run_timeout(world.chooser, child)
+            steer = world_lifecycle.draw_steer(world.chooser, child)
+            if steer is not None:
+                world.desk.steer(steer[0], child, steer[1],
+                                 world_lifecycle.STEERED_REPLY.format(child=child.id),
+                                 outside_turns=True)
             drawn.append(child)
             trees.add(child, may_parent=not refused(child))
             if child.parent is not None and world.plan.strikes("delete-session"):
@@ -127,6 +137,9 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
                 at = child.spawn_at_ms + 1000 * world.chooser.choose(
                     "fault:abort", child.run_ms // 1000 + 1)
                 world._schedule_abort(at, child.requester, child.id)
+            kill_at = world_lifecycle.kill_after_end(world.chooser, world.plan, child)
+            if kill_at is not None:
+                world._schedule_abort(kill_at, child.requester, child.id)
             if world.plan.strikes("unauthorised"):
                 at, attempt = world_permissions.draw_attempt(world.chooser, child)
                 world.desk.control(at, f"unauthorised {child.id}", child.requester, attempt,

@@ -1,0 +1,82 @@
+"""Draws of a run's lifecycle from outside (reference §c18), each on a stream of its own so the
+other draws do not move.
+
+Kills that come after the run should have ended: the seeded ``abort`` fault mostly kills running
+runs; a kill of an ended run must change nothing, and the interesting one is a kill while the
+run's completion is still in flight (retried, delayed, or waiting for descendants), so a share of
+children gets a kill aimed just past its planned end.
+
+Run timeouts: a share of spawns ask a ``runTimeoutSeconds``, mostly inside the run (so it ends
+``timeout`` at the floored deadline), often with a fraction of a second (which the deadline
+floors away), now and then 0 (no deadline).
+
+Steers: a share of children is steered while it should run (now and then after its end, which
+steers nothing): its run is aborted unannounced and a replacement run answers in its session.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from actors.messages import ChildSpec
+from sim.choices import Chooser
+from sim.faults.plan import FaultPlan
+
+# Of the children drawn while kills are on, the share that also gets a kill after its end.
+KILL_ENDED_SHARE = 0.3
+# How long after the planned end that kill comes, at most (seconds): inside the first backoff
+# steps and delays, while a completion is often still pending.
+KILL_ENDED_WITHIN_S = 40
+
+
+def kill_after_end(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> int | None:
+    """When to kill ``child`` after its planned end (None: not aimed)."""
+    if "abort" not in plan.rates or not chooser.chance("aim:kill-ended", KILL_ENDED_SHARE):
+        return None
+    return child.spawn_at_ms + child.run_ms + 1000 * chooser.choose("aim:kill-ended",
+                                                                    KILL_ENDED_WITHIN_S)
+
+
+# Of drawn children, the share whose spawn asks a runTimeoutSeconds; of those, the share asking 0.
+RUN_TIMEOUT_SHARE = 0.12
+RUN_TIMEOUT_ZERO_SHARE = 0.1
+# The fraction of a second added to the whole seconds asked (ms): none, a half, nine tenths.
+RUN_TIMEOUT_FRACTIONS_MS = (0, 500, 900)
+
+
+def draw_run_timeout(chooser: Chooser, child: ChildSpec) -> ChildSpec:
+    """``child``, maybe with a runTimeoutSeconds on its spawn: whole seconds from 1 to its
+    planned run (a run that lasts longer ends ``timeout``), plus a drawn fraction."""
+    sub = "aim:run-timeout"
+    if child.correction_after_ms is not None or child.receipts:
+        return child  # it must end ok to correct its answer (DEL-12): the aim is elsewhere
+    if not chooser.chance(sub, RUN_TIMEOUT_SHARE):
+        return child
+    if chooser.chance(sub, RUN_TIMEOUT_ZERO_SHARE):
+        return attrs.evolve(child, run_timeout_ms=0)
+    whole_s = 1 + chooser.choose(sub, max(1, child.run_ms // 1000))
+    fraction = RUN_TIMEOUT_FRACTIONS_MS[chooser.choose(sub, len(RUN_TIMEOUT_FRACTIONS_MS))]
+    return attrs.evolve(child, run_timeout_ms=1000 * whole_s + fraction)
+
+
+# The replacement's answer when a steer names none.
+STEERED_REPLY = "{child}: the steered answer."
+# Of drawn top-level children (public ones: a private result's replacement is not modelled, nor
+# whose findings a nested child's replacement joins: docs/fidelity.md), the share steered; when,
+# in seconds after the spawn (up to the planned run and a little past it); how long the
+# replacement runs, in seconds.
+STEER_SHARE = 0.08
+STEER_PAST_END_S = 10
+STEER_RUN_S = (5, 90)
+
+
+def draw_steer(chooser: Chooser, child: ChildSpec) -> tuple[int, int] | None:
+    """When to steer ``child`` and how long its replacement runs (ms), or None."""
+    sub = "aim:steer"
+    if child.completion_target is not None or child.parent is not None \
+            or not chooser.chance(sub, STEER_SHARE):
+        return None
+    at_ms = child.spawn_at_ms + 1000 * chooser.choose(
+        sub, child.run_ms // 1000 + STEER_PAST_END_S)
+    low, high = STEER_RUN_S
+    return at_ms, 1000 * (low + chooser.choose(sub, high - low + 1))
