@@ -36,8 +36,8 @@ SUBSYSTEMS = (
     "actors.announce", "actors.child", "actors.consumers", "actors.delivery", "actors.events",
     "actors.gateway", "actors.history", "actors.inputs", "actors.nesting", "actors.private",
     "actors.requester", "actors.store", "actors.yields",
-    "sim.bench", "sim.cli", "sim.explore", "sim.faults", "sim.html", "sim.invariants",
-    "sim.scenario", "sim.world",
+    "sim.bench", "sim.cli", "sim.conform", "sim.explore", "sim.faults", "sim.html",
+    "sim.invariants", "sim.scenario", "sim.world",
 )
 # Imported by nearly every package; the map leaves the arrows into them out.
 VOCABULARY = ("actors", "actors.events")
