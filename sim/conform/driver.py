@@ -80,6 +80,8 @@ class Driver:
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
+        if self._process.stdout is not None:
+            self._process.stdout.close()
 
     def __enter__(self) -> Driver:
         return self
