@@ -285,6 +285,10 @@ def sessions_history(
     # count toward it), and a limit past the rows keeps them all (reference §c16).
     if limit is not None:
         window = window[max(len(window) - limit, 0) :] if limit else []
+    # Where the page began before tool rows were dropped: a page of only tool rows still pages
+    # on from there (OpenClaw 2026.9.6 takes the gateway's nextOffset then, §c19), so paging
+    # goes on and every older row is reached.
+    window_oldest = window[0][0] if window else None
     if not include_tools:
         window = [(seq, m) for seq, m in window if m.get("role") not in TOOL_ROLES]
     flags = _Flags()
@@ -310,11 +314,11 @@ def sessions_history(
     # encoding the whole page again cost as much as its rows did.
     final_bytes = json_bytes(list(out_messages)) if hard_capped else total_bytes
 
-    # Paging back continues below the oldest row returned; when the cap left nothing of the
-    # window (only possible when the window itself was empty) there is no older page.
+    # Paging back continues below the oldest row returned, or, when the page held only tool
+    # rows (dropped), below the oldest row of the window; an empty window has no older page.
     next_offset: int | None = None
-    if kept:
-        oldest_seq = kept[0][0]
+    oldest_seq = kept[0][0] if kept else window_oldest
+    if oldest_seq is not None:
         candidate = max(offset, total - oldest_seq + 1)
         if candidate < total:
             next_offset = candidate

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisWarning
 
 from actors.gateway.send_error import SendError
-from sim.conform.differences import Difference, explain
+from sim.conform.differences import Difference, explain, js_string
 from sim.conform.driver import Driver
 
 DEFAULT_INPUTS = 2_000
@@ -59,7 +59,7 @@ def canonical(value: Any) -> Any:
     """A value as JavaScript holds it: each high-low surrogate pair is one character (Python
     keeps two lone surrogates apart; JSON carries both the same way)."""
     if isinstance(value, str):
-        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        return js_string(value)
     if isinstance(value, tuple | list):
         return type(value)(canonical(item) for item in value)
     if isinstance(value, dict):

@@ -11,6 +11,7 @@ promise the seed states: reported apart from the model's own differences.
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -47,9 +48,19 @@ def load() -> list[Difference]:
     return rows
 
 
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _joined(pair: re.Match[str]) -> str:
+    text = pair.group()
+    high, low = text[0], text[1]
+    return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
+
+
 def js_string(text: str) -> str:
-    """A string as JavaScript holds it: each high-low surrogate pair one character."""
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    """A string as JavaScript holds it: each high-low surrogate pair one character (Python
+    keeps two lone surrogates apart; JSON carries both the same way)."""
+    return _PAIR.sub(_joined, text)
 
 
 Explainer = Callable[[Any, Any, Any], bool]

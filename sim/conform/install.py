@@ -199,3 +199,18 @@ def ensure(version: str = PINNED_OPENCLAW, progress: Progress = _stderr,
     if not (root / "openclaw" / version / _DONE).exists():
         _install_package(node, version, root, progress)
     return Installed(node=node, package=package_dir(version, root), version=version)
+
+
+def main() -> None:
+    """``python -m sim.conform.install [VERSION]``: install what ``handoff conform`` needs."""
+    version = sys.argv[1] if len(sys.argv) > 1 else PINNED_OPENCLAW
+    try:
+        installed = ensure(version)
+    except InstallError as err:
+        _stderr(str(err))
+        raise SystemExit(2) from err
+    _stderr(f"node {installed.node}; openclaw {installed.version} at {installed.package}")
+
+
+if __name__ == "__main__":
+    main()
