@@ -29,6 +29,8 @@ SIGNATURE_FIELDS = ("thinkingSignature", "signature")
 BLOCK_DROPPED_FIELDS = (*SIGNATURE_FIELDS, "openclawReasoningReplay")
 TEXT_FIELDS = ("text", "thinking", "partialJson")
 TOOL_ROLES = ("toolResult", "tool")
+# The gateway's page when no limit is asked for (chat.history: ``limit ?? 200``, §c19).
+DEFAULT_PAGE = 200
 
 # Credential-like text: provider key prefixes, bearer tokens, PEM private keys and
 # `name = value` assignments whose name says secret. The value is replaced, the name kept, so
@@ -271,20 +273,23 @@ def sessions_history(
     """One page of a transcript, newest last.
 
     ``offset`` counts the newest messages to skip (the window ends at ``total - offset``);
-    ``limit`` keeps at most that many of the newest messages in the window, tool rows
-    included, before tool rows are dropped (reference §c16). Then text fields are cleaned and
+    ``limit`` (a positive integer; 200 when not given, the gateway's page) keeps at most that
+    many of the newest messages in the window, tool rows included, before tool rows are dropped
+    (reference §c16, §c19). Then text fields are cleaned and
     the 80 KiB JSON cap drops the oldest rows first."""
     if offset < 0:
         raise ValueError("offset must be >= 0")
-    if limit is not None and limit < 0:
-        raise ValueError("limit must be >= 0")
+    if limit is not None and limit < 1:
+        # OpenClaw 2026.9.6 reads it as a positive integer (reference §c19): 0 is refused.
+        raise ValueError("limit must be a positive integer")
     total = len(messages)
     indexed = [(message_seq(m, i + 1), m) for i, m in enumerate(messages)]
     window = [(seq, m) for seq, m in indexed[: max(total - offset, 0)]]
     # The gateway keeps the newest ``limit`` rows before tool messages are dropped (tool rows
     # count toward it), and a limit past the rows keeps them all (reference §c16).
-    if limit is not None:
-        window = window[max(len(window) - limit, 0) :] if limit else []
+    # Without a limit the gateway pages DEFAULT_PAGE rows (reference §c19).
+    page = DEFAULT_PAGE if limit is None else limit
+    window = window[max(len(window) - page, 0) :]
     # Where the page began before tool rows were dropped: a page of only tool rows still pages
     # on from there (OpenClaw 2026.9.6 takes the gateway's nextOffset then, §c19), so paging
     # goes on and every older row is reached.

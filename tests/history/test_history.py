@@ -6,6 +6,7 @@ import base64
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -506,3 +507,17 @@ def test_paging_goes_on_past_a_page_of_only_tool_rows() -> None:
     assert seen == ["first", "second"]
     # An empty window has no older page.
     assert sessions_history(transcript, limit=3, offset=8).next_offset is None
+
+
+def test_the_limit_is_a_positive_integer_and_the_default_page_is_200_rows() -> None:
+    """Reference §c19 (openclaw 2026.9.6): ``limit`` must be a positive integer (0 was read as
+    an empty page), and without one the gateway pages 200 rows (all rows were returned)."""
+    transcript = [msg("user", f"m{i}") for i in range(250)]
+    with pytest.raises(ValueError, match="positive integer"):
+        sessions_history(transcript, limit=0)
+    page = sessions_history(transcript)
+    assert len(page.messages) == 200 and page.messages[0]["content"] == "m50"
+    assert page.next_offset == 200
+    assert [m["content"] for m in sessions_history(transcript, offset=200).messages] == [
+        f"m{i}" for i in range(50)]
+    assert len(sessions_history(transcript, limit=250).messages) == 250

@@ -30,6 +30,8 @@ _MARKER = re.compile(
     r"sessionKey=(\S+)\]")
 HISTORY_BYTE_CAP = 80 * 1024
 HISTORY_FIELD_MAX = 4_000 + len("\n…(truncated)…")
+# sessions_history's page when no limit is asked for (the gateway's chat.history, reference §c19).
+HISTORY_DEFAULT_PAGE = 200
 
 
 def _visible(result: str | None) -> bool:
@@ -306,7 +308,9 @@ def history_bounds(trace: Sequence[Record]) -> list[Violation]:
         # ``limit`` rows of the window (all of them when the limit is past the rows, §c16).
         limit = r.data.get("limit")
         if r.data["include_tools"] and not result["droppedMessages"]:
-            want = max(total - offset, 0) if limit is None else min(limit, max(total - offset, 0))
+            # No limit: the gateway's page of 200 rows (reference §c19).
+            page = HISTORY_DEFAULT_PAGE if limit is None else limit
+            want = min(page, max(total - offset, 0))
             if len(messages) != want:
                 problems.append(f"{len(messages)} rows for limit {limit} at offset {offset} of "
                                 f"{total}, not {want}")

@@ -55,7 +55,7 @@ def _page_problems(result: dict[str, Any], seqs: list[int], limit: int | None = 
         # A page of only tool rows, dropped: paging goes on below the window the page was cut
         # from, the newest `limit` rows up to total - offset (reference §c19; rows are numbered
         # by their place in the transcript), so every older row is still reached.
-        window = total - offset if limit is None else min(limit, total - offset)
+        window = min(200 if limit is None else limit, total - offset)  # 200: the default page
         if window and offset + window < total:
             want = offset + window
     got = result.get("nextOffset")
