@@ -4,8 +4,8 @@ Each row names a check, what OpenClaw does, what handoff does, and why (``seed``
 sentence where the seed wins over the code). Its *explainer* below states OpenClaw's behaviour
 exactly: a difference counts as documented only when OpenClaw's answer is what the row says it
 is. A row without an explainer, or an explainer without a row, fails
-(tests/conform/test_differences.py). ``[[finding]]`` rows are places where OpenClaw breaks a
-promise the seed states: reported apart from the model's own differences.
+(tests/conform/test_differences.py). ``[[finding]]`` entries are places where OpenClaw breaks a
+promise the seed states, each shown by a difference row: reported apart from the model's own.
 """
 
 from __future__ import annotations
@@ -30,22 +30,37 @@ from actors.gateway.send_error import ErrorClass, SendError, classify, closed_tu
 class Difference:
     id: str
     check: str
-    # "seed" (the seed wins), "model" (the model's own choice, with its reason), "finding"
-    # (OpenClaw breaks a promise the seed states)
-    kind: str
+    kind: str  # "seed" (the seed wins) or "model" (the model's own choice, with its reason)
     openclaw: str
     handoff: str
     reason: str
     seed: str = ""
 
 
-def load() -> list[Difference]:
+@attrs.frozen
+class Finding:
+    """Where the released OpenClaw breaks a promise the seed states (reported apart)."""
+
+    id: str
+    shown_by: str  # the difference row whose cases show it
+    promise: str  # the seed's sentence
+    openclaw: str
+    where: str
+    repro: str
+
+
+def _table() -> dict[str, Any]:
     text = resources.files("sim.conform").joinpath("differences.toml").read_text("utf-8")
-    data = tomllib.loads(text)
-    rows = [Difference(kind="seed" if row.get("seed") else "model", **row)
-            for row in data.get("difference", [])]
-    rows += [Difference(kind="finding", **row) for row in data.get("finding", [])]
-    return rows
+    return tomllib.loads(text)
+
+
+def load() -> list[Difference]:
+    return [Difference(kind="seed" if row.get("seed") else "model", **row)
+            for row in _table().get("difference", [])]
+
+
+def load_findings() -> list[Finding]:
+    return [Finding(**row) for row in _table().get("finding", [])]
 
 
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")

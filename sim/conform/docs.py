@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sim.conform.differences import Difference, load
+from sim.conform.differences import Difference, Finding, load, load_findings
 from sim.conform.install import PINNED_OPENCLAW
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "fidelity.md"
@@ -22,7 +22,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def section(rows: Sequence[Difference]) -> str:
+def section(rows: Sequence[Difference], findings: Sequence[Finding] = ()) -> str:
     lines = [BEGIN, "",
              f"`handoff conform` checks the model against `openclaw@{PINNED_OPENCLAW}` "
              "(sim/conform/differences.toml; a difference no row explains fails the check).", ""]
@@ -37,28 +37,29 @@ def section(rows: Sequence[Difference]) -> str:
             lines.append(f"| `{row.id}` | {row.check} | {_cell(row.openclaw)} | "
                          f"{_cell(row.handoff)} | {_cell(why)} |")
         lines.append("")
-    findings = [row for row in rows if row.kind == "finding"]
-    lines += ["### Findings: where the released OpenClaw breaks a promise the seed states", ""]
-    if findings:
-        for row in findings:
-            lines.append(f"* **{row.id}** ({row.check}): {row.openclaw} {row.reason}")
-    else:
-        lines.append("None found by the function checks.")
+    lines += ["### Findings: where the released OpenClaw breaks a promise the seed states", "",
+              "Apart from the model's own differences: the model keeps the seed's promise; the "
+              "released code does not.", ""]
+    for finding in findings:
+        lines += [f"* **{finding.id}** (shown by `{finding.shown_by}`). The seed: "
+                  f"{finding.promise}. OpenClaw {PINNED_OPENCLAW}: {finding.openclaw}. Where: "
+                  f"{finding.where}. Repro: {finding.repro}."]
     lines += ["", END]
     return "\n".join(lines)
 
 
-def render(text: str, rows: Sequence[Difference]) -> str:
+def render(text: str, rows: Sequence[Difference], findings: Sequence[Finding] = ()) -> str:
     head, found, rest = text.partition(BEGIN)
     if not found:
-        return text.rstrip("\n") + "\n\n## Checked against the released package\n\n" + section(
-            rows) + "\n"
+        return (text.rstrip("\n") + "\n\n## Checked against the released package\n\n"
+                + section(rows, findings) + "\n")
     _, _, tail = rest.partition(END)
-    return head + section(rows) + tail
+    return head + section(rows, findings) + tail
 
 
 def main() -> None:
-    DOC.write_text(render(DOC.read_text(encoding="utf-8"), load()), encoding="utf-8")
+    DOC.write_text(render(DOC.read_text(encoding="utf-8"), load(), load_findings()),
+                   encoding="utf-8")
     print(f"wrote {DOC}", file=sys.stderr)
 
 

@@ -27,7 +27,17 @@ def test_every_row_has_its_explainer_and_names_a_check() -> None:
 def test_fidelity_md_is_generated_from_the_table() -> None:
     text = docs.DOC.read_text(encoding="utf-8")
     assert docs.BEGIN in text, "run python -m sim.conform.docs"
-    assert docs.render(text, differences.load()) == text, "stale: run python -m sim.conform.docs"
+    assert docs.render(text, differences.load(), differences.load_findings()) == text, (
+        "stale: run python -m sim.conform.docs")
+
+
+def test_each_finding_is_shown_by_a_difference_row() -> None:
+    ids = {row.id for row in differences.load()}
+    findings = differences.load_findings()
+    assert findings
+    for finding in findings:
+        assert finding.shown_by in ids, finding.id
+        assert finding.promise and finding.openclaw and finding.repro, finding.id
 
 
 def test_an_explainer_accepts_only_what_openclaw_is_said_to_do() -> None:
