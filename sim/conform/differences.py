@@ -153,12 +153,19 @@ def _duration_in_doubles(ms: Any, model: Any, real: Any) -> bool:
     return bool(abs(ms) >= 2**53 and real == js_compact_duration(float(ms)))
 
 
+def _stats_seed_fields(value: Any, model: Any, real: Any) -> bool:
+    # OpenClaw's line ends after the tokens; the seed's goes on with the session key and id.
+    return bool(isinstance(model, str) and isinstance(real, str)
+                and model.startswith(real + " • sessionKey "))
+
+
 EXPLAINERS: dict[str, Explainer] = {
     "frozen-cap-keeps-whitespace": _frozen_cap_trims,
     "writer-claim-rebound-retryable": _writer_claim_both,
     "prompt-data-exact-text": _prompt_data_exact,
     "closed-turn-permanent": _closed_turn_other,
     "duration-exact-past-2-53": _duration_in_doubles,
+    "stats-line-seed-fields": _stats_seed_fields,
 }
 
 

@@ -9,7 +9,9 @@ escapes them the same way on the way back).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import tempfile
 import time
 from importlib import resources
 from pathlib import Path
@@ -41,10 +43,15 @@ class Driver:
 
     def __init__(self, installed: Installed, manifest: Path) -> None:
         script = Path(str(resources.files("sim.conform").joinpath(_NODE_DIR, "driver.mjs")))
+        # OpenClaw's state (the session store the stats line reads) goes to a folder of this
+        # run, never to the user's ~/.openclaw.
+        self._state = tempfile.TemporaryDirectory(prefix="handoff-openclaw-")
+        env = {**os.environ, "HOME": self._state.name,
+               "OPENCLAW_STATE_DIR": str(Path(self._state.name) / "state")}
         self._process = subprocess.Popen(
             [str(installed.node), str(script), str(installed.package / "dist"), str(manifest)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, encoding="utf-8", errors="surrogatepass", bufsize=1)
+            text=True, encoding="utf-8", errors="surrogatepass", bufsize=1, env=env)
         self._next = 0
         self.round_trips = 0
         self.round_trip_s = 0.0
@@ -82,6 +89,7 @@ class Driver:
             self._process.wait()
         if self._process.stdout is not None:
             self._process.stdout.close()
+        self._state.cleanup()
 
     def __enter__(self) -> Driver:
         return self

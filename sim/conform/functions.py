@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from actors.announce.labels import status_line, task_line, visible_text
 from actors.announce.layout import BLOCK_CLOSE, BLOCK_OPEN, NO_OUTPUT_LINE, escape_data
-from actors.announce.stats import format_duration, format_tokens
+from actors.announce.result import ChildResult, Usage
+from actors.announce.stats import format_duration, format_stats_line, format_tokens
 from actors.child.frozen import FROZEN_RESULT_MAX_BYTES, cap_frozen_result
 from actors.delivery.retry import backoff_ms
 from actors.delivery.run_record import completion_key
@@ -250,5 +251,49 @@ STATUS_TASK = Check(
            ("timeout", " ", "a\nb"), ("error", "e" * 600, "t" * 300)),
     needs=("formatAgentInternalEventsForPrompt",))
 
+# -- the stats line -------------------------------------------------------------------------
+
+COUNT = st.one_of(st.none(), st.integers(0, 2_000), st.integers(0, 10**7),
+                  st.sampled_from([999, 1000, 999_949, 999_950, 10**6, 2**53]))
+STATS_INPUT = st.tuples(
+    st.one_of(st.none(), st.integers(0, 10**6)),  # started at (ms)
+    st.one_of(st.none(), st.integers(0, 10**6), st.integers(0, 10**12)),  # ended at (ms)
+    st.one_of(st.none(), st.tuples(COUNT, COUNT, COUNT)),  # usage: input, output, total
+)
+
+
+def _stats_child(value: tuple[Any, Any, Any]) -> ChildResult:
+    started, ended, usage = value
+    if started is not None and ended is not None and ended < started:
+        started, ended = ended, started  # a run never ends before it starts
+    return ChildResult(
+        session_key="agent:main:subagent:conform", session_id="s", task="t", status="ok",
+        error=None, text="r", created_at=0.0, ended_at=ended, started_at=started,
+        usage=None if usage is None else Usage(input_tokens=usage[0], output_tokens=usage[1],
+                                               total_tokens=usage[2]))
+
+
+def _stats_model(value: tuple[Any, Any, Any]) -> str:
+    return format_stats_line(_stats_child(value))
+
+
+def _stats_real(driver: Driver, inputs: Sequence[Any]) -> list[Any]:
+    calls = []
+    for value in inputs:
+        child = _stats_child(value)
+        usage = child.usage
+        calls.append([child.started_at, child.ended_at, None if usage is None else {
+            "input": usage.input_tokens, "output": usage.output_tokens,
+            "total": usage.total_tokens}])
+    return list(driver.request("statsLine", calls=calls))
+
+
+STATS_LINE = Check(
+    "stats-line", "buildCompactAnnounceStatsLine over a session entry in the SQLite store",
+    STATS_INPUT, _stats_model, _stats_real,
+    edges=((None, None, None), (0, 0, (0, 0, 0)), (0, 61_000, (1_200, 96, 5_000)),
+           (0, 999, (None, None, 40)), (5, 5, (None, 7, None)), (0, 10**12, (2**53, 1, None))),
+    needs=("buildCompactAnnounceStatsLine", "replaceSessionEntry", "resolveSessionStorePathCore"))
+
 CHECKS: tuple[Check, ...] = (DURATION, TOKENS, FROZEN_CAP, BACKOFF, IDEMPOTENCY, CLASSIFIER,
-                             PROMPT_DATA, STATUS_TASK)
+                             PROMPT_DATA, STATUS_TASK, STATS_LINE)

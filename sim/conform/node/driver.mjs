@@ -167,6 +167,42 @@ ops.statusTask = async ({ calls }) => {
   });
 };
 
+// The stats line reads the child's session entry from the session store (SQLite under
+// OPENCLAW_STATE_DIR, which the Python side points at a temporary folder): each call writes a
+// fresh entry under its own key, then asks for the line.
+let statsCalls = 0;
+ops.statsLine = async ({ calls }) => {
+  const storeOf = await fn("resolveSessionStorePathCore");
+  const replace = await fn("replaceSessionEntry");
+  const stats = await fn("buildCompactAnnounceStatsLine");
+  const storePath = storeOf(undefined, { agentId: "main" });
+  const out = [];
+  for (const [startedAt, endedAt, usage] of calls) {
+    statsCalls += 1;
+    const sessionKey = `agent:main:subagent:conform-${statsCalls}`;
+    const entry = { sessionId: `s${statsCalls}`, updatedAt: 1 };
+    if (usage) {
+      if (usage.input !== null) entry.inputTokens = usage.input;
+      if (usage.output !== null) entry.outputTokens = usage.output;
+      if (usage.total !== null) {
+        Object.assign(entry, { totalTokens: usage.total, totalTokensFresh: true, totalTokensVersion: 1 });
+      }
+    }
+    await replace({ storePath, sessionKey }, entry);
+    // With no token fields yet, the line re-reads the entry twice, 150 ms apart, waiting for
+    // usage to land; nothing else writes here, so the waits are made zero-length (the re-reads
+    // still happen).
+    const realSetTimeout = globalThis.setTimeout;
+    globalThis.setTimeout = (callback, _ms, ...rest) => realSetTimeout(callback, 0, ...rest);
+    try {
+      out.push(await stats({ sessionKey, startedAt, endedAt }));
+    } finally {
+      globalThis.setTimeout = realSetTimeout;
+    }
+  }
+  return out;
+};
+
 const input = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
 for await (const line of input) {
   if (!line.trim()) continue;
