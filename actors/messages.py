@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import attrs
 
-from actors.gateway.routing import Target
-from actors.gateway.send_error import SendError
 from actors.permissions import OWNER, Caller
 from actors.private.rules import DEFAULT_OPTIONS, SpawnOptions
+from actors.records.send_error import SendError
 from actors.states import StepFinish, values
+
+
+@attrs.frozen
+class Target:
+    """A channel target (where a completion goes: actors/gateway/routing.py). Fields may be
+    missing (a channel-only origin, a thread-only hook)."""
+
+    channel: str | None = None
+    to: str | None = None
+    thread: str | None = None
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"channel": self.channel, "to": self.to, "thread": self.thread}
 
 
 @attrs.frozen

@@ -6,22 +6,31 @@ must find none. The cores check membership in the frozenset they are given.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import attrs
 
-from actors.child.frozen import MUTANT_FROZEN_CAP_CHARS
-from actors.child.output import ContentBlock, SessionEvent
-from actors.gateway.core import MUTANT_CHUNK_TO_LINE_END
-from actors.gateway.routing import MUTANT_OVERRIDE_KEEPS_THREAD, MUTANT_STORED_ROUTE_BEATS_ORIGIN
-from actors.nesting.lane import MUTANT_LANE_NEWEST_FIRST
-from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_NEWEST_FIRST, MUTANT_SESSION_QUEUE_OFF
-from actors.permissions import MUTANT_SPAWNER_PERMISSION
-from actors.requester.session import (
-    MUTANT_COMPACTION_FORGETS_TURNS,
-    MUTANT_DEDUPE_OFF,
-    MUTANT_RECEIPT_BY_ARRIVAL,
-)
+# Switches read outside the delivery core, each beside the code it breaks.
+# The frozen result's cap counts and cuts characters, not UTF-8 bytes (actors/child/frozen.py).
+MUTANT_FROZEN_CAP_CHARS = "frozen-cap-chars"
+# Lines are kept whole by running past the limit to the next line break, so a chunk overflows
+# its channel's longest message (actors/gateway/core.py).
+MUTANT_CHUNK_TO_LINE_END = "chunk-overflows-to-line-end"
+# Routing (actors/gateway/routing.py).
+MUTANT_OVERRIDE_KEEPS_THREAD = "override-keeps-thread"
+MUTANT_STORED_ROUTE_BEATS_ORIGIN = "stored-route-first"
+# A freed lane slot goes to the run that began to wait last (actors/nesting/lane.py).
+MUTANT_LANE_NEWEST_FIRST = "lane-newest-first"
+# A run spawned into a busy session starts at once; or the session hands itself to the newest
+# waiting run, not the first (actors/nesting/session_queue.py).
+MUTANT_SESSION_QUEUE_OFF = "session-queue-off"
+MUTANT_SESSION_QUEUE_NEWEST_FIRST = "session-queue-newest-first"
+# Spawner permission (actors/permissions.py).
+MUTANT_SPAWNER_PERMISSION = "spawner-permission"
+# The requester session records every completion; the last receipt to arrive owns the reply,
+# whatever its end time (actors/requester/session.py).
+MUTANT_DEDUPE_OFF = "dedupe-off"
+# ... and compaction drops the turn identities of the inputs it folds (DEL-7).
+MUTANT_COMPACTION_FORGETS_TURNS = "compaction-drops-turns"
+MUTANT_RECEIPT_BY_ARRIVAL = "receipt-by-arrival"
 
 # Switches inside the delivery core (actors/delivery/table.py).
 MUTANT_FRESH_KEY_AFTER_RESTART = "fresh-key-after-restart"
@@ -48,7 +57,7 @@ MUTANT_RECOVERY_UNBOUNDED = "recovery-unbounded"
 MUTANT_PAYLOAD_DROPPED_EARLY = "payload-dropped-early"
 MUTANT_FULL_TEXT_IN_MEMORY = "full-text-in-memory"
 MUTANT_MIRROR_BLOCKS_SEND = "mirror-blocks-send"
-# Receipts and recovery claims (actors/delivery/claims.py, actors/delivery/receipts.py).
+# Receipts and recovery claims (actors/records/claims.py, actors/delivery/receipts.py).
 MUTANT_CLAIM_CLEARED_FIRST = "claim-cleared-first"
 MUTANT_OTHER_RUN_PROOF = "other-run-proof"
 MUTANT_DELIVERED_IGNORES_CORRECTION = "delivered-ignores-correction"
@@ -405,10 +414,3 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_FROZEN_CAP_CHARS: Breaks("FMT-2", "announce-block"),
 }
 
-
-def last_assistant_message(events: Sequence[SessionEvent]) -> list[ContentBlock]:
-    """The seed-000 bug: the content of the last ``assistant/message``, empty or not."""
-    for event in reversed(events):
-        if event["type"] == "assistant/message":
-            return list(event["data"]["message"]["content"])
-    return []

@@ -14,8 +14,8 @@ from collections.abc import Collection, Mapping
 
 import attrs
 
-# A known-bug switch (registered in actors/mutants.py).
-MUTANT_SPAWNER_PERMISSION = "spawner-permission"
+from actors.mutants import MUTANT_SPAWNER_PERMISSION
+
 REPORT_PREFIX = "report:"
 # The person a session's control belongs to when a scenario names no owners.
 DEFAULT_OWNER = "owner"

@@ -206,7 +206,7 @@ PROBES: dict[str, str] = {
     "requester.reset-spares-ended-child": "/new or a delete found a child that had ended "
                                           "whose delivery was still open: not killed",
     "turns.status-check-before-yield": "a turn checked a child's status, then yielded",
-    # -- yield batches and their wakes (actors/yields/batch_wake.py, delivery_wakes.py) -----------
+    # -- yield batches and their wakes (actors/delivery/wakes/batch_wake.py, delivery_wakes.py) --
     "delivery.handed-to-batch": "a member's own delivery handed its result to its batch",
     "delivery.correction-handed-to-batch": "a newer receipt (a correction, DEL-12) of a frozen "
                                            "member reopened its delivery and went to its batch",
@@ -262,7 +262,7 @@ PROBES: dict[str, str] = {
                                        "slot of the maxConcurrent lane",
     "child.aborted-in-session-queue": "a run was aborted while it waited for its session's "
                                       "earlier run (it left the queue)",
-    # -- unfrozen waves (actors/yields/waves.py, actors/yields/delivery_waves.py; reference §c9) ---
+    # -- unfrozen waves (actors/yields/waves.py, actors/delivery/wakes/delivery_waves.py; §c9) --
     "wave.wake": "a wave of a requester's non-yield children settled and got its settle wake",
     "wave.consumed-one-delivered": "a wave of exactly one already-delivered child was consumed "
                                    "without a wake",

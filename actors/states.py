@@ -61,7 +61,7 @@ class CrashPoint(enum.StrEnum):
     BEFORE_RECORD_FAILED = "before-record-failed"
     BEFORE_RECORD_SUSPENDED = "before-record-suspended"
     BEFORE_RECORD_CLEANUP = "before-record-cleanup"
-    # Recovery claims and delivery evidence (DEL-13, actors/delivery/claims.py).
+    # Recovery claims and delivery evidence (DEL-13, actors/records/claims.py).
     BEFORE_CLAIM_RESERVED = "before-claim-reserved"
     BEFORE_CLAIM_ATTEMPTED = "before-claim-attempted"
     BEFORE_CLAIM_CONSUMED = "before-claim-consumed"

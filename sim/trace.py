@@ -133,7 +133,7 @@ class Trace:
                 raise OverflowError(f"trace exceeded {self._limit} records")
             if seq >= SHARE_STRINGS_FROM:
                 self._share(data, 0)
-        # Built as in actors/delivery/run_record.py's ``apply``: plain slot stores into an
+        # Built as in actors/records/run_record.py's ``apply``: plain slot stores into an
         # ``_Appending``, then made a ``Record`` (0.4 µs instead of attrs' frozen ``__init__``'s
         # 1.0 µs, ~300 records a seed); ``Record(...)`` makes the same record.
         building: Any = _new(_Appending)  # Any: the type checker sees frozen fields
@@ -152,7 +152,7 @@ class Trace:
     def _share(self, value: Any, depth: int) -> None:
         """Put one copy of each long string into the records: a child's answer is recorded
         several times over as equal but separate strings (streamed, folded, each consumer's view,
-        the end), a third of a big run's trace strings (docs/performance.md). Only a string is
+        the end), a third of a big run's trace strings (docs/performance-log.md). Only a string is
         swapped for an equal one, in the dicts and lists of the record's data, before the
         record exists; nothing else about the data changes."""
         if depth > 3:

@@ -10,7 +10,8 @@ from tests.conftest import ROOT
 
 # The modules allowed to do IO: the Trio shells, the Port they run on, the SQLite store.
 SHELLS = {"actors.child.shell", "actors.child.receipts", "actors.delivery.shell",
-          "actors.yields.delivery_wakes", "actors.yields.delivery_waves", "actors.requester.turns",
+          "actors.delivery.wakes.delivery_wakes", "actors.delivery.wakes.delivery_waves",
+          "actors.requester.turns",
           "actors.requester.waves",
           "actors.gateway.shell", "actors.requester.shell", "actors.runtime",
           "actors.store.sqlite", "actors.store.schema"}

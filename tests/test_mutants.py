@@ -61,5 +61,5 @@ def test_a_default_sweep_finds_the_mutant(mutant: str) -> None:
 def test_a_300_seed_sweep_finds_the_mutant_in_many_seeds(mutant: str) -> None:
     spec = explore.Sweep(scenario.load(cli.default_world_path()), None, (mutant,), None)
     outcomes = explore.sweep(spec, list(range(1, 301)), jobs=explore.default_jobs())
-    by = {inv for o in outcomes for inv, _, _ in o.violations}
+    by = {v.invariant for o in outcomes for v in o.violations}
     assert BREAKS[mutant].invariant in by

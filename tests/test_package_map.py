@@ -1,12 +1,11 @@
-"""The layout's limits (issue 22), from the import graph read off the source: no import cycle in
-actors/ or sim/, no module over 450 lines, no folder of more than a dozen modules, and every
-package's imports stated by a contract in pyproject.toml (lint-imports checks the contracts)."""
+"""The layout's limits (issues 22, 33), from the import graph read off the source: no import cycle
+in actors/ or sim/, no two packages importing each other, no module over 450 lines, no folder of
+more than a dozen modules, and every package in one layer of the layers contract in
+pyproject.toml (lint-imports checks the contract)."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
-from typing import Any
 
 from sim import diagram
 from tests.conftest import ROOT
@@ -58,35 +57,43 @@ def test_no_folder_holds_more_than_a_dozen_modules() -> None:
     assert crowded == {}
 
 
-def _contracts() -> list[dict[str, Any]]:
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    return list(config["tool"]["importlinter"]["contracts"])
+def test_no_two_packages_import_each_other() -> None:
+    assert diagram.two_way(diagram.package_edges(diagram.import_graph())) == []
 
 
-def test_every_package_is_on_the_map_and_has_an_import_contract() -> None:
-    packages = {name for name, path in diagram.modules().items()
+def test_the_pair_finder_finds_two_packages_importing_each_other(tmp_path: Path) -> None:
+    # sim.p.a imports sim.q.b and sim.q.c imports sim.p.d: no module cycle, but a package pair.
+    for folder in ("actors", "sim", "sim/p", "sim/q"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "sim" / "p" / "a.py").write_text("from sim.q import b\n")
+    (tmp_path / "sim" / "p" / "d.py").write_text("")
+    (tmp_path / "sim" / "q" / "b.py").write_text("")
+    (tmp_path / "sim" / "q" / "c.py").write_text("from sim.p import d\n")
+    graph = diagram.import_graph(tmp_path)
+    assert diagram.cycles(diagram.with_package_inits(graph)) == []
+    assert diagram.two_way(diagram.package_edges(graph)) == [("sim.p", "sim.q")]
+
+
+def test_every_package_and_top_module_sits_in_one_layer() -> None:
+    """Every node (a package, or a module directly in actors/ or sim/) is in exactly one layer,
+    so lint-imports checks all of them; the top packages' own __init__ imports nothing."""
+    modules = diagram.modules()
+    packages = {name for name, path in modules.items()
                 if path.name == "__init__.py" and name.count(".") == 1}
     assert packages - set(diagram.SUBSYSTEMS) == set(), "add it to sim/diagram.py's SUBSYSTEMS"
-    stated = {c["source_modules"][0] for c in _contracts()
-              if c["name"].endswith("imports only the packages it needs")}
-    assert set(diagram.SUBSYSTEMS) - stated == set(), "state what it may import (pyproject.toml)"
-
-
-def test_each_import_contract_forbids_exactly_the_packages_not_imported_today() -> None:
-    """A contract that forbids less than it could would let a new dependency in unseen; one that
-    forbids a package imported today would fail lint-imports. Either way the map is stale."""
-    edges = diagram.package_edges(diagram.import_graph())
-    for contract in _contracts():
-        if not contract["name"].endswith("imports only the packages it needs"):
-            continue
-        (source,) = contract["source_modules"]
-        not_imported = set(diagram.SUBSYSTEMS) - {source} - edges.get(source, set())
-        assert set(contract["forbidden_modules"]) == not_imported, source
-        assert contract.get("allow_indirect_imports") is True, source
+    nodes = {diagram.package_of(name) for name in modules} - set(diagram.TOPS)
+    placed = [node for layer in diagram.layers() for node in layer]
+    assert len(placed) == len(set(placed)), "a node sits in two layers"
+    assert nodes - set(placed) == set(), "place it in a layer (pyproject.toml)"
+    assert set(placed) - nodes == set(), "the contract names a node that does not exist"
+    assert len(diagram.layers()) == len(diagram.LAYER_TITLES)
+    graph = diagram.import_graph()
+    assert {top: graph[top] for top in diagram.TOPS} == {top: set() for top in diagram.TOPS}
 
 
 def test_the_package_map_is_current() -> None:
     text = diagram.DOC.read_text(encoding="utf-8")
-    _, _, rest = text.partition(diagram.BEGIN_PACKAGES)
-    assert rest, "docs/architecture.md has no package map"
+    _, _, rest = text.partition(diagram.BEGIN_LAYERS)
+    assert rest, "docs/architecture.md has no layer diagram"
     assert diagram.render(text) == text, "docs are stale: run python -m sim.diagram"

@@ -101,3 +101,15 @@ def test_the_readme_bench_command_runs(scratch: Path) -> None:
     assert benches
     for args in benches:
         _run(args)
+
+
+def test_the_readme_is_short_and_its_links_resolve() -> None:
+    """A newcomer reads the README in five minutes; the detail lives in docs/, one link away."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 150
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        body = page.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", body):
+            if "://" in target:
+                continue
+            assert (page.parent / target).exists(), (page.name, target)

@@ -2,6 +2,7 @@
 virtual time, and the one rule that selects its output.
 
 Owns: the agent loop's recording (``agent_loop``), the output rule and what consumers build on
-it (``output``), reading real session logs (``logs``), what a scripted step streams (``steps``).
-Pure core: all of those. Shell: ``shell`` (Trio). Reference: output-selection.md.
+it (``output``), the four consumers that read it (``consumers``: OUT-4..6), reading real session
+logs (``logs``), what a scripted step streams (``steps``). Pure core: all of those. Shell:
+``shell`` (Trio). Reference: output-selection.md.
 """

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 
+from actors.mutants import MUTANT_FROZEN_CAP_CHARS
+
 FROZEN_RESULT_MAX_BYTES = 100 * 1024
-# A known-bug variant (SIM-8): the cap counts and cuts characters, not UTF-8 bytes.
-MUTANT_FROZEN_CAP_CHARS = "frozen-cap-chars"
 # No character is over 4 bytes of UTF-8: a text this short is under the cap unencoded.
 _SURELY_UNDER = FROZEN_RESULT_MAX_BYTES // 4
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

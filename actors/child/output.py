@@ -289,3 +289,12 @@ def tool_result(
         message += "\nPartial output before the run ended:\n" + partial
     # The tool registry prefixes every thrown tool error this way.
     return ToolResult(is_error=True, text="Error: " + message)
+
+
+def last_assistant_message(events: Sequence[SessionEvent]) -> list[ContentBlock]:
+    """The seed-000 bug (the ``last-assistant-message`` mutant): the content of the last
+    ``assistant/message``, empty or not."""
+    for event in reversed(events):
+        if event["type"] == "assistant/message":
+            return list(event["data"]["message"]["content"])
+    return []

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from actors import addresses, events
 from actors.child.frozen import cap_frozen_result
+from actors.child.store import ChildStore
 from actors.messages import ChildEnded, ChildSpec
 from actors.runtime import Port
-from actors.store.durable import RunStore
 
 
-async def later_receipts(port: Port, store: RunStore, run_id: str, spec: ChildSpec,
+async def later_receipts(port: Port, store: ChildStore, run_id: str, spec: ChildSpec,
                          text: str | None, ended_ms: int,
                          mutants: frozenset[str] = frozenset()) -> None:
     """Write the run's later receipts, each when it is due (an ok run only). The registry

@@ -23,26 +23,31 @@ import trio
 
 from actors import addresses, events
 from actors.child.agent_loop import AgentLoop, Encoding, StepOutcome
+from actors.child.consumers import InProcessReader, consumer_views
 from actors.child.frozen import FROZEN_RESULT_MAX_BYTES, cap_frozen_result, utf8_size
 from actors.child.logs import SessionHeader, child_owned, last_epoch
-from actors.child.output import ContentBlock, JsonObject, final_output, text_of
+from actors.child.output import (
+    ContentBlock,
+    JsonObject,
+    final_output,
+    last_assistant_message,
+    text_of,
+)
 from actors.child.receipts import later_receipts
 from actors.child.steps import KILLED_ERROR as KILLED_ERROR
 from actors.child.steps import step_chunks, token_usage, tool_events, transcript_messages
-from actors.consumers import InProcessReader, consumer_views
-from actors.delivery.run_record import RunStarted
+from actors.child.store import ChildStore
 from actors.messages import ChildEnded, ChildSpec, StepSpec
 from actors.mutants import (
     MUTANT_FAILED_RESULT_REPLAYED,
     MUTANT_LAST_ASSISTANT_MESSAGE,
     MUTANT_STOP_REASON_COMPLETED,
-    last_assistant_message,
 )
 from actors.nesting.lane import Lane, LaneGrant
 from actors.nesting.session_queue import SessionGrant, SessionQueue
+from actors.records.run_record import RunStarted
 from actors.runtime import Port
 from actors.states import OutcomeStatus, StepFinish
-from actors.store.durable import RunStore
 
 
 @attrs.define
@@ -124,7 +129,7 @@ def _tool_text(data: JsonObject) -> str:
 
 
 async def run_child(
-    port: Port, spec: ChildSpec, run_id: str, child_key: str, store: RunStore,
+    port: Port, spec: ChildSpec, run_id: str, child_key: str, store: ChildStore,
     scope: trio.CancelScope, mutants: frozenset[str] = frozenset(), lane: Lane | None = None,
     queued: bool = False, sessions: SessionQueue | None = None, session_queued: bool = False,
 ) -> None:

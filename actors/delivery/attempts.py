@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from actors import events, mutants
-from actors.delivery import retry
 from actors.delivery.edge import (
     AckTimeout,
     AttemptDue,
@@ -24,7 +23,10 @@ from actors.delivery.edge import (
     persisted,
 )
 from actors.delivery.receipts import REQUESTER_UNAVAILABLE, Active
-from actors.delivery.run_record import (
+from actors.gateway.blocked import blocked_error
+from actors.messages import Completion
+from actors.records import retry
+from actors.records.run_record import (
     AttemptStarted,
     Change,
     ClaimMoved,
@@ -34,9 +36,7 @@ from actors.delivery.run_record import (
     RunRecord,
     apply,
 )
-from actors.gateway.blocked import blocked_error
-from actors.gateway.send_error import SendError, closed_turn
-from actors.messages import Completion
+from actors.records.send_error import SendError, closed_turn
 from actors.states import (
     ACTIVE_CLAIMS,
     ClaimPhase,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import attrs
 
 from actors import events
-from actors.delivery.run_record import Change, RunRecord, apply
 from actors.messages import Completion, CompletionAck, SendRejected
+from actors.records.run_record import Change, RunRecord, apply
 
 # -- inputs ------------------------------------------------------------------------------------
 
@@ -76,7 +76,7 @@ class AttemptDue:
 @attrs.frozen
 class BatchClaim:
     """The batch-wake outbox asks for a yielded member's result
-    (actors/yields/batch_handover.py)."""
+    (actors/delivery/wakes/batch_handover.py)."""
 
     record: RunRecord
 
@@ -105,7 +105,7 @@ def persisted(record: RunRecord, change: Change) -> tuple[RunRecord, Persist]:
     """``record`` after ``change``, and the effect that makes the change durable. A transition
     and the store apply the same change to the same row (the row the core read), so the effect
     carries the result: building a run record is ~5 µs (40 frozen fields), and a store that
-    takes it builds ~50 fewer a default-world seed (148 to 101; docs/performance.md, wave 10b)."""
+    takes it builds ~50 fewer a default-world seed (148 to 101; docs/performance-log.md, wave 10b)."""
     after = apply(record, change)
     return after, Persist(record.run_id, change, (record, after))
 

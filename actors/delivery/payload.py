@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 
 from actors import announce
 from actors.child.steps import KILLED_ERROR
-from actors.delivery.run_record import RunRecord
+from actors.records.keys import is_subagent
+from actors.records.run_record import RunRecord
 from actors.states import OutcomeStatus
 
 _STATUS: dict[OutcomeStatus, announce.Status] = {
@@ -25,7 +26,7 @@ def transcript_path(child_session_id: str) -> str:
 def requester_kind(session_key: str) -> announce.RequesterKind:
     """A sub-agent session (a nested requester) reads an internal update (reference §c5); every
     top-level requester this model runs is in completion mode."""
-    if ":subagent:" in session_key:
+    if is_subagent(session_key):
         return announce.RequesterKind.NESTED
     return announce.RequesterKind.TOP_LEVEL_COMPLETION
 

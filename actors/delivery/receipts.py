@@ -3,7 +3,7 @@
 Split from ``actors/delivery/table.py`` (the transition table and the retry steps) as a mixin of
 :class:`~actors.delivery.table.DeliveryCore`: a correction from the producer while an older receipt
 is in flight or after it was delivered (a new delivery generation), and a restart's checkpoint
-reconciliation (``actors/delivery/claims.py`` decides; these steps turn the decision into effects).
+reconciliation (``actors/records/claims.py`` decides; these steps turn the decision into effects).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from actors import events, mutants
-from actors.delivery import claims
 from actors.delivery.edge import (
     AttemptDue,
     Effect,
@@ -24,7 +23,8 @@ from actors.delivery.edge import (
     StartTimer,
     persisted,
 )
-from actors.delivery.run_record import (
+from actors.records import claims
+from actors.records.run_record import (
     Change,
     ClaimMoved,
     FindingsFrozen,
@@ -109,7 +109,7 @@ class ReceiptSteps:
 
     def _private_gate(self, record: RunRecord, now_ms: int
                       ) -> tuple[RunRecord, list[Effect], bool]:
-        raise NotImplementedError  # actors/private/delivery.py
+        raise NotImplementedError  # actors/delivery/private_steps.py
 
     def restore(self, records: Iterable[RunRecord], now_ms: int) -> list[Effect]:
         """Pick up every ended run whose required delivery is still pending, and finish the
@@ -146,7 +146,8 @@ class ReceiptSteps:
         concrete = carried_error(None, record)
         # Whether an earlier try was answered is not persisted: after a restart any earlier
         # attempt may have reached the requester (a refusal seen since proves nothing about it),
-        # so a yield batch never takes this run's result over (actors/yields/batch_handover.py).
+        # so a yield batch never takes this run's result over
+        # (actors/delivery/wakes/batch_handover.py).
         active = self._active[record.run_id] = Active(record, key, concrete_error=concrete,
                                                       ambiguous=record.attempt_count > 0)
         due = record.next_attempt_at_ms
@@ -200,7 +201,7 @@ class ReceiptSteps:
                 *self._start_attempt(fresh, now_ms)]
 
     def _reconcile(self, record: RunRecord, now_ms: int) -> list[Effect] | None:
-        """A restart's checkpoint reconciliation (actors/delivery/claims.py); None: replay or
+        """A restart's checkpoint reconciliation (actors/records/claims.py); None: replay or
         resume."""
         lookup = None
         if record.claim_phase in claims.SENT_CLAIMS:

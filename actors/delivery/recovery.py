@@ -24,9 +24,10 @@ from typing import Any
 import attrs
 
 from actors import events
-from actors.delivery import retry
-from actors.delivery.run_record import RunRecord, completion_key
 from actors.messages import CompletionAck, RecoveredAnswer, SendRejected
+from actors.records import retry
+from actors.records.keys import recovery_key
+from actors.records.run_record import RunRecord
 from actors.states import OutcomeStatus
 
 RECOVERY_ATTEMPTS = 3
@@ -36,14 +37,6 @@ RECOVERY_WAITS_MS = (30_000, 120_000)
 UNBOUNDED_CAP = 12
 RECOVERED = "recovered"
 EXHAUSTED = "exhausted"
-
-
-def recovery_key(child_session_key: str, run_id: str) -> str:
-    return completion_key(child_session_key, run_id) + ":recovered"
-
-
-def is_recovery_key(key: str) -> bool:
-    return key.endswith(":recovered")
 
 
 def silent(text: str | None) -> bool:

@@ -29,8 +29,8 @@ from collections.abc import Callable
 from actors import events
 from actors.delivery.edge import Effect, Input, OperatorAsked, Persist
 from actors.delivery.receipts import Active, carried_error
-from actors.delivery.run_record import Dismissed, Redriven, RunRecord, apply
 from actors.mutants import MUTANT_GIVE_UP_CORRECTION_SENDS, MUTANT_REDRIVE_SAME_GENERATION
+from actors.records.run_record import Dismissed, Redriven, RunRecord, apply
 from actors.states import DeliveryStatus, Waiting
 
 GIVEN_UP = (DeliveryStatus.SUSPENDED, DeliveryStatus.FAILED)

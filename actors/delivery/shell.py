@@ -19,7 +19,6 @@ import attrs
 
 from actors import addresses, announce, events
 from actors.child.frozen import cap_frozen_result
-from actors.delivery import retry
 from actors.delivery.edge import AckTimeout, Effect, OperatorAsked, Persist, Send, StartTimer
 from actors.delivery.payload import child_result as child_result
 from actors.delivery.payload import findings_section as findings_section
@@ -36,11 +35,12 @@ from actors.delivery.recovery import (
     RecoveryTimer,
     RecoveryWrite,
     final_answer,
-    is_recovery_key,
     needs_recovery,
 )
-from actors.delivery.run_record import Delivered, GaveUp, RunRecord
+from actors.delivery.store import DeliveryStore
 from actors.delivery.table import DeliveryCore
+from actors.delivery.wakes.delivery_wakes import Wakes
+from actors.delivery.wakes.delivery_waves import Waves
 from actors.gateway import routing
 from actors.messages import (
     ChildEnded,
@@ -61,15 +61,15 @@ from actors.mutants import (
 )
 from actors.nesting import findings
 from actors.private.rules import Hold, private_hold
+from actors.records import retry
+from actors.records.keys import is_recovery_key, is_subagent
+from actors.records.run_record import Delivered, GaveUp, RunRecord
 from actors.runtime import Crash, Port
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, Waiting
-from actors.store.durable import RunStore
-from actors.yields.delivery_wakes import Wakes
-from actors.yields.delivery_waves import Waves
 from actors.yields.turns import TurnState
 
 
-def private_hold_in(store: RunStore, record: RunRecord) -> Hold:
+def private_hold_in(store: DeliveryStore, record: RunRecord) -> Hold:
     """What the store says about a private run: its spawning turn's state and the requester
     session's current incarnation (None once its entry, or a nested requester's session, is
     deleted)."""
@@ -83,20 +83,20 @@ def private_hold_in(store: RunStore, record: RunRecord) -> Hold:
                         current)
 
 
-def fallback_route(store: RunStore, record: RunRecord) -> str | None:
+def fallback_route(store: DeliveryStore, record: RunRecord) -> str | None:
     """The session a run's completion goes to (DEL-4, reference §c2): its requester; when that
     is a nested session that was deleted and whose run is over, that session's own requester,
     one level up, as OpenClaw's flow does. None: that one is gone too (or unknown), so no
     fallback exists and the completion stays retryable."""
     requester = record.requester
-    if ":subagent:" not in requester or not store.session_deleted(requester):
+    if not is_subagent(requester) or not store.session_deleted(requester):
         return requester
     owner = store.latest_run(requester)
     if owner is None:
         return None
     if owner.ended_at_ms is None:
         return requester  # its run is still active: the session is still the parent
-    if ":subagent:" in owner.requester and store.session_deleted(owner.requester):
+    if is_subagent(owner.requester) and store.session_deleted(owner.requester):
         return None
     return owner.requester
 
@@ -132,7 +132,7 @@ class _Recovery:
     """Lost-answer recovery beside the delivery core (DEL-2, actors/delivery/recovery.py): which
     ended runs are silent, and the recovery core that runs once their (no output) is delivered."""
 
-    def __init__(self, port: Port, store: RunStore, mutants: frozenset[str],
+    def __init__(self, port: Port, store: DeliveryStore, mutants: frozenset[str],
                  kind: Callable[[str], announce.RequesterKind]) -> None:
         self.port, self.store = port, store
         self.off = MUTANT_NO_ANSWER_RECOVERY in mutants
@@ -226,7 +226,7 @@ class _AckTimers:
         self.port.set_timer(effect.delay_ms, payload, wanted)
 
 
-async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
+async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str],
                        routes: Mapping[str, routing.SessionRouting] | None = None,
                        expose: Callable[[Callable[[], dict[str, Any]]], None] | None = None
                        ) -> None:
@@ -303,7 +303,8 @@ async def run_delivery(port: Port, store: RunStore, mutants: frozenset[str],
                     port.probe(_CRASH_IN_WAIT[waiting])
             raise
         if wakes.owns(message):
-            wakes.handle(message)  # a yield batch's: its wake (actors/yields/delivery_wakes.py)
+            # a yield batch's: its wake (actors/delivery/wakes/delivery_wakes.py)
+            wakes.handle(message)
             _waves(waves, cleaned)
             continue
         if recovery.handle(message):
@@ -344,7 +345,7 @@ def _waves(waves: Waves, cleaned: list[str]) -> None:
     waves.check()
 
 
-def _perform(port: Port, store: RunStore, effects: Iterable[Effect],
+def _perform(port: Port, store: DeliveryStore, effects: Iterable[Effect],
              routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str],
              recovery: _Recovery, cleaned: list[str], acks: _AckTimers) -> None:
     try:
@@ -367,7 +368,7 @@ _CRASH_PROBES: dict[str, str] = {
 }
 
 
-def _perform_each(port: Port, store: RunStore, effects: Iterable[Effect],
+def _perform_each(port: Port, store: DeliveryStore, effects: Iterable[Effect],
                   routes: Mapping[str, routing.SessionRouting], mutants: frozenset[str],
                   recovery: _Recovery, cleaned: list[str], acks: _AckTimers) -> None:
     for effect in effects:

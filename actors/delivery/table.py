@@ -26,7 +26,6 @@ import attrs
 
 from actors import events, mutants
 from actors.announce.labels import is_announce_skip
-from actors.delivery import retry
 from actors.delivery.attempts import DESCENDANT_RECHECK_MS as DESCENDANT_RECHECK_MS
 from actors.delivery.attempts import AttemptSteps
 from actors.delivery.edge import (
@@ -42,28 +41,29 @@ from actors.delivery.edge import (
     TryDue,
     persisted,
 )
+from actors.delivery.private_steps import PrivateSteps
 from actors.delivery.receipts import Active, ReceiptSteps
 from actors.delivery.redrive import OperatorSteps
-from actors.delivery.retention import ResolvedRuns, RunSummary
-from actors.delivery.run_record import (
+from actors.delivery.wakes.batch_handover import BatchHandover
+from actors.messages import CompletionAck, SendRejected
+from actors.mutants import MUTANT_FULL_TEXT_IN_MEMORY
+from actors.private.rules import Hold, window_deadline_ms
+from actors.records import retry
+from actors.records.retention import ResolvedRuns, RunSummary
+from actors.records.run_record import (
     Change,
     CleanedUp,
     RunRecord,
     completion_key,
     generation_key,
 )
-from actors.gateway.send_error import SendError
-from actors.messages import CompletionAck, SendRejected
-from actors.mutants import MUTANT_FULL_TEXT_IN_MEMORY
-from actors.private.delivery import PrivateSteps
-from actors.private.rules import Hold, window_deadline_ms
+from actors.records.send_error import SendError
 from actors.states import (
     DeliveryStatus,
     EvidenceKind,
     GiveUpReason,
     Waiting,
 )
-from actors.yields.batch_handover import BatchHandover
 
 K = TypeVar("K")
 
@@ -74,7 +74,8 @@ class DeliveryProtocolError(Exception):
 
 @attrs.frozen
 class Transition:
-    handler: str  # the name of the DeliveryCore method that runs (so a subclass can override)
+    # The DeliveryCore step that runs, called with the core: (core, active, input, now_ms).
+    handler: Callable[..., list[Effect]]
     targets: tuple[Waiting, ...]  # where the run may be left; IDLE once resolved or not started
     doc: str
 
@@ -131,8 +132,7 @@ class DeliveryCore(AttemptSteps, PrivateSteps, ReceiptSteps, OperatorSteps, Batc
         if transition is None:
             raise DeliveryProtocolError(
                 f"{type(event).__name__} is illegal while {run_id} waits in {state}")
-        handler = getattr(self, transition.handler)
-        effects: list[Effect] = handler(active, event, now_ms)
+        effects = transition.handler(self, active, event, now_ms)
         assert self.state(run_id) in transition.targets, (state, event)
         return effects
 
@@ -317,54 +317,55 @@ class DeliveryCore(AttemptSteps, PrivateSteps, ReceiptSteps, OperatorSteps, Batc
 IDLE, ACK, TRY_WAIT, ATTEMPT_WAIT = Waiting
 _ANY = (IDLE, ACK, TRY_WAIT, ATTEMPT_WAIT)
 _T = Transition
+_D = DeliveryCore  # each handler is a DeliveryCore step, named by reference
 # The state machine: (state, input) -> (handler, the states it may leave the run in, what for).
 # IDLE as a target also means "resolved" (the run leaves memory).
 TABLE: Mapping[tuple[Waiting, type], Transition] = {
     # nothing in flight here
-    (IDLE, RunFinished): _T("_finished", (IDLE, ACK, ATTEMPT_WAIT),
+    (IDLE, RunFinished): _T(_D._finished, (IDLE, ACK, ATTEMPT_WAIT),
                             "send attempt 1, skip, or wait for descendants"),
-    (IDLE, Restored): _T("_restored", (IDLE, ACK, ATTEMPT_WAIT), "resume from the store"),
-    (IDLE, CompletionAck): _T("_stale_ack", (IDLE,), "stale: noted"),
-    (IDLE, SendRejected): _T("_stale_rejection", (IDLE,), "stale: noted"),
-    (IDLE, AckTimeout): _T("_stale_timer", (IDLE,), "stale timer"),
-    (IDLE, TryDue): _T("_stale_timer", (IDLE,), "stale timer"),
-    (IDLE, AttemptDue): _T("_stale_timer", (IDLE,), "stale timer"),
+    (IDLE, Restored): _T(_D._restored, (IDLE, ACK, ATTEMPT_WAIT), "resume from the store"),
+    (IDLE, CompletionAck): _T(_D._stale_ack, (IDLE,), "stale: noted"),
+    (IDLE, SendRejected): _T(_D._stale_rejection, (IDLE,), "stale: noted"),
+    (IDLE, AckTimeout): _T(_D._stale_timer, (IDLE,), "stale timer"),
+    (IDLE, TryDue): _T(_D._stale_timer, (IDLE,), "stale timer"),
+    (IDLE, AttemptDue): _T(_D._stale_timer, (IDLE,), "stale timer"),
     # a try is in flight
-    (ACK, RunFinished): _T("_duplicate_end", _ANY, "duplicate end, or a correction"),
-    (ACK, CompletionAck): _T("_acked", (IDLE, ACK), "record delivered"),
-    (ACK, SendRejected): _T("_rejected", _ANY, "next try, back off, or give up"),
-    (ACK, AckTimeout): _T("_ack_timed_out", _ANY, "next try, back off, or give up"),
-    (ACK, TryDue): _T("_stale_timer", (ACK,), "stale timer"),
-    (ACK, AttemptDue): _T("_stale_timer", (ACK,), "stale timer"),
+    (ACK, RunFinished): _T(_D._duplicate_end, _ANY, "duplicate end, or a correction"),
+    (ACK, CompletionAck): _T(_D._acked, (IDLE, ACK), "record delivered"),
+    (ACK, SendRejected): _T(_D._rejected, _ANY, "next try, back off, or give up"),
+    (ACK, AckTimeout): _T(_D._ack_timed_out, _ANY, "next try, back off, or give up"),
+    (ACK, TryDue): _T(_D._stale_timer, (ACK,), "stale timer"),
+    (ACK, AttemptDue): _T(_D._stale_timer, (ACK,), "stale timer"),
     # waiting between transport tries
-    (TRY_WAIT, RunFinished): _T("_duplicate_end", _ANY, "duplicate end, or a correction"),
-    (TRY_WAIT, CompletionAck): _T("_acked", (IDLE, TRY_WAIT), "late ack: record delivered"),
-    (TRY_WAIT, SendRejected): _T("_stale_rejection", (TRY_WAIT,), "stale: noted"),
-    (TRY_WAIT, AckTimeout): _T("_stale_timer", (TRY_WAIT,), "stale timer"),
-    (TRY_WAIT, TryDue): _T("_try_due", (TRY_WAIT, ACK, IDLE),
+    (TRY_WAIT, RunFinished): _T(_D._duplicate_end, _ANY, "duplicate end, or a correction"),
+    (TRY_WAIT, CompletionAck): _T(_D._acked, (IDLE, TRY_WAIT), "late ack: record delivered"),
+    (TRY_WAIT, SendRejected): _T(_D._stale_rejection, (TRY_WAIT,), "stale: noted"),
+    (TRY_WAIT, AckTimeout): _T(_D._stale_timer, (TRY_WAIT,), "stale timer"),
+    (TRY_WAIT, TryDue): _T(_D._try_due, (TRY_WAIT, ACK, IDLE),
                            "send the next try, hand over, or close a private one"),
-    (TRY_WAIT, AttemptDue): _T("_stale_timer", (TRY_WAIT,), "stale timer"),
+    (TRY_WAIT, AttemptDue): _T(_D._stale_timer, (TRY_WAIT,), "stale timer"),
     # waiting out the registry backoff between attempts
-    (ATTEMPT_WAIT, RunFinished): _T("_duplicate_end", _ANY, "duplicate end, or a correction"),
-    (ATTEMPT_WAIT, CompletionAck): _T("_acked", (IDLE, ATTEMPT_WAIT),
+    (ATTEMPT_WAIT, RunFinished): _T(_D._duplicate_end, _ANY, "duplicate end, or a correction"),
+    (ATTEMPT_WAIT, CompletionAck): _T(_D._acked, (IDLE, ATTEMPT_WAIT),
                                       "late ack: record delivered"),
-    (ATTEMPT_WAIT, SendRejected): _T("_stale_rejection", (ATTEMPT_WAIT,), "stale: noted"),
-    (ATTEMPT_WAIT, AckTimeout): _T("_stale_timer", (ATTEMPT_WAIT,), "stale timer"),
-    (ATTEMPT_WAIT, TryDue): _T("_stale_timer", (ATTEMPT_WAIT,), "stale timer"),
-    (ATTEMPT_WAIT, AttemptDue): _T("_attempt_due", (IDLE, ACK, ATTEMPT_WAIT),
+    (ATTEMPT_WAIT, SendRejected): _T(_D._stale_rejection, (ATTEMPT_WAIT,), "stale: noted"),
+    (ATTEMPT_WAIT, AckTimeout): _T(_D._stale_timer, (ATTEMPT_WAIT,), "stale timer"),
+    (ATTEMPT_WAIT, TryDue): _T(_D._stale_timer, (ATTEMPT_WAIT,), "stale timer"),
+    (ATTEMPT_WAIT, AttemptDue): _T(_D._attempt_due, (IDLE, ACK, ATTEMPT_WAIT),
                                    "next attempt, expire, or wait for descendants"),
     # an operator's redrive or dismissal (actors/delivery/redrive.py)
-    (IDLE, OperatorAsked): _T("_operator", (IDLE, ACK, ATTEMPT_WAIT),
+    (IDLE, OperatorAsked): _T(_D._operator, (IDLE, ACK, ATTEMPT_WAIT),
                               "redrive or dismiss a given-up run, or refuse"),
-    (ACK, OperatorAsked): _T("_operator", (ACK,), "refuse: a send is in flight"),
-    (TRY_WAIT, OperatorAsked): _T("_operator", (TRY_WAIT,), "refuse: a send is in flight"),
-    (ATTEMPT_WAIT, OperatorAsked): _T("_operator", (IDLE, ACK, ATTEMPT_WAIT),
+    (ACK, OperatorAsked): _T(_D._operator, (ACK,), "refuse: a send is in flight"),
+    (TRY_WAIT, OperatorAsked): _T(_D._operator, (TRY_WAIT,), "refuse: a send is in flight"),
+    (ATTEMPT_WAIT, OperatorAsked): _T(_D._operator, (IDLE, ACK, ATTEMPT_WAIT),
                                       "redrive a paused run as its next generation, or refuse"),
-    # a yielded batch claims a member's result (actors/yields/batch_handover.py)
-    (IDLE, BatchClaim): _T("_claim_idle", (IDLE,), "nothing in flight: hand an ended run over"),
-    (ACK, BatchClaim): _T("_claim_later", (ACK,), "a try is out: its answer decides"),
-    (TRY_WAIT, BatchClaim): _T("_claimed", (IDLE, TRY_WAIT), "hand over to the batch"),
-    (ATTEMPT_WAIT, BatchClaim): _T("_claimed", (IDLE, ATTEMPT_WAIT), "hand over to the batch"),
+    # a yielded batch claims a member's result (actors/delivery/wakes/batch_handover.py)
+    (IDLE, BatchClaim): _T(_D._claim_idle, (IDLE,), "nothing in flight: hand an ended run over"),
+    (ACK, BatchClaim): _T(_D._claim_later, (ACK,), "a try is out: its answer decides"),
+    (TRY_WAIT, BatchClaim): _T(_D._claimed, (IDLE, TRY_WAIT), "hand over to the batch"),
+    (ATTEMPT_WAIT, BatchClaim): _T(_D._claimed, (IDLE, ATTEMPT_WAIT), "hand over to the batch"),
 }
 # Missing on purpose: Restored while a delivery is in flight (a restore only happens in a fresh
 # incarnation, which has nothing in flight).

@@ -116,7 +116,7 @@ class DeliveryRecorded(Event):
 class SendFailed(Event):
     kind: ClassVar[str] = "delivery.send_failed"
     run_id: str
-    error: dict[str, JsonValue]  # the error chain in its JSON form (actors.gateway.send_error)
+    error: dict[str, JsonValue]  # the error chain in its JSON form (actors.records.send_error)
     class_: str
     try_: int
 

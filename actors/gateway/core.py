@@ -5,7 +5,7 @@ hands the rendered text to the requester session (an internal injection: the ses
 transcript) and, when the session is bound to an external channel (a follow-up agent call with
 ``deliver=true``), first sends the text to that channel, split into chunks when the channel
 limits a message's length. It answers the delivery actor with the session's acknowledgement or a
-typed error chain (:class:`~actors.gateway.send_error.SendError`).
+typed error chain (:class:`~actors.records.send_error.SendError`).
 
 Chunked text fallback (reference §c11, DEL-11): when a chunk fails or aborts after earlier chunks
 reached the channel, the send is incomplete; the error names the chunk and carries the evidence
@@ -26,14 +26,12 @@ from typing import Protocol
 
 import attrs
 
-from actors.gateway.send_error import ErrorClass, SendError, classify
+from actors.events.gateway import ChannelChunk, ChunkFailed
 from actors.messages import Completion, CompletionAck, SendRejected
+from actors.records.send_error import ErrorClass, SendError, classify
 
 # A session with no channel of its own is one injection: its "chunk" is the whole text.
 ABORTED = "This operation was aborted"
-# The known bug (actors/mutants.py): lines are kept whole by running past the limit to the next
-# line break, so a chunk overflows its channel's longest message.
-MUTANT_CHUNK_TO_LINE_END = "chunk-overflows-to-line-end"
 
 
 @attrs.frozen
@@ -113,32 +111,8 @@ def split_chunks(text: str, chunk_chars: int | None,
     return tuple(chunks)
 
 
-# -- effects ------------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class ToChannel:
-    """Chunk ``index`` of ``total`` reached ``channel`` (what the channel's user sees)."""
-
-    channel: str
-    session: str
-    run_id: str
-    key: str
-    index: int
-    total: int
-    text: str
-    to: str | None = None
-    thread: str | None = None
-
-
-@attrs.frozen
-class ChunkFailed:
-    channel: str
-    run_id: str
-    key: str
-    index: int
-    total: int
-    error: SendError
+# -- effects: besides these two, the trace records the gateway emits as they are (a chunk on a
+# channel, a failed chunk: actors/events/gateway.py) ----------------------------------------
 
 
 @attrs.frozen
@@ -156,7 +130,7 @@ class Reply:
     echo_ms: int | None = None  # a copy of the answer follows this much later
 
 
-GatewayEffect = ToChannel | ChunkFailed | Inject | Reply
+GatewayEffect = ChannelChunk | ChunkFailed | Inject | Reply
 
 
 class CallState(enum.Enum):
@@ -220,14 +194,14 @@ class GatewayCore:
                 if index > 0 or classify(error) is ErrorClass.SENT:
                     self.calls[completion.key] = CallState.INCOMPLETE
                 yield ChunkFailed(channel, completion.run_id, completion.key, index, len(chunks),
-                                  error)
+                                  error.to_json())
                 yield Reply(SendRejected(completion.key, completion.run_id, error),
                             verdict.echo_ms)
                 return
             assert completion.target is not None
-            yield ToChannel(channel, completion.requester, completion.run_id, completion.key,
-                            index, len(chunks), text, completion.target.to,
-                            completion.target.thread)
+            yield ChannelChunk(channel, completion.requester, completion.run_id, completion.key,
+                               index, len(chunks), text, completion.target.to,
+                               completion.target.thread)
         self.calls[completion.key] = CallState.SENT
         yield Inject(completion)
 

@@ -26,23 +26,11 @@ from collections.abc import Collection
 
 import attrs
 
-# Known-bug switches (registered in actors/mutants.py).
-MUTANT_OVERRIDE_KEEPS_THREAD = "override-keeps-thread"
-MUTANT_STORED_ROUTE_BEATS_ORIGIN = "stored-route-first"
+from actors.messages import Target
+from actors.mutants import MUTANT_OVERRIDE_KEEPS_THREAD, MUTANT_STORED_ROUTE_BEATS_ORIGIN
+
 # The internal channel of OpenClaw's own UI: its "target" is the session itself.
 WEBCHAT = "webchat"
-
-
-@attrs.frozen
-class Target:
-    """A channel target. Fields may be missing (a channel-only origin, a thread-only hook)."""
-
-    channel: str | None = None
-    to: str | None = None
-    thread: str | None = None
-
-    def to_json(self) -> dict[str, str | None]:
-        return {"channel": self.channel, "to": self.to, "thread": self.thread}
 
 
 @attrs.frozen

@@ -12,20 +12,14 @@ import functools
 import attrs
 
 from actors import addresses, events
-from actors.delivery.recovery import is_recovery_key
-from actors.delivery.retry import ANNOUNCE_TIMEOUT_MS
 from actors.gateway.core import (
-    MUTANT_CHUNK_TO_LINE_END,
-    ChunkFailed,
     GatewayCore,
     GatewayFaults,
     Inject,
     Reply,
     Route,
-    ToChannel,
 )
 from actors.gateway.mirror import LaneTimeout, Mirror, SessionLanes
-from actors.gateway.send_error import SendError
 from actors.messages import (
     Completion,
     CompletionAck,
@@ -33,7 +27,10 @@ from actors.messages import (
     SendRejected,
     TranscriptMirror,
 )
-from actors.mutants import MUTANT_MIRROR_BLOCKS_SEND
+from actors.mutants import MUTANT_CHUNK_TO_LINE_END, MUTANT_MIRROR_BLOCKS_SEND
+from actors.records.keys import is_recovery_key
+from actors.records.retry import ANNOUNCE_TIMEOUT_MS
+from actors.records.send_error import SendError
 from actors.runtime import Port
 
 
@@ -77,14 +74,8 @@ async def run_gateway(port: Port, routes: dict[str, Route], faults: GatewayFault
         message = await port.receive()
         if isinstance(message, Completion):
             for effect in core.call(message):
-                if isinstance(effect, ToChannel):
-                    port.emit(events.ChannelChunk(effect.channel, effect.session, effect.run_id,
-                                                  effect.key, effect.index, effect.total,
-                                                  effect.text, effect.to, effect.thread))
-                elif isinstance(effect, ChunkFailed):
-                    port.emit(events.ChunkFailed(effect.channel, effect.run_id, effect.key,
-                                                 effect.index, effect.total,
-                                                 effect.error.to_json()))
+                if isinstance(effect, events.ChannelChunk | events.ChunkFailed):
+                    port.emit(effect)  # the core's trace records, as they are
                 elif isinstance(effect, Inject):
                     completion = effect.completion
                     owner = completion.requester

@@ -6,7 +6,6 @@ from __future__ import annotations
 from actors.history.archive import (
     ARCHIVE_RECORD_LIMIT,
     ArchiveRead,
-    ArchiveRecord,
     ArchiveStore,
     LiveSession,
     Reader,
@@ -32,6 +31,7 @@ from actors.history.sessions import (
     truncate_text_field,
     utf16_length,
 )
+from actors.records.archive import ArchiveRecord
 
 __all__ = [
     "ARCHIVE_RECORD_LIMIT",

@@ -4,12 +4,13 @@ its live session, paged within that run's archive even when the session key is r
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
 
 from actors.history.sessions import HistoryResult, sessions_history
+from actors.records.archive import ArchiveRecord
 
 ARCHIVE_RECORD_LIMIT = 8 * 1024 * 1024
 
@@ -20,26 +21,6 @@ class LiveSession:
     session_key: str
     session_id: str
     requester_session_key: str
-
-
-@attrs.frozen
-class ArchiveRecord:
-    """One retained transcript of one generation of a session key.
-
-    ``payload`` is the stored, still-encoded record. Run membership (``runId``) lives inside it,
-    so a reader must decode a record to learn which run it belongs to."""
-
-    session_key: str
-    generation: int
-    payload: bytes
-
-    @staticmethod
-    def encode(
-        session_key: str, generation: int, run_id: str, messages: Sequence[Mapping[str, Any]]
-    ) -> ArchiveRecord:
-        body = json.dumps({"runId": run_id, "messages": list(messages)}, ensure_ascii=False)
-        # Lone surrogates (JSON logs may carry them) are written as JSON escapes, never an error.
-        return ArchiveRecord(session_key, generation, body.encode("utf-8", "backslashreplace"))
 
 
 @attrs.frozen

@@ -23,7 +23,7 @@ import attrs
 
 from actors import mutants
 from actors.announce.labels import is_announce_skip as _is_skip
-from actors.delivery.run_record import RunRecord
+from actors.records.run_record import RunRecord
 from actors.states import OutcomeStatus
 
 

@@ -12,9 +12,6 @@ from collections import deque
 
 import attrs
 
-# The known bug (actors/mutants.py): a freed slot goes to the run that began to wait last.
-MUTANT_LANE_NEWEST_FIRST = "lane-newest-first"
-
 
 @attrs.frozen
 class LaneGrant:

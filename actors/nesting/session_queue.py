@@ -18,11 +18,6 @@ from collections import deque
 
 import attrs
 
-# The known bug (actors/mutants.py): a run spawned into a busy session starts at once.
-MUTANT_SESSION_QUEUE_OFF = "session-queue-off"
-# Another (actors/mutants.py): the session hands itself to the newest waiting run, not the first.
-MUTANT_SESSION_QUEUE_NEWEST_FIRST = "session-queue-newest-first"
-
 
 @attrs.frozen
 class SessionGrant:

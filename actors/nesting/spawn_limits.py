@@ -14,6 +14,7 @@ from __future__ import annotations
 import attrs
 
 from actors import mutants
+from actors.records import keys
 
 DEFAULT_MAX_SPAWN_DEPTH = 5
 DEFAULT_MAX_CHILDREN = 5
@@ -40,7 +41,7 @@ OPENCLAW_DEFAULTS = SpawnLimits(DEFAULT_MAX_SPAWN_DEPTH, DEFAULT_MAX_CHILDREN,
 
 def session_depth(session_key: str) -> int:
     """0 for a top-level session; each ``:subagent:`` segment is one level (reference §a)."""
-    return session_key.count(":subagent:")
+    return keys.depth(session_key)
 
 
 def refusal(limits: SpawnLimits, session_key: str, running: bool, active_children: int,

@@ -25,7 +25,7 @@ import enum
 
 import attrs
 
-from actors.delivery.retry import COMPLETION_EXPIRY_MS
+from actors.records.retry import COMPLETION_EXPIRY_MS
 from actors.yields.turns import TurnState
 
 COMPLETION_TARGET_PARENT = "parent"

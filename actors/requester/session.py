@@ -18,13 +18,12 @@ import enum
 import attrs
 
 from actors.messages import Completion, CompletionAck, RecoveredAnswer, TranscriptMirror
-
-# Known-bug variants (SIM-8, listed in actors/mutants.py): the session records every completion;
-# the last receipt to arrive owns the reply, whatever its end time.
-MUTANT_DEDUPE_OFF = "dedupe-off"
-# ... and compaction drops the turn identities of the inputs it folds (DEL-7).
-MUTANT_COMPACTION_FORGETS_TURNS = "compaction-drops-turns"
-MUTANT_RECEIPT_BY_ARRIVAL = "receipt-by-arrival"
+from actors.mutants import (
+    MUTANT_COMPACTION_FORGETS_TURNS,
+    MUTANT_DEDUPE_OFF,
+    MUTANT_RECEIPT_BY_ARRIVAL,
+)
+from actors.records.keys import is_subagent
 
 
 class Receipt(enum.Enum):
@@ -128,7 +127,7 @@ class SessionCore:
 
 def child_session_key(requester_key: str, child_id: str) -> str:
     """``agent:<agentId>:subagent:<id>``; a nested child appends another segment (reference §a)."""
-    if ":subagent:" in requester_key:
+    if is_subagent(requester_key):
         return f"{requester_key}:subagent:{child_id}"
     parts = requester_key.split(":")
     agent_id = parts[1] if len(parts) > 1 and parts[0] == "agent" else "main"

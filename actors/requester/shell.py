@@ -14,9 +14,8 @@ import trio
 
 from actors import addresses, events
 from actors.child.shell import run_child
-from actors.delivery.run_record import DeliverySuppressed, RunRecord
+from actors.delivery.wakes.batch_wake import SETTLE_TOOL
 from actors.events.private import PrivateRefused
-from actors.gateway.send_error import SendError
 from actors.history import ArchiveStore, Reader, read_run_history, sessions_history
 from actors.messages import (
     AbortChild,
@@ -43,20 +42,23 @@ from actors.mutants import (
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN,
     MUTANT_PRIVATE_AFTER_RESET,
     MUTANT_RESET_KEEPS_CHILDREN,
+    MUTANT_SESSION_QUEUE_OFF,
 )
 from actors.nesting.lane import Lane
-from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_OFF, SessionQueue
+from actors.nesting.session_queue import SessionQueue
 from actors.nesting.spawn_limits import NO_LIMITS, SpawnLimits
 from actors.nesting.spawn_limits import refusal as spawn_refusal
 from actors.permissions import DEFAULT_OWNER, Caller, refusal
 from actors.private.rules import COMPLETION_TARGET_PARENT
 from actors.private.rules import spawn_refusal as private_refusal
+from actors.records.keys import is_subagent
+from actors.records.run_record import DeliverySuppressed, RunRecord
+from actors.records.send_error import SendError
 from actors.requester.session import Receipt, SessionCore, child_session_key
+from actors.requester.store import RequesterStore
 from actors.requester.turns import receive_wake, turn_act
 from actors.requester.waves import receive_wave_wake
 from actors.runtime import Port
-from actors.store.durable import RunStore
-from actors.yields.batch_wake import SETTLE_TOOL
 from actors.yields.turns import ReplyMode, TurnCore
 
 # Session-control messages and the action each one is (DEL-17).
@@ -70,7 +72,7 @@ _LATE_RECEIPT_PROBES = {Receipt.DUPLICATE: "requester.duplicate-completion",
 
 
 async def run_requester(
-    port: Port, session_key: str, store: RunStore, mutants: frozenset[str] = frozenset(),
+    port: Port, session_key: str, store: RequesterStore, mutants: frozenset[str] = frozenset(),
     owners: Sequence[str] = (DEFAULT_OWNER,),
     limits: SpawnLimits = NO_LIMITS, lane: Lane | None = None,
     reply_mode: ReplyMode = ReplyMode.AUTO, sessions: SessionQueue | None = None,
@@ -121,7 +123,7 @@ async def run_requester(
                     return
                 # A nested session spawns from its run in progress (the run it belongs to):
                 # the run holding its session, not a later one queued behind it.
-                nested = ":subagent:" in session_key
+                nested = is_subagent(session_key)
                 own_run = _own_run(store, sessions, session_key) if nested else None
                 running = not nested or (own_run is not None and own_run.ended_at_ms is None
                                          and own_run.started_at_ms is not None)
@@ -322,7 +324,7 @@ async def run_requester(
                 handle(message)
 
 
-def _cascade(port: Port, store: RunStore, run: tuple[str, str]) -> None:
+def _cascade(port: Port, store: RequesterStore, run: tuple[str, str]) -> None:
     """Tell the aborted run's own session to cancel the children that run spawned (only a run
     that spawned has a session actor taking requests)."""
     run_id, key = run
@@ -330,7 +332,7 @@ def _cascade(port: Port, store: RunStore, run: tuple[str, str]) -> None:
         port.send(addresses.requester(key), AbortRun(run_id))
 
 
-def _kill_on_reset(port: Port, store: RunStore, session_key: str,
+def _kill_on_reset(port: Port, store: RequesterStore, session_key: str,
                    run_scopes: dict[str, trio.CancelScope], runs: dict[str, tuple[str, str]],
                    mutants: frozenset[str]) -> int:
     """/new or a delete kills the session's child runs that have not ended (queued ones too),
@@ -358,7 +360,7 @@ def _kill_on_reset(port: Port, store: RunStore, session_key: str,
     return killed
 
 
-def _own_run(store: RunStore, sessions: SessionQueue | None, session_key: str
+def _own_run(store: RequesterStore, sessions: SessionQueue | None, session_key: str
              ) -> RunRecord | None:
     """The nested session's run in progress: the run holding its session (a run queued behind
     it cannot spawn), else its latest run."""

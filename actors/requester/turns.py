@@ -7,7 +7,6 @@ the delivery side reads before a wake)."""
 from __future__ import annotations
 
 from actors import addresses, events
-from actors.delivery.run_record import Delivered, YieldFrozen
 from actors.events import batches as batch_events
 from actors.messages import (
     BatchReady,
@@ -24,10 +23,11 @@ from actors.mutants import (
     MUTANT_STATUS_CHECK_CONSUMES_PRIVATE,
     MUTANT_WAKE_INTO_BUSY_TURN,
 )
+from actors.records.batch_record import BatchRow, BatchStatus, agent_id
+from actors.records.run_record import Delivered, YieldFrozen
 from actors.requester.session import SessionCore
+from actors.requester.store import RequesterStore
 from actors.runtime import Port
-from actors.store.durable import RunStore
-from actors.yields.batch_record import BatchRow, BatchStatus, agent_id
 from actors.yields.turns import ReplyMode, Turn, TurnCore, TurnEnd, TurnState
 
 # In message_tool mode, how often the resumed turn's model forgets to call the message tool
@@ -36,7 +36,7 @@ MISSED_VISIBLE_REPLY = 4
 TURN_PENDING = "requester_turn_pending"
 
 
-def turn_act(port: Port, turns: TurnCore, store: RunStore,
+def turn_act(port: Port, turns: TurnCore, store: RequesterStore,
               act: StartTurn | EndTurn | CheckStatus | ResetSession,
               runs: dict[str, tuple[str, str]], mutants: frozenset[str] = frozenset()) -> None:
     """A turn opens or ends, checks a child's status, or the session is reset or deleted; the
@@ -84,7 +84,7 @@ def turn_act(port: Port, turns: TurnCore, store: RunStore,
     store.save_session(turns.session_key, turns.incarnation, turns.deleted)
 
 
-def freeze(port: Port, store: RunStore, session: str, turn: Turn,
+def freeze(port: Port, store: RequesterStore, session: str, turn: Turn,
            checks_consume: bool = False) -> None:
     """sessions_yield: the turn's required children become one frozen batch (reference §c9).
     With none, or for a cron requester, the batch is consumed at once and no wake is due.
@@ -114,7 +114,7 @@ def freeze(port: Port, store: RunStore, session: str, turn: Turn,
         port.send(addresses.DELIVERY, BatchReady(row.batch_id))
 
 
-def settled(port: Port, store: RunStore, turn: Turn) -> None:
+def settled(port: Port, store: RequesterStore, turn: Turn) -> None:
     """The turn's state becomes durable, and the delivery actor learns that the turn settled: it
     releases (a finish), hands to the batch (a yield) or closes (an abandonment) the private
     results it retained for the turn (PRV-5, PRV-2, PRV-3). A lost notice is made up for by a
@@ -128,7 +128,7 @@ def settled(port: Port, store: RunStore, turn: Turn) -> None:
 
 
 def receive_wake(port: Port, turns: TurnCore, core: SessionCore, wake: Completion,
-                 store: RunStore, mutants: frozenset[str] = frozenset()) -> CompletionAck:
+                 store: RequesterStore, mutants: frozenset[str] = frozenset()) -> CompletionAck:
     """A batch wake resumes its yielded turn, unless a reset or delete abandoned that turn (the
     new conversation never sees it: requester_abandoned), and not while another turn of the
     session runs (requester_turn_pending; MUTANT_WAKE_INTO_BUSY_TURN cuts in). The resumed turn

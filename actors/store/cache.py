@@ -4,7 +4,7 @@ and each run's counts of unsettled descendants.
 
 The delivery actor looks at every open yield batch after each message it handles (a member may
 have settled), reading each batch's member records and their descendants: over a default-world
-sweep that was ~260 record decodes per seed, a tenth of a seed's CPU time (docs/performance.md).
+sweep that was ~260 record decodes per seed, a tenth of a seed's CPU time (docs/performance-log.md).
 Both caches are exact: every write to a run's row drops that run's decoded record first
 (``SqliteStore.register``, ``forget_result``) or applies the same change to it (``apply``), and a
 batch row is decoded from the same JSON the table holds when it is saved, so a read returns a
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from actors.delivery.run_record import Change, CleanedUp, RunEnded, RunRecord, apply
-from actors.yields.batch_record import BatchRow
+from actors.records.batch_record import BatchRow
+from actors.records.run_record import Change, CleanedUp, RunEnded, RunRecord, apply
 
 # A bound on the decoded records kept (each may hold a run's task and result text, which the
 # database holds too): the cache is emptied when full, so a big run's memory does not grow with it.
@@ -106,7 +106,7 @@ class PendingTree:
     cleaned (a run's parent is its ``requester_run_id``, which never changes). Walking the
     subtree at every attempt instead cost a query per spawning descendant: a deferred parent
     rechecks every few seconds, so a big tree's walks were a tenth of its run and grew faster
-    than the tree (docs/performance.md)."""
+    than the tree (docs/performance-log.md)."""
 
     def __init__(self) -> None:
         self._parent: dict[str, str | None] = {}

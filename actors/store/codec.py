@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from actors.yields.batch_record import BatchRow, BatchStatus
+from actors.records.batch_record import BatchRow, BatchStatus
 
 
 def batch_payload(row: BatchRow) -> str:
@@ -25,7 +25,7 @@ def batch_payload(row: BatchRow) -> str:
     per default-world seed over ~7 saves) is escaped once, not at every save, and spliced in
     where ``json.dumps`` writes it; and a row whose every field holds its plain type is the
     very row its payload decodes to, so the first read of the payload needs no decoding.
-    Encoding and decoding those texts was ~3 % of a seed's instructions (docs/performance.md,
+    Encoding and decoding those texts was ~3 % of a seed's instructions (docs/performance-log.md,
     wave 10b); ``tests/store/test_store_codec.py`` compares both with the plain round trip."""
     values = _fields(row)
     text = values["text"]
@@ -46,7 +46,7 @@ def stored_batch(row: BatchRow) -> BatchRow:
     its fields hold their plain types (the payload decodes to an equal row of the same types),
     else the JSON round trip. The in-memory store keeps this: building a wake's payload (~35,000
     characters a default-world seed, ~17 saves) and hashing it to find its decoding again was
-    ~2 % of a seed's instructions (wave 11b in docs/performance.md); the SQLite store writes the
+    ~2 % of a seed's instructions (wave 11b in docs/performance-log.md); the SQLite store writes the
     payload itself, and ``tests/store/test_store_backends.py`` compares the two."""
     if _plain(_fields(row)):
         return row

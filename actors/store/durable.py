@@ -11,7 +11,7 @@ writes; tests/store/test_store_backends.py runs the world on both and compares e
 default-world step paid ~2 SQL statements through ``sqlite3`` for what is here a dict lookup.
 
 The indexes (a session's runs, a run's children, a turn's runs, a child session's runs) are
-lists in registration order on columns no change writes (``actors/delivery/run_record.py``), so a
+lists in registration order on columns no change writes (``actors/records/run_record.py``), so a
 big run's reads cost what its index scans cost in SQLite.
 """
 
@@ -23,14 +23,15 @@ from typing import Any
 
 import attrs
 
-from actors.delivery.retention import RunSummary, summarize
-from actors.delivery.run_record import Change, RunRecord, apply
-from actors.history import ArchiveRecord
+from actors.records.archive import ArchiveRecord
+from actors.records.batch_record import BatchRow
+from actors.records.keys import is_subagent
+from actors.records.retention import RunSummary, summarize
+from actors.records.run_record import Change, RunRecord, apply
 from actors.states import DeliveryStatus
 from actors.store.cache import OpenBatches, PendingTree
 from actors.store.codec import stored_archive, stored_batch, unpack
 from actors.store.shared import StoreBase
-from actors.yields.batch_record import BatchRow
 
 _PENDING = DeliveryStatus.PENDING
 _DELIVERED = DeliveryStatus.DELIVERED
@@ -83,7 +84,7 @@ class RunStore(StoreBase):
     def register(self, record: RunRecord) -> None:
         """A requester spawned a child run (sessions_spawn registers it before it starts)."""
         record = self._registered(record)
-        if ":subagent:" in record.child_session_key:  # spawning a session again re-creates it
+        if is_subagent(record.child_session_key):  # spawning a session again re-creates it
             self._deleted_sessions.pop(record.child_session_key, None)
         run_id = record.run_id
         if run_id in self._runs:  # the primary key

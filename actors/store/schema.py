@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from actors.delivery.run_record import CHANGE_TYPES, RunRecord, columns
+from actors.records.run_record import CHANGE_TYPES, RunRecord, columns
 from actors.states import ClaimPhase, DeliveryStatus, EvidenceKind, OutcomeStatus
 
 FIELDS = tuple(f.name for f in attrs.fields(RunRecord))

@@ -10,8 +10,8 @@ from typing import Any
 
 import attrs
 
-from actors.delivery.run_record import Change, Corrected, RunEnded, RunRecord
-from actors.history import ArchiveRecord
+from actors.records.archive import ArchiveRecord
+from actors.records.run_record import Change, Corrected, RunEnded, RunRecord
 from actors.states import DeliveryStatus, OutcomeStatus
 from actors.store.cache import PendingTree
 

@@ -14,14 +14,15 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from actors.delivery.retention import ELLIPSIS, PREVIEW_CHARS, RunSummary
-from actors.delivery.run_record import Change, RunRecord
-from actors.history import ArchiveRecord
+from actors.records.archive import ArchiveRecord
+from actors.records.batch_record import BatchRow
+from actors.records.keys import is_subagent
+from actors.records.retention import ELLIPSIS, PREVIEW_CHARS, RunSummary
+from actors.records.run_record import Change, RunRecord
 from actors.store.cache import OpenBatches, PendingTree, RecordCache
 from actors.store.codec import batch_payload, batch_row, stored_archive, unpack
 from actors.store.schema import CLOSED, FIELDS, UPDATES, decode_record, open_db, recycle
 from actors.store.shared import StoreBase
-from actors.yields.batch_record import BatchRow
 
 
 class SqliteStore(StoreBase):
@@ -74,7 +75,7 @@ class SqliteStore(StoreBase):
         if record.requester_run_id is not None:
             self._spawning_runs.add(record.requester_run_id)
         values = [getattr(record, name) for name in FIELDS]
-        if ":subagent:" in record.child_session_key:  # spawning a session again re-creates it
+        if is_subagent(record.child_session_key):  # spawning a session again re-creates it
             self._run("DELETE FROM deleted_sessions WHERE session_key = ?",
                              [record.child_session_key])
         placeholders = ", ".join("?" for _ in range(len(FIELDS) + 1))
@@ -376,7 +377,7 @@ class SqliteStore(StoreBase):
 
     def each_run(self) -> Iterator[RunRecord]:
         """Every run in registration order, decoded one row at a time: a big run's end reads
-        every row, and a list of them all was a peak of its own (docs/performance.md)."""
+        every row, and a list of them all was a peak of its own (docs/performance-log.md)."""
         cursor = self._run(f"SELECT {', '.join(FIELDS)} FROM runs ORDER BY row_order")
         for row in cursor:
             yield decode_record(row)

@@ -1,7 +1,8 @@
 """Unfrozen waves (reference §a "Batch / wave / cohort", §c9 "Unfrozen batch"): which settled
 children of a requester's non-yield turns are settled together by one settle wake. Pure: no IO,
-clock or randomness; the delivery shell (``actors/yields/delivery_wakes.py``) feeds it from the
-store and hands a wave due a wake to the batch-wake outbox (``actors/yields/batch_wake.py``).
+clock or randomness; the delivery shell (``actors/delivery/wakes/delivery_wakes.py``) feeds it
+from the store and hands a wave due a wake to the batch-wake outbox
+(``actors/delivery/wakes/batch_wake.py``).
 
 A wave is the connected set of siblings whose execution intervals (start to end) overlap, that
 contains the child that just settled. The siblings are the required, public children a top-level
@@ -20,7 +21,7 @@ import enum
 import attrs
 
 from actors import mutants
-from actors.delivery.run_record import RunRecord
+from actors.records.run_record import RunRecord
 from actors.states import DeliveryStatus
 
 _OPEN_END = 2**62  # a sibling still running: its interval has no end yet

@@ -27,9 +27,10 @@ QUICK_MUTANTS = ("last-assistant-message", "dedupe-off", "key-without-run-id",
 
 def default_world() -> Any:
     """Explore's default world (sim/default_world.toml), as ``explore`` loads it."""
-    from sim.cli.args import load_world
+    from sim import scenario
+    from sim.explore.worlds import default_world_path
 
-    return load_world(None)
+    return scenario.load(default_world_path())
 
 
 def _plain(spec: Any) -> Iterator[Any]:
@@ -64,7 +65,7 @@ def detect(mutant: str, cap: int = STEP_CAP, scenario: Any = None,
         seeds += 1
         if outcome.violations:
             return {"first_seed": outcome.seed, "steps": steps, "seeds": seeds,
-                    "invariant": outcome.violations[0][0],
+                    "invariant": outcome.violations[0].invariant,
                     "cpu_seconds": round(time.process_time() - started, 3)}  # CPU clock ok
     return {"first_seed": None, "steps": steps, "seeds": seeds, "invariant": None,
             "cpu_seconds": round(time.process_time() - started, 3)}  # CPU clock ok

@@ -71,7 +71,7 @@ def mutant_seeds(mutant: str, seeds: Sequence[int], scenario: Any = None) -> dic
         outcome = run_seed(spec, seed)
         steps.append(outcome.steps)
         if outcome.violations:
-            failing[seed] = outcome.violations[0][0]
+            failing[seed] = outcome.violations[0].invariant
     return {"steps": steps, "failing": failing}
 
 

@@ -25,6 +25,7 @@ from importlib import resources
 import attrs
 
 from actors.nesting.spawn_limits import NO_LIMITS
+from actors.records.keys import is_subagent
 from sim import scenario as scenario_mod
 from sim.gc_tuning import tune_for_big_runs
 from sim.scenario.model import MAX_SESSIONS, MAX_TREE_DEPTH, MAX_TREE_FAN_OUT
@@ -72,7 +73,7 @@ def measure(children: int, *, trees: bool = True) -> dict[str, float | int | str
     seconds = time.perf_counter() - start  # wall-clock ok: benchmark
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     nested = sum(1 for r in result.trace if r.kind == "world.spawn"
-                 and ":subagent:" in r.data["requester"])
+                 and is_subagent(r.data["requester"]))
     return {"children": children, "shape": "trees" if trees else "flat",
             "seconds": round(seconds, 3), "cpu_seconds": round(cpu, 3),
             "peak_mib": round(peak, 1), "run_mib": round(max(0.0, peak - before), 1),

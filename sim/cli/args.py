@@ -6,21 +6,17 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sim.cli.style import bad_input as _bad_input
+from sim.explore.worlds import default_world_path as default_world_path
 from sim.textout import printable
 
 # The model and the world are imported where a flag is checked, not here: `handoff --help`
 # imports this module and should not pay for them (sim/cli/lazy.py).
 if TYPE_CHECKING:
     from sim import scenario as scenario_mod
-
-
-def default_world_path() -> str:
-    return str(resources.files("sim").joinpath("default_world.toml"))
 
 
 def load_world(path: str | None) -> scenario_mod.Scenario:

@@ -13,9 +13,7 @@ from collections.abc import Iterator
 import attrs
 import click
 
-from actors.child.logs import NO_HEADER, SessionHeader, child_owned, iter_log
-from actors.child.output import JsonObject, SessionEvent, text_of
-from actors.consumers import (
+from actors.child.consumers import (
     AcpObserver,
     InProcessReader,
     LastEpochCapture,
@@ -26,6 +24,8 @@ from actors.consumers import (
     feed,
     sdk_notifications,
 )
+from actors.child.logs import NO_HEADER, SessionHeader, child_owned, iter_log
+from actors.child.output import JsonObject, SessionEvent, text_of
 from sim.cli.style import HandoffCommand
 from sim.textout import echo
 

@@ -184,10 +184,10 @@ def explore(n_seeds: int | None, one_seed: int | None, start: int, jobs: int | N
 
     violations = []
     for outcome in outcomes:
-        for invariant, requirement, message in outcome.violations:
+        for v in outcome.violations:
             violations.append({
-                "seed": outcome.seed, "invariant": invariant, "requirement": requirement,
-                "message": message,
+                "seed": outcome.seed, "invariant": v.invariant, "requirement": v.requirement,
+                "message": v.message,
                 "repro": repro_command(outcome.seed, world_path, mutant_names, fault_kinds,
                                        strategy, branch_from, branch_at,
                                        chains.get(outcome.seed))})

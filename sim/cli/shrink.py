@@ -149,7 +149,7 @@ def save_failures(spec: explore_mod.Sweep, outcomes: Sequence[explore_mod.SeedOu
             _bad_input("--max-runs needs --save-failures DIR")
         return None
     failures = [explore_mod.Failure(o.seed, name) for o in outcomes
-                for name in dict.fromkeys(v[0] for v in o.violations)]
+                for name in dict.fromkeys(v.invariant for v in o.violations)]
     if not failures:
         return []
     try:
@@ -197,7 +197,7 @@ def sweep_summary(outcomes: Sequence[explore_mod.SeedOutcome], branch_from: str 
 
     counts = {name: 0 for name in BY_NAME}
     for outcome in outcomes:
-        for name in dict.fromkeys(v[0] for v in outcome.violations):
+        for name in dict.fromkeys(v.invariant for v in outcome.violations):
             counts[name] = counts.get(name, 0) + 1
     doc: dict[str, Any] = {
         "digest": explore_mod.sweep_digest(outcomes),

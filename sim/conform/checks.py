@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisWarning
 
-from actors.gateway.send_error import SendError
+from actors.records.send_error import SendError
 from sim.conform.differences import Difference, explain, js_string
 from sim.conform.driver import Driver
 

@@ -22,8 +22,8 @@ import attrs
 
 from actors.announce.labels import js_trim
 from actors.child.frozen import cap_frozen_result
-from actors.delivery.retry import js_round
-from actors.gateway.send_error import ErrorClass, SendError, classify, closed_turn
+from actors.records.retry import js_round
+from actors.records.send_error import ErrorClass, SendError, classify, closed_turn
 
 
 @attrs.frozen

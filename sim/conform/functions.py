@@ -14,9 +14,9 @@ from actors.announce.layout import BLOCK_CLOSE, BLOCK_OPEN, NO_OUTPUT_LINE, esca
 from actors.announce.result import ChildResult, Usage
 from actors.announce.stats import format_duration, format_stats_line, format_tokens
 from actors.child.frozen import FROZEN_RESULT_MAX_BYTES, cap_frozen_result
-from actors.delivery.retry import backoff_ms
-from actors.delivery.run_record import completion_key
-from actors.gateway.send_error import PLATFORM_REJECTED, ErrorClass, SendError, classify
+from actors.records.retry import backoff_ms
+from actors.records.run_record import completion_key
+from actors.records.send_error import PLATFORM_REJECTED, ErrorClass, SendError, classify
 from sim.conform.checks import Check
 from sim.conform.driver import Driver
 

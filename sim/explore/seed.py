@@ -13,6 +13,7 @@ from pathlib import Path
 import attrs
 
 from sim.choices import Schedule, ScheduleDiverged
+from sim.invariants.base import Violation
 from sim.scenario import Scenario
 from sim.world import batch as world_batch
 from sim.world import core as world
@@ -23,7 +24,7 @@ class SeedOutcome:
     seed: int
     digest: str | None  # the trace's SHA-256, when the sweep checks determinism
     records: int
-    violations: tuple[tuple[str, str, str], ...]  # (invariant, requirement, message)
+    violations: tuple[Violation, ...]
     run_digest: str = ""  # see run_digest()
     probes: tuple[str, ...] = ()  # the code probes this seed hit (actors/probes.py)
     steps: int = 0  # kernel steps of the run (of a crash too: up to the exception)
@@ -102,13 +103,13 @@ def _outcome(sweep: Sweep, seed: int, result: world.RunResult | Exception,
     if isinstance(result, ScheduleDiverged):  # the branch does not fit this world: bad input
         raise result
     if isinstance(result, Exception):  # a bug in the model: this seed's finding, the sweep goes on
-        return SeedOutcome(seed, None, 0, ((*CRASH, crash_message(result)),),
+        return SeedOutcome(seed, None, 0, (Violation(*CRASH, crash_message(result), ()),),
                            steps=_steps_before(result))
     if keep is not None:
         keep.update(schedule=result.schedule, moments=result.moments)
     digest = result.trace.digest() if sweep.digests else None
     return SeedOutcome(seed, digest, len(result.trace),
-                       tuple((v.invariant, v.requirement, v.message) for v in result.violations),
+                       tuple(result.violations),
                        run_digest(result), tuple(result.probes), result.steps)
 
 

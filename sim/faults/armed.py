@@ -3,7 +3,7 @@
 Every message on the network and every crash point asks the plan whether an armed fault of its
 kind (for its child, actor, crash point) takes it. A flat list made each question scan every
 armed fault: in a big world, where corrections and refusals arm faults per child, that was a
-fifth of a 8,000-child run and grew with the square of the children (docs/performance.md).
+fifth of a 8,000-child run and grew with the square of the children (docs/performance-log.md).
 Faults are kept by (kind, child) in the order they were armed; a question looks at the bucket
 of its child and the bucket of faults for any child, and takes the first match in arming order,
 exactly as the scan of the list did.
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import attrs
 
-from actors.gateway.send_error import SendError
 from actors.permissions import Caller
+from actors.records.send_error import SendError
 
 
 @attrs.frozen

@@ -3,7 +3,7 @@ fault kind, and what a failing receive callback reports (DEL-9)."""
 
 from __future__ import annotations
 
-from actors.gateway.send_error import PLATFORM_REJECTED, WRITER_CLAIM_REBOUND, SendError
+from actors.records.send_error import PLATFORM_REJECTED, WRITER_CLAIM_REBOUND, SendError
 from sim.faults.kinds import FaultKind
 
 # The error chains each send fault draws from (reference §c11, §c16): plain and wrapped causes,

@@ -15,10 +15,10 @@ from typing import Any, Protocol
 
 from actors import addresses
 from actors.gateway.core import SENT, ChunkFate, ChunkVerdict
-from actors.gateway.send_error import SendError
 from actors.messages import AbortRun, Completion, CompletionAck, SendRejected
 from actors.nesting.lane import LaneGrant
 from actors.nesting.session_queue import SessionGrant
+from actors.records.send_error import SendError
 from sim.choices import Chooser
 from sim.faults.armed import ArmedFault as ArmedFault
 from sim.faults.armed import ArmedFaults

@@ -85,13 +85,13 @@ def _by_fault_kind(spec: Sweep, outcomes: Sequence[SeedOutcome], jobs: int) -> s
     kinds = list(dict.fromkeys(k for ks in per_seed.values() for k in ks))
     counts: dict[str, dict[str, int]] = {}
     for o in outcomes:
-        for name in dict.fromkeys(v[0] for v in o.violations):
+        for name in dict.fromkeys(v.invariant for v in o.violations):
             row = counts.setdefault(name, dict.fromkeys(kinds, 0))
             for kind in per_seed[o.seed]:
                 row[kind] += 1
     if not counts:
         return "<p>No seed violated an invariant.</p>"
-    seeds = {name: sum(1 for o in outcomes if any(v[0] == name for v in o.violations))
+    seeds = {name: sum(1 for o in outcomes if any(v.invariant == name for v in o.violations))
              for name in counts}
     rows = [[f"<b>{escape(name)}</b>", seeds[name], *row.values()] for name, row in counts.items()]
     return ("<p>Failing seeds per invariant, and how many of them met each fault kind (a seed "
@@ -104,7 +104,8 @@ def _detection(mutants: Sequence[str], outcomes: Sequence[SeedOutcome]) -> str:
     rows = []
     for name in mutants:
         expected = BREAKS[name].invariant
-        by_expected = [o.seed for o in outcomes if any(v[0] == expected for v in o.violations)]
+        by_expected = [o.seed for o in outcomes
+                       if any(v.invariant == expected for v in o.violations)]
         rows.append([f"<b>{escape(name)}</b>", escape(BREAKS[name].requirement), escape(expected),
                      len(by_expected), f"{len(by_expected) / max(1, len(outcomes)):.1%}",
                      str(by_expected[0]) if by_expected else "none"])

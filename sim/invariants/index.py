@@ -2,7 +2,7 @@
 
 About 78 oracles judge each run, and most of them read a handful of the ~90 record kinds; walking
 the whole trace once or several times each (about 106 passes over ~300 records per default-world
-seed, wave 10a in docs/performance.md) cost more than much of what they do with the records they
+seed, wave 10a in docs/performance-log.md) cost more than much of what they do with the records they
 keep. :func:`of_kinds` hands an oracle exactly the records of the kinds it reads, in trace order,
 from one grouping of the trace made the first time any oracle asks about it.
 

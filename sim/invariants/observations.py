@@ -73,7 +73,7 @@ def chain_class(chain: Mapping[str, Any]) -> str:
 
 # A run's faults carry the same few messages again and again, and one message's look is ~20
 # case-folding regular-expression searches (the ``re`` matcher was ~2.5 % of a default-world
-# seed's instructions, wave 11b in docs/performance.md): each message is looked at once.
+# seed's instructions, wave 11b in docs/performance-log.md): each message is looked at once.
 @functools.lru_cache(maxsize=4096)
 def _message_class(message: str) -> tuple[bool, bool, bool]:
     """What one link's message says: (a permanent pattern, a writer-claim rebound, a transient

@@ -11,8 +11,8 @@ import re
 
 import attrs
 
-from actors.gateway.routing import SessionRouting, Target
-from actors.messages import ChildSpec
+from actors.gateway.routing import SessionRouting
+from actors.messages import ChildSpec, Target
 from actors.nesting.spawn_limits import NO_LIMITS, SpawnLimits
 from actors.permissions import DEFAULT_OWNER
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, values

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 
-from actors.gateway.routing import WEBCHAT, Target
+from actors.gateway.routing import WEBCHAT
 from actors.inputs import Node
+from actors.messages import Target
 from actors.permissions import REPORT_PREFIX, Caller
+from actors.records.keys import is_subagent
 from sim.scenario.model import MAX_CHUNK_CHARS, MAX_SESSIONS, SessionDef
 
 _CHANNEL = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
@@ -28,7 +30,7 @@ def sessions(root: Node) -> tuple[SessionDef, ...]:
         key = table.text("key")
         if not re.match(r"^agent:[^:\s]+:\S+$", key):
             raise table.fail("key", f"{key!r} is not a session key like 'agent:main:main'")
-        if ":subagent:" in key:
+        if is_subagent(key):
             raise table.fail("key", f"{key!r} is a sub-agent session; [[sessions]] are top-level "
                              "requesters (a nested requester is a child with children)")
         if any(s.key == key for s in found):

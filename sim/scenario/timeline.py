@@ -7,9 +7,9 @@ import difflib
 import re
 
 from actors import addresses
-from actors.gateway.send_error import SendError
 from actors.inputs import Node
 from actors.probes import PROBES
+from actors.records.send_error import SendError
 from sim.choices import MAX_OPTIONS
 from sim.faults.plan import TimelineEvent
 from sim.scenario.model import (

@@ -15,9 +15,9 @@ import attrs
 import tomli_w
 
 from actors.gateway.routing import WEBCHAT
-from actors.gateway.send_error import SendError
 from actors.messages import ChildSpec, StepSpec
 from actors.permissions import DEFAULT_OWNER
+from actors.records.send_error import SendError
 from actors.states import StepFinish
 from sim.faults.plan import TimelineEvent
 from sim.scenario import _TIMELINE_FIELDS, TIMELINE_FAULTS, Scenario, SessionDef, WorkloadDef

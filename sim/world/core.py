@@ -27,8 +27,9 @@ from actors.messages import (
     RunHistoryRead,
     StatusRead,
 )
-from actors.nesting.lane import MUTANT_LANE_NEWEST_FIRST, Lane
-from actors.nesting.session_queue import MUTANT_SESSION_QUEUE_NEWEST_FIRST, SessionQueue
+from actors.mutants import MUTANT_LANE_NEWEST_FIRST, MUTANT_SESSION_QUEUE_NEWEST_FIRST
+from actors.nesting.lane import Lane
+from actors.nesting.session_queue import SessionQueue
 from actors.permissions import Caller
 from actors.requester.shell import run_requester
 from actors.runtime import Crash, Port

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from actors.delivery.run_record import RunRecord
+from actors.records.run_record import RunRecord
 from sim.choices import Schedule, Span, SpanMark, resolve_spans
 from sim.invariants import Violation
 from sim.scenario import Scenario

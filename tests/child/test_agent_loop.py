@@ -15,8 +15,8 @@ from actors.child.agent_loop import (
     StepOutcome,
     StreamAccumulator,
 )
+from actors.child.consumers import read_result
 from actors.child.output import final_output, join_stream_text, text_of
-from actors.consumers import read_result
 
 
 def text_delta(text: str, index: int = 0) -> dict[str, Any]:

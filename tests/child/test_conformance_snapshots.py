@@ -16,9 +16,9 @@ from typing import Any
 import attrs
 import pytest
 
+from actors.child.consumers import LastEpochCapture, read_result
 from actors.child.logs import SessionHeader, child_owned, read_log
 from actors.child.output import SessionEvent
-from actors.consumers import LastEpochCapture, read_result
 from tests.conftest import SNAPSHOTS
 
 # Without the data every test here is skipped with one summary line (tests/conftest.py); under

@@ -9,9 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.child.agent_loop import AgentLoop, Encoding
-from actors.child.logs import child_owned, read_log
-from actors.child.output import OutputFold, final_output
-from actors.consumers import (
+from actors.child.consumers import (
     ActivationCapture,
     LastEpochCapture,
     SdkObserver,
@@ -23,6 +21,8 @@ from actors.consumers import (
     read_result,
     sdk_notifications,
 )
+from actors.child.logs import child_owned, read_log
+from actors.child.output import OutputFold, final_output
 from tests.conftest import SNAPSHOTS, needs_snapshots
 
 TXT = {"type": "text", "text": "partial one"}

@@ -11,10 +11,10 @@ import pytest
 import actors.child.shell
 from actors.child.frozen import (
     FROZEN_RESULT_MAX_BYTES,
-    MUTANT_FROZEN_CAP_CHARS,
     cap_frozen_result,
     frozen_notice,
 )
+from actors.mutants import MUTANT_FROZEN_CAP_CHARS
 from sim import scenario
 from sim.invariants.frozen import frozen
 from sim.world import core as world

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+import actors.child.consumers.turn
 import actors.child.output
 import actors.child.shell
-import actors.consumers.turn
 from actors.child.agent_loop import Encoding
 from actors.child.logs import SessionHeader
 from sim import scenario
@@ -90,7 +90,7 @@ def test_foreground_result_catches_partial_text_before_the_diagnostic(
                 True, result.text + "\nDiagnostic: " + diagnostic)
         return result
 
-    monkeypatch.setattr(actors.consumers.turn, "tool_result", swapped)
+    monkeypatch.setattr(actors.child.consumers.turn, "tool_result", swapped)
     messages = _found(_run(FOREGROUND), "foreground-result")
     assert messages and all("SDK foreground tool result" in m for m in messages)
     assert any("child-disposed" in m for m in messages)

@@ -31,11 +31,11 @@ from hypothesis.stateful import (
 )
 
 from actors.delivery.edge import Effect, Input, Persist, Restored, RunFinished, Send, StartTimer
-from actors.delivery.run_record import RunEnded, RunRecord, apply
 from actors.delivery.table import DeliveryCore, DeliveryProtocolError
-from actors.gateway.send_error import SendError
 from actors.messages import Completion, CompletionAck, SendRejected
 from actors.mutants import MUTANT_FRESH_KEY_AFTER_RESTART
+from actors.records.run_record import RunEnded, RunRecord, apply
+from actors.records.send_error import SendError
 from actors.states import DeliveryStatus, OutcomeStatus, Waiting
 
 REQUESTER = "agent:main:main"
@@ -259,12 +259,13 @@ def test_it_catches_a_fresh_key_after_restart() -> None:
 class _ReopeningCore(DeliveryCore[str]):
     """Treats every end notice as a first one, even for a run already resolved."""
 
-    def _finished(self, active: Any, event: Any, now_ms: int) -> list[Effect]:
-        record = attrs.evolve(event.record, delivery_status=DeliveryStatus.PENDING,
-                              cleaned_up_at_ms=None)
-        if not record.required:
-            return super()._finished(active, event, now_ms)
-        return super()._finished(active, RunFinished(record), now_ms)
+    def handle(self, event: Input, now_ms: int) -> list[Effect]:
+        if isinstance(event, RunFinished) and self.state(event.run_id) is Waiting.IDLE:
+            record = attrs.evolve(event.record, delivery_status=DeliveryStatus.PENDING,
+                                  cleaned_up_at_ms=None)
+            if record.required:
+                event = RunFinished(record)
+        return super().handle(event, now_ms)
 
 
 def test_it_catches_a_core_that_reopens_a_resolved_run() -> None:

@@ -8,7 +8,11 @@ import attrs
 import pytest
 
 from actors.delivery.edge import AckTimeout, AttemptDue, Restored, RunFinished, TryDue
-from actors.delivery.run_record import (
+from actors.delivery.shell import render, requester_kind
+from actors.delivery.table import INPUT_TYPES, TABLE, DeliveryCore, DeliveryProtocolError
+from actors.events import StaleInput
+from actors.messages import CompletionAck, SendRejected
+from actors.records.run_record import (
     CHANGE_TYPES,
     AttemptStarted,
     ClaimMoved,
@@ -33,11 +37,7 @@ from actors.delivery.run_record import (
     apply,
     columns,
 )
-from actors.delivery.shell import render, requester_kind
-from actors.delivery.table import INPUT_TYPES, TABLE, DeliveryCore, DeliveryProtocolError
-from actors.events import StaleInput
-from actors.gateway.send_error import SendError
-from actors.messages import CompletionAck, SendRejected
+from actors.records.send_error import SendError
 from actors.states import ClaimPhase, DeliveryStatus, EvidenceKind, OutcomeStatus, Waiting
 from sim import diagram
 
@@ -73,7 +73,7 @@ def test_every_state_and_input_has_an_entry_except_the_named_illegal_ones() -> N
     assert missing == {(Waiting.ACK, Restored), (Waiting.TRY_WAIT, Restored),
                        (Waiting.ATTEMPT_WAIT, Restored)}
     for transition in TABLE.values():
-        assert callable(getattr(DeliveryCore, transition.handler))
+        assert getattr(DeliveryCore, transition.handler.__name__) is transition.handler
         assert transition.targets
 
 

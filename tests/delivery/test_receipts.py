@@ -11,9 +11,12 @@ import attrs
 import pytest
 
 from actors import mutants
-from actors.delivery.claims import Reconcile, reconcile, resolution
 from actors.delivery.edge import Persist
-from actors.delivery.run_record import (
+from actors.delivery.table import DeliveryCore
+from actors.messages import Completion, CompletionAck
+from actors.mutants import MUTANT_RECEIPT_BY_ARRIVAL
+from actors.records.claims import Reconcile, reconcile, resolution
+from actors.records.run_record import (
     ClaimMoved,
     Delivered,
     EvidenceSaved,
@@ -21,9 +24,7 @@ from actors.delivery.run_record import (
     completion_key,
     generation_key,
 )
-from actors.delivery.table import DeliveryCore
-from actors.messages import Completion, CompletionAck
-from actors.requester.session import MUTANT_RECEIPT_BY_ARRIVAL, Receipt, SessionCore, reply_key
+from actors.requester.session import Receipt, SessionCore, reply_key
 from actors.states import ClaimPhase, DeliveryStatus, EvidenceKind, OutcomeStatus
 from sim import scenario
 from sim.world import core as world
@@ -90,7 +91,7 @@ def test_a_reply_key_drops_only_its_own_generation_suffix() -> None:
     assert reply_key(f"{KEY}:g2", 3) == f"{KEY}:g2"
 
 
-# -- reconciliation decisions (actors/delivery/claims.py) ------------------------------------------
+# -- reconciliation decisions (actors/records/claims.py) ------------------------------------------
 
 
 def _row(**changes: Any) -> RunRecord:

@@ -18,12 +18,12 @@ from actors.delivery.recovery import (
     RecoveryWrite,
     final_answer,
 )
-from actors.delivery.retention import PREVIEW_CHARS, preview
-from actors.delivery.run_record import RunRecord
 from actors.gateway.blocked import blocked_error
 from actors.gateway.mirror import Mirror, SessionLanes
-from actors.gateway.send_error import SendError
 from actors.messages import CompletionAck, SendRejected
+from actors.records.retention import PREVIEW_CHARS, preview
+from actors.records.run_record import RunRecord
+from actors.records.send_error import SendError
 from actors.states import DeliveryStatus, OutcomeStatus
 from sim import invariants, scenario
 from sim.trace import Record

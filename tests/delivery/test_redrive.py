@@ -12,9 +12,9 @@ import pytest
 from actors import events
 from actors.delivery.edge import OperatorAsked, Persist, RunFinished, Send
 from actors.delivery.redrive import Action, Refusal, refusal
-from actors.delivery.run_record import Dismissed, Redriven, RunRecord
-from actors.delivery.table import DeliveryCore
+from actors.delivery.table import TABLE, DeliveryCore
 from actors.mutants import MUTANT_GIVE_UP_CORRECTION_SENDS, MUTANT_REDRIVE_SAME_GENERATION
+from actors.records.run_record import Dismissed, Redriven, RunRecord
 from actors.states import ClaimPhase, DeliveryStatus, OutcomeStatus
 from sim import invariants, scenario
 from sim.invariants.delivery.chunks import incomplete_not_retried
@@ -24,6 +24,13 @@ from sim.world import core as world
 from tests.conftest import SCENARIOS
 
 KEY = "announce:v1:agent:main:subagent:c1:run-1"
+
+
+def _replace_handler(monkeypatch: pytest.MonkeyPatch, handler: Any, broken: Any) -> None:
+    """A broken core: the table runs ``broken`` wherever it ran ``handler``."""
+    for key, transition in TABLE.items():
+        if transition.handler is handler:
+            monkeypatch.setitem(TABLE, key, attrs.evolve(transition, handler=broken))  # type: ignore[arg-type]
 
 
 def _row(**changes: Any) -> RunRecord:
@@ -136,7 +143,7 @@ def test_a_redrive_from_memory_is_caught(monkeypatch: pytest.MonkeyPatch) -> Non
                              result_text="The mailer retries forever.")
         return original(self, active, attrs.evolve(event, record=stale), now_ms)
 
-    monkeypatch.setattr(DeliveryCore, "_operator", from_memory)
+    _replace_handler(monkeypatch, DeliveryCore._operator, from_memory)
     assert "redrive-from-retained" in _names("redrive-from-retained-payload.toml")
 
 
@@ -149,7 +156,7 @@ def test_a_redrive_of_a_delivered_run_is_caught(monkeypatch: pytest.MonkeyPatch)
             record = attrs.evolve(record, delivery_status=DeliveryStatus.SUSPENDED)
         return original(self, active, attrs.evolve(event, record=record), now_ms)
 
-    monkeypatch.setattr(DeliveryCore, "_operator", no_check)
+    _replace_handler(monkeypatch, DeliveryCore._operator, no_check)
     assert "redrive-from-retained" in _names("redrive-from-retained-payload.toml")
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from actors.child.steps import KILLED_ERROR
-from actors.delivery.run_record import Change, DeliverySuppressed, RunRecord
+from actors.records.run_record import Change, DeliverySuppressed, RunRecord
 from actors.states import DeliveryStatus
 from actors.store.durable import RunStore
 from sim import scenario

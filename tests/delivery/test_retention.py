@@ -6,7 +6,7 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.delivery.retention import SUMMARY_FIELDS, RunSummary
+from actors.records.retention import SUMMARY_FIELDS, RunSummary
 
 _texts = st.text(max_size=12)
 _times = st.none() | st.integers(min_value=0, max_value=10**12)

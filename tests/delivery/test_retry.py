@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from actors.delivery import retry
+from actors.records import retry
 
 
 def test_registry_backoff_without_jitter() -> None:

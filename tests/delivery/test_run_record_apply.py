@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import pytest
 
-from actors.delivery.run_record import CHANGE_TYPES, RunRecord, apply, columns
+from actors.records.run_record import CHANGE_TYPES, RunRecord, apply, columns
 from sim import scenario
 from sim.cli.args import default_world_path
 from sim.world import core as world
@@ -51,7 +51,7 @@ def test_persisted_carries_the_applied_record_and_a_store_takes_it_only_for_its_
     """``persisted`` is ``apply`` plus the effect; the store takes the carried result only when
     its row is the very record it was computed from, and applies the change itself otherwise."""
     from actors.delivery.edge import Persist, persisted
-    from actors.delivery.run_record import CleanedUp, Delivered
+    from actors.records.run_record import CleanedUp, Delivered
     from actors.store.durable import RunStore
 
     record = _records()[0]

@@ -44,7 +44,7 @@ def long_failure(default_world: scenario.Scenario, mutant: str) -> tuple[int, st
         return seed, invariant
     outcomes = sweep(Sweep(default_world, None, (mutant,), None), list(range(1, 1001)), jobs=2)
     longest = max((o for o in outcomes if o.violations), key=lambda o: (o.records, -o.seed))
-    return longest.seed, longest.violations[0][0]
+    return longest.seed, longest.violations[0].invariant
 
 
 def invoke(*args: str) -> Result:

@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import actors.gateway.core as gateway_core
+from actors.events.gateway import ChannelChunk, ChunkFailed
 from actors.gateway.core import (
     SENT,
     CallState,
-    ChunkFailed,
     ChunkFate,
     ChunkVerdict,
     GatewayCore,
@@ -23,12 +23,10 @@ from actors.gateway.core import (
     Inject,
     Reply,
     Route,
-    ToChannel,
     split_chunks,
 )
-from actors.gateway.routing import Target
-from actors.gateway.send_error import ErrorClass, SendError, classify
-from actors.messages import Completion, SendRejected
+from actors.messages import Completion, SendRejected, Target
+from actors.records.send_error import ErrorClass, SendError, classify
 from sim import scenario
 from sim.world import core as world
 from tests.conftest import SCENARIOS
@@ -103,7 +101,7 @@ def _all(effects: Iterator[GatewayEffect]) -> list[GatewayEffect]:
 def test_a_whole_chunked_send_reaches_the_channel_then_the_session() -> None:
     core = _core(Script())
     effects = _all(core.call(_completion()))
-    assert [type(e) for e in effects] == [ToChannel, ToChannel, ToChannel, Inject]
+    assert [type(e) for e in effects] == [ChannelChunk, ChannelChunk, ChannelChunk, Inject]
     assert core.calls["k1"] is CallState.SENT
     # A repeat (a retry after a lost ack) reaches only the session, which dedups the key.
     assert [type(e) for e in _all(core.call(_completion()))] == [Inject]
@@ -114,7 +112,7 @@ def test_a_later_chunk_failing_makes_the_send_incomplete(fate: ChunkFate) -> Non
     script = Script({("run-1", 1): ChunkVerdict(fate, SendError("status: unavailable"))})
     core = _core(script)
     effects = _all(core.call(_completion()))
-    assert [type(e) for e in effects] == [ToChannel, ChunkFailed, Reply]
+    assert [type(e) for e in effects] == [ChannelChunk, ChunkFailed, Reply]
     reply = effects[-1]
     assert isinstance(reply, Reply) and isinstance(reply.message, SendRejected)
     assert reply.message.error.message.startswith("chunk 2 of 3 ")
@@ -214,9 +212,9 @@ def test_chunks_go_to_the_target_chat_and_thread_cut_only_on_the_sessions_channe
     session's own channel's, so an override to another channel sends the text whole."""
     core = _core(Script())
     there = attrs.evolve(_completion(), target=Target("telegram", "chat-3", "t1"))
-    chunks = [e for e in _all(core.call(there)) if isinstance(e, ToChannel)]
+    chunks = [e for e in _all(core.call(there)) if isinstance(e, ChannelChunk)]
     assert len(chunks) == 3
     assert {(c.channel, c.to, c.thread) for c in chunks} == {("telegram", "chat-3", "t1")}
     elsewhere = attrs.evolve(_completion(key="k2"), target=Target("discord", "chan-5"))
     assert [(e.channel, e.to, e.thread) for e in _all(core.call(elsewhere))
-            if isinstance(e, ToChannel)] == [("discord", "chan-5", None)]
+            if isinstance(e, ChannelChunk)] == [("discord", "chan-5", None)]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from actors.permissions import MUTANT_SPAWNER_PERMISSION, Caller, refusal
+from actors.mutants import MUTANT_SPAWNER_PERMISSION
+from actors.permissions import Caller, refusal
 from sim import invariants, scenario
 from sim.trace import Record
 from sim.world import core as world

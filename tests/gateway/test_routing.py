@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from actors import mutants
 from actors.gateway import routing
-from actors.gateway.routing import WEBCHAT, SessionRouting, Target
+from actors.gateway.routing import WEBCHAT, SessionRouting
+from actors.messages import Target
 from sim import invariants, scenario
 from sim.choices import Chooser
 from sim.invariants.gateway.routes import expected_target
@@ -76,10 +78,10 @@ def test_each_branch_of_del_5(facts: SessionRouting, want: Target | None,
 
 def test_the_mutants_break_the_thread_rule_and_the_order() -> None:
     other_chat = SessionRouting(ORIGIN, hook=Target("telegram", "chat-3"))
-    assert target(other_chat, (routing.MUTANT_OVERRIDE_KEEPS_THREAD,)) == Target(
+    assert target(other_chat, (mutants.MUTANT_OVERRIDE_KEEPS_THREAD,)) == Target(
         "telegram", "chat-3", "topic-1")
     stale = SessionRouting(ORIGIN, stored=Target("telegram", "chat-9", "topic-9"))
-    assert target(stale, (routing.MUTANT_STORED_ROUTE_BEATS_ORIGIN,)) == Target(
+    assert target(stale, (mutants.MUTANT_STORED_ROUTE_BEATS_ORIGIN,)) == Target(
         "telegram", "chat-9", "topic-9")
 
 
@@ -104,8 +106,8 @@ def _as_recorded(facts: SessionRouting) -> dict[str, object]:
 def test_the_oracle_restates_the_same_rules() -> None:
     """The oracle's restatement (no import of the model) agrees with the model on every
     combination of the vocabulary; each mutant disagrees on some."""
-    disagree = {m: 0 for m in (routing.MUTANT_OVERRIDE_KEEPS_THREAD,
-                               routing.MUTANT_STORED_ROUTE_BEATS_ORIGIN)}
+    disagree = {m: 0 for m in (mutants.MUTANT_OVERRIDE_KEEPS_THREAD,
+                               mutants.MUTANT_STORED_ROUTE_BEATS_ORIGIN)}
     for facts in _facts():
         got = target(facts)
         want = expected_target(_as_recorded(facts))
@@ -145,7 +147,7 @@ SCENARIO = textwrap.dedent("""\
 def test_the_oracle_reads_the_channel_not_the_model() -> None:
     loaded = scenario.loads(SCENARIO)
     assert not invariants.check(world.run(loaded).trace.records, ["route-as-configured"])
-    broken = world.run(loaded, mutants=[routing.MUTANT_OVERRIDE_KEEPS_THREAD])
+    broken = world.run(loaded, mutants=[mutants.MUTANT_OVERRIDE_KEEPS_THREAD])
     found = invariants.check(broken.trace.records, ["route-as-configured"])
     assert found and "chat-3, thread topic-1" in found[0].message
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import actors.delivery.retry
+import actors.records.retry
 from actors.errors import InputError
-from actors.gateway.send_error import (
+from actors.records.send_error import (
     PLATFORM_REJECTED,
     WRITER_CLAIM_REBOUND,
     ErrorClass,
@@ -335,7 +335,7 @@ def _broken(monkeypatch: pytest.MonkeyPatch, always: ErrorClass) -> None:
     def classify_wrongly(error: Any) -> ErrorClass:
         return always
 
-    monkeypatch.setattr(actors.delivery.retry, "classify", classify_wrongly)
+    monkeypatch.setattr(actors.records.retry, "classify", classify_wrongly)
 
 
 def _names(result: world.RunResult) -> list[str]:

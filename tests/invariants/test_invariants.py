@@ -11,14 +11,14 @@ from typing import Any
 import attrs
 import pytest
 
-import actors.consumers
-import actors.consumers.activation
-import actors.consumers.in_process
-import actors.consumers.views
+import actors.child.consumers
+import actors.child.consumers.activation
+import actors.child.consumers.in_process
+import actors.child.consumers.views
 import actors.delivery.payload
-from actors.delivery.run_record import RunRecord
 from actors.delivery.table import DeliveryCore
 from actors.messages import Completion, CompletionAck
+from actors.records.run_record import RunRecord
 from actors.requester.session import Receipt, SessionCore
 from actors.states import DeliveryStatus
 from sim import invariants, scenario
@@ -169,13 +169,13 @@ def test_output_rule_finds_the_seed_000_bug_in_exploration(
 def test_consumers_agree_catches_a_diverging_sdk_observer(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    original = actors.consumers.observe_sdk
+    original = actors.child.consumers.observe_sdk
 
-    def last_message_sdk(*args: Any, **kwargs: Any) -> actors.consumers.SubagentResult:
+    def last_message_sdk(*args: Any, **kwargs: Any) -> actors.child.consumers.SubagentResult:
         result = original(*args, **kwargs)
         return attrs.evolve(result, output=[])  # an SDK backend that lost the output
 
-    monkeypatch.setattr(actors.consumers.views, "observe_sdk", last_message_sdk)
+    monkeypatch.setattr(actors.child.consumers.views, "observe_sdk", last_message_sdk)
     result = _run("seed-000-max-tokens-partial.toml")
     # The SDK's foreground tool result lost its partial text with the output (OUT-7).
     assert _names(result) == ["consumers-agree", "foreground-result"]
@@ -188,7 +188,7 @@ def test_consumers_agree_catches_an_empty_last_assistant_message(
     def always_present(output: Any, stop_reason: str) -> dict[str, Any]:
         return {"stopReason": stop_reason, "lastAssistantMessage": list(output or [])}
 
-    monkeypatch.setattr(actors.consumers.activation, "end_data", always_present)
+    monkeypatch.setattr(actors.child.consumers.activation, "end_data", always_present)
     result = _run("aborted-child.toml")  # the child is aborted before it streams anything
     messages = [v.message for v in result.violations if v.invariant == "consumers-agree"]
     assert any("must be absent" in m for m in messages)
@@ -197,7 +197,7 @@ def test_consumers_agree_catches_an_empty_last_assistant_message(
 def test_stop_reason_kept_catches_a_reader_that_reports_completed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(actors.consumers.in_process, "in_process_stop_reason",
+    monkeypatch.setattr(actors.child.consumers.in_process, "in_process_stop_reason",
                         lambda reason, owner_cancelled=False: "completed")
     result = _run("seed-000-max-tokens-partial.toml")
     assert "stop-reason-kept" in _names(result)

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-import actors.yields.delivery_wakes
+import actors.delivery.wakes.delivery_wakes
 from actors import events
-from actors.delivery.run_record import RunRecord
 from actors.delivery.table import DeliveryCore
+from actors.records.run_record import RunRecord
 from actors.states import DeliveryStatus, GiveUpReason
 from sim.invariants.base import Violation
 from sim.invariants.delivery.lifecycle import cleanup_once
@@ -145,7 +145,7 @@ def test_retry_timing_reads_a_new_generation_from_the_correction() -> None:
 def test_wake_message_reads_no_give_up_or_skip_record(monkeypatch: pytest.MonkeyPatch) -> None:
     _checks_clean(wake_message, "yield-batch.toml")
     _checks_clean(wake_message, "announce-skip.toml")
-    monkeypatch.setattr(actors.yields.delivery_wakes, "_announced", lambda record: True)
+    monkeypatch.setattr(actors.delivery.wakes.delivery_wakes, "_announced", lambda record: True)
     broken = _run("yield-batch.toml")
     assert wake_message(_stripped(broken))
     # A forged give-up of every member no longer decides what the wake owes.

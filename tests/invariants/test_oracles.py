@@ -14,9 +14,9 @@ import actors.delivery.attempts
 import actors.delivery.table
 import actors.requester.shell
 from actors import events
-from actors.delivery import retry
-from actors.delivery.run_record import RunRecord
 from actors.delivery.table import DeliveryCore
+from actors.records import retry
+from actors.records.run_record import RunRecord
 from actors.states import DeliveryStatus
 from sim import invariants, scenario
 from sim.invariants.observations import error_class

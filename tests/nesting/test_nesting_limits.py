@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from actors.delivery.run_record import RunRecord
 from actors.errors import InputError
 from actors.nesting.findings import select
 from actors.nesting.lane import Lane
 from actors.nesting.spawn_limits import SpawnLimits, refusal, session_depth
+from actors.records.run_record import RunRecord
 from actors.states import OutcomeStatus
 from sim import scenario
 from sim.world import core as world

@@ -8,7 +8,6 @@ import itertools
 import attrs
 import pytest
 
-from actors.delivery.run_record import HandoffClosed, RunRecord, WindowStarted, apply
 from actors.delivery.shell import render, requester_kind
 from actors.private.rules import (
     HANDOFF_UNAVAILABLE,
@@ -22,6 +21,7 @@ from actors.private.rules import (
     window_deadline_ms,
     window_start_ms,
 )
+from actors.records.run_record import HandoffClosed, RunRecord, WindowStarted, apply
 from actors.states import DeliveryStatus, OutcomeStatus
 from actors.store.durable import RunStore
 from actors.yields.turns import TurnState

@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
+import actors.delivery.wakes.batch_wake
+import actors.delivery.wakes.delivery_wakes
 import actors.requester.turns
-import actors.yields.batch_wake
-import actors.yields.delivery_wakes
-from actors.delivery.run_record import RunRecord
 from actors.mutants import (
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL,
     MUTANT_STATUS_CHECK_CONSUMES_PRIVATE,
     MUTANT_WAIT_EARLIER_TURN,
 )
-from actors.yields.batch_record import BatchRow, BatchStatus
+from actors.records.batch_record import BatchRow, BatchStatus
+from actors.records.run_record import RunRecord
 from sim import scenario
 from sim.invariants.yields.yield_batches import wake_not_delayed
 from sim.world import core as world
@@ -88,7 +88,7 @@ def test_status_check_oracle_catches_a_checked_result_left_out_of_the_wake(
     def announced(record: RunRecord) -> bool:
         return record.private
 
-    monkeypatch.setattr(actors.yields.delivery_wakes, "_announced", announced)
+    monkeypatch.setattr(actors.delivery.wakes.delivery_wakes, "_announced", announced)
     assert "status-check-keeps-private" in _found(_run("private-yield-with-public-sibling.toml"))
 
 
@@ -101,8 +101,8 @@ def test_wake_not_delayed_catches_a_recheck_that_outlasts_the_descendants(
         return row.status == BatchStatus.PENDING and row.next_attempt_at_ms is not None \
             and row.next_attempt_at_ms > now_ms
 
-    monkeypatch.setattr(actors.yields.batch_wake, "DEFERRAL_MS", 300_000)
-    monkeypatch.setattr(actors.yields.batch_wake.BatchWakeCore, "waiting", waiting)
+    monkeypatch.setattr(actors.delivery.wakes.batch_wake, "DEFERRAL_MS", 300_000)
+    monkeypatch.setattr(actors.delivery.wakes.batch_wake.BatchWakeCore, "waiting", waiting)
     assert "wake-not-delayed" in _found(_run("yield-batch.toml"))
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from actors.delivery.edge import AttemptDue, Effect, Persist, Send, StartTimer
-from actors.delivery.run_record import AttemptStarted, RetryScheduled, RunRecord, completion_key
 from actors.delivery.shell import render, requester_kind
 from actors.delivery.table import DeliveryCore
 from actors.messages import CompletionAck
+from actors.records.run_record import AttemptStarted, RetryScheduled, RunRecord, completion_key
 from actors.states import OutcomeStatus
 from actors.store.durable import RunStore
 from actors.store.sqlite import SqliteStore

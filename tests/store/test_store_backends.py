@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import sim.world.core
-from actors.delivery.run_record import (
+from actors.records.batch_record import BatchRow, BatchStatus
+from actors.records.run_record import (
     CHANGE_TYPES,
     CleanedUp,
     Corrected,
@@ -29,7 +30,6 @@ from actors.delivery.run_record import (
 from actors.states import DeliveryStatus, OutcomeStatus
 from actors.store.durable import RunStore
 from actors.store.sqlite import SqliteStore
-from actors.yields.batch_record import BatchRow, BatchStatus
 from sim import scenario
 from sim.world.core import run
 

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 import sim.world.core
-from actors.delivery.run_record import RunRecord
+from actors.records.batch_record import BatchRow
+from actors.records.run_record import RunRecord
 from actors.store import cache as store_cache
 from actors.store import codec as store_codec
 from actors.store import schema as store_schema
 from actors.store.sqlite import SqliteStore
-from actors.yields.batch_record import BatchRow
 from sim import scenario
 
 _COLUMNS = ", ".join(store_schema.FIELDS)

@@ -11,8 +11,8 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from actors.records.batch_record import BatchRow, BatchStatus
 from actors.store import codec
-from actors.yields.batch_record import BatchRow, BatchStatus
 
 _texts = st.one_of(st.none(), st.text(max_size=40),
                    # Long texts (spliced), with what JSON escapes: quotes, controls, non-ASCII,

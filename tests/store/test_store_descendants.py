@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.delivery.run_record import CleanedUp, RunRecord
+from actors.records.run_record import CleanedUp, RunRecord
 from actors.states import OutcomeStatus
 from actors.store.sqlite import SqliteStore
 

@@ -1,5 +1,5 @@
 """What a big run keeps, made smaller without changing what anyone reads (issue 14,
-docs/performance.md): archived transcripts are deflated in their rows and read back byte for byte;
+docs/performance-log.md): archived transcripts are deflated in their rows and read back byte for byte;
 the runs are read one row at a time in registration order; a dead actor's port lets go of its
 Trio task and mailbox; the run records ``world.run`` returns share the trace's strings."""
 
@@ -9,7 +9,7 @@ import pytest
 import trio
 import trio.testing
 
-from actors.delivery.run_record import RunRecord
+from actors.records.run_record import RunRecord
 from actors.store import codec as store_codec
 from actors.store.durable import RunStore
 from actors.store.sqlite import SqliteStore

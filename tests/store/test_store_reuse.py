@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from actors.delivery.run_record import RunRecord
+from actors.records.run_record import RunRecord
 from actors.store import schema as store_schema
 from actors.store.sqlite import SqliteStore
 

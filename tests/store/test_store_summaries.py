@@ -8,7 +8,7 @@ from importlib import resources
 from typing import Any
 
 import sim.world.core
-from actors.delivery.retention import RunSummary, preview
+from actors.records.retention import RunSummary, preview
 from actors.store.durable import RunStore
 from sim import scenario
 

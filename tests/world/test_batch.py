@@ -90,8 +90,9 @@ def test_a_model_exception_in_a_batch_is_that_seeds_finding(
     alone = [run_seed(spec, seed) for seed in (1, 2, 3)]
     assert together == alone
     crashed: SeedOutcome = together[1]
-    assert crashed.violations[0][:2] == ("crash", "SIM-10")
-    assert "RuntimeError: broken delivery start" in crashed.violations[0][2]
+    crash = crashed.violations[0]
+    assert (crash.invariant, crash.requirement) == ("crash", "SIM-10")
+    assert "RuntimeError: broken delivery start" in crashed.violations[0].message
     assert crashed.steps > 20
     assert together[2].violations == () and together[2].digest is not None
 
@@ -109,5 +110,5 @@ def test_a_world_that_fails_to_build_is_that_seeds_finding(
     monkeypatch.setattr(core, "Chooser", broken)
     together = run_seeds(spec, [1, 2, 3])
     assert together == [run_seed(spec, seed) for seed in (1, 2, 3)]
-    assert "ValueError: no chooser for seed 2" in together[1].violations[0][2]
+    assert "ValueError: no chooser for seed 2" in together[1].violations[0].message
     assert together[2].violations == () and together[2].digest is not None

@@ -1,7 +1,7 @@
-"""The delivery actor's batch looks (actors/yields/delivery_wakes.py ``Wakes._look``) and the
-claims it does not ask (actors/yields/batch_handover.py ``unowned``), against the plain code
-they replace: every open batch checked from freshly built members after every message, every
-claim handed to the delivery core. Whole runs must be equal record for record, probe for probe
+"""The delivery actor's batch looks (actors/delivery/wakes/delivery_wakes.py ``Wakes._look``) and
+the claims it does not ask (actors/delivery/wakes/batch_handover.py ``unowned``), against the
+plain code they replace: every open batch checked from freshly built members after every message,
+every claim handed to the delivery core. Whole runs must be equal record for record, probe for probe
 (counts, order and moments), and the shortcuts must actually be taken in the runs compared."""
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ import pytest
 from actors import mutants
 from actors.delivery import table
 from actors.delivery.edge import BatchClaim
-from actors.delivery.run_record import RunRecord
 from actors.delivery.shell import render, requester_kind
 from actors.delivery.table import DeliveryCore
+from actors.delivery.wakes import batch_handover, delivery_wakes
+from actors.delivery.wakes.batch_wake import Effect, WakeAckTimeout, WakeTimer
+from actors.records.batch_record import BatchRow, BatchStatus
+from actors.records.run_record import RunRecord
 from actors.states import DeliveryStatus, OutcomeStatus
 from actors.store.durable import RunStore
-from actors.yields import batch_handover, delivery_wakes
-from actors.yields.batch_record import BatchRow, BatchStatus
-from actors.yields.batch_wake import Effect, WakeAckTimeout, WakeTimer
 from sim.bench.detect import default_world
 from sim.bench.scale import world_with
 from sim.world import batch

@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 import pytest
 
-import actors.yields.batch_wake
+import actors.delivery.wakes.batch_wake
 from actors.mutants import MUTANT_TWO_WAKES, MUTANT_WAVE_NEVER_WOKEN
 from actors.store.durable import RunStore
 from sim import scenario
@@ -66,7 +66,7 @@ def test_one_wake_per_batch_reads_the_conversation_not_visible_reply() -> None:
 def test_wake_budgets_read_no_visible_reply_nor_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("yield-wake-retries.toml", "yield-turn-pending.toml"):
         assert wake_budgets(_outside(_run(name), visible=False)) == []
-    monkeypatch.setattr(actors.yields.batch_wake, "RETRY_DELAYS_MS", (5_000, 10_000))
+    monkeypatch.setattr(actors.delivery.wakes.batch_wake, "RETRY_DELAYS_MS", (5_000, 10_000))
     assert wake_budgets(_outside(_run("yield-wake-retries.toml"), visible=False))
 
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from actors.delivery.run_record import RunRecord
+from actors.delivery.wakes.delivery_waves import top_level, turn_session
 from actors.mutants import MUTANT_WAVE_STALE_SIBLING
+from actors.records.run_record import RunRecord
 from actors.states import DeliveryStatus
 from actors.yields import waves
-from actors.yields.delivery_waves import top_level, turn_session
 from sim import scenario
 from sim.world import core as world
 from tests.conftest import SCENARIOS

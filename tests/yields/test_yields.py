@@ -8,11 +8,11 @@ from typing import Any
 import attrs
 import pytest
 
-import actors.yields.batch_wake
-import actors.yields.delivery_wakes
+import actors.delivery.wakes.batch_wake
+import actors.delivery.wakes.delivery_wakes
 from actors.mutants import MUTANT_TWO_WAKES, MUTANT_WAIT_EARLIER_TURN, MUTANT_WAKE_INTO_BUSY_TURN
+from actors.records.batch_record import BatchRow, BatchStatus
 from actors.store.durable import RunStore
-from actors.yields.batch_record import BatchRow, BatchStatus
 from sim import scenario
 from sim.world import core as world
 from tests.conftest import SCENARIOS
@@ -70,12 +70,12 @@ def test_wake_after_settle_catches_a_wake_before_a_descendant_settled(
 
 
 def test_wake_budgets_catch_retries_sent_too_soon(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(actors.yields.batch_wake, "RETRY_DELAYS_MS", (5_000, 10_000))
+    monkeypatch.setattr(actors.delivery.wakes.batch_wake, "RETRY_DELAYS_MS", (5_000, 10_000))
     assert "wake-budgets" in _found(_run("yield-wake-retries.toml"))
 
 
 def test_wake_message_catches_findings_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(actors.yields.delivery_wakes, "_announced", lambda record: True)
+    monkeypatch.setattr(actors.delivery.wakes.delivery_wakes, "_announced", lambda record: True)
     assert "wake-message" in _found(_run("yield-batch.toml"))
 
 
@@ -104,16 +104,17 @@ def test_wake_between_turns_catches_a_wake_cutting_into_a_turn() -> None:
 
 def spend_refused_attempts(monkeypatch: pytest.MonkeyPatch) -> None:
     """A broken variant: a wake attempt refused by a busy requester counts against the budget."""
-    real = actors.yields.batch_wake.BatchWakeCore.acked
+    real = actors.delivery.wakes.batch_wake.BatchWakeCore.acked
 
     def spent(self: Any, row: BatchRow, members: Any, ack: Any, now_ms: int) -> Any:
         effects = real(self, row, members, ack, now_ms)
         if ack.turn_pending:  # the bug: the refused attempt counts
+            save = actors.delivery.wakes.batch_wake.SaveBatch
             effects = [attrs.evolve(e, row=attrs.evolve(e.row, attempt_count=row.attempt_count))
-                       if isinstance(e, actors.yields.batch_wake.SaveBatch) else e for e in effects]
+                       if isinstance(e, save) else e for e in effects]
         return effects
 
-    monkeypatch.setattr(actors.yields.batch_wake.BatchWakeCore, "acked", spent)
+    monkeypatch.setattr(actors.delivery.wakes.batch_wake.BatchWakeCore, "acked", spent)
 
 
 def test_wake_budgets_catch_an_attempt_spent_on_a_busy_requester(

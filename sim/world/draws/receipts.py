@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import attrs
 
-from actors.delivery.run_record import RunRecord
 from actors.messages import ChildSpec
+from actors.records.run_record import RunRecord
 from sim.choices import Chooser
 from sim.faults.kinds import FaultKind
 from sim.faults.plan import ArmedFault, FaultPlan, TimelineEvent

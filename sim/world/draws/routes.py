@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import attrs
 
-from actors.gateway.routing import WEBCHAT, Target
+from actors.gateway.routing import WEBCHAT
+from actors.messages import Target
 from sim.choices import Chooser
 from sim.scenario import SessionDef
 

@@ -22,12 +22,13 @@ from typing import NamedTuple
 import attrs
 
 from actors import events, mutants
-from actors.delivery import claims, retry
 from actors.delivery.edge import Persist, Send
-from actors.delivery.run_record import ClaimMoved, CleanedUp, GaveUp, RunRecord, apply
 from actors.events import batches as batch_events
 from actors.messages import Completion, CompletionAck, SendRejected
 from actors.private.rules import HANDOFF_UNAVAILABLE
+from actors.records import claims, retry
+from actors.records.batch_record import BatchRow, BatchStatus
+from actors.records.run_record import ClaimMoved, CleanedUp, GaveUp, RunRecord, apply
 from actors.states import (
     ACTIVE_CLAIMS,
     ClaimPhase,
@@ -36,7 +37,6 @@ from actors.states import (
     GiveUpReason,
     OutcomeStatus,
 )
-from actors.yields.batch_record import BatchRow, BatchStatus
 
 DEFERRAL_MS = 30_000
 DEFERRAL_LIMIT = 10

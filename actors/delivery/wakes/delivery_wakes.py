@@ -1,5 +1,5 @@
 """The delivery actor's side of yield batches: the batch-wake outbox core
-(``actors/yields/batch_wake.py``) fed from the store, and the wake's text
+(``actors/delivery/wakes/batch_wake.py``) fed from the store, and the wake's text
 (``actors/announce/wake.py``).
 
 The delivery shell hands it the messages that are a batch's (a frozen batch, its timers, the
@@ -18,15 +18,9 @@ from actors import mutants as mutant_names
 from actors.announce import ChildResult
 from actors.announce.wake import ROUTE_CAP, Wake, format_wake, route_section
 from actors.delivery.edge import BatchClaim, Effect, RunFinished
-from actors.delivery.retention import summarize
-from actors.delivery.run_record import RunRecord
+from actors.delivery.store import DeliveryStore
 from actors.delivery.table import DeliveryCore
-from actors.messages import BatchReady, CompletionAck, SendRejected
-from actors.runtime import Port
-from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus
-from actors.store.durable import RunStore
-from actors.yields.batch_record import SETTLE_KEY_PREFIX, BatchRow, BatchStatus
-from actors.yields.batch_wake import (
+from actors.delivery.wakes.batch_wake import (
     BatchWakeCore,
     ClaimMember,
     Member,
@@ -37,7 +31,13 @@ from actors.yields.batch_wake import (
     WakeDue,
     WakeTimer,
 )
-from actors.yields.batch_wake import Effect as WakeEffect
+from actors.delivery.wakes.batch_wake import Effect as WakeEffect
+from actors.messages import BatchReady, CompletionAck, SendRejected
+from actors.records.batch_record import SETTLE_KEY_PREFIX, BatchRow, BatchStatus
+from actors.records.retention import summarize
+from actors.records.run_record import RunRecord
+from actors.runtime import Port
+from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus
 
 KILLED = "subagent run terminated"  # an aborted child's error (it did not finish)
 # One frozen ``Requester`` per incarnation, not one per batch look (one after every message of
@@ -85,7 +85,7 @@ def _silent(text: str | None) -> bool:
 
 
 class Wakes:
-    def __init__(self, port: Port, store: RunStore, core: DeliveryCore[Any],
+    def __init__(self, port: Port, store: DeliveryStore, core: DeliveryCore[Any],
                  mutants: frozenset[str], perform: Callable[[Iterable[Effect]], None],
                  child_result: Callable[[RunRecord], ChildResult]) -> None:
         self.port, self.store, self.core = port, store, core
@@ -158,7 +158,7 @@ class Wakes:
         reads exactly what its last look read. A look after a message changes nothing nearly
         every time (the message was another run's), yet it built every member and asked the
         outbox; in a big tree a batch's members grow with the tree, so looking at them after
-        every message grew as the square of it (docs/performance.md, wave 13d).
+        every message grew as the square of it (docs/performance-log.md, wave 13d).
 
         A check whose answer is claims only (or nothing) is a pure function of what it reads:
         the row, each member's record, whether its own try is out and its descendants'

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
+from actors.child.consumers.turn import SubagentResult, feed
 from actors.child.output import (
     ABORTED,
     ERROR,
@@ -20,7 +21,6 @@ from actors.child.output import (
     acp_stop_reason,
     acp_wire_stop_reason,
 )
-from actors.consumers.turn import SubagentResult, feed
 
 ACP_UPDATE_METHOD: Final = "session/update"
 ACP_PROMPT_ID: Final = 1

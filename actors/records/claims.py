@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 
 from actors import mutants
-from actors.delivery.run_record import ClaimMoved, Delivered, EvidenceSaved, RunRecord
+from actors.records.run_record import ClaimMoved, Delivered, EvidenceSaved, RunRecord
 from actors.states import ACTIVE_CLAIMS, ClaimPhase, DeliveryStatus, EvidenceKind
 
 # Claims whose receipt may be at the requester: handed over (attempted), found there (consumed),

@@ -130,7 +130,7 @@ def _permanent(link: SendError, closed_turn_permanent: bool = True) -> bool:
 
 
 # Send errors repeat the same few messages, and a case-folding search tries each alternative at
-# each position: each message is looked at once (docs/performance.md, wave 11b).
+# each position: each message is looked at once (docs/performance-log.md, wave 11b).
 @functools.lru_cache(maxsize=4096)
 def _permanent_text(message: str, closed_turn_permanent: bool = True) -> bool:
     if _WRITER_CLAIM.search(message) is not None:

@@ -53,7 +53,7 @@ class RunRecord:
     # DEL-6: the run of the requester session that spawned this one (None: a top-level
     # requester). A run's findings are its direct children's rows, scoped by this column.
     requester_run_id: str | None = None
-    # -- receipts, recovery claims and delivery evidence (DEL-12, DEL-13; actors/delivery/claims.py)
+    # -- receipts, recovery claims and delivery evidence (DEL-12, DEL-13; actors/records/claims.py)
     # -- The delivery generation: a correction from the producer reopens a delivered run as the
     # next one (its own idempotency key, see :func:`generation_key`).
     generation: int = 1
@@ -334,7 +334,7 @@ def apply(record: RunRecord, change: Change) -> RunRecord:
     """The record after ``change``: its fields written into the record's columns of the same
     names (as the store writes them). Built column by column, not with ``attrs.evolve``: the
     core applies a change at almost every transition, and evolve's per-field walk was ~3 % of
-    a seed (docs/performance.md); tests/delivery/test_run_record_apply.py compares the two."""
+    a seed (docs/performance-log.md); tests/delivery/test_run_record_apply.py compares the two."""
     made = _APPLIERS.get(type(change))
     if made is None:  # made at a type's first use: all 19 at import cost ~1.7 ms (loaded)
         made = _APPLIERS[type(change)] = _applier(type(change))

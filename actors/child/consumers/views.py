@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 import attrs
 
+from actors.child.consumers.acp import acp_messages, observe_acp
+from actors.child.consumers.activation import capture_activation
+from actors.child.consumers.in_process import read_result
+from actors.child.consumers.sdk import observe_sdk, sdk_notifications
+from actors.child.consumers.turn import SubagentResult
 from actors.child.output import JsonObject, SessionEvent
-from actors.consumers.acp import acp_messages, observe_acp
-from actors.consumers.activation import capture_activation
-from actors.consumers.in_process import read_result
-from actors.consumers.sdk import observe_sdk, sdk_notifications
-from actors.consumers.turn import SubagentResult
 
 
 @attrs.frozen

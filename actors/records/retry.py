@@ -1,14 +1,14 @@
 """Delivery retry timing: transport tries, registry backoff and expiry (reference §c11). Pure.
 
 Which errors are retried at all is decided by the error chain's class
-(``actors.gateway.send_error``).
+(``actors.records.send_error``).
 """
 
 from __future__ import annotations
 
 import math
 
-from actors.gateway.send_error import ErrorClass, SendError, classify
+from actors.records.send_error import ErrorClass, SendError, classify
 
 __all__ = [
     "ErrorClass",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from actors.child.consumers.turn import TurnFold, end_data, feed
 from actors.child.logs import EpochTracker
 from actors.child.output import ERROR, JsonObject, SessionEvent, epoch_stop_reason
-from actors.consumers.turn import TurnFold, end_data, feed
 
 
 class ActivationCapture(TurnFold):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from actors.child.consumers.turn import SubagentResult, TurnFold, feed
 from actors.child.output import SessionEvent, in_process_stop_reason
-from actors.consumers.turn import SubagentResult, TurnFold, feed
 
 
 class InProcessReader(TurnFold):

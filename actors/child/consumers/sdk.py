@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
+from actors.child.consumers.turn import SubagentResult, TurnFold, feed
 from actors.child.output import ABORTED, JsonObject, SessionEvent, sdk_child_outcome
-from actors.consumers.turn import SubagentResult, TurnFold, feed
 
 SDK_EVENT_METHOD: Final = "session.event"
 

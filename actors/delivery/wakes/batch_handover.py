@@ -6,8 +6,8 @@ member's own delivery (its end, a restore, the next attempt or try, a failed try
 whether a yield froze it into a batch; if so it stops, records the hand-over, and forgets the
 run, so no expiry, backoff or cleanup of that one child can run under the batch (YLD-2). A try
 already out is left to its answer: an acknowledgement delivers it individually, anything else
-hands it over. The outbox (``actors/yields/batch_wake.py``) may also claim a member whose delivery
-is only waiting (:class:`~actors.delivery.edge.BatchClaim`).
+hands it over. The outbox (``actors/delivery/wakes/batch_wake.py``) may also claim a member
+whose delivery is only waiting (:class:`~actors.delivery.edge.BatchClaim`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from actors.delivery.edge import Persist
-from actors.delivery.run_record import HandedToBatch, RunRecord
 from actors.events import batches as batch_events
+from actors.records.run_record import HandedToBatch, RunRecord
 
 
 class BatchHandover:
@@ -41,7 +41,7 @@ class BatchHandover:
         PRV-5; a wave's members were never frozen). Every handler below refuses such a claim
         with no effect and no probe, so the outbox's shell need not ask: it re-claims each
         unsettled member after every message of the delivery actor, and in a big tree one such
-        member waiting out its backoff was asked tens of thousands of times (docs/performance.md,
+        member waiting out its backoff was asked tens of thousands of times (docs/performance-log.md,
         wave 13d)."""
         return self._batch_of(run_id) is None
 

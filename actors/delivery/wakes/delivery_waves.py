@@ -5,20 +5,22 @@ When a child of a requester's non-yield turn settles (its cleanup, or a descenda
 normal finish of the turn that spawned it), the delivery shell notes its top-level requester
 session; after the message it looks at that session's waves. A wave due a wake becomes an outbox
 row frozen at its first dispatch (persisted ``dispatching``, its key without ``:yield-``) and the
-batch-wake outbox (``actors/yields/delivery_wakes.py``) sends it, retries it and closes it as any
-batch's; a wave of one already-delivered child is consumed (a closed row, so it is carried).
+batch-wake outbox (``actors/delivery/wakes/delivery_wakes.py``) sends it, retries it and closes
+it as any batch's; a wave of one already-delivered child is consumed (a closed row, so it is
+carried).
 """
 
 from __future__ import annotations
 
-from actors.delivery.run_record import RunRecord
+from actors.delivery.wakes.batch_wake import SaveBatch
+from actors.delivery.wakes.delivery_wakes import Wakes
 from actors.events import batches as batch_events
 from actors.mutants import MUTANT_WAVE_NEVER_WOKEN
+from actors.records.batch_record import BatchRow, BatchStatus, agent_id
+from actors.records.keys import is_cron, is_subagent
+from actors.records.run_record import RunRecord
 from actors.states import DeliveryStatus
 from actors.yields import waves
-from actors.yields.batch_record import BatchRow, BatchStatus, agent_id
-from actors.yields.batch_wake import SaveBatch
-from actors.yields.delivery_wakes import Wakes
 from actors.yields.turns import TurnState
 
 CONSUMED = "one delivered child"
@@ -27,7 +29,7 @@ CONSUMED = "one delivered child"
 def top_level(session_key: str) -> bool:
     """A session that gets waves: not a sub-agent's (left to the descendant-settle path) and
     not a cron requester's (consumed without a wake, reference §c9)."""
-    return ":subagent:" not in session_key and ":cron:" not in session_key
+    return not is_subagent(session_key) and not is_cron(session_key)
 
 
 def turn_session(turn_run_id: str) -> str:

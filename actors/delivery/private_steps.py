@@ -22,9 +22,9 @@ from typing import Any
 
 from actors import mutants
 from actors.delivery.edge import Persist
-from actors.delivery.run_record import HandoffClosed, RunRecord, WindowStarted, apply
 from actors.events.private import PrivateClosed, PrivateReleased, PrivateRetained
 from actors.private.rules import HANDOFF_UNAVAILABLE, Hold
+from actors.records.run_record import HandoffClosed, RunRecord, WindowStarted, apply
 
 
 class PrivateSteps:

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from actors.delivery.run_record import RunRecord
+from actors.records.run_record import RunRecord
 
 PREVIEW_CHARS = 256
 ELLIPSIS = "…"
