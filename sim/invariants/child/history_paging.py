@@ -85,8 +85,11 @@ def history_paging(trace: Sequence[Record]) -> list[Violation]:
         # An archive read names its run; a history read its child and whether it asked for
         # tool messages (an archive read's record does not say: no gap is judged there).
         archive = r.kind == "requester.archive"
-        problems = _page_problems(result, seqs, r.data.get("limit"),
-                                  None if archive else bool(r.data["include_tools"]))
+        if archive:  # its record names neither the limit nor tools: an empty page not judged
+            problems = _page_problems(result, seqs, None, None)
+        else:
+            problems = _page_problems(result, seqs, r.data.get("limit"),
+                                      bool(r.data["include_tools"]))
         session = str(result.get("sessionKey") or (r.data["session_key"] if archive
                                                      else r.data["child"]))
         tools = False if archive else bool(r.data["include_tools"])
