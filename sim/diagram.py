@@ -38,8 +38,8 @@ SUBSYSTEMS = (
     "actors.announce", "actors.child", "actors.delivery", "actors.events",
     "actors.gateway", "actors.history", "actors.inputs", "actors.nesting", "actors.private",
     "actors.records", "actors.requester", "actors.store", "actors.yields",
-    "sim.bench", "sim.cli", "sim.explore", "sim.faults", "sim.html", "sim.invariants",
-    "sim.scenario", "sim.world",
+    "sim.bench", "sim.cli", "sim.conform", "sim.explore", "sim.faults", "sim.html",
+    "sim.invariants", "sim.scenario", "sim.world",
 )
 # What each layer of the contract is, bottom to top (pyproject.toml lists the layers top first).
 LAYER_TITLES = (

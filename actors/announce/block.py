@@ -7,7 +7,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 
-from actors.announce.labels import UNKNOWN, UNNAMED_TASK, one_line, single_line, status_label
+from actors.announce.labels import UNKNOWN, single_line, status_line, task_line
 from actors.announce.layout import (
     DEFAULT_CAP,
     HEAD_FLOOR,
@@ -90,8 +90,8 @@ def format_announce(
             f"session_key: {key_field}\n"
             f"session_id: {single_line(child.session_id, UNKNOWN)}\n"
             f"type: {ANNOUNCE_TYPES[child.source]}\n"
-            f"task: {single_line(child.task, UNNAMED_TASK)}\n"
-            f"status: {one_line(status_label(child.status, child.error))}\n"
+            f"task: {task_line(child.task)}\n"
+            f"status: {status_line(child.status, child.error)}\n"
             "\n"
         )
         stats = "" if private else f"\n\n{format_stats_line(child)}"

@@ -15,6 +15,13 @@ UNKNOWN = "unknown"
 # The task line's last fallback: ``params.label || params.task || "task"`` (reference §c5,
 # §c16); the model has no label, so a missing or empty task reads ``task: task``.
 UNNAMED_TASK = "task"
+# What the task line reads when the label folds to nothing (a whitespace-only task; §c19).
+BLANK_TASK = "unnamed task"
+# The status line's cap in UTF-16 units, and its marker, which takes 12 of them (§c19).
+STATUS_LINE_CAP = 500
+STATUS_LINE_MARKER = "…[truncated]"
+_STATUS_MARKER_RESERVE = 12
+_NEWLINE_RUNS = re.compile("\r?\n+")
 
 # Text that would open or close the internal-context block is neutralised (reference §c16).
 CONTEXT_BEGIN_MARKER = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
@@ -46,6 +53,53 @@ def single_line(value: str | None, fallback: str) -> str:
     if len(collapsed) > FIELD_CAP:
         collapsed = collapsed[: FIELD_CAP - 1] + "…"
     return neutralise(collapsed)
+
+
+def js_trim(text: str) -> str:
+    """``String.prototype.trim``: JavaScript's whitespace and line terminators, both ends."""
+    start, end = 0, len(text)
+    while start < end and text[start] in JS_SPACE:
+        start += 1
+    while end > start and text[end - 1] in JS_SPACE:
+        end -= 1
+    return text[start:end]
+
+
+def event_field(value: str, fallback: str) -> str:
+    """A field of the completion event's header as OpenClaw 2026.9.6 writes it (§c19): context
+    delimiters neutralised, each run of ``\\r?\\n`` line breaks one space, trimmed; what is
+    left empty takes ``fallback``. Other whitespace is kept."""
+    return js_trim(_NEWLINE_RUNS.sub(" ", neutralise(value))) or fallback
+
+
+def task_line(task: str | None) -> str:
+    """The task line's value: ``label || task || "task"``, then :func:`event_field`, so a
+    whitespace-only task reads ``unnamed task`` (§c19)."""
+    return event_field(task or UNNAMED_TASK, BLANK_TASK)
+
+
+def _utf16_prefix(text: str, units: int) -> str:
+    """The longest prefix within ``units`` UTF-16 units that splits no character."""
+    used = 0
+    for index, char in enumerate(text):
+        used += 2 if char > "\uffff" else 1
+        if used > units:
+            return text[:index]
+    return text
+
+
+def status_line(status: Status, error: str | None) -> str:
+    """The status line's value (§c19): the label, as :func:`event_field` writes it, capped at
+    500 UTF-16 units: past that, 488 units of it (no split character), right-trimmed, then
+    ``…[truncated]``."""
+    value = event_field(status_label(status, error), status)
+    if len(value.encode("utf-16-le", "surrogatepass")) <= 2 * STATUS_LINE_CAP:
+        return value
+    prefix = _utf16_prefix(value, STATUS_LINE_CAP - _STATUS_MARKER_RESERVE)
+    end = len(prefix)
+    while end > 0 and prefix[end - 1] in JS_SPACE:
+        end -= 1
+    return prefix[:end] + STATUS_LINE_MARKER
 
 
 def one_line(label: str) -> str:

@@ -46,8 +46,16 @@ def _two_units(rest: int) -> str:
     return "".join(parts[:2])
 
 
+# From here on JavaScript's toFixed writes the number as String(x) does: exponent form.
+_TO_FIXED_LIMIT = 1e21
+
+
 def _one_decimal(value: float) -> str:
     # JavaScript's toFixed(1) rounds ties away from zero; Python's format would round to even.
+    # From 1e21 on it gives String(x) (``1e+21``, ``1.5e+300``), which Python's repr spells
+    # the same; the exact quantize below would need more digits than a Decimal context has.
+    if value >= _TO_FIXED_LIMIT:
+        return repr(float(value))
     return str(Decimal(value).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
 
 

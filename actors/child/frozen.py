@@ -14,11 +14,14 @@ payload the capped results are laid out in (docs/fidelity.md).
 
 from __future__ import annotations
 
+import re
+
 from actors.mutants import MUTANT_FROZEN_CAP_CHARS
 
 FROZEN_RESULT_MAX_BYTES = 100 * 1024
 # No character is over 4 bytes of UTF-8: a text this short is under the cap unencoded.
 _SURELY_UNDER = FROZEN_RESULT_MAX_BYTES // 4
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def frozen_notice(size_bytes: int) -> str:
@@ -50,4 +53,6 @@ def cap_frozen_result(text: str | None, mutants: frozenset[str] = frozenset()) -
     end = FROZEN_RESULT_MAX_BYTES - len(notice.encode("utf-8"))
     while end > 0 and raw[end] & 0xC0 == 0x80:  # back off a continuation byte: no split
         end -= 1
-    return raw[:end].decode("utf-8", "surrogatepass") + notice
+    # The kept prefix goes through UTF-8 and back, as OpenClaw's Buffer does: a lone surrogate
+    # in it comes back as U+FFFD (reference §c19); a text under the cap is kept as it is.
+    return _LONE_SURROGATE.sub("\ufffd", raw[:end].decode("utf-8", "surrogatepass")) + notice

@@ -31,6 +31,8 @@ SIGNATURE_FIELDS = ("thinkingSignature", "signature")
 BLOCK_DROPPED_FIELDS = (*SIGNATURE_FIELDS, "openclawReasoningReplay")
 TEXT_FIELDS = ("text", "thinking", "partialJson")
 TOOL_ROLES = ("toolResult", "tool")
+# The gateway's page when no limit is asked for (chat.history: ``limit ?? 200``, §c19).
+DEFAULT_PAGE = 200
 
 # Credential-like text: provider key prefixes, bearer tokens, PEM private keys and
 # `name = value` assignments whose name says secret. The value is replaced, the name kept, so
@@ -292,20 +294,27 @@ def sessions_history(
     """One page of a transcript, newest last.
 
     ``offset`` counts the newest messages to skip (the window ends at ``total - offset``);
-    ``limit`` keeps at most that many of the newest messages in the window, tool rows
-    included, before tool rows are dropped (reference §c16). Then text fields are cleaned and
+    ``limit`` (a positive integer; 200 when not given, the gateway's page) keeps at most that
+    many of the newest messages in the window, tool rows included, before tool rows are dropped
+    (reference §c16, §c19). Then text fields are cleaned and
     the 80 KiB JSON cap drops the oldest rows first."""
     if offset < 0:
         raise ValueError("offset must be >= 0")
-    if limit is not None and limit < 0:
-        raise ValueError("limit must be >= 0")
+    if limit is not None and limit < 1:
+        # OpenClaw 2026.9.6 reads it as a positive integer (reference §c19): 0 is refused.
+        raise ValueError("limit must be a positive integer")
     total = len(messages)
     indexed = [(message_seq(m, i + 1), m) for i, m in enumerate(messages)]
     window = [(seq, m) for seq, m in indexed[: max(total - offset, 0)]]
     # The gateway keeps the newest ``limit`` rows before tool messages are dropped (tool rows
     # count toward it), and a limit past the rows keeps them all (reference §c16).
-    if limit is not None:
-        window = window[max(len(window) - limit, 0) :] if limit else []
+    # Without a limit the gateway pages DEFAULT_PAGE rows (reference §c19).
+    page = DEFAULT_PAGE if limit is None else limit
+    window = window[max(len(window) - page, 0) :]
+    # Where the page began before tool rows were dropped: a page of only tool rows still pages
+    # on from there (OpenClaw 2026.9.6 takes the gateway's nextOffset then, §c19), so paging
+    # goes on and every older row is reached.
+    window_oldest = window[0][0] if window else None
     if not include_tools:
         window = [(seq, m) for seq, m in window if m.get("role") not in TOOL_ROLES]
     flags = _Flags(cut_at_limit=MUTANT_HISTORY_FIELD_CUT_AT_LIMIT in mutants)
@@ -333,11 +342,11 @@ def sessions_history(
     if MUTANT_HISTORY_BYTES_UNCLEANED in mutants:
         final_bytes = json_bytes([m for _, m in window[dropped:]])  # the bug: before cleaning
 
-    # Paging back continues below the oldest row returned; when the cap left nothing of the
-    # window (only possible when the window itself was empty) there is no older page.
+    # Paging back continues below the oldest row returned, or, when the page held only tool
+    # rows (dropped), below the oldest row of the window; an empty window has no older page.
     next_offset: int | None = None
-    if kept:
-        oldest_seq = kept[0][0]
+    oldest_seq = kept[0][0] if kept else window_oldest
+    if oldest_seq is not None:
         candidate = max(offset, total - oldest_seq + 1)
         if candidate < total:
             next_offset = candidate

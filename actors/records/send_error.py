@@ -118,20 +118,25 @@ class SendError:
         return attrs.evolve(error, sent_before_error=sent_before_error)
 
 
-def _permanent(link: SendError) -> bool:
+def _permanent(link: SendError, closed_turn_permanent: bool = True) -> bool:
     """A permanent cause in this link. OpenClaw skips the permanent patterns on the link that
     is itself a writer-claim rebound (a phrase of both in one message is transient, reference
     §c16); only a typed platform rejection still counts there."""
-    return link.platform_error == PLATFORM_REJECTED or _permanent_text(link.message)
+    if link.platform_error == PLATFORM_REJECTED:
+        return True
+    if closed_turn_permanent:
+        return _permanent_text(link.message)
+    return _permanent_text(link.message, False)
 
 
 # Send errors repeat the same few messages, and a case-folding search tries each alternative at
 # each position: each message is looked at once (docs/performance-log.md, wave 11b).
 @functools.lru_cache(maxsize=4096)
-def _permanent_text(message: str) -> bool:
+def _permanent_text(message: str, closed_turn_permanent: bool = True) -> bool:
     if _WRITER_CLAIM.search(message) is not None:
         return False
-    return _PERMANENT.search(message) is not None or _CLOSED_TURN.search(message) is not None
+    return _PERMANENT.search(message) is not None or (
+        closed_turn_permanent and _CLOSED_TURN.search(message) is not None)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -145,14 +150,17 @@ def closed_turn(error: SendError) -> bool:
     return any(_CLOSED_TURN.search(link.message) is not None for link in error.chain())
 
 
-def classify(error: SendError) -> ErrorClass:
+def classify(error: SendError, closed_turn_permanent: bool = True) -> ErrorClass:
     """The delivery class of a failed send, in §c16's order over every link of the chain:
     send evidence, then a permanent cause, then the writer-claim rebound (transient), then the
-    transient patterns; anything else is left to the registry loop."""
+    transient patterns; anything else is left to the registry loop.
+
+    A closed-turn refusal is permanent (DEL-7, the seed); ``closed_turn_permanent=False`` gives
+    OpenClaw 2026.9.6's reading, where it matches no pattern (§c19; ``handoff conform``)."""
     links = list(error.chain())
     if any(link.sent_before_error or link.visible_reply_sent for link in links):
         return ErrorClass.SENT
-    if any(_permanent(link) for link in links):
+    if any(_permanent(link, closed_turn_permanent) for link in links):
         return ErrorClass.PERMANENT
     if any(_WRITER_CLAIM.search(link.message) for link in links):
         return ErrorClass.TRANSIENT

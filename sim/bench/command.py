@@ -30,6 +30,9 @@ rounds, because these machines are noisy and their speed drifts:
 - ``formatter``: the 160,000-character multi-result formatter on inputs that make it do its
   work: all results whole, heads truncated to share the cap, and thousands of children folded
   into a summary line, with time per child as the count doubles.
+- ``conform``: a small call's round trip through ``handoff conform``'s Node driver (mean of
+  200, milliseconds) and the seconds of a whole conformance run (every function check, 2,000
+  inputs each; 200 with ``--quick``), when openclaw is installed (sim/conform).
 - ``startup``: CPU seconds of a whole ``handoff --help`` process against a bare ``python -c pass``
   (SPEC target: under 0.15 s).
 Wall-clock reads are the point here and never enter a simulated run.
@@ -262,6 +265,24 @@ def formatter(quick: bool) -> list[dict[str, Any]]:
 # -- the whole bench -----------------------------------------------------------------------------
 
 
+def conform_figures(quick: bool) -> dict[str, Any]:
+    """``handoff conform``'s cost (sim/conform): a small call's round trip through the Node
+    driver and the whole conformance run's seconds, when the package is installed (bench never
+    installs 600 MB on its own: ``handoff conform`` does)."""
+    from sim.conform import install
+    from sim.conform.checks import DEFAULT_INPUTS
+    from sim.conform.session import conform
+
+    if install.find_installed(install.PINNED_OPENCLAW) is None:
+        return {"skipped": f"openclaw {install.PINNED_OPENCLAW} not installed (handoff conform)"}
+    inputs = 200 if quick else DEFAULT_INPUTS
+    report = conform(install.PINNED_OPENCLAW, inputs)
+    return {"openclaw": report.openclaw, "inputs_per_check": inputs,
+            "checks": len(report.outcomes), "undocumented": report.undocumented,
+            "round_trip_ms": round(report.round_trip_ms, 4),
+            "round_trip_pings": report.ping_count, "seconds": round(report.seconds, 1)}
+
+
 def machine() -> dict[str, Any]:
     import trio
 
@@ -303,6 +324,8 @@ def bench(quick: bool = False, progress: Callable[[str], None] | None = None) ->
     from sim.bench.inputs import input_memory
 
     figures["inputs"] = input_memory((10_000, 100_000) if quick else (100_000, 1_000_000))
+    say("conform: the Node driver's round trip and a conformance run")
+    figures["conform"] = conform_figures(quick)
     say("start-up: handoff --help against python -c pass")
     figures["startup"] = startup(3 if quick else 9)
     figures["load_average_after"] = os.getloadavg()

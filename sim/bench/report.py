@@ -56,6 +56,14 @@ def print_figures(figures: dict[str, Any]) -> None:
                       str(row["records"]))
     fit(scale, console.width)
     console.print(scale)
+    conform = figures.get("conform", {})
+    if "skipped" in conform:
+        console.print(f"conform: not measured ({conform['skipped']})")
+    elif conform:
+        console.print(f"conform: driver round trip {conform['round_trip_ms']:.3f} ms (mean of "
+                      f"{conform['round_trip_pings']}); {conform['checks']} checks at "
+                      f"{conform['inputs_per_check']} inputs in {conform['seconds']} s, "
+                      f"{conform['undocumented']} undocumented differences")
     fmt = Table(title="formatter (cap 160,000 characters)")
     for column in ("case", "children", "input chars", "output", "truncated", "summarized",
                    "seconds", "µs/child", "x per doubling"):

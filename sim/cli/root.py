@@ -53,6 +53,9 @@ _LAZY = {
                "Read a child's session log (V1 or V2) and print the output it selects."),
     "announce": ("sim.cli.announce:announce_command",
                  "Render the payload a requester reads for these child results."),
+    "conform": ("sim.cli.conform:conform_command",
+                "Check the model against OpenClaw's released npm package, installed into a "
+                "cache."),
     "shrink": ("sim.cli.shrink:shrink_command",
                "Shrink a failing seed to a small run that fails the same invariant, saved as a "
                "scenario."),

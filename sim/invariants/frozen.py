@@ -5,13 +5,18 @@ record, which the output oracles tie to its transcript), never from the registry
 An answer over 102,400 bytes of UTF-8 reads as the longest prefix that is whole UTF-8 (no split
 character) and leaves room for the notice ``\\n\\n[truncated: frozen completion output exceeded
 100KB (<n>KB)]``, then the notice; ``<n>`` is the answer's byte size / 1024, halves rounded up
-(JavaScript's ``Math.round``). Untrimmed: the seed keeps whitespace (seed 002). The shared
-160,000-character cap (FMT-2) then applies to the payload the frozen answers are laid out in.
+(JavaScript's ``Math.round``). The kept prefix has been through UTF-8 and back, so a lone
+surrogate in it reads as U+FFFD (OpenClaw 2026.9.6, reference §c19). Untrimmed: the seed keeps
+whitespace (seed 002). The shared 160,000-character cap (FMT-2) then applies to the payload the
+frozen answers are laid out in.
 """
 
 from __future__ import annotations
 
 import functools
+import re
+
+_LONE = re.compile("[\ud800-\udfff]")
 
 LIMIT = 102_400
 
@@ -42,7 +47,8 @@ def _frozen_long(answer: str) -> str:
     head = raw[:LIMIT - len(tail.encode("utf-8"))]
     for drop in range(4):  # a character is at most 4 bytes: a cut one loses 1 to 3 of them
         try:
-            return head[:len(head) - drop].decode("utf-8", "surrogatepass") + tail
+            kept = head[:len(head) - drop].decode("utf-8", "surrogatepass")
+            return _LONE.sub("\ufffd", kept) + tail
         except UnicodeDecodeError:
             continue
     raise AssertionError("no whole-UTF-8 prefix within 3 bytes of the cut")

@@ -85,7 +85,8 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             error=_send_error(table),
             delay_ms=table.seconds("delay", 0, maximum=MAX_TIME_S),
             restart_after_ms=table.seconds("restart_after", None, maximum=MAX_TIME_S),
-            limit=table.integer("limit", None, maximum=MAX_COUNT),
+            # sessions_history reads a positive integer (openclaw 2026.9.6, reference §c19).
+            limit=table.integer("limit", None, minimum=1, maximum=MAX_COUNT),
             offset=table.integer("offset", 0, maximum=MAX_COUNT),
             include_tools=table.boolean("include_tools", False),
             caller=caller(table, child_ids),

@@ -37,6 +37,7 @@ from actors.announce import (
     unescape_data,
     visible_text,
 )
+from actors.announce.labels import status_line, task_line
 
 
 def child(
@@ -642,10 +643,12 @@ def check_payload(
     assert len(parsed.children) == len(result.shown)
     for info, got, want in zip(result.shown, parsed.children, ordered, strict=False):
         assert got.session_key == single_line(want.session_key, "unknown")
-        assert got.task == single_line(want.task, "task")
         if announce:
-            assert got.status == status_label(want.status, want.error)
+            # The event's header lines as OpenClaw 2026.9.6 writes them (reference §c19).
+            assert got.task == task_line(want.task)
+            assert got.status == status_line(want.status, want.error)
         else:
+            assert got.task == single_line(want.task, "task")
             assert got.status == batch_status(want.status, want.error, want.disposition)
         visible = visible_text(want.text)
         assert got.no_output == info.no_output == (visible is None)

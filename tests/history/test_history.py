@@ -6,6 +6,7 @@ import base64
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -482,3 +483,41 @@ def test_image_sizes_follow_openclaws_count() -> None:
     assert shown({"data": "QQ==="}) == 1  # a third "=" is not padding: 5 * 3 // 4 - 2
     assert shown({"bytes": 3.5}) == 3.5
     assert shown({"bytes": True}) == 0
+
+
+def test_paging_goes_on_past_a_page_of_only_tool_rows() -> None:
+    """Reference §c19 (openclaw 2026.9.6): a page whose rows were all tool rows, dropped, still
+    has a nextOffset, so a reader paging back reaches every older row (before, paging stopped
+    there and the oldest rows were never returned)."""
+    transcript = [msg("user", "first"), msg("assistant", "second"),
+                  *[msg("toolResult", f"t{i}") for i in range(6)]]
+    page = sessions_history(transcript, limit=3)
+    assert page.messages == () and page.next_offset == 3
+    page = sessions_history(transcript, limit=3, offset=3)
+    assert page.messages == () and page.next_offset == 6  # rows 3..5: tool rows again
+    page = sessions_history(transcript, limit=3, offset=6)
+    assert [m["content"] for m in page.messages] == ["first", "second"]
+    assert page.next_offset is None
+    seen: list[str] = []
+    offset: int | None = 0
+    while offset is not None:  # a reader following nextOffset reads every non-tool row
+        page = sessions_history(transcript, limit=2, offset=offset)
+        seen = [m["content"] for m in page.messages] + seen
+        offset = page.next_offset
+    assert seen == ["first", "second"]
+    # An empty window has no older page.
+    assert sessions_history(transcript, limit=3, offset=8).next_offset is None
+
+
+def test_the_limit_is_a_positive_integer_and_the_default_page_is_200_rows() -> None:
+    """Reference §c19 (openclaw 2026.9.6): ``limit`` must be a positive integer (0 was read as
+    an empty page), and without one the gateway pages 200 rows (all rows were returned)."""
+    transcript = [msg("user", f"m{i}") for i in range(250)]
+    with pytest.raises(ValueError, match="positive integer"):
+        sessions_history(transcript, limit=0)
+    page = sessions_history(transcript)
+    assert len(page.messages) == 200 and page.messages[0]["content"] == "m50"
+    assert page.next_offset == 200
+    assert [m["content"] for m in sessions_history(transcript, offset=200).messages] == [
+        f"m{i}" for i in range(50)]
+    assert len(sessions_history(transcript, limit=250).messages) == 250

@@ -275,3 +275,18 @@ def test_a_wave_of_one_undelivered_child_that_is_never_woken_is_caught() -> None
         **took.data, "run_id": "run-1", "key": "announce:v1:agent:main:subagent:c1:run-1"})]
     forged.sort(key=lambda r: (r.t_ms, r.seq))
     assert _check("wave-woken", forged) == []
+
+
+def test_an_empty_page_of_tool_rows_that_stops_paging_is_caught() -> None:
+    # Reference §c19: a page whose rows were all tool rows (dropped) still pages on from its
+    # window; one without nextOffset would leave every older row unread.
+    trace = list(world.run(scenario.load(SCENARIOS / "history-paging-tool-rows.toml"),
+                           seed=1).trace)
+    assert _check("history-paging", trace) == []
+    i = [i for i, r in enumerate(trace) if r.kind == "requester.history"][1]
+    page = trace[i].data["result"]
+    assert page["messages"] == [] and page["nextOffset"] == 3
+    stopped = {k: v for k, v in page.items() if k != "nextOffset"}
+    trace[i] = _edit(trace[i], result=stopped)
+    assert any("nextOffset None on an empty page, expected 3" in m
+               for m in _check("history-paging", trace))

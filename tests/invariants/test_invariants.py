@@ -313,15 +313,16 @@ def test_stats_line_catches_a_duration_in_hours_instead_of_days(
 def test_announce_block_catches_an_invented_timeout_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import actors.announce.block
+    import actors.announce.labels
 
-    original = actors.announce.block.status_label
+    # The block's status line is made by labels.status_line, which calls status_label there.
+    original = actors.announce.labels.status_label
 
     def invented(status: Any, error: str | None) -> str:
         return original(status, error or ("subagent run timed out" if status == "timeout"
                                           else "unknown error"))
 
-    monkeypatch.setattr(actors.announce.block, "status_label", invented)
+    monkeypatch.setattr(actors.announce.labels, "status_label", invented)
     result = _run("stats-line.toml")
     assert any(v.invariant == "announce-block" and "'status: timed out'" in v.message
                for v in result.violations)

@@ -91,9 +91,11 @@ def _plain_frozen(answer: str) -> str:
     head = raw[:LIMIT - len(tail.encode("utf-8"))]
     for drop in range(4):
         try:
-            return head[:len(head) - drop].decode("utf-8", "surrogatepass") + tail
+            kept = head[:len(head) - drop].decode("utf-8", "surrogatepass")
         except UnicodeDecodeError:
             continue
+        # The kept prefix went through UTF-8 and back: a lone surrogate reads U+FFFD (§c19).
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in kept) + tail
     raise AssertionError
 
 

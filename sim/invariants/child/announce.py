@@ -30,6 +30,8 @@ _MARKER = re.compile(
     r"sessionKey=(\S+)\]")
 HISTORY_BYTE_CAP = 80 * 1024
 HISTORY_FIELD_MAX = 4_000 + len("\n…(truncated)…")
+# sessions_history's page when no limit is asked for (the gateway's chat.history, reference §c19).
+HISTORY_DEFAULT_PAGE = 200
 
 
 def _visible(result: str | None) -> bool:
@@ -40,6 +42,11 @@ def _visible(result: str | None) -> bool:
 # Reference §c16, restated: the runtime's error verbatim (no cap, whitespace kept; a missing or
 # empty one is "unknown error"), both context markers neutralised; §c5: the status field line has
 # its line breaks collapsed.
+
+# JavaScript's whitespace and line terminators (what String.prototype.trim removes).
+_JS_SPACE = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+             "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+
 
 def _label(status: str, error: str | None) -> str:
     # ``outcome.error || "unknown error"``: only a missing or empty error is unknown; a
@@ -55,7 +62,18 @@ def _label(status: str, error: str | None) -> str:
     label = label.replace("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>",
                           "[[OPENCLAW_INTERNAL_CONTEXT_BEGIN]]").replace(
         "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>", "[[OPENCLAW_INTERNAL_CONTEXT_END]]")
-    return re.sub("[\n\r\u2028\u2029]+", " ", label)
+    # OpenClaw 2026.9.6 (reference §c19): each run of \r?\n line breaks is one space, the line is
+    # trimmed (JavaScript's whitespace), and past 500 UTF-16 units it keeps 488 of them (no
+    # split character), right-trimmed, then "…[truncated]".
+    label = re.sub("\r?\n+", " ", label).strip(_JS_SPACE) or status
+    if len(label.encode("utf-16-le", "surrogatepass")) <= 1000:
+        return label
+    units, end = 0, 0
+    for end, char in enumerate(label):  # noqa: B007 (end is read after the loop)
+        units += 2 if ord(char) > 0xFFFF else 1
+        if units > 488:
+            break
+    return label[:end].rstrip(_JS_SPACE) + "…[truncated]"
 
 
 def _duration(ms: int) -> str:
@@ -290,7 +308,9 @@ def history_bounds(trace: Sequence[Record]) -> list[Violation]:
         # ``limit`` rows of the window (all of them when the limit is past the rows, §c16).
         limit = r.data.get("limit")
         if r.data["include_tools"] and not result["droppedMessages"]:
-            want = max(total - offset, 0) if limit is None else min(limit, max(total - offset, 0))
+            # No limit: the gateway's page of 200 rows (reference §c19).
+            page = HISTORY_DEFAULT_PAGE if limit is None else limit
+            want = min(page, max(total - offset, 0))
             if len(messages) != want:
                 problems.append(f"{len(messages)} rows for limit {limit} at offset {offset} of "
                                 f"{total}, not {want}")

@@ -39,7 +39,10 @@ def _seqs(messages: list[dict[str, Any]]) -> list[int] | None:
     return seqs
 
 
-def _page_problems(result: dict[str, Any], seqs: list[int]) -> list[str]:
+def _page_problems(result: dict[str, Any], seqs: list[int], limit: int | None = None,
+                   tools: bool | None = True) -> list[str]:
+    """``tools``: whether tool rows were asked for; None when the record does not say (an
+    archive read), and then an empty page's nextOffset is not judged."""
     total, offset = result["totalMessages"], result["offset"]
     problems = []
     if any(b <= a for a, b in pairwise(seqs)):
@@ -50,11 +53,21 @@ def _page_problems(result: dict[str, Any], seqs: list[int]) -> list[str]:
     want = None
     if seqs and max(offset, total - seqs[0] + 1) < total:
         want = max(offset, total - seqs[0] + 1)
+    elif not seqs and not tools and total > offset:
+        # A page of only tool rows, dropped: paging goes on below the window the page was cut
+        # from, the newest `limit` rows up to total - offset (reference §c19; rows are numbered
+        # by their place in the transcript), so every older row is still reached.
+        window = min(200 if limit is None else limit, total - offset)  # 200: the default page
+        if window and offset + window < total:
+            want = offset + window
     got = result.get("nextOffset")
+    if not seqs and tools is None:
+        return problems
     if got != want:
         problems.append(
             f"nextOffset {got}, expected {want} (max(offset {offset}, total {total} - oldest "
-            f"row {seqs[0]} + 1))" if seqs else f"nextOffset {got} on an empty page")
+            f"row {seqs[0]} + 1))" if seqs else f"nextOffset {got} on an empty page, "
+            f"expected {want}")
     return problems
 
 
@@ -71,10 +84,14 @@ def history_paging(trace: Sequence[Record]) -> list[Violation]:
         seqs = _seqs(result["messages"])
         if seqs is None:
             continue
-        problems = _page_problems(result, seqs)
         # An archive read names its run; a history read its child and whether it asked for
         # tool messages (an archive read's record does not say: no gap is judged there).
         archive = r.kind == "requester.archive"
+        if archive:  # its record names neither the limit nor tools: an empty page not judged
+            problems = _page_problems(result, seqs, None, None)
+        else:
+            problems = _page_problems(result, seqs, r.data.get("limit"),
+                                      bool(r.data["include_tools"]))
         session = str(result.get("sessionKey") or (r.data["session_key"] if archive
                                                      else r.data["child"]))
         tools = False if archive else bool(r.data["include_tools"])

@@ -1,0 +1,69 @@
+"""``handoff conform``: the model checked against OpenClaw's released package (SPEC §7).
+
+Installs Node 24 and the pinned ``openclaw`` into a cache folder on first use (progress on
+stderr), then runs each function check on generated inputs and prints one row per check: its
+inputs, its differences, and how many of those no row of the table of deliberate differences
+explains. Exit status: 0 when every check ran with no undocumented difference; 1 otherwise; 2
+when the install fails (a registry that cannot be reached, one line).
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from sim.cli.style import HandoffCommand, bad_input, console
+from sim.conform import install
+from sim.conform.checks import DEFAULT_INPUTS
+from sim.conform.functions import CHECKS
+from sim.conform.session import Report, conform
+from sim.textout import echo
+
+
+def _table(report: Report) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"openclaw {report.openclaw} (node {report.node})")
+    for column in ("check", "inputs", "differences", "undocumented", "documented as"):
+        table.add_column(column, justify="right" if column in ("inputs", "differences",
+                                                                  "undocumented") else "left")
+    for outcome in report.outcomes:
+        if outcome.skipped is not None:
+            table.add_row(outcome.check, "-", "-", "-", f"not run: {outcome.skipped}")
+            continue
+        documented = ", ".join(f"{key} ({count})" for key, count in outcome.by_difference.items())
+        table.add_row(outcome.check, str(outcome.inputs), str(outcome.differences),
+                      str(outcome.undocumented), documented)
+    console().print(table)
+    for outcome in report.outcomes:
+        if outcome.example is not None:
+            echo(f"{outcome.check}: undocumented difference, minimal example:")
+            for key, value in outcome.example.items():
+                echo(f"  {key}: {value}")
+    echo(f"{report.undocumented} undocumented differences; a small call's round trip through "
+         f"the driver {report.round_trip_ms:.3f} ms (mean of {report.ping_count}); "
+         f"{report.round_trips} requests in {report.seconds:.1f} s")
+
+
+@click.command("conform", cls=HandoffCommand)
+@click.option("--openclaw", "version", default=install.PINNED_OPENCLAW, show_default=True,
+              help="The openclaw release to check against (installed into the cache).")
+@click.option("--inputs", "count", type=click.IntRange(1, 1_000_000), default=DEFAULT_INPUTS,
+              show_default=True, help="Generated inputs per function check.")
+@click.option("--check", "only", multiple=True, type=click.Choice([c.name for c in CHECKS]),
+              help="Run only this check (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def conform_command(version: str, count: int, only: tuple[str, ...], as_json: bool) -> None:
+    """Check the model against OpenClaw's released npm package, installed into a cache."""
+    try:
+        report = conform(version, count, only,
+                         progress=lambda line: echo(f"handoff: {line}", err=True))
+    except install.InstallError as err:
+        bad_input(str(err))
+    if as_json:
+        echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        _table(report)
+    if report.undocumented or not report.complete:
+        raise SystemExit(1)
