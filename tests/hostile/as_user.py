@@ -23,7 +23,8 @@ for package in (sim, actors):
         importlib.import_module(module.name)
 for name in ("rich.progress", "rich.table", "rich.console", "ctypes", "concurrent.futures.process",
              "multiprocessing.popen_fork", "multiprocessing.queues", "multiprocessing.synchronize",
-             "encodings.idna", "tempfile", "importlib.metadata"):
+             "encodings.idna", "encodings.utf_16_le", "encodings.utf_16", "tempfile",
+             "importlib.metadata"):
     importlib.import_module(name)
 
 from sim.world import core  # noqa: E402
