@@ -6,8 +6,6 @@ must find none. The cores check membership in the frozenset they are given.
 
 from __future__ import annotations
 
-import attrs
-
 # Switches read outside the delivery core, each beside the code it breaks.
 # The frozen result's cap counts and cuts characters, not UTF-8 bytes (actors/child/frozen.py).
 MUTANT_FROZEN_CAP_CHARS = "frozen-cap-chars"
@@ -103,8 +101,8 @@ MUTANT_WAVE_NEVER_WOKEN = "wave-never-woken"
 
 MUTANTS: dict[str, str] = {
     MUTANT_FRESH_KEY_AFTER_RESTART: (
-        "a restarted delivery actor re-sends pending completions under a fresh idempotency key, "
-        "so a completion that reached its requester before the crash reaches it again (DEL-3)"
+        "a restarted delivery actor re-sends pending completions under a fresh idempotency key, so "
+        "a completion that reached its requester before the crash reaches it again (DEL-3)"
     ),
     MUTANT_RETRY_PARTIAL_CHUNKS: (
         "the delivery core retries a send whose error chain shows part of it already reached the "
@@ -117,17 +115,15 @@ MUTANTS: dict[str, str] = {
         "cut off at its token limit (OUT-1)"
     ),
     MUTANT_PERMANENT_RETRIED: (
-        "a permanent rejection is retried as if it were transient, so a dead channel is hit "
-        "again and again (DEL-10)"
+        "a permanent rejection is retried as if it were transient, so a dead channel is hit again "
+        "and again (DEL-10)"
     ),
     MUTANT_KEY_WITHOUT_RUN_ID: (
-        "the idempotency key leaves out the run id, so a re-run of the same child session is "
-        "taken for a newer receipt of the earlier run and replaces that run's answer in the "
-        "requester's transcript (DEL-15, DEL-3)"
+        "the idempotency key leaves out the run id, so a re-run of the same child session is taken "
+        "for a newer receipt of the earlier run and replaces that run's answer in the requester's "
+        "transcript (DEL-15, DEL-3)"
     ),
-    MUTANT_BACKOFF_UNCAPPED: (
-        "the registry backoff keeps doubling past its 300 s cap (DEL-10)"
-    ),
+    MUTANT_BACKOFF_UNCAPPED: "the registry backoff keeps doubling past its 300 s cap (DEL-10)",
     MUTANT_EXPIRY_FROM_SPAWN: (
         "the 30-minute completion expiry is counted from the spawn instead of the run's end, so "
         "delivery gives up early (DEL-10)"
@@ -140,12 +136,12 @@ MUTANTS: dict[str, str] = {
         "off and trying again until the expiry (DEL-10)"
     ),
     MUTANT_SILENT_NO_REPLY: (
-        "a required run that answered NO_REPLY or nothing is skipped silently instead of "
-        "reaching its requester as (no output) (DEL-2)"
+        "a required run that answered NO_REPLY or nothing is skipped silently instead of reaching "
+        "its requester as (no output) (DEL-2)"
     ),
     MUTANT_DEDUPE_OFF: (
-        "the requester session records every completion it receives, so a retried or "
-        "duplicated completion reaches its model twice (DEL-3)"
+        "the requester session records every completion it receives, so a retried or duplicated "
+        "completion reaches its model twice (DEL-3)"
     ),
     MUTANT_FAILED_RESULT_REPLAYED: (
         "a run that failed reports the text it captured before failing as its result (DEL-14)"
@@ -158,8 +154,8 @@ MUTANTS: dict[str, str] = {
         "announcing nothing (reference §c1, DEL-2)"
     ),
     MUTANT_CLEANUP_NOT_RECORDED: (
-        "a run's cleanup is traced but never recorded in the store, so a restarted delivery "
-        "actor cleans every resolved run up again (DEL-16)"
+        "a run's cleanup is traced but never recorded in the store, so a restarted delivery actor "
+        "cleans every resolved run up again (DEL-16)"
     ),
     MUTANT_NESTED_TOP_LEVEL_INSTRUCTION: (
         "a completion for a nested requester (itself a sub-agent) is rendered with the top-level "
@@ -178,9 +174,9 @@ MUTANTS: dict[str, str] = {
         "turn's captured origin, so a completion goes to a stale chat or thread (DEL-5)"
     ),
     MUTANT_SPAWNER_PERMISSION: (
-        "a session-control action in a turn started by a completion report is checked against "
-        "the person who spawned that child instead of the current caller, so the report carries "
-        "the original person's permission (DEL-17)"
+        "a session-control action in a turn started by a completion report is checked against the "
+        "person who spawned that child instead of the current caller, so the report carries the "
+        "original person's permission (DEL-17)"
     ),
     MUTANT_CLOSED_TURN_RESCHEDULED: (
         "a closed-turn transcript rejection is taken for an unclassified error, so the completion "
@@ -199,16 +195,15 @@ MUTANTS: dict[str, str] = {
         "lost-answer recovery never starts (DEL-2)"
     ),
     MUTANT_RECOVERY_UNBOUNDED: (
-        "lost-answer recovery ignores its attempt bound and keeps re-reading a silent run "
-        "(DEL-2)"
+        "lost-answer recovery ignores its attempt bound and keeps re-reading a silent run (DEL-2)"
     ),
     MUTANT_PAYLOAD_DROPPED_EARLY: (
-        "giving up drops the run's result text from the store, so suspended work loses the "
-        "payload a redrive needs before its obligations resolved (DEL-16)"
+        "giving up drops the run's result text from the store, so suspended work loses the payload "
+        "a redrive needs before its obligations resolved (DEL-16)"
     ),
     MUTANT_FULL_TEXT_IN_MEMORY: (
-        "the registry keeps every resolved run's full task and result text in memory instead of "
-        "a short preview and lifecycle metadata (DEL-16)"
+        "the registry keeps every resolved run's full task and result text in memory instead of a "
+        "short preview and lifecycle metadata (DEL-16)"
     ),
     MUTANT_MIRROR_BLOCKS_SEND: (
         "a direct delivery's send waits for its transcript mirror, which waits behind the work "
@@ -219,18 +214,17 @@ MUTANTS: dict[str, str] = {
         "inputs it folds, so a resend of one reaches the requester's model again (DEL-7)"
     ),
     MUTANT_RECEIPT_BY_ARRIVAL: (
-        "the requester session lets the receipt that arrived last own a run's reply, whatever "
-        "its producer end time, so an older receipt delayed past a correction replaces it "
-        "(DEL-12)"
+        "the requester session lets the receipt that arrived last own a run's reply, whatever its "
+        "producer end time, so an older receipt delayed past a correction replaces it (DEL-12)"
     ),
     MUTANT_CLAIM_CLEARED_FIRST: (
-        "on a confirmed hand-off the delivery actor clears the recovery claim before it saves "
-        "the delivery evidence, so a crash between the two leaves neither and the restart "
-        "sends a delivered completion again (DEL-13)"
+        "on a confirmed hand-off the delivery actor clears the recovery claim before it saves the "
+        "delivery evidence, so a crash between the two leaves neither and the restart sends a "
+        "delivered completion again (DEL-13)"
     ),
     MUTANT_OTHER_RUN_PROOF: (
-        "a restart's checkpoint reconciliation takes the requester's checkpoint of another run "
-        "of the same child session as proof, so a run whose result never arrived is recorded "
+        "a restart's checkpoint reconciliation takes the requester's checkpoint of another run of "
+        "the same child session as proof, so a run whose result never arrived is recorded "
         "delivered (DEL-13, DEL-15)"
     ),
     MUTANT_STALE_FINDINGS: (
@@ -239,36 +233,36 @@ MUTANTS: dict[str, str] = {
         "(reference §c8, DEL-6)"
     ),
     MUTANT_CHILD_LIMIT_OFF_BY_ONE: (
-        "maxChildrenPerAgent lets a session have one more active child than the limit "
-        "(reference §c15, DEL-6)"
+        "maxChildrenPerAgent lets a session have one more active child than the limit (reference "
+        "§c15, DEL-6)"
     ),
     MUTANT_FALLBACK_DROPPED: (
-        "a completion whose nested requester session is gone is recorded delivered without "
-        "being sent anywhere, instead of falling back to that requester's requester "
-        "(reference §c2, DEL-4)"
+        "a completion whose nested requester session is gone is recorded delivered without being "
+        "sent anywhere, instead of falling back to that requester's requester (reference §c2, "
+        "DEL-4)"
     ),
     MUTANT_FINDINGS_RERENDERED: (
-        "a run's findings are rendered again by each delivery incarnation instead of kept with "
-        "the run: after a restart, a child's later correction rewrites an announcement already "
-        "sent under the same key (DEL-6, DEL-12)"
+        "a run's findings are rendered again by each delivery incarnation instead of kept with the "
+        "run: after a restart, a child's later correction rewrites an announcement already sent "
+        "under the same key (DEL-6, DEL-12)"
     ),
     MUTANT_REDRIVE_SAME_GENERATION: (
         "an operator's redrive sends the retained payload again under the old generation's key "
-        "instead of the next generation's, so the gateway and the requester take it for a "
-        "retry of the send that gave up (DEL-16, DEL-12)"
+        "instead of the next generation's, so the gateway and the requester take it for a retry of "
+        "the send that gave up (DEL-16, DEL-12)"
     ),
     MUTANT_GIVE_UP_CORRECTION_SENDS: (
-        "a correction arriving after the delivery gave up is sent at once as a new generation, "
-        "as for a delivered run, instead of only updating the retained payload for an "
-        "operator's redrive (DEL-16)"
+        "a correction arriving after the delivery gave up is sent at once as a new generation, as "
+        "for a delivered run, instead of only updating the retained payload for an operator's "
+        "redrive (DEL-16)"
     ),
     MUTANT_WAIT_EARLIER_TURN: (
-        "a yielded batch also waits until every child of the requester's earlier turns has "
-        "settled (reference §c9: a child of an earlier turn never delays it; YLD-1)"
+        "a yielded batch also waits until every child of the requester's earlier turns has settled "
+        "(reference §c9: a child of an earlier turn never delays it; YLD-1)"
     ),
     MUTANT_TWO_WAKES: (
-        "the outbox forgets that a batch's wake is out or delivered: a later settle of the "
-        "same batch sends another wake on a fresh key (reference §c9 coalescing; YLD-1)"
+        "the outbox forgets that a batch's wake is out or delivered: a later settle of the same "
+        "batch sends another wake on a fresh key (reference §c9 coalescing; YLD-1)"
     ),
     MUTANT_WAKE_INTO_BUSY_TURN: (
         "the requester takes a batch wake while another of its turns is running, instead of "
@@ -276,9 +270,9 @@ MUTANTS: dict[str, str] = {
     ),
     MUTANT_WAKE_TOKEN_REUSED: (
         "each wake dispatch after an answer starts its answer-timeout tokens at 1 again, so an "
-        "earlier attempt's 120 s timeout falling due as a later attempt is sent (or while the "
-        "wake waits on a busy requester) is read as that attempt going unanswered: a replay "
-        "past the budget (reference §c11, §c17; YLD-3)"
+        "earlier attempt's 120 s timeout falling due as a later attempt is sent (or while the wake "
+        "waits on a busy requester) is read as that attempt going unanswered: a replay past the "
+        "budget (reference §c11, §c17; YLD-3)"
     ),
     MUTANT_PRIVATE_TO_CHANNEL: (
         "a private (completionTarget parent) result is handed over like a public one, so the "
@@ -289,9 +283,9 @@ MUTANTS: dict[str, str] = {
         "retried hand-off is not the same input (PRV-8)"
     ),
     MUTANT_RESET_KEEPS_CHILDREN: (
-        "a requester reset (/new) or delete leaves the session's unended child runs running, "
-        "and their results are handed to the new conversation, instead of killing them with "
-        "delivery suppressed (recorded not_required; DEL-1, reference §c17)"
+        "a requester reset (/new) or delete leaves the session's unended child runs running, and "
+        "their results are handed to the new conversation, instead of killing them with delivery "
+        "suppressed (recorded not_required; DEL-1, reference §c17)"
     ),
     MUTANT_RUN_TIMEOUT_UNFLOORED: (
         "a spawn's runTimeoutSeconds counts its fraction of a second (30.9 s gives a 30.9 s "
@@ -299,33 +293,32 @@ MUTANTS: dict[str, str] = {
         "timeout late (DEL-14, reference §c18)"
     ),
     MUTANT_KILL_ANNOUNCED: (
-        "a kill of a running run (and of its unended descendants) ends it killed but leaves "
-        "its delivery required, so its failure is announced to the requester, instead of "
-        "suppressing it (recorded not_required; DEL-1, reference §c18)"
+        "a kill of a running run (and of its unended descendants) ends it killed but leaves its "
+        "delivery required, so its failure is announced to the requester, instead of suppressing "
+        "it (recorded not_required; DEL-1, reference §c18)"
     ),
     MUTANT_STEER_NO_REPLACEMENT: (
-        "a steer aborts the running run without an announce but starts no replacement run in "
-        "its child session, so nothing answers the steered task (DEL-1, reference §c18)"
+        "a steer aborts the running run without an announce but starts no replacement run in its "
+        "child session, so nothing answers the steered task (DEL-1, reference §c18)"
     ),
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN: (
         "a nested requester's session deleted once its run is over leaves the child runs it "
-        "spawned running: their completions fall back one level up (DEL-4) instead of being "
-        "killed with delivery suppressed (recorded not_required; DEL-1, reference §c17)"
+        "spawned running: their completions fall back one level up (DEL-4) instead of being killed "
+        "with delivery suppressed (recorded not_required; DEL-1, reference §c17)"
     ),
     MUTANT_RESET_SPARES_GRANDCHILDREN: (
         "a requester reset (/new) or delete kills the session's unended child runs but not the "
-        "runs those children spawned: a killed run's own children run on and announce to a "
-        "session whose run is over (reference §c17, DEL-6)"
+        "runs those children spawned: a killed run's own children run on and announce to a session "
+        "whose run is over (reference §c17, DEL-6)"
     ),
     MUTANT_PRIVATE_AFTER_RESET: (
         "a private result is handed to its requester session even after that session was reset "
-        "(/new) since the spawn, instead of being closed as completion_handoff_unavailable "
-        "(PRV-3)"
+        "(/new) since the spawn, instead of being closed as completion_handoff_unavailable (PRV-3)"
     ),
     MUTANT_SESSION_QUEUE_OFF: (
-        "a run spawned into a child session whose earlier run has not ended starts at once "
-        "instead of waiting in the session's queue, so two runs of one session overlap and a "
-        "grandchild spawned then belongs to either (a reused key, FMT-6; DEL-6)"
+        "a run spawned into a child session whose earlier run has not ended starts at once instead "
+        "of waiting in the session's queue, so two runs of one session overlap and a grandchild "
+        "spawned then belongs to either (a reused key, FMT-6; DEL-6)"
     ),
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL: (
         "a turn resumed by a private batch's wake treats its plain final as a deliverable reply "
@@ -333,8 +326,8 @@ MUTANTS: dict[str, str] = {
         "conversation too, instead of staying internal (PRV-2)"
     ),
     MUTANT_STATUS_CHECK_CONSUMES_PRIVATE: (
-        "a status check of a completed private child counts as its hand-off: the registry "
-        "records the result delivered, so it never reaches the parent's turn (PRV-6)"
+        "a status check of a completed private child counts as its hand-off: the registry records "
+        "the result delivered, so it never reaches the parent's turn (PRV-6)"
     ),
     MUTANT_WAVE_STALE_SIBLING: (
         "an unfrozen wave ignores the overlap rule: every settled sibling of the requester's "
@@ -347,122 +340,44 @@ MUTANTS: dict[str, str] = {
     ),
     MUTANT_SESSION_QUEUE_NEWEST_FIRST: (
         "a busy child session hands itself, when its run ends, to the newest run waiting for it "
-        "instead of the first: no two runs overlap, but a session's runs no longer start in "
-        "the order they were spawned (DEL-6)"
+        "instead of the first: no two runs overlap, but a session's runs no longer start in the "
+        "order they were spawned (DEL-6)"
     ),
     MUTANT_LANE_NEWEST_FIRST: (
-        "a freed slot of the maxConcurrent lane goes to the run that began to wait last, not "
-        "the first: the lane still caps concurrency, but the oldest waiter starves (DEL-6)"
+        "a freed slot of the maxConcurrent lane goes to the run that began to wait last, not the "
+        "first: the lane still caps concurrency, but the oldest waiter starves (DEL-6)"
     ),
     MUTANT_CHUNK_TO_LINE_END: (
         "the gateway keeps lines whole by cutting a long text at the first line break past the "
-        "channel's limit, so chunks overflow the channel's longest message; joined they are "
-        "still the text (DEL-11)"
+        "channel's limit, so chunks overflow the channel's longest message; joined they are still "
+        "the text (DEL-11)"
     ),
     MUTANT_DELIVERED_IGNORES_CORRECTION: (
         "the registry treats delivered as final: a producer's correction of a delivered run "
-        "updates the stored result but opens no next generation, so the requester keeps the "
-        "older answer while the store says delivered (DEL-12)"
+        "updates the stored result but opens no next generation, so the requester keeps the older "
+        "answer while the store says delivered (DEL-12)"
     ),
     MUTANT_REOPEN_KEEPS_KEY: (
-        "a correction that reopens a run sends its next generation under the previous "
-        "generation's idempotency key, so the gateway and the requester may take the newer "
-        "answer for a resend of the older one (DEL-3, DEL-12)"
+        "a correction that reopens a run sends its next generation under the previous generation's "
+        "idempotency key, so the gateway and the requester may take the newer answer for a resend "
+        "of the older one (DEL-3, DEL-12)"
     ),
     MUTANT_ACK_AS_CHECKPOINT: (
-        "the registry saves a requester's acknowledgement as silent-checkpoint evidence instead "
-        "of a sent reply: the evidence kinds a restart must keep distinct run together (DEL-13)"
+        "the registry saves a requester's acknowledgement as silent-checkpoint evidence instead of "
+        "a sent reply: the evidence kinds a restart must keep distinct run together (DEL-13)"
     ),
     MUTANT_HISTORY_BYTES_UNCLEANED: (
         "a sessions_history page's bytes field measures its rows as the transcript holds them, "
-        "before usage, details and over-long fields were cleaned off, so it misstates the size "
-        "of the page the reader got (FMT-5, reference §c13)"
+        "before usage, details and over-long fields were cleaned off, so it misstates the size of "
+        "the page the reader got (FMT-5, reference §c13)"
     ),
     MUTANT_HISTORY_FIELD_CUT_AT_LIMIT: (
-        "sessions_history cuts a text field of exactly 4,000 UTF-16 units, which fits, as if "
-        "it were over the limit: < written for <= at the field cut (FMT-5, reference §c16)"
+        "sessions_history cuts a text field of exactly 4,000 UTF-16 units, which fits, as if it "
+        "were over the limit: < written for <= at the field cut (FMT-5, reference §c16)"
     ),
     MUTANT_FROZEN_CAP_CHARS: (
-        "the frozen-result cap counts and cuts characters instead of UTF-8 bytes, so a result "
-        "of multibyte characters is frozen far over 102,400 bytes, with a wrong KB figure in its "
+        "the frozen-result cap counts and cuts characters instead of UTF-8 bytes, so a result of "
+        "multibyte characters is frozen far over 102,400 bytes, with a wrong KB figure in its "
         "notice (FMT-2, reference §c14)"
     ),
 }
-
-
-@attrs.frozen
-class Breaks:
-    """What a mutant breaks: the requirement and the invariant that must find it."""
-
-    requirement: str
-    invariant: str
-
-
-BREAKS: dict[str, Breaks] = {
-    MUTANT_FRESH_KEY_AFTER_RESTART: Breaks("DEL-3", "announce-key"),
-    MUTANT_RETRY_PARTIAL_CHUNKS: Breaks("DEL-11", "retry-timing"),
-    MUTANT_LAST_ASSISTANT_MESSAGE: Breaks("OUT-1", "output-rule"),
-    MUTANT_PERMANENT_RETRIED: Breaks("DEL-10", "permanent-stops-retries"),
-    MUTANT_KEY_WITHOUT_RUN_ID: Breaks("DEL-15", "rerun-keeps-answer"),
-    MUTANT_BACKOFF_UNCAPPED: Breaks("DEL-10", "retry-timing"),
-    MUTANT_EXPIRY_FROM_SPAWN: Breaks("DEL-10", "retry-timing"),
-    MUTANT_NOT_REQUIRED_DELIVERED: Breaks("DEL-1", "not-required-skipped"),
-    MUTANT_GIVE_UP_AFTER_TRIES: Breaks("DEL-10", "retry-timing"),
-    MUTANT_SILENT_NO_REPLY: Breaks("DEL-2", "required-reaches-requester"),
-    MUTANT_DEDUPE_OFF: Breaks("DEL-3", "at-most-once"),
-    MUTANT_FAILED_RESULT_REPLAYED: Breaks("DEL-14", "failure-not-replayed"),
-    MUTANT_STOP_REASON_COMPLETED: Breaks("OUT-6", "stop-reason-kept"),
-    MUTANT_ANNOUNCE_SKIP_AS_TEXT: Breaks("DEL-2", "announce-skip"),
-    MUTANT_CLEANUP_NOT_RECORDED: Breaks("DEL-16", "cleanup-once"),
-    MUTANT_NESTED_TOP_LEVEL_INSTRUCTION: Breaks("DEL-4", "nested-instruction"),
-    MUTANT_NO_DESCENDANT_GATING: Breaks("DEL-6", "descendants-first"),
-    MUTANT_OVERRIDE_KEEPS_THREAD: Breaks("DEL-5", "route-as-configured"),
-    MUTANT_STORED_ROUTE_BEATS_ORIGIN: Breaks("DEL-5", "route-as-configured"),
-    MUTANT_SPAWNER_PERMISSION: Breaks("DEL-17", "control-permission"),
-    MUTANT_CLOSED_TURN_RESCHEDULED: Breaks("DEL-7", "closed-turn-final"),
-    MUTANT_CALLBACK_FAILURE_UNDELIVERS: Breaks("DEL-9", "handoff-stays-delivered"),
-    MUTANT_WARNING_LOSES_ERROR: Breaks("DEL-9", "blocked-warning"),
-    MUTANT_NO_ANSWER_RECOVERY: Breaks("DEL-2", "lost-answer-recovery"),
-    MUTANT_RECOVERY_UNBOUNDED: Breaks("DEL-2", "lost-answer-recovery"),
-    MUTANT_PAYLOAD_DROPPED_EARLY: Breaks("DEL-16", "payload-retained"),
-    MUTANT_FULL_TEXT_IN_MEMORY: Breaks("DEL-16", "memory-preview"),
-    MUTANT_MIRROR_BLOCKS_SEND: Breaks("DEL-8", "mirror-not-blocking"),
-    MUTANT_COMPACTION_FORGETS_TURNS: Breaks("DEL-7", "turn-identity"),
-    MUTANT_RECEIPT_BY_ARRIVAL: Breaks("DEL-12", "newest-receipt-owns"),
-    MUTANT_CLAIM_CLEARED_FIRST: Breaks("DEL-13", "evidence-before-claim"),
-    MUTANT_OTHER_RUN_PROOF: Breaks("DEL-13", "evidence-is-own"),
-    MUTANT_STALE_FINDINGS: Breaks("DEL-6", "findings-scoped"),
-    MUTANT_CHILD_LIMIT_OFF_BY_ONE: Breaks("DEL-6", "spawn-limits"),
-    MUTANT_FALLBACK_DROPPED: Breaks("DEL-4", "requester-fallback"),
-    MUTANT_FINDINGS_RERENDERED: Breaks("DEL-6", "findings-scoped"),
-    MUTANT_REDRIVE_SAME_GENERATION: Breaks("DEL-16", "redrive-from-retained"),
-    MUTANT_GIVE_UP_CORRECTION_SENDS: Breaks("DEL-16", "given-up-waits-for-operator"),
-    MUTANT_WAIT_EARLIER_TURN: Breaks("YLD-1", "wake-not-delayed"),
-    MUTANT_TWO_WAKES: Breaks("YLD-1", "one-wake-per-batch"),
-    MUTANT_WAKE_INTO_BUSY_TURN: Breaks("YLD-3", "wake-between-turns"),
-    MUTANT_WAKE_TOKEN_REUSED: Breaks("YLD-3", "wake-sends-budget"),
-    MUTANT_PRIVATE_TO_CHANNEL: Breaks("PRV-1", "private-never-to-channel"),
-    MUTANT_PRIVATE_USAGE_STATS: Breaks("PRV-8", "private-handoff-stable"),
-    MUTANT_RESET_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
-    MUTANT_RUN_TIMEOUT_UNFLOORED: Breaks("DEL-14", "run-timeout"),
-    MUTANT_KILL_ANNOUNCED: Breaks("DEL-1", "kill-suppresses"),
-    MUTANT_STEER_NO_REPLACEMENT: Breaks("DEL-1", "steer-replaces"),
-    MUTANT_NESTED_DELETE_KEEPS_CHILDREN: Breaks("DEL-1", "reset-kills-children"),
-    MUTANT_RESET_SPARES_GRANDCHILDREN: Breaks("DEL-6", "reset-cascades"),
-    MUTANT_PRIVATE_AFTER_RESET: Breaks("PRV-3", "private-bound-to-incarnation"),
-    MUTANT_SESSION_QUEUE_OFF: Breaks("DEL-6", "session-runs-serial"),
-    MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL: Breaks("PRV-2", "private-yield-reply-rules"),
-    MUTANT_STATUS_CHECK_CONSUMES_PRIVATE: Breaks("PRV-6", "status-check-keeps-private"),
-    MUTANT_WAVE_STALE_SIBLING: Breaks("YLD-1", "wave-is-overlapping-set"),
-    MUTANT_WAVE_NEVER_WOKEN: Breaks("YLD-1", "wave-woken"),
-    MUTANT_SESSION_QUEUE_NEWEST_FIRST: Breaks("DEL-6", "session-runs-in-spawn-order"),
-    MUTANT_LANE_NEWEST_FIRST: Breaks("DEL-6", "lane-runs-in-queue-order"),
-    MUTANT_CHUNK_TO_LINE_END: Breaks("DEL-11", "chunk-fits-channel"),
-    MUTANT_DELIVERED_IGNORES_CORRECTION: Breaks("DEL-12", "delivered-is-newest"),
-    MUTANT_REOPEN_KEEPS_KEY: Breaks("DEL-3", "announce-key"),
-    MUTANT_ACK_AS_CHECKPOINT: Breaks("DEL-13", "evidence-is-own"),
-    MUTANT_HISTORY_BYTES_UNCLEANED: Breaks("FMT-5", "history-bytes"),
-    MUTANT_HISTORY_FIELD_CUT_AT_LIMIT: Breaks("FMT-5", "history-field-cut"),
-    MUTANT_FROZEN_CAP_CHARS: Breaks("FMT-2", "announce-block"),
-}
-

@@ -13,7 +13,7 @@ Two more ways to guide a run, both for searching around a recorded one:
 - *guides* are lists of indices, one per subsystem, followed leniently as Hypothesis'
   ConjectureData follows its buffer: a subsystem's next choice takes the next value of its list,
   clamped to ``n - 1``; past the end (or for a subsystem without a list) every choice is 0. Any
-  lists of naturals make a valid run, which is what lets the shrinker (sim/explore/shrink.py) delete
+  lists of naturals make a valid run, which is what lets the shrinker (shrinking/shrink.py) delete
   and lower choices freely; one list per subsystem (as one RNG per subsystem, SIM-2) means deleting
   a child's workload draws does not shift the fault or schedule choices that come after them.
 

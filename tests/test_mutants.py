@@ -9,10 +9,11 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from actors.mutants import BREAKS, MUTANTS
+from actors.mutants import MUTANTS
 from sim import invariants, scenario
 from sim.cli import root as cli
 from sim.explore import sweeps as explore
+from sim.explore.breaks import BREAKS
 from sim.world import core as world
 
 # A default sweep finds every mutant within this many seeds (most within a handful).

@@ -136,8 +136,7 @@ async def run_requester(
                 running = not nested or (own_run is not None and own_run.ended_at_ms is None
                                          and own_run.started_at_ms is not None)
                 active = store.active_children(session_key)
-                # A steer's replacement takes its run's place (reference §c18): nothing to
-                # refuse that the replaced run's own spawn was not refused for.
+                # A steer's replacement takes its run's place (§c18): nothing new to refuse.
                 refused = None if message.replaces is not None else spawn_refusal(
                     limits, session_key, running, active, mutants)
                 key = child_session_key(session_key, spec.session or spec.id)
@@ -156,8 +155,7 @@ async def run_requester(
                 run_id = store.next_run_id()
                 actor = addresses.child(spec.id)
                 if actor in alive:
-                    # The same child id runs again while its earlier actor still lives (its run
-                    # waited for the lane, or it will still correct its result): a distinct actor.
+                    # The child id runs again while its earlier actor lives: a distinct actor.
                     actor = addresses.child(f"{spec.id}@{run_id}")
                 alive.add(actor)
                 # One run at a time per child session: a run spawned into a busy session waits
@@ -219,10 +217,9 @@ async def run_requester(
 
                 port.spawn(children, actor, body)
             elif isinstance(message, AbortChild):
-                # A kill (reference §c18): of a run that has not ended, it is stopped with its
-                # completion suppressed (delivery not_required, nothing announced), and so are
-                # its unended descendants; of a run that has ended, nothing is killed and
-                # nothing changes (its completion in flight goes on as usual).
+                # A kill (§c18) of a run not yet ended stops it with its completion suppressed
+                # (delivery not_required, nothing announced), and its unended descendants; of an
+                # ended run, it kills nothing and changes nothing (its completion goes on).
                 target = scopes.get(message.child_id)
                 latest = None if target is None else store.get(runs[message.child_id][0])
                 killed = latest is not None and latest.ended_at_ms is None
@@ -236,19 +233,18 @@ async def run_requester(
                     _kill(port, store, latest.run_id, target, mutants)
                     _cascade(port, store, runs[message.child_id])
             elif isinstance(message, SteerChild):
-                # A steer (reference §c18): the running run is aborted without an announce (its
-                # delivery suppressed, as a kill's, with its unended descendants), and a
-                # replacement run starts in the same child session, announced on its own.
+                # A steer (§c18): the running run is aborted without an announce (suppressed as
+                # a kill's, with its unended descendants), and a replacement run starts in the
+                # same child session, announced on its own; answered first, then the spawn.
                 target = scopes.get(message.child_id)
                 latest = None if target is None else store.get(runs[message.child_id][0])
                 steered = latest is not None and latest.ended_at_ms is None
-                # Answered first: the replacement's spawn follows the answer.
                 port.emit(events.SteerRequested(message.child_id, target is not None, steered))
                 if steered:
                     assert target is not None and latest is not None
                     port.probe("requester.steer-restart")
-                    if latest.started_at_ms is None:
-                        port.probe("requester.steer-queued-run")  # it still waited in line
+                    if latest.started_at_ms is None:  # it still waited in line
+                        port.probe("requester.steer-queued-run")
                     _kill(port, store, latest.run_id, target, mutants)
                     _cascade(port, store, runs[message.child_id])
                     if MUTANT_STEER_NO_REPLACEMENT not in mutants:
@@ -258,8 +254,7 @@ async def run_requester(
                 elif latest is not None:
                     port.probe("requester.steer-ended-run")
             elif isinstance(message, AbortRun):
-                # The run that spawned them was killed: its unfinished children go with it,
-                # each suppressed the same way (``killSubagentRunTree``).
+                # Their spawner was killed: its unfinished children go, suppressed the same way.
                 cancelled = [c.child_id for c in store.direct_children(message.run_id)
                              if c.ended_at_ms is None and c.child_id in scopes]
                 port.emit(events.AbortCascaded(session_key, cancelled))

@@ -24,7 +24,7 @@ def shrink_row(mutant: str, scenario: Any = None, first_seed: int | None = None,
                max_runs: int | None = None) -> dict[str, Any]:
     """One mutant's row: its first failing seed (found, unless given) shrunk."""
     from sim.bench.detect import default_world, detect
-    from sim.explore.shrink import DEFAULT_MAX_RUNS, shrink
+    from sim.explore.shrinking.shrink import DEFAULT_MAX_RUNS, shrink
 
     scenario = scenario or default_world()
     if first_seed is None:

@@ -1,5 +1,5 @@
 """Flags several ``handoff`` commands share: the world to load, mutants, fault kinds, and the
-one-line repro command (output files: sim/cli/outfiles.py)."""
+one-line repro command (output files: sim/cli/files/outfiles.py)."""
 
 from __future__ import annotations
 

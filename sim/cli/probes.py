@@ -12,8 +12,9 @@ from typing import Any
 
 import click
 
-from actors.mutants import BREAKS, MUTANTS
+from actors.mutants import MUTANTS
 from sim.cli.style import console
+from sim.explore.breaks import BREAKS
 from sim.textout import listed
 
 

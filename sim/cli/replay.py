@@ -15,7 +15,7 @@ import click
 
 from sim.choices import MAX_SEED, STRATEGIES, ScheduleDiverged
 from sim.cli.args import check_mutants, load_world, parse_faults, repro_command
-from sim.cli.outfiles import check_outputs, write_output
+from sim.cli.files.outfiles import check_outputs, write_output
 from sim.cli.schedules import _read_schedule as _read_schedule
 from sim.cli.schedules import branch_schedule, moment_schedule
 from sim.cli.schedules import scenario_for as scenario_for
@@ -36,7 +36,7 @@ def format_for(trace_out: str | None) -> str:
     """The format a trace file's name asks for: text on stdout, or a device (/dev/null); a
     file with another extension (or none) needs ``--format``."""
     if not trace_out or trace_out.startswith("/dev/"):
-        return "text"  # an empty name is refused as such (sim/cli/outfiles.py)
+        return "text"  # an empty name is refused as such (sim/cli/files/outfiles.py)
     suffix = os.path.splitext(trace_out)[1].lower()
     if suffix not in _EXTENSIONS:
         _bad_input(f"--trace-out: {trace_out}: cannot tell the format from "

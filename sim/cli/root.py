@@ -25,8 +25,8 @@ from sim.cli.args import check_mutants as _check_mutants
 from sim.cli.args import default_world_path, repro_command
 from sim.cli.args import load_world as _load_world
 from sim.cli.args import parse_faults as _parse_faults
+from sim.cli.files.outfiles import check_folder, check_outputs, write_output
 from sim.cli.lazy import LazyGroup
-from sim.cli.outfiles import check_folder, check_outputs, write_output
 from sim.cli.style import CUT_SHORT, INTERRUPTED, console
 from sim.cli.style import bad_input as _bad_input
 from sim.textout import counted, dump_json

@@ -4,7 +4,7 @@ sweep summary of ``--json``.
 
 A shrunk failure is saved as an ordinary scenario (docs/scenarios.md) whose ``[replay] choices``
 replay the small run; ``handoff replay --scenario FILE`` shows it failing, and ``handoff run FILE``
-checks it against its expectations (see sim/explore/shrink.py for what those are).
+checks it against its expectations (see sim/explore/shrinking/shrink.py for what those are).
 """
 
 from __future__ import annotations
@@ -20,13 +20,19 @@ import click
 from sim.choices import STRATEGIES, ScheduleDiverged
 from sim.cli.args import check_mutants as _check_mutants
 from sim.cli.args import parse_faults as _parse_faults
-from sim.cli.outfiles import check_outputs
-from sim.cli.outfiles import write_output as _write
+from sim.cli.files.outfiles import check_outputs
+from sim.cli.files.outfiles import write_output as _write
 from sim.cli.schedules import branch_schedule as branch_schedule
 from sim.cli.schedules import scenario_for
 from sim.cli.style import bad_input as _bad_input
 from sim.explore import sweeps as explore_mod
-from sim.explore.shrink import DEFAULT_MAX_RUNS, NothingToShrink, NotReproduced, Shrunk, shrink
+from sim.explore.shrinking.shrink import (
+    DEFAULT_MAX_RUNS,
+    NothingToShrink,
+    NotReproduced,
+    Shrunk,
+    shrink,
+)
 from sim.explore.tally import Tally
 from sim.html.report import failure_page, timeline_path
 from sim.scenario.write import dumps

@@ -22,7 +22,7 @@ import click
 from click.exceptions import NoArgsIsHelpError
 
 from actors.errors import InputError, one_line
-from sim.cli.io import guarded_output
+from sim.cli.files.io import guarded_output
 
 # Exit statuses beyond 0, 1 and 2 (docs/inputs.md#exit-status): a sweep whose Dask cluster went
 # away, and Ctrl-C (128 + SIGINT, as shells report it).

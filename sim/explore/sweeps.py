@@ -3,7 +3,7 @@
 Results are collected in seed order, so a parallel sweep reports exactly what a serial one does.
 A sweep may also branch from a moment (SIM-11): every seed keeps a recorded schedule's first
 choices and draws the rest itself. Failing seeds can be shrunk in the same pool
-(sim/explore/shrink.py).
+(sim/explore/shrinking/shrink.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from sim.explore.seed import crash_message as crash_message
 from sim.explore.seed import run_digest as run_digest
 from sim.explore.seed import run_seed as run_seed
 from sim.explore.seed import run_seeds
-from sim.explore.shrink import Shrunk, shrink
+from sim.explore.shrinking.shrink import Shrunk, shrink
 
 
 def sweep_digest(outcomes: Sequence[SeedOutcome]) -> str:

@@ -15,7 +15,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from actors.mutants import BREAKS
+from sim.explore.breaks import BREAKS
 from sim.explore.sweeps import CRASH, SeedOutcome, Sweep
 from sim.html.timeline import to_html, with_schedule_out
 from sim.scenario import Scenario

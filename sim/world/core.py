@@ -389,12 +389,11 @@ class World:
         if event.fault in ("history-read", "abort", "cleanup", "archive-read", "status",
                            "compact", "steer"):
             assert child is not None  # the loader requires it
-            requester = next(c.requester for c in self.scenario.children if c.id == child)
+            spec = next(c for c in self.scenario.children if c.id == child)
+            requester = spec.requester
             if event.fault == "steer":
-                spec = next(c for c in self.scenario.children if c.id == child)
-                self.desk.steer(event.at_ms, spec, event.run_ms,
-                                event.reply or STEERED_REPLY.format(child=child), event.caller)
-                return
+                reply = event.reply or STEERED_REPLY.format(child=child)
+                return self.desk.steer(event.at_ms, spec, event.run_ms, reply, event.caller)
             if event.fault == "abort":
                 self._schedule_abort(event.at_ms, requester, child, event.caller)
                 return
@@ -446,7 +445,6 @@ class World:
 
     def _send_at(self, at_ms: int, child: ChildSpec, message: Control) -> None:
         self.desk.control(at_ms, f"{type(message).__name__} {child.id}", child.requester, message)
-
 
 
 __all__ = ["RunResult", "run"]

@@ -23,7 +23,7 @@ class RunResult:
     end_ms: int
     violations: tuple[Violation, ...]
     runs: tuple[RunRecord, ...]
-    # Spans of related choices (one drawn child), for the shrinker (sim/explore/shrink.py), as
+    # Spans of related choices (one drawn child), for the shrinker (shrinking/shrink.py), as
     # the chooser left them (``Chooser.span_marks``): :attr:`spans` counts their ranges when
     # read, which a sweep never does (~0.8 % of a default-world seed's bytecodes).
     span_marks: tuple[Span | SpanMark, ...] = ()

@@ -10,7 +10,7 @@ from sim.bench import command as bench
 from sim.bench.micro import kernel_messages_per_second, trio_messages_per_second
 from sim.bench.shrinks import QUICK_SHRINKS
 from sim.cli.root import main
-from sim.explore.shrink import DEFAULT_MAX_RUNS
+from sim.explore.shrinking.shrink import DEFAULT_MAX_RUNS
 
 
 def test_message_loops_count_what_they_claim() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sim import scenario
 from sim.explore.reaches import MAX_REACHES, ProbeTally
-from sim.explore.shrink import shrink
+from sim.explore.shrinking.shrink import shrink
 from sim.scenario.write import dumps
 from sim.world import core as world
 from tests.conftest import SCENARIOS

@@ -21,7 +21,7 @@ from actors.mutants import MUTANTS
 from sim import scenario
 from sim.choices import Chooser
 from sim.cli.root import main
-from sim.explore.shrink import NothingToShrink, shrink, streams_of
+from sim.explore.shrinking.shrink import NothingToShrink, shrink, streams_of
 from sim.explore.sweeps import Sweep, sweep
 from sim.scenario.write import dumps
 from sim.world import core as world
@@ -436,7 +436,7 @@ def test_every_scenario_survives_being_written_back(path: Path) -> None:
 # the 74th wide child's send is refused for good, then it corrects its answer and the mutant's
 # row stays "delivered"), and give-up-correction-sent, seed 212 (1,971 records, 80 of its 89
 # children wide). They shrink tenfold because the shrinker can leave wide children out and takes
-# the fault choices about a dropped child with it (sim/explore/shrink_wide.py), so the refusal
+# the fault choices about a dropped child with it (shrinking/shrink_wide.py), so the refusal
 # still strikes the 74th child's send with the 73 before it gone. findings-rerendered, seed 2759
 # (631 records), needs a drawn child dropped together with the fault choices about it.
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""Shrinking a wide batch (sim/explore/shrink_wide.py): the optional choice that leaves a wide
+"""Shrinking a wide batch (shrinking/shrink_wide.py): the optional choice that leaves a wide
 child out (never made by a free run), the fault choices about a dropped child going with it, and
 the shrinker's pass that leaves wide children out."""
 
@@ -8,8 +8,8 @@ import attrs
 
 from sim import scenario
 from sim.choices import Chooser
-from sim.explore.shrink import _Shrinker, streams_of
-from sim.explore.shrink_wide import kept_slots, wide_slots, without_wide
+from sim.explore.shrinking.shrink import _Shrinker, streams_of
+from sim.explore.shrinking.shrink_wide import kept_slots, wide_slots, without_wide
 from sim.explore.streams import Streams, _stream
 from sim.world import core as world
 from sim.world.turns import WIDE_CHILDREN, WIDE_DROP

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from sim.cli import outfiles
+from sim.cli.files import outfiles
 from sim.cli.root import main
 from tests.hostile.proc import handoff
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from sim import scenario
 from sim.cli.root import main
-from sim.explore.shrink import shrink
+from sim.explore.shrinking.shrink import shrink
 from sim.world import core as world
 from sim.world.draws import features as world_features
 

@@ -1,4 +1,4 @@
-"""The shrinker's machinery, under its passes (sim/explore/shrink.py lists them): running a
+"""The shrinker's machinery, under its passes (shrinking/shrink.py lists them): running a
 candidate (cached, counted against the budget), judging it smaller, and the edits every pass
 builds on.
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from sim.explore.shrinker import ShrinkerCore
+from sim.explore.shrinking.shrinker import ShrinkerCore
 
 BLOCK_SIZES = (8, 4, 2, 1)
 # Scripted times are lowered in whole seconds when they are whole seconds: a saved scenario reads

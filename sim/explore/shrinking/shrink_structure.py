@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import attrs
 
-from sim.explore.shrink_wide import WIDE_BLOCKS, about, cut, kept_slots, without_wide
-from sim.explore.shrinker import ShrinkerCore
+from sim.explore.shrinking.shrink_wide import WIDE_BLOCKS, about, cut, kept_slots, without_wide
+from sim.explore.shrinking.shrinker import ShrinkerCore
 from sim.world.draws.workload import CHILD_SPAN
 
 # The swarm's per-run draws (sim/world/draws/features.py): index 1 turns a feature on.

@@ -10,7 +10,7 @@ closed when the command started (``>&-``), once the command writes to it. A stan
 cannot be written (``2>/dev/full``, closed) is dropped and changes nothing: the command's own
 exit status stands. Afterwards the stream's descriptor points at ``/dev/null``, so what it
 still holds goes nowhere instead of into a second error at exit. Output files (``--trace-out``...)
-are written by ``sim.cli.outfiles.write_output``, which reports the same way with the file's name;
+are written by ``files.outfiles.write_output``, which reports the same way with the file's name;
 input files are read bounded by ``actors.inputs.files``.
 """
 

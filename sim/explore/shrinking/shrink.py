@@ -8,18 +8,18 @@ every edit is a valid run, and an edit to one subsystem's list does not shift an
 in three tiers, each tier repeated while it helps, all three until none does or the run budget
 is spent:
 
-1. structure (sim/explore/shrink_structure.py): turn swarm features off, leave children of a
-   wide batch out (with the fault choices about them: sim/explore/shrink_wide.py), drop a drawn
+1. structure (shrinking/shrink_structure.py): turn swarm features off, leave children of a
+   wide batch out (with the fault choices about them: shrinking/shrink_wide.py), drop a drawn
    child whole (its span of choices, the fault choices about it and one from ``[workload]
    children``; a child with children of its own first with its whole subtree), drop a scripted
    child (with the timeline entries naming it), drop a timeline entry, drop a fault kind (with
    its choices), reach sessions without a channel;
-2. shorten the run (sim/explore/shrink_choices.py): heal faults earlier, end the run earlier,
+2. shorten the run (shrinking/shrink_choices.py): heal faults earlier, end the run earlier,
    bring scripted times (spawns, timeline instants, delays) down;
 3. choices, in each subsystem's list: delete blocks of 8, 4, 2 and 1 choices, set blocks to 0,
    lower single values by binary search towards 0.
 
-When none helps, the structural tier runs once more with deep deletions (sim/explore/shrinker.py
+When none helps, the structural tier runs once more with deep deletions (shrinking/shrinker.py
 ``_drop``: a dropped child together with one choice drawn about it outside its span, such as
 the chance that it opened a turn of its own); if that helps, all three tiers run again.
 
@@ -40,9 +40,9 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from sim.choices import Schedule
-from sim.explore.shrink_choices import ChoicePasses
-from sim.explore.shrink_structure import StructurePasses
-from sim.explore.shrinker import BudgetSpent, Outcome
+from sim.explore.shrinking.shrink_choices import ChoicePasses
+from sim.explore.shrinking.shrink_structure import StructurePasses
+from sim.explore.shrinking.shrinker import BudgetSpent, Outcome
 from sim.explore.streams import Streams as Streams
 from sim.explore.streams import _total, _without_trailing_zeros
 from sim.explore.streams import streams_of as streams_of
