@@ -24,7 +24,7 @@ for package in (sim, actors):
 for name in ("rich.progress", "rich.table", "rich.console", "ctypes", "concurrent.futures.process",
              "multiprocessing.popen_fork", "multiprocessing.queues", "multiprocessing.synchronize",
              "encodings.idna", "encodings.utf_16_le", "encodings.utf_16", "tempfile",
-             "importlib.metadata"):
+             "importlib.metadata", "importlib.readers", "importlib.resources.readers"):
     importlib.import_module(name)
 
 from sim.world import core  # noqa: E402
