@@ -35,6 +35,7 @@ from actors.child.output import (
     text_of,
 )
 from actors.child.receipts import later_receipts
+from actors.child.restart import LOST_CONTEXT_ERROR, RestartGate
 from actors.child.steps import KILLED_ERROR as KILLED_ERROR
 from actors.child.steps import step_chunks, token_usage, tool_events, transcript_messages
 from actors.child.store import ChildStore
@@ -138,8 +139,10 @@ async def run_child(
     port: Port, spec: ChildSpec, run_id: str, child_key: str, store: ChildStore,
     scope: trio.CancelScope, mutants: frozenset[str] = frozenset(), lane: Lane | None = None,
     queued: bool = False, sessions: SessionQueue | None = None, session_queued: bool = False,
+    restarts: RestartGate | None = None,
 ) -> None:
     port.emit(events.ChildStarted(run_id, spec.id, spec.encoding))
+    gate = restarts or RestartGate()  # Gateway restarts interrupt its streaming (§c18)
     session = _Session(port, run_id)
     encoding = Encoding(spec.encoding)
     loop = AgentLoop(encoding=encoding, id_prefix=f"{run_id}-msg")
@@ -189,10 +192,17 @@ async def run_child(
         remaining = round(step.duration_ms * fraction)
         if budget is not None:
             remaining = min(remaining, started + budget - port.now_ms)
-        await port.sleep(max(0, remaining))
+        await gate.sleep(port, run_id, spec.requester, spec.expects_completion,
+                         max(0, remaining), feed_until, paused)
         feed_until(port.now_ms)
 
-    with scope:
+    def paused(down_ms: int) -> None:
+        """The Gateway was down this long: no run time passed (its clock and deadline move)."""
+        nonlocal started
+        started += down_ms
+        state.t0_ms += down_ms
+
+    with scope, gate.guard() as lost:
         waiting = queued or session_queued
         if session_queued:
             # Waiting for the session's earlier run to end (actors/nesting/session_queue.py); then
@@ -259,6 +269,8 @@ async def run_child(
         elif loop.in_turn:
             session.append(loop.end_turn())
     aborted = scope.cancelled_caught
+    if lost.caught:  # recovery found its execution context gone (reference §c18)
+        session.append(loop.cancel("disposed"))
     if aborted:
         port.probe("child.aborted")
         feed_until(port.now_ms)
@@ -304,6 +316,8 @@ async def run_child(
     status: OutcomeStatus
     if aborted:
         status, error, text = OutcomeStatus.ERROR, KILLED_ERROR, None
+    elif lost.caught:
+        status, error, text = OutcomeStatus.ERROR, LOST_CONTEXT_ERROR, None
     elif timed_out:
         # A plain timeout has no error of its own; its label reads "timed out" (reference §c6).
         status, error = OutcomeStatus.TIMEOUT, None

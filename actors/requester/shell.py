@@ -44,7 +44,6 @@ from actors.messages import (
 from actors.mutants import (
     MUTANT_KILL_ANNOUNCED,
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN,
-    MUTANT_PRIVATE_AFTER_RESET,
     MUTANT_RESET_KEEPS_CHILDREN,
     MUTANT_RESET_SPARES_GRANDCHILDREN,
     MUTANT_SESSION_QUEUE_OFF,
@@ -60,9 +59,10 @@ from actors.private.rules import spawn_refusal as private_refusal
 from actors.records.keys import is_subagent
 from actors.records.run_record import DeliverySuppressed, RunRecord
 from actors.records.send_error import SendError
+from actors.requester import notices
 from actors.requester.session import Receipt, SessionCore, child_session_key
 from actors.requester.store import RequesterStore
-from actors.requester.turns import receive_wake, turn_act
+from actors.requester.turns import other_incarnation, receive_wake, turn_act
 from actors.requester.waves import receive_wave_wake
 from actors.runtime import Port
 from actors.states import DeliveryStatus
@@ -83,6 +83,7 @@ async def run_requester(
     owners: Sequence[str] = (DEFAULT_OWNER,),
     limits: SpawnLimits = NO_LIMITS, lane: Lane | None = None,
     reply_mode: ReplyMode = ReplyMode.AUTO, sessions: SessionQueue | None = None,
+    restarts: notices.RestartGate | None = None,  # Gateway restarts, notices owed (§c18)
 ) -> None:
     core = SessionCore(session_key, mutants=mutants)
     turns = TurnCore(session_key, reply_mode)
@@ -211,7 +212,7 @@ async def run_requester(
                                session_queued: bool = behind is not None) -> None:
                     try:
                         await run_child(child_port, spec, run_id, key, store, scope, mutants,
-                                        lane, queued, sessions, session_queued)
+                                        lane, queued, sessions, session_queued, restarts)
                     finally:
                         alive.discard(child_port.name)
 
@@ -279,7 +280,7 @@ async def run_requester(
                 # A batch wake resumes the yielded turn (actors/requester/turns.py).
                 port.send(addresses.GATEWAY, attrs.evolve(receive_wake(
                     port, turns, core, message, store, mutants), dispatch=message.dispatch))
-            elif isinstance(message, Completion) and _other_incarnation(message, turns, mutants):
+            elif isinstance(message, Completion) and other_incarnation(message, turns, mutants):
                 # PRV-3: a private result bound to an earlier incarnation (a reset or delete
                 # raced its hand-off) never enters this one; unanswered, the delivery actor's
                 # next try finds the binding gone and closes it.
@@ -288,6 +289,7 @@ async def run_requester(
             elif isinstance(message, Completion):
                 ack, verdict = core.receive_completion(message, port.now_ms)
                 if ack.accepted:
+                    notices.before_completion(port, restarts, message.run_id)
                     entry = core.transcript[-1]
                     replaced = entry.replaces
                     if replaced is not None:
@@ -318,6 +320,8 @@ async def run_requester(
                     port.emit(events.CompletionDuplicate(message.run_id, message.key,
                                                          message.ended_at_ms, verdict.value))
                 port.send(addresses.GATEWAY, ack)
+            elif isinstance(message, notices.MESSAGES):
+                notices.on_notice(port, restarts, store, session_key, message)
             elif isinstance(message, TranscriptMirror):
                 # A tagged mirror of what the channel received (DEL-8): history only; it never
                 # stands for the keyed input itself.
@@ -440,11 +444,3 @@ def _own_run(store: RequesterStore, sessions: SessionQueue | None, session_key: 
     it cannot spawn), else its latest run."""
     holder = None if sessions is None else sessions.holder(session_key)
     return store.latest_run(session_key) if holder is None else store.get(holder)
-
-
-def _other_incarnation(completion: Completion, turns: TurnCore, mutants: frozenset[str]) -> bool:
-    if not completion.private or completion.incarnation is None:
-        return False
-    if MUTANT_PRIVATE_AFTER_RESET in mutants:
-        return False  # the bug: whatever incarnation the session is in takes it
-    return completion.incarnation != turns.incarnation or turns.deleted
