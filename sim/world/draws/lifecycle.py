@@ -96,6 +96,9 @@ RESTART_SHARE = 0.3
 RESTART_DOWN_S = (1, 30)
 RESTART_LOST_SHARE = 0.25
 RESTART_NOTICE_FAILS = 3
+# The share of restarts aimed within this long (ms) before the drawn child's planned end.
+RESTART_NEAR_END_SHARE = 0.4
+RESTART_NEAR_END_MS = 5000
 
 
 def draw_gateway_restart(chooser: Chooser, plan: FaultPlan, children: Sequence[ChildSpec],
@@ -106,6 +109,10 @@ def draw_gateway_restart(chooser: Chooser, plan: FaultPlan, children: Sequence[C
         return
     child = children[chooser.choose(RESTART_STREAM, len(children))]
     at_ms = child.spawn_at_ms + chooser.choose(RESTART_STREAM, max(1, child.run_ms))
+    if chooser.chance(RESTART_STREAM, RESTART_NEAR_END_SHARE):
+        # Just before its end: resumed, it ends soon, often before a failed notice's retry.
+        at_ms = max(child.spawn_at_ms, child.spawn_at_ms + child.run_ms
+                    - chooser.choose(RESTART_STREAM, RESTART_NEAR_END_MS))
     low, high = RESTART_DOWN_S
     down_ms = 1000 * (low + chooser.choose(RESTART_STREAM, high - low + 1))
     desk.schedule(at_ms, down_ms, notice_fails=chooser.choose(RESTART_STREAM,
