@@ -136,4 +136,4 @@ class RestartGate:
 
 def notice_retry_ms(attempt: int) -> int:
     """How long after failed attempt ``attempt`` (1, 2, ...) the notice is tried again."""
-    return min(NOTICE_RETRY_CAP_MS, NOTICE_RETRY_MS * 2 ** (attempt - 1))
+    return min(NOTICE_RETRY_CAP_MS, NOTICE_RETRY_MS << min(attempt - 1, 8))
