@@ -7,7 +7,7 @@ and restarts when the Gateway is back; every child run streaming at that instant
 What the restart lost is a fault, decided here and recorded as asked (``world.gateway-restart``:
 when the Gateway is back, the runs whose context is lost, how many resumed notices will fail),
 never read back from the model: a scenario names the children whose context is lost, the default
-world draws it per interrupted run on a stream of its own (``aim:gateway-restart``). Each failed
+world draws it per interrupted run on a stream of its own (``aim:restart``). Each failed
 notice attempt is recorded as it strikes (``world.notice-fail``).
 """
 
@@ -25,7 +25,7 @@ from sim.faults.plan import FaultPlan, TimelineEvent
 from sim.kernel import Kernel
 
 # The stream the default world's restart draws are made on (sim/world/draws/lifecycle.py).
-RESTART_STREAM = "aim:gateway-restart"
+RESTART_STREAM = "aim:restart"
 
 
 class RestartDesk:

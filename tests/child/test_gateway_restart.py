@@ -126,6 +126,8 @@ def test_an_outage_moves_a_deadline_on() -> None:
     assert moved_deadline(0, 30_000, [(20_000, 35_000)]) == 45_000
     assert moved_deadline(10_000, 40_000, [(0, 15_000)]) == 45_000  # started while down
     assert moved_deadline(0, 30_000, [(31_000, 40_000)]) == 30_000  # after it: no move
+    # recorded before the run's end at the deadline's very instant: it interrupted the run
+    assert moved_deadline(0, 30_000, [(30_000, 40_000)]) == 40_000
     # the first outage moves the deadline into the second, which moves it again
     assert moved_deadline(0, 30_000, [(40_000, 45_000), (20_000, 35_000)]) == 50_000
 
@@ -141,3 +143,24 @@ def test_run_timeout_counts_no_outage_and_catches_one_counted() -> None:
     assert (end.data["status"], end.t_ms) == ("timeout", 55_000)  # 40 s of run time + 15 s
     without = [r for r in result.trace.records if r.kind != "world.gateway-restart"]
     assert any(writer in v.message for v in run_timeout(without))
+
+
+def test_two_restarts_one_while_the_gateway_is_down() -> None:
+    """A second restart while the Gateway is still down keeps it down until the later return;
+    a context lost by the first stays lost; each kept run still resumes once, noticed once."""
+    text = (SCENARIOS / "gateway-restart.toml").read_text()
+    text = text.replace("[expect]", '[[timeline]]\nat = 30\nevent = "gateway-restart"\n'
+                        'restart_after = 20\n\n[[timeline]]\nat = 65\n'
+                        'event = "gateway-restart"\nrestart_after = 5\n\n[expect]', 1)
+    result = world.run(scenario.loads(text, "two-restarts.toml"))
+    assert result.violations == ()
+    records = result.trace.records
+    writer, lost = _run_of(result, "writer"), _run_of(result, "lost")
+    ends = {r.data["run_id"]: r for r in records if r.kind == "child.end"}
+    assert (ends[lost].t_ms, ends[lost].data["error"]) == (50_000, LOST_CONTEXT_ERROR)
+    # 20 s of run time before the first restart, 30 s down, back at 50 s, interrupted again
+    # at 65 s (35 s of run time), down 5 s: the last 25 s run from 70 s.
+    assert ends[writer].t_ms == 95_000
+    resumed = [r.data["restart"] for r in records
+               if r.kind == "child.resumed" and r.data["run_id"] == writer]
+    assert resumed == [2, 3]

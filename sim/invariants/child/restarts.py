@@ -47,9 +47,11 @@ def restart_resumes(trace: Sequence[Record]) -> list[Violation]:
     required: dict[str, bool] = {}
     started: dict[str, None] = {}  # runs started and not ended, in start order
     ended: dict[str, Record] = {}
-    # run id -> (restart number, restart record, context lost) of the latest restart that
-    # interrupted it
-    hit: dict[str, tuple[int, Record, bool]] = {}
+    # run id -> (restart number, restart record, context lost, Gateway back) of the latest
+    # restart that interrupted it: its context lost by any restart that interrupted it, the
+    # Gateway back at the latest of the returns announced so far
+    hit: dict[str, tuple[int, Record, bool, int]] = {}
+    back = 0
     resumed: dict[tuple[str, int], Record] = {}
     noticed: dict[tuple[str, int], Record] = {}
     restarts = 0
@@ -58,8 +60,10 @@ def restart_resumes(trace: Sequence[Record]) -> list[Violation]:
         kind, data = r.kind, r.data
         if kind == "world.gateway-restart":
             restarts += 1
+            back = max(back, data["back_ms"])
             for run_id in started:
-                hit[run_id] = (restarts, r, run_id in data["lost"])
+                lost = run_id in data["lost"] or (run_id in hit and hit[run_id][2])
+                hit[run_id] = (restarts, r, lost, back)
             continue
         run_id = data["run_id"]
         if kind == "spawn":
@@ -76,7 +80,7 @@ def restart_resumes(trace: Sequence[Record]) -> list[Violation]:
             started.pop(run_id, None)
             violations += _end(r, hit.get(run_id), run_id in killed)
         elif kind == "child.resumed":
-            number, _, lost = hit.get(run_id, (0, r, False))
+            number, _, lost, _ = hit.get(run_id, (0, r, False, 0))
             if number == 0 or lost:
                 violations.append(_fail(
                     f"{run_id} was resumed, though " + ("no Gateway restart interrupted it"
@@ -105,7 +109,8 @@ def actor_name(r: Record) -> str:
     return r.actor.removeprefix("requester:")
 
 
-def _end(end: Record, at: tuple[int, Record, bool] | None, killed: bool) -> list[Violation]:
+def _end(end: Record, at: tuple[int, Record, bool, int] | None,
+         killed: bool) -> list[Violation]:
     """A run's end, read against the latest restart that interrupted it (if any)."""
     run_id, error = end.data["run_id"], end.data["error"]
     if at is None:
@@ -113,8 +118,7 @@ def _end(end: Record, at: tuple[int, Record, bool] | None, killed: bool) -> list
             return [_fail(f"{run_id} ended {LOST_CONTEXT!r}, though no Gateway restart "
                           "interrupted it", end.seq)]
         return []
-    number, restart, lost = at
-    back = restart.data["back_ms"]
+    number, restart, lost, back = at
     if lost:
         if killed and end.t_ms < back:
             return []  # a kill while the Gateway was down ended it first
@@ -133,7 +137,7 @@ def _end(end: Record, at: tuple[int, Record, bool] | None, killed: bool) -> list
     return []
 
 
-def _notice(notice: Record, at: tuple[int, Record, bool] | None, required: bool,
+def _notice(notice: Record, at: tuple[int, Record, bool, int] | None, required: bool,
             noticed: dict[tuple[str, int], Record]) -> list[Violation]:
     run_id = notice.data["run_id"]
     if notice.data["text"] != RESUMED_NOTICE:

@@ -34,9 +34,11 @@ def deadline_budget_ms(run_timeout_seconds: float | None, timeout_ms: int | None
 
 
 def moved_deadline(start: int, deadline: int, outages: Sequence[tuple[int, int]]) -> int:
-    """``deadline`` moved on by each outage (from, back) that overlaps the run before it."""
+    """``deadline`` moved on by each outage (from, back) that overlaps the run before it. Only
+    outages recorded before the run's end are given, so one that came at the very instant of
+    the deadline found the run still going (it was interrupted before its deadline fell)."""
     for down, back in sorted(outages):
-        if down < deadline and back > start:
+        if down <= deadline and back > start:
             deadline += back - max(down, start)
     return deadline
 
