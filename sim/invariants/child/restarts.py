@@ -57,7 +57,10 @@ def restart_resumes(trace: Sequence[Record]) -> list[Violation]:
     restarts = 0
     violations: list[Violation] = []
     for r in records:
-        kind, data = r.kind, r.data
+        kind = r.kind
+        if kind not in _KINDS:
+            continue
+        data = r.data
         if kind == "world.gateway-restart":
             restarts += 1
             back = max(back, data["back_ms"])
