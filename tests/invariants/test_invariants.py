@@ -268,14 +268,14 @@ def test_history_bounds_catches_uncut_fields(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_history_bounds_catches_tool_messages_leaking(monkeypatch: pytest.MonkeyPatch) -> None:
-    import actors.requester.shell
+    import actors.requester.reads
 
-    original = actors.requester.shell.sessions_history
+    original = actors.requester.reads.sessions_history
 
     def with_tools(*args: Any, **kwargs: Any) -> actors.history.HistoryResult:
         return original(*args, **{**kwargs, "include_tools": True})
 
-    monkeypatch.setattr(actors.requester.shell, "sessions_history", with_tools)
+    monkeypatch.setattr(actors.requester.reads, "sessions_history", with_tools)
     result = _run("sessions-history.toml")
     assert any("tool message without includeTools" in v.message for v in result.violations)
 
