@@ -73,12 +73,12 @@ def spawn(req: Requester, message: Spawn) -> None:
 
 def _admitted(req: Requester, message: Spawn) -> tuple[RunRecord | None, str] | None:
     """The spawn's own run (a nested session's run in progress) and its child session key, or
-    None when it is over_limit (traced): by the private rules or by the spawn limits."""
+    None when it is refused (traced): by the private rules or by the spawn limits."""
     spec = message.child
     invalid = private_refusal(spec.completion_target, spec.options,
                               spec.expects_completion)
-    if invalid is not None:  # PRV-4: over_limit before dispatch, nothing registered
-        req.port.probe("private.spawn-over_limit")
+    if invalid is not None:  # PRV-4: refused before dispatch, nothing registered
+        req.port.probe("private.spawn-refused")
         req.port.emit(events.SpawnRefused(spec.id, req.session_key, invalid))
         return None
     # A nested session spawns from its run in progress (the run it belongs to):
@@ -92,9 +92,9 @@ def _admitted(req: Requester, message: Spawn) -> tuple[RunRecord | None, str] | 
     over_limit = None if message.replaces is not None else spawn_refusal(
         req.limits, req.session_key, running, active, req.mutants)
     key = child_session_key(req.session_key, spec.session or spec.id)
-    probe = ("requester.spawn-over_limit-not-running" if not running else
-             "requester.spawn-over_limit-depth" if over_limit and "depth" in over_limit else
-             "requester.spawn-over_limit-children")
+    probe = ("requester.spawn-refused-not-running" if not running else
+             "requester.spawn-refused-depth" if over_limit and "depth" in over_limit else
+             "requester.spawn-refused-children")
     if over_limit is not None:
         req.port.probe(probe)
         req.port.emit(events.SpawnRefused(spec.id, req.session_key, over_limit))
