@@ -91,7 +91,7 @@ def start_attempt(core: Core, active: Active, now_ms: int) -> list[Effect]:
         # no send was refused, so there is nothing to warn with.
         concrete = active.concrete_error
         return effects + retry_later(core, active, concrete or REQUESTER_UNAVAILABLE,
-                                           now_ms, warn=concrete is not None)
+                                     now_ms, warn=concrete is not None)
     if record.claim_phase not in ACTIVE_CLAIMS:
         effects.append(core._persist(active, ClaimMoved(ClaimPhase.RESERVED, active.key,
                                                         record.receipt_at_ms)))
@@ -132,7 +132,7 @@ def send_try(core: Core, active: Active, now_ms: int) -> list[Effect]:
 
 
 def try_failed(core: Core, active: Active, chain: SendError, now_ms: int,
-                answered: bool = True) -> list[Effect]:
+               answered: bool = True) -> list[Effect]:
     record = active.record
     error_class = retry.classify(chain)
     error = chain.text()
@@ -156,12 +156,12 @@ def try_failed(core: Core, active: Active, chain: SendError, now_ms: int,
         if chain.cause is not None:
             core._probe("delivery.wrapped-permanent-error")
         return effects + give_up(core, active, GiveUpReason.PERMANENT_FAILURE, error,
-                                           now_ms)
+                                 now_ms)
     if error_class is retry.ErrorClass.SENT:
         # Part of it already reached the platform: never resent (DEL-10, DEL-11).
         core._probe("delivery.sent-before-error")
         return effects + give_up(core, active, GiveUpReason.SENT_BEFORE_ERROR, error,
-                                           now_ms)
+                                 now_ms)
     if error_class is retry.ErrorClass.TRANSIENT:
         wait = retry.transport_wait_ms(active.failed_tries)
         if wait is not None:
@@ -170,14 +170,14 @@ def try_failed(core: Core, active: Active, chain: SendError, now_ms: int,
         core._probe("delivery.transient-retries-exhausted")
         if mutants.MUTANT_GIVE_UP_AFTER_TRIES in core._mutants:
             return effects + give_up(core, active, GiveUpReason.PERMANENT_FAILURE, error,
-                                           now_ms)
+                                     now_ms)
     else:
         core._probe("delivery.unclassified-error")
     return effects + retry_later(core, active, warned, now_ms)
 
 
 def retry_later(core: Core, active: Active, error: str, now_ms: int,
-                 warn: bool = True) -> list[Effect]:
+                warn: bool = True) -> list[Effect]:
     """Retryable announce outcome: the registry loop waits its backoff, then tries again;
     the wait never runs past the expiry deadline, where the next attempt gives up on time.
     ``error`` is persisted and, with ``warn``, is the blocked-completion warning's (DEL-9)."""
@@ -202,7 +202,7 @@ def retry_later(core: Core, active: Active, error: str, now_ms: int,
 
 
 def give_up(core: Core, active: Active, reason: GiveUpReason, error: str | None,
-             now_ms: int) -> list[Effect]:
+            now_ms: int) -> list[Effect]:
     record = active.record
     del core._active[record.run_id]
     # A completed ok child keeps its payload for an operator redrive (suspended); anything

@@ -155,7 +155,7 @@ def acked(core: Core, active: Active | None, event: Input, now_ms: int) -> list[
         core._probe("delivery.callback-failed-after-handoff")
         if mutants.MUTANT_CALLBACK_FAILURE_UNDELIVERS in core._mutants:
             return attempts.give_up(core, active, GiveUpReason.PERMANENT_FAILURE,
-                                 event.callback_error, now_ms)
+                                    event.callback_error, now_ms)
     del core._active[event.run_id]
     record = active.record
     kind = EvidenceKind.REPLY_SENT

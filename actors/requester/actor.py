@@ -36,8 +36,8 @@ from actors.yields.turns import TurnCore
 
 # Session-control messages and the action each one is (DEL-17).
 CONTROL_ACTIONS: dict[type, str] = {Spawn: "spawn", AbortChild: "abort", HistoryRead: "history",
-                             StatusRead: "status", CleanupSession: "cleanup",
-                             RunHistoryRead: "archive-read", SteerChild: "steer"}
+                                    StatusRead: "status", CleanupSession: "cleanup",
+                                    RunHistoryRead: "archive-read", SteerChild: "steer"}
 
 
 @attrs.define(eq=False)
@@ -79,8 +79,8 @@ def refused(req: Requester, message: Any) -> bool:
         reason = refusal(message.caller, action, req.owners, req.spawners, req.mutants)
         if reason is not None:
             req.port.probe("requester.refused-report" if message.caller.person is None
-                       else "requester.refused-person")
+                           else "requester.refused-person")
             req.port.emit(events.ActionRefused(message.request, action, child_id,
-                                           str(message.caller), reason))
+                                               str(message.caller), reason))
             return True
     return False

@@ -23,7 +23,7 @@ def history_read(req: Requester, message: HistoryRead) -> None:
     for edge in history.edges:
         req.port.probe(edge)
     req.port.emit(events.HistoryServed(message.child_id, message.include_tools,
-                                   history.to_json(), message.limit))
+                                       history.to_json(), message.limit))
 
 
 def cleanup_session(req: Requester, message: CleanupSession) -> None:
@@ -32,7 +32,7 @@ def cleanup_session(req: Requester, message: CleanupSession) -> None:
         return
     run_id, key = req.runs[message.child_id]
     req.port.emit(events.SessionCleaned(message.child_id, run_id, key,
-                                    req.store.delete_session(key)))
+                                        req.store.delete_session(key)))
 
 
 def run_history_read(req: Requester, message: RunHistoryRead) -> None:

@@ -34,16 +34,15 @@ def completion(req: Requester, message: Completion) -> None:
         gone = SendError(f"session not found: {req.session_key}")
         req.port.emit(events.SessionRefused(message.run_id, message.key, gone.to_json()))
         req.port.send(addresses.GATEWAY, SendRejected(message.key, message.run_id, gone,
-                                                    req.session_key, message.dispatch))
+                                                      req.session_key, message.dispatch))
     elif message.source_tool == SETTLE_TOOL and message.turn_run_id is None:
         # An unfrozen wave's settle wake (actors/requester/waves.py).
         req.port.send(addresses.GATEWAY, attrs.evolve(receive_wave_wake(
             req.port, req.turns, req.core, message, req.mutants), dispatch=message.dispatch))
     elif message.turn_run_id is not None:
         # A batch wake resumes the yielded turn (actors/requester/turns.py).
-        req.port.send(addresses.GATEWAY, attrs.evolve(receive_wake(
-            req.port, req.turns, req.core, message, req.store, req.mutants),
-            dispatch=message.dispatch))
+        woken = receive_wake(req.port, req.turns, req.core, message, req.store, req.mutants)
+        req.port.send(addresses.GATEWAY, attrs.evolve(woken, dispatch=message.dispatch))
     elif _other_incarnation(message, req.turns, req.mutants):
         # PRV-3: a private result bound to an earlier incarnation (a reset or delete
         # raced its hand-off) never enters this one; unanswered, the delivery actor's
@@ -64,7 +63,7 @@ def _take(req: Requester, message: Completion) -> None:
             req.port.probe("requester.receipt-superseded")
         # The transcript is durable: its checkpoint of this receipt (DEL-13).
         req.store.record_checkpoint(req.session_key, message.child_session_key,
-                                message.run_id, message.key, message.ended_at_ms)
+                                    message.run_id, message.key, message.ended_at_ms)
         req.port.emit(events.CompletionAccepted(
             message.run_id, message.key, message.status, message.text,
             message.ended_at_ms, message.generation,
@@ -76,7 +75,7 @@ def _take(req: Requester, message: Completion) -> None:
         if req.core.compacted_since(message.key):
             req.port.probe("requester.resend-after-compaction")
         req.port.emit(events.CompletionDuplicate(message.run_id, message.key,
-                                             message.ended_at_ms, verdict.value))
+                                                 message.ended_at_ms, verdict.value))
     req.port.send(addresses.GATEWAY, ack)  # back through the gateway that injected it
 
 
@@ -85,10 +84,10 @@ def recovered_answer(req: Requester, message: RecoveredAnswer) -> None:
     ack, verdict = req.core.receive_completion(message, req.port.now_ms)
     if ack.accepted:
         req.port.emit(events.RecoveredAccepted(message.run_id, message.key,
-                                           message.text))
+                                               message.text))
     else:
         req.port.emit(events.CompletionDuplicate(message.run_id, message.key,
-                                             message.ended_at_ms, verdict.value))
+                                                 message.ended_at_ms, verdict.value))
     req.port.send(addresses.GATEWAY, ack)
 
 
@@ -97,7 +96,7 @@ def transcript_mirror(req: Requester, message: TranscriptMirror) -> None:
     # stands for the keyed input itself.
     if req.core.record_mirror(message, req.port.now_ms):
         req.port.emit(events.MirrorRecorded(message.run_id, message.key,
-                                        len(message.text)))
+                                            len(message.text)))
 
 
 def compact(req: Requester, message: Compact) -> None:

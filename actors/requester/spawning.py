@@ -148,9 +148,9 @@ def _start_run(req: Requester, message: Spawn, own_run: RunRecord | None, key: s
     req.store.register(record)
     req.runs[spec.id] = (run_id, record.child_session_key)
     req.port.emit(events.Spawned(run_id, spec.id, record.child_session_key,
-                             record.child_session_id, req.session_key, record.required,
-                             spec.task, binding.turn_run_id,
-                             binding.incarnation))
+                                 record.child_session_id, req.session_key, record.required,
+                                 spec.task, binding.turn_run_id,
+                                 binding.incarnation))
     if behind is not None:
         req.port.probe("requester.session-queued")
         if req.sessions is not None and behind != req.sessions.holder(key):
