@@ -5,7 +5,8 @@ The oracles sit in one package per subsystem they judge (``delivery``, ``yields`
 modules no oracle owns: ``index`` (the run's records by kind: each oracle walks only the kinds
 it reads), ``observations`` (what was asked, what was refused and how), ``lineage`` (who
 spawned whom, what a kill, reset or delete stopped), ``settled`` (when a run settled).
-:func:`check` classifies a trace's refusals once before the oracles read them.
+:func:`check` groups a trace's records and classifies its refusals once before the oracles
+read them, and drops both once they are done: no oracle keeps anything between runs.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from sim.invariants.gateway.chunk_limits import INVARIANTS as _CHUNK_LIMITS
 from sim.invariants.gateway.mirrors import INVARIANTS as _MIRRORS
 from sim.invariants.gateway.permissions import INVARIANTS as _PERMISSIONS
 from sim.invariants.gateway.routes import INVARIANTS as _ROUTES
+from sim.invariants.index import judging
 from sim.invariants.nesting.findings import INVARIANTS as _FINDINGS
 from sim.invariants.nesting.kills import INVARIANTS as _KILLS
 from sim.invariants.nesting.limits import INVARIANTS as _LIMITS
@@ -67,10 +69,11 @@ BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 def check(trace: Sequence[Record], names: Sequence[str] | None = None) -> list[Violation]:
     selected = ALL if names is None else tuple(BY_NAME[n] for n in names)
-    rejections(trace)  # classify the refusals once; the oracles read them many times over
     violations: list[Violation] = []
-    for invariant in selected:
-        violations += invariant.check(trace)
+    with judging(trace):  # the run's grouping of its records, dropped once judged
+        rejections(trace)  # classify the refusals once; the oracles read them many times over
+        for invariant in selected:
+            violations += invariant.check(trace)
     return violations
 
 
