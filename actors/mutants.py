@@ -79,6 +79,7 @@ MUTANT_WAIT_EARLIER_TURN = "wake-waits-earlier-turn"
 MUTANT_TWO_WAKES = "two-wakes-per-batch"
 MUTANT_WAKE_INTO_BUSY_TURN = "wake-into-busy-turn"
 MUTANT_WAKE_TOKEN_REUSED = "wake-token-reused"
+MUTANT_WAKE_KEEPS_SUSPENDED = "wake-keeps-suspended"
 # Private parent completion (actors/private/rules.py, wired in actors/delivery/table.py and
 # delivery.py).
 MUTANT_PRIVATE_TO_CHANNEL = "private-to-channel"
@@ -374,6 +375,11 @@ MUTANTS: dict[str, str] = {
     MUTANT_HISTORY_FIELD_CUT_AT_LIMIT: (
         "sessions_history cuts a text field of exactly 4,000 UTF-16 units, which fits, as if it "
         "were over the limit: < written for <= at the field cut (FMT-5, reference §c16)"
+    ),
+    MUTANT_WAKE_KEEPS_SUSPENDED: (
+        "a batch wake that carried a member whose own delivery had given up (suspended) is "
+        "taken, but the member's row stays suspended, as if the batch's results were not "
+        "delivered (YLD-2, reference §b, §c12)"
     ),
     MUTANT_FROZEN_CAP_CHARS: (
         "the frozen-result cap counts and cuts characters instead of UTF-8 bytes, so a result of "
