@@ -13,9 +13,10 @@ Read from what the producer produced (``child.end`` at its end time, each ``chil
 with its own), what the requesters took (``requester.accept`` and ``requester.duplicate``: run,
 key and end time) and the registry's rows when the world stopped (``world.rows``). Runs whose
 answer went inside a yield batch's or wave's wake (the wake carries the members' results:
-``wake-message`` judges them) are not judged unless the producer made a newer receipt after the
-wake was last taken (then a new generation of its own must carry it, DEL-12); private runs (their own oracles) and an exact ANNOUNCE_SKIP,
-suppressed on purpose, are not this oracle's; nor is a world stopped before it went quiet.
+``wake-message`` judges them) are not judged, unless the producer made a newer receipt after the
+wake was last taken (a new generation of its own must carry that one, DEL-12). Private runs
+(their own oracles) and an exact ANNOUNCE_SKIP, suppressed on purpose, are not this oracle's;
+nor is a world stopped before it went quiet.
 """
 
 from __future__ import annotations

@@ -23,41 +23,48 @@ from sim.invariants.observations import is_delivery_crash
 from sim.invariants.private.completion import releases
 from sim.trace import Record
 
-# Faults that lose, slow or hold up an acknowledgement on its way back to the delivery process:
-# the registry may never learn that the take landed.
-_ACK_FAULTS = ("send-ambiguous", "ack-slow", "delay")
-
 
 def wake_releases_suspended(trace: Sequence[Record]) -> list[Violation]:
-    """When the world stops quiescent, a run whose latest own send had been refused for good
-    (permanently, or after part of it reached the platform) and never taken, and whose result a
-    settle wake its requester then took carried (a yield's wake with a visible reply, or a
-    wave's), is recorded ``delivered``,
-    unless a newer generation of it was sent since (its own delivery then decides). Not judged,
-    as the registry cannot be told to know better: a correction of the run between the wake's
-    first send (when its findings were rendered) and the take (the wake may carry the older
-    receipt, which releases nothing); a fault on the way back of that wake's answer; a crash
-    of the delivery process after the wake first went out; a give-up by expiry alone (an
-    outsider cannot tell whether a try of the run was still out when the wake was taken)."""
+    """When the world stops quiescent, a run that ended ok, whose latest own send had been
+    refused for good (permanently, or after part of it reached the platform) and never taken,
+    and whose result a settle wake its requester then took carried (a yield's wake with a
+    visible reply, or a wave's), is recorded ``delivered``: unless a newer generation of it was
+    sent since (its own delivery decides then) or an operator dismissed it before the take
+    (its payload released, nothing is left to release). A run that did not end ok failed for
+    good: only a suspended row is released. Not judged, where the registry cannot know
+    better: a correction of the run between the wake's first send (when its findings were
+    rendered) and the take (the wake may carry the older receipt, which releases nothing); a
+    fault on the way back of that wake's answer; a crash of the delivery process after the
+    wake first went out; a give-up by expiry alone (an outsider cannot tell whether a try of
+    the run was still out when the wake was taken)."""
     end = trace[-1] if trace else None
     if end is None or end.kind != "world.end" or end.data["reason"] != "quiescent":
         return []
     gone = _GivenUp(releases(trace))
+    ok: dict[str, bool] = {}  # run -> whether its run ended ok (only an ok one is suspended)
+    dismissed: dict[str, int] = {}  # run -> an operator's first dismissal of it
     corrected: dict[str, list[int]] = {}
-    unsure_keys: set[str] = set()
+    lost: dict[str, list[int]] = {}  # a run or batch -> when an answer of it was held up
     crashes: list[int] = []
     rows: dict[str, str] = {}
-    for r in of_kinds(trace, (*_GivenUp.KINDS, "world.rows")):
+    for r in of_kinds(trace, (*_GivenUp.KINDS, "child.end", "world.rows")):
         gone.see(r)
         kind = r.kind
-        if kind == "gateway.send" and not r.data["key"].startswith("announce:requester-settle:"):
+        if kind == "child.end":
+            ok[r.data["run_id"]] = r.data["status"] == "ok"
+        elif kind == "world.operator" and r.data["action"] == "dismiss" and r.data["run_id"]:
+            dismissed.setdefault(r.data["run_id"], r.t_ms)
+        elif kind == "gateway.send" and not r.data["key"].startswith("announce:requester-settle:"):
             before = gone.latest.get(r.data["run_id"])
             if before is None or before.data["key"] != r.data["key"]:
                 gone.sent(r)  # a new generation: its own delivery decides from now on
         elif kind == "child.correction":
             corrected.setdefault(r.data["run_id"], []).append(r.t_ms)
-        elif kind == "fault" and r.data.get("kind") in _ACK_FAULTS and "key" in r.data:
-            unsure_keys.add(r.data["key"])
+        elif kind == "fault" and (r.data.get("kind") in ("send-ambiguous", "ack-slow") or (
+                r.data.get("kind") == "delay" and r.data.get("message") == "CompletionAck")) \
+                and "run_id" in r.data:
+            # (A wake's answer names its batch as the run.)
+            lost.setdefault(r.data["run_id"], []).append(r.t_ms)
         elif is_delivery_crash(r):
             crashes.append(r.t_ms)
         elif kind == "world.rows":
@@ -68,8 +75,9 @@ def wake_releases_suspended(trace: Sequence[Record]) -> list[Violation]:
         # A yield's wake taken with no visible reply is retried when it needs one (no private
         # member); an outsider cannot tell which, so only a wave's or a visible one is judged.
         needs_reply = ":yield-" in take.data["key"] and not take.data.get("visible_reply")
-        if why != "refused for good" or needs_reply \
-                or take.data["key"] in unsure_keys \
+        if why != "refused for good" or needs_reply or not ok.get(run_id) \
+                or dismissed.get(run_id, take.t_ms + 1) <= take.t_ms \
+                or any(t >= take.t_ms for t in lost.get(take.data["run_id"], ())) \
                 or any(t >= rendered for t in crashes) \
                 or any(rendered <= t <= take.t_ms for t in corrected.get(run_id, ())):
             continue
