@@ -376,14 +376,14 @@ MUTANTS: dict[str, str] = {
         "sessions_history cuts a text field of exactly 4,000 UTF-16 units, which fits, as if it "
         "were over the limit: < written for <= at the field cut (FMT-5, reference §c16)"
     ),
-    MUTANT_WAKE_KEEPS_SUSPENDED: (
-        "a batch wake that carried a member whose own delivery had given up (suspended) is "
-        "taken, but the member's row stays suspended, as if the batch's results were not "
-        "delivered (YLD-2, reference §b, §c12)"
-    ),
     MUTANT_FROZEN_CAP_CHARS: (
         "the frozen-result cap counts and cuts characters instead of UTF-8 bytes, so a result of "
         "multibyte characters is frozen far over 102,400 bytes, with a wrong KB figure in its "
         "notice (FMT-2, reference §c14)"
+    ),
+    MUTANT_WAKE_KEEPS_SUSPENDED: (
+        "a batch wake that carried a member whose own delivery had given up (suspended) is "
+        "taken, but the member's row stays suspended, as if the batch's results were not "
+        "delivered (YLD-2, reference §b, §c12)"
     ),
 }

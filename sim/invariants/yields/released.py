@@ -85,7 +85,7 @@ def wake_releases_suspended(trace: Sequence[Record]) -> list[Violation]:
         if status is not None and status != "delivered":
             violations.append(Violation(
                 "wake-releases-suspended", "YLD-2",
-                f"{run_id} was given up ({why}) before the yield wake {take.data['key']} that "
+                f"{run_id} was given up ({why}) before the settle wake {take.data['key']} that "
                 f"{take.actor} took at {take.t_ms} ms carried its result, yet its row reads "
                 f"{status}, not delivered", (take.seq, end.seq)))
     return violations
