@@ -32,6 +32,7 @@ from actors.mutants import (
     MUTANT_HISTORY_FIELD_CUT_AT_LIMIT,
     MUTANT_KEY_WITHOUT_RUN_ID,
     MUTANT_KILL_ANNOUNCED,
+    MUTANT_KILLED_BATCH_WOKEN,
     MUTANT_LANE_NEWEST_FIRST,
     MUTANT_LAST_ASSISTANT_MESSAGE,
     MUTANT_MIRROR_BLOCKS_SEND,
@@ -151,5 +152,6 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_HISTORY_FIELD_CUT_AT_LIMIT: Breaks("FMT-5", "history-field-cut"),
     MUTANT_FROZEN_CAP_CHARS: Breaks("FMT-2", "announce-block"),
     MUTANT_WAKE_KEEPS_SUSPENDED: Breaks("YLD-2", "wake-releases-suspended"),
+    MUTANT_KILLED_BATCH_WOKEN: Breaks("YLD-1", "killed-batch-consumed"),
 }
 

@@ -13,7 +13,8 @@ send is replayed on the same key up to three times; a permanent or ambiguous fai
 deleted requester close it at once. When it completes, every member it owns is recorded
 delivered (or, when it closes, suspended or failed) and cleaned up, each once; a member whose own
 delivery had given up (suspended) before the wake was taken is released to delivered when the
-wake carried its current receipt (reference §b, §c12; seed 002, YLD-2).
+wake carried its current receipt (reference §b, §c12; seed 002, YLD-2). A batch whose every
+member was killed is consumed without a wake (§c9).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ UNAVAILABLE = "requester session unavailable"
 ABANDONED = "requester_abandoned"
 HANDED_TO_BATCH = "intentional_non_delivery"
 TURN_PENDING = "requester_turn_pending"
+CONSUMED = "every member killed"
 SETTLE_TOOL = "subagent_settle"  # the wake's sourceTool: an internal call (reference §c9)
 
 
@@ -172,6 +174,16 @@ class BatchWakeCore:
         if requester.incarnation != row.incarnation:
             self._probe("batch.reset-before-wake")
             return self._close(row, members, ABANDONED, ABANDONED, now_ms)
+        owned = [m for m in members if m.record.run_id in row.members]
+        if owned and all(m.record.delivery_status == DeliveryStatus.NOT_REQUIRED for m in owned) \
+                and mutants.MUTANT_KILLED_BATCH_WOKEN not in self._mutants:
+            # Every member was killed or steered (its delivery suppressed): the batch is
+            # consumed without a wake (reference §c9), as one with no required children is.
+            self._probe("batch.consumed-all-killed")
+            self._tokens.pop(row.batch_id, None)
+            return [SaveBatch(attrs.evolve(row, status=BatchStatus.CLOSED, outcome=CONSUMED,
+                                           next_attempt_at_ms=None)),
+                    batch_events.WakeClosed(row.batch_id, CONSUMED, None)]
         return self._dispatch(attrs.evolve(row, status=BatchStatus.DISPATCHING,
                                            attempt_count=row.attempt_count + 1,
                                            next_attempt_at_ms=None), members, now_ms)
@@ -379,11 +391,9 @@ class BatchWakeCore:
 
     def _release(self, record: RunRecord, ack: CompletionAck, carried: int,
                  now_ms: int) -> list[Effect]:
-        """After sessions_yield the batch's results count as delivered: no single child's
-        give-up holds one back (seed 002, YLD-2). The wake the requester took is the evidence
-        (DEL-13), saved before the claim the give-up abandoned is settled; then delivered. A
-        later correction reopens the row as a new generation, a new delivery (DEL-12): the
-        refusal that suspended it was final for its own generation only."""
+        """The batch's results count as delivered (seed 002, YLD-2): the wake taken is the
+        evidence (DEL-13), saved before the abandoned claim is settled; then delivered. A later
+        correction reopens it as a new generation, a new delivery (DEL-12)."""
         self._probe("batch.released-suspended-member")
         effects: list[Effect] = []
         for change in claims.resolution(record, EvidenceKind.REPLY_SENT, ack.key, carried,
