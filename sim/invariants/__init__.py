@@ -47,6 +47,7 @@ from sim.invariants.nesting.sessions import INVARIANTS as _SESSIONS
 from sim.invariants.observations import rejections
 from sim.invariants.private.completion import INVARIANTS as _PRIVATE
 from sim.invariants.private.turns import INVARIANTS as _PRIVATE_TURNS
+from sim.invariants.yields.released import INVARIANTS as _RELEASED
 from sim.invariants.yields.turns import INVARIANTS as _TURNS
 from sim.invariants.yields.wake_budgets import INVARIANTS as _WAKE_BUDGETS
 from sim.invariants.yields.wake_message import INVARIANTS as _WAKE_MESSAGE
@@ -63,7 +64,7 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS
                               + _WAVES + _WAKE_BUDGETS + _WAKE_SENDS + _WAVE_LIVENESS + _QUEUE_ORDER
                               + _CHUNK_LIMITS + _NEWEST_DELIVERED + _HISTORY_PAGING + _KEYS
-                              + _RESET_CASCADE + _KILLS + _RUN_TIMEOUT)
+                              + _RESET_CASCADE + _KILLS + _RUN_TIMEOUT + _RELEASED)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 
