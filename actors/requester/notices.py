@@ -16,18 +16,16 @@ from __future__ import annotations
 from actors import events
 from actors.child.restart import RESUMED_NOTICE, RestartGate, notice_retry_ms
 from actors.messages import NoticeRetry, RunResumed
-from actors.requester.store import RequesterStore
+from actors.requester.actor import Requester
 from actors.runtime import Port
 from actors.states import DeliveryStatus
 
-# What the session hands here: a resumed run's first notice attempt and a retry's timer.
-MESSAGES = (RunResumed, NoticeRetry)
-__all__ = ["MESSAGES", "RestartGate", "before_completion", "on_notice"]
+__all__ = ["before_completion", "on_notice"]
 
 
-def on_notice(port: Port, gate: RestartGate | None, store: RequesterStore, session_key: str,
-              message: RunResumed | NoticeRetry) -> None:
+def on_notice(req: Requester, message: RunResumed | NoticeRetry) -> None:
     """A resumed run's notice (``RunResumed``: its first attempt) or its retry's timer."""
+    port, gate, store, session_key = req.port, req.restarts, req.store, req.session_key
     owed = None if gate is None else gate.owed.get(message.run_id)
     if owed is None or (isinstance(message, RunResumed) and owed[0] != message.restart):
         return  # already given (a duplicate, or a completion paid it), or stale

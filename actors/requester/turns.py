@@ -19,7 +19,6 @@ from actors.messages import (
     TurnSettled,
 )
 from actors.mutants import (
-    MUTANT_PRIVATE_AFTER_RESET,
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL,
     MUTANT_STATUS_CHECK_CONSUMES_PRIVATE,
     MUTANT_WAKE_INTO_BUSY_TURN,
@@ -187,12 +186,3 @@ def answer(port: Port, session: str, wake: Completion, message_tool: bool, tool_
     port.emit(batch_events.TurnAnswered(wake.turn_run_id, wake.key, final, sent))
     for text in ([final] if not message_tool or final_to_channel else []) + sent:
         port.emit(batch_events.ConversationReply(session, wake.turn_run_id, text))
-
-
-def other_incarnation(completion: Completion, turns: TurnCore, mutants: frozenset[str]) -> bool:
-    """PRV-3: a private result bound to another incarnation of the session than this one."""
-    if not completion.private or completion.incarnation is None:
-        return False
-    if MUTANT_PRIVATE_AFTER_RESET in mutants:
-        return False  # the bug: whatever incarnation the session is in takes it
-    return completion.incarnation != turns.incarnation or turns.deleted
