@@ -1,0 +1,58 @@
+"""The shapes a translation is made of: the steps the Node end drives, and what the trace
+says each checked row holds (an expectation), field by field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class Expect:
+    """After the trace's record ``seq`` (``kind``, at ``t_ms``), the run's row holds ``fields``.
+
+    Only the fields the trace states are compared (a retry states the attempt count and the
+    next attempt's time; a delivery states only the status)."""
+
+    run: str
+    seq: int
+    t_ms: int
+    kind: str
+    fields: dict[str, Any]
+
+
+@attrs.define
+class RunScript:
+    """One run as the Node end registers it, with its announce attempts' answers in order."""
+
+    child_session_key: str
+    requester_session_key: str
+    task: str
+    required: bool
+    attempts: list[dict[str, Any]] = attrs.field(factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"childSessionKey": self.child_session_key,
+                "requesterSessionKey": self.requester_session_key, "task": self.task,
+                "required": self.required, "attempts": self.attempts}
+
+
+@attrs.define
+class Replay:
+    """A run's translation: steps (spawn, end, check) in trace order, the jitter Math.random
+    hands the backoff, one expectation per check step, and the runs left out with why."""
+
+    runs: dict[str, RunScript] = attrs.field(factory=dict)
+    steps: list[dict[str, Any]] = attrs.field(factory=list)
+    random: list[float] = attrs.field(factory=list)
+    expects: list[Expect] = attrs.field(factory=list)
+    skipped: dict[str, str] = attrs.field(factory=dict)
+
+    def check(self, expect: Expect) -> None:
+        self.steps.append({"t": expect.t_ms, "kind": "check", "run": expect.run})
+        self.expects.append(expect)
+
+    def request(self) -> dict[str, Any]:
+        return {"runs": {run_id: run.to_json() for run_id, run in self.runs.items()},
+                "steps": self.steps, "random": self.random}

@@ -1,0 +1,48 @@
+"""A finished run's trace -> a :class:`Replay`: the runs :mod:`.scope` admits, their records
+dispatched by kind, in trace order (so steps and checks keep the trace's time order)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from actors.child.frozen import cap_frozen_result
+from sim.conform.registry import child_end, scope, spawn
+from sim.conform.registry.model import Replay
+from sim.conform.registry.sends import Attempts
+from sim.trace import Record
+
+
+def restarts(records: Sequence[Record]) -> list[int]:
+    """When the delivery process restarted (its first start, at the world's start, is not one)."""
+    starts = [record.t_ms for record in records if record.kind == "delivery.start"]
+    return starts[1:]
+
+
+def translate(records: Sequence[Record]) -> Replay:
+    replay = Replay()
+    by_run = scope.run_records(records)
+    again = restarts(records)
+    private = scope.private_children(records)
+    admitted: dict[str, Attempts] = {}
+    for run_id, mine in by_run.items():
+        if mine[0].kind != "spawn":
+            continue  # not a child's run (a requester's turn or wake carries its own run id)
+        why = scope.reason(mine, again, private)
+        if why is None:
+            admitted[run_id] = Attempts(run_id, replay)
+        else:
+            replay.skipped[run_id] = why
+    for record in records:
+        run_id = record.data.get("run_id")
+        if not isinstance(run_id, str) or run_id not in admitted:
+            continue
+        if record.kind == "spawn":
+            spawn.translate(record, replay)
+        elif record.kind == "child.end":
+            child_end.translate(record, replay)
+            result = record.data.get("result")
+            admitted[run_id].result = (cap_frozen_result(result) if isinstance(result, str)
+                                       else None)
+        else:
+            admitted[run_id].read(record)
+    return replay
