@@ -94,6 +94,7 @@ async function load(fn) {
     get: await fn("getSubagentRunByRunId"),
     liveRun: await fn("registerAgentRunContext"),
     runGone: await fn("clearAgentRunContext"),
+    terminalReply: await fn("buildAgentRunTerminalReplySnapshot"),
   };
   registry.api = globalThis[TEST_HANDLE];
   if (!registry.api) throw new Error("openclaw: the subagent registry's test handle is absent (VITEST)");
@@ -123,9 +124,11 @@ function snapshot(runId) {
 }
 
 function endEvent(run, step) {
-  const data = { endedAt: step.t, startedAt: run.startedAt };
-  if (step.result !== null && step.result !== undefined) {
-    data.terminalReply = { disposition: "visible", text: step.result };
+  const data = { endedAt: step.endedAt ?? step.t, startedAt: run.startedAt };
+  // The terminal reply fact OpenClaw's runtime attaches to a run's end, built by its own
+  // builder from the child's final visible text (silent, empty or visible, sanitized).
+  if (typeof step.reply === "string") {
+    data.terminalReply = registry.terminalReply({ visibleText: step.reply, rawText: step.reply });
   }
   let phase = "end";
   if (step.status === "error") {
@@ -195,7 +198,7 @@ export async function replay(fn, request) {
       registry.liveRun(run.id, { sessionKey: run.childSessionKey });
     } else if (step.kind === "end") {
       if (!listener) throw new Error("the registry registered no lifecycle listener");
-      run.reply = typeof step.result === "string" ? step.result : undefined;
+      run.reply = typeof step.reply === "string" ? step.reply : undefined;
       registry.runGone(run.id);
       listener(endEvent(run, step));
     } else if (step.kind === "check") {

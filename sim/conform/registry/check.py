@@ -12,15 +12,13 @@ from typing import Any
 
 import attrs
 
-from sim.conform.differences import Difference, explain
+from sim.conform.differences import Difference
 from sim.conform.driver import Driver
 from sim.conform.registry.compare import Divergence, divergences
+from sim.conform.registry.explain import explain
 from sim.conform.registry.translate import translate
 from sim.scenario import Scenario
 from sim.trace import Record
-
-CHECK = "registry"
-
 
 @attrs.define
 class WorldOutcome:
@@ -51,7 +49,7 @@ def replay_world(driver: Driver, records: Sequence[Record], table: Sequence[Diff
         context = {"divergence": divergence, "run": [r for r in records
                                                      if r.data.get("run_id") == run_id],
                    "spawn": spawn_of.get(run_id)}
-        reason = explain(table, CHECK, context, divergence.model, divergence.openclaw)
+        reason = explain(table, context, divergence.model, divergence.openclaw)
         if reason is None:
             outcome.undocumented.append(divergence)
         else:

@@ -50,8 +50,18 @@ class Replay:
     skipped: dict[str, str] = attrs.field(factory=dict)
 
     def check(self, expect: Expect) -> None:
-        self.steps.append({"t": expect.t_ms, "kind": "check", "run": expect.run})
+        self.steps.append({"t": expect.t_ms, "kind": "check", "run": expect.run,
+                           "expect": len(self.expects)})
         self.expects.append(expect)
+
+    def in_time_order(self) -> None:
+        """Steps sorted by time (stable: trace order within an instant), the expectations in
+        their check steps' order (a delayed message moves its steps later)."""
+        self.steps.sort(key=lambda step: step["t"])
+        order = [step["expect"] for step in self.steps if step["kind"] == "check"]
+        self.expects = [self.expects[index] for index in order]
+        for position, step in enumerate(s for s in self.steps if s["kind"] == "check"):
+            step["expect"] = position
 
     def request(self) -> dict[str, Any]:
         return {"runs": {run_id: run.to_json() for run_id, run in self.runs.items()},

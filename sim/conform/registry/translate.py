@@ -24,6 +24,7 @@ def translate(records: Sequence[Record]) -> Replay:
     again = restarts(records)
     private = scope.private_children(records)
     admitted: dict[str, Attempts] = {}
+    messages: dict[str, list[Record]] = {}
     for run_id, mine in by_run.items():
         if mine[0].kind != "spawn":
             continue  # not a child's run (a requester's turn or wake carries its own run id)
@@ -32,17 +33,27 @@ def translate(records: Sequence[Record]) -> Replay:
             admitted[run_id] = Attempts(run_id, replay)
         else:
             replay.skipped[run_id] = why
+    last_end: str | None = None  # an admitted run whose end is the latest record
     for record in records:
+        if record.kind == "fault" and "run_id" not in record.data:
+            if last_end is not None:
+                child_end.delivered_late(record, replay)
+            continue
         run_id = record.data.get("run_id")
+        last_end = None
         if not isinstance(run_id, str) or run_id not in admitted:
             continue
         if record.kind == "spawn":
             spawn.translate(record, replay)
+        elif record.kind == "child.message":
+            messages.setdefault(run_id, []).append(record)
         elif record.kind == "child.end":
-            child_end.translate(record, replay)
+            child_end.translate(record, replay, messages.get(run_id, []))
             result = record.data.get("result")
             admitted[run_id].result = (cap_frozen_result(result) if isinstance(result, str)
                                        else None)
+            last_end = run_id
         else:
             admitted[run_id].read(record)
+    replay.in_time_order()
     return replay
