@@ -49,6 +49,9 @@ def _examples(report: Report) -> None:
             echo(f"{outcome.check}: undocumented difference, minimal example:")
             for key, value in outcome.example.items():
                 echo(f"  {key}: {value}")
+
+
+def _summary(report: Report) -> None:
     _examples(report)
     if report.registry is not None:
         _registry(report)
@@ -117,5 +120,6 @@ def conform_command(version: str, count: int, only: tuple[str, ...], seed_count:
         echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
         _table(report)
+        _summary(report)
     if report.undocumented or not report.complete:
         raise SystemExit(1)

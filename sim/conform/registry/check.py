@@ -20,6 +20,7 @@ from sim.conform.registry.translate import translate
 from sim.scenario import Scenario
 from sim.trace import Record
 
+
 @attrs.define
 class WorldOutcome:
     """One world (a scenario, or a default-world seed) replayed."""

@@ -27,6 +27,7 @@ DRIVEN = frozenset({
     "requester.status_check", "requester.archive",
 })
 
+SKIP = "announce skip (NO_REPLY): the child's reply disposition is not driven"
 # Why a run with such a record is not replayed (the first one met is reported).
 NOT_DRIVEN: Mapping[str, str] = {
     "delivery.batch_owned": "yield batch: the requester's settle wake is not driven",
@@ -41,8 +42,8 @@ NOT_DRIVEN: Mapping[str, str] = {
     "recovery.attempt": "delivery-process restart recovery: a second process is not driven",
     "recovery.end": "delivery-process restart recovery: a second process is not driven",
     "requester.recovered": "delivery-process restart recovery: a second process is not driven",
-    "delivery.skip": "announce skip (NO_REPLY): the child's reply disposition is not driven",
-    "delivery.announce_skip": "announce skip (NO_REPLY): the child's reply disposition is not driven",
+    "delivery.skip": SKIP,
+    "delivery.announce_skip": SKIP,
     "private.retained": "private child: private completion is not driven",
 }
 OTHER = "record kind {kind}: not driven"

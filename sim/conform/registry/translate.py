@@ -25,14 +25,14 @@ def translate(records: Sequence[Record]) -> Replay:
     private = scope.private_children(records)
     admitted: dict[str, Attempts] = {}
     messages: dict[str, list[Record]] = {}
-    for run_id, mine in by_run.items():
+    for candidate, mine in by_run.items():
         if mine[0].kind != "spawn":
             continue  # not a child's run (a requester's turn or wake carries its own run id)
         why = scope.reason(mine, again, private)
         if why is None:
-            admitted[run_id] = Attempts(run_id, replay)
+            admitted[candidate] = Attempts(candidate, replay)
         else:
-            replay.skipped[run_id] = why
+            replay.skipped[candidate] = why
     last_end: str | None = None  # an admitted run whose end is the latest record
     for record in records:
         if record.kind == "fault" and "run_id" not in record.data:
