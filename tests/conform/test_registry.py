@@ -4,6 +4,9 @@ events replayed on OpenClaw's real subagent registry, each row compared after ev
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -102,3 +105,17 @@ def test_default_world_seeds_have_no_undocumented_divergence(driver: Driver) -> 
     outcomes = run_seeds(driver, differences.load(), SEEDS, lambda _: None)
     assert sum(o.runs for o in outcomes) >= 30
     assert [(o.source, d.line()) for o in outcomes for d in o.undocumented] == []
+
+
+def test_the_command_replays_a_scenario_and_a_seed_and_names_what_it_cannot() -> None:
+    done = subprocess.run([sys.executable, "-m", "sim", "conform", "--json", "--check",
+                           "registry", "--scenario", str(SCENARIOS / "chunked-partial-send.toml"),
+                           "--scenario", str(SCENARIOS / "cancelled-mid-stream.toml"), "--seed", "36"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    registry = json.loads(done.stdout)["registry"]
+    assert (registry["scenarios"], registry["scenarios_replayed"], registry["seeds"]) == (2, 1, 1)
+    assert registry["undocumented"] == 0 and registry["first"] is None
+    assert registry["documented"] == {"registry-empty-reply-unfrozen": 1,
+                                      "registry-partial-send-retried": 1}
+    assert list(registry["not_translated"]) == [str(SCENARIOS / "cancelled-mid-stream.toml")]
