@@ -49,7 +49,8 @@ def replay_world(driver: Driver, records: Sequence[Record], table: Sequence[Diff
     for run_id, divergence in divergences(replay.expects, snapshots).items():
         context = {"divergence": divergence, "run": [r for r in records
                                                      if r.data.get("run_id") == run_id],
-                   "spawn": spawn_of.get(run_id)}
+                   "spawn": spawn_of.get(run_id),
+                   "duplicated_end": run_id in replay.duplicated_ends}
         reason = explain(table, context, divergence.model, divergence.openclaw)
         if reason is None:
             outcome.undocumented.append(divergence)

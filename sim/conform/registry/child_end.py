@@ -60,5 +60,6 @@ def delivered_late(fault: Record, replay: Replay) -> bool:
         return True
     if data.get("kind") == "duplicate":
         replay.steps.append({**end, "t": fault.t_ms})
+        replay.duplicated_ends.add(end["run"])
         return True
     return False

@@ -129,6 +129,12 @@ def partial_send_retried(context: Mapping[str, Any], model: Any, real: Any) -> b
             and str(gave_up.data.get("reason")) == "sent_before_error" and real == "pending")
 
 
+def duplicate_end_resent(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    # The end message came twice: OpenClaw's registry called the announce flow again.
+    return bool(context.get("duplicated_end") and context["divergence"].field == "handed"
+                and isinstance(real, int) and isinstance(model, int) and real > model)
+
+
 def explain(table: Sequence[Difference], context: Mapping[str, Any], model: Any,
             real: Any) -> str | None:
     """The id of the ``registry`` row that explains this divergence, or None."""
@@ -147,4 +153,5 @@ EXPLAINERS: dict[str, Callable[[Any, Any, Any], bool]] = {
     "registry-empty-reply-unfrozen": empty_reply_unfrozen,
     "registry-silent-reply-token": silent_reply_token,
     "registry-partial-send-retried": partial_send_retried,
+    "registry-duplicate-end-resent": duplicate_end_resent,
 }

@@ -48,6 +48,7 @@ class Replay:
     random: list[float] = attrs.field(factory=list)
     expects: list[Expect] = attrs.field(factory=list)
     skipped: dict[str, str] = attrs.field(factory=dict)
+    duplicated_ends: set[str] = attrs.field(factory=set)  # runs whose end message came twice
 
     def check(self, expect: Expect) -> None:
         self.steps.append({"t": expect.t_ms, "kind": "check", "run": expect.run,
