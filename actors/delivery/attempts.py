@@ -135,8 +135,9 @@ class AttemptSteps:
     def _send_try(self, active: Active, now_ms: int) -> list[Effect]:
         frozen = self._freeze_findings(active) if active.text is None else []
         record = active.record
-        # Unique in this incarnation, across runs and generations: a timer set for an earlier
-        # try (or an earlier generation of the run) never matches a later one.
+        # Unique across runs, generations and incarnations: a timer set for an earlier try (or
+        # an earlier generation of the run) never matches a later one, nor does the late answer
+        # of a dead process's try of the same key (reference §c17; seed 15898).
         self._tries += 1
         active.token = self._tries
         active.waiting = Waiting.ACK
@@ -150,7 +151,8 @@ class AttemptSteps:
                                 text=active.text, ended_at_ms=record.receipt_at_ms or 0,
                                 generation=record.generation, private=record.private and (
                                     mutants.MUTANT_PRIVATE_TO_CHANNEL not in self._mutants),
-                                incarnation=record.requester_incarnation)
+                                incarnation=record.requester_incarnation,
+                                dispatch=active.token)
         claim: list[Effect] = []
         if record.claim_phase is ClaimPhase.RESERVED:  # from now on the requester may have it
             claim.append(self._persist(active, ClaimMoved(ClaimPhase.ATTEMPTED, active.key,

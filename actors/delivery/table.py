@@ -115,7 +115,9 @@ class DeliveryCore(AttemptSteps, PrivateSteps, ReceiptSteps, OperatorSteps, Batc
         self._mutants = mutants
         self._probe = probe  # names a rare condition where it happens (actors/probes.py)
         self._active: dict[str, Active] = {}
-        self._tries = 0
+        # Try tokens are unique across incarnations too (each starts its own range): a dead
+        # process's try and a new one's on the same key echo different tokens (§c17).
+        self._tries = incarnation << 32
         self._resolved = ResolvedRuns(MUTANT_FULL_TEXT_IN_MEMORY in mutants)
 
     # -- the one entry point -----------------------------------------------------------------
@@ -227,7 +229,9 @@ class DeliveryCore(AttemptSteps, PrivateSteps, ReceiptSteps, OperatorSteps, Batc
 
     def _rejected(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, SendRejected) and active is not None
-        if event.key != active.key:
+        if event.key != active.key or event.dispatch != active.token:
+            # Another generation's refusal, or a late one of an earlier try on the same key (a
+            # timed-out try, one of a dead process): it answers nothing now (§c17; seed 15898).
             return self._stale_rejection(active, event, now_ms)
         return self._try_failed(active, event.error, now_ms)
 

@@ -70,6 +70,12 @@ def own_settle(end: Record | None, trail: Sequence[Record], asked: Asked | None,
             settled = r.t_ms
         elif r.kind == "fault" and r.data["kind"] == "send-ambiguous":
             return UNKNOWN  # the acknowledgement was lost: it waits for a replay or expiry
+        elif r.kind == "fault" and r.data["kind"] == "delay" and settled == r.t_ms and \
+                r.data.get("message") == "CompletionAck" and \
+                r.data.get("key") == send.data["key"]:
+            # The taking's acknowledgement held on its way back (the delay names its key):
+            # the registry hears it that much later, before any gateway hold (seed 80660).
+            settled += int(r.data.get("delay_ms") or 0)
         elif r.kind == "fault" and r.data["kind"] == "ack-slow" and settled is not None:
             settled += int(r.data.get("delay_ms") or 0)
         elif (klass := rejection_class(r)) is not None and settled is None:

@@ -124,9 +124,11 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
     gateway answered while the process was down: it never reached the process). A refusal that
     comes when the run's latest send was already answered is a late answer of an earlier send
     (a delayed message, a duplicate): the live process reads it as stale, and it is not the
-    latest refusal (seed 4399)."""
+    latest refusal (seed 4399). So is a refusal naming another key than the run's latest send's
+    (an older generation's, answered after a correction's send: seed 14801; §c17)."""
     session_of: dict[str, str] = {}
     answered: dict[str, bool] = {}  # run_id -> whether its latest send was refused already
+    sent_key: dict[str, str] = {}  # run_id -> the key of its latest send
     latest: dict[str, str] = {}  # run_id -> the text of its latest refusal
     seen: dict[str, set[str]] = {}  # run_id -> every refusal text
     crashed: set[str] = set()  # runs refused before a crash of the delivery process
@@ -136,15 +138,21 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
                               "delivery.start", "gateway.send", "gateway.chunk_failed",
                               "delivery.warning")):
         kind = r.kind
-        # A later chunk broken after earlier ones were sent: its ``fault`` names no error, the
-        # channel's record of the failed chunk carries what the delivery actor was answered
-        # (seed 5836, shrunk). A first chunk's failure is the fault's own error.
-        refusal = is_rejection(r) or (kind == "gateway.chunk_failed" and r.data["index"] > 0)
+        # A later chunk broken after earlier ones were sent: the channel's record of the failed
+        # chunk carries what the delivery actor was answered, the cause wrapped in "chunk i of
+        # n failed" (seed 5836, shrunk); its ``fault`` names no error (an abort) or only the
+        # cause (a chunk-fail: seed 89788), so it is not the answer. A first chunk's failure is
+        # the fault's own error.
+        refusal = (is_rejection(r) and not (kind == "fault" and r.data.get("kind") in (
+            "chunk-fail", "chunk-abort"))) or (kind == "gateway.chunk_failed"
+                                               and r.data["index"] > 0)
         if kind == "spawn":
             session_of[r.data["run_id"]] = r.data["child_session_key"]
         elif kind == "gateway.send":
             answered[r.data["run_id"]] = False
-        elif refusal and answered.get(r.data["run_id"]):
+            sent_key[r.data["run_id"]] = r.data["key"]
+        elif refusal and (answered.get(r.data["run_id"]) or r.data.get("key") not in (
+                None, sent_key.get(r.data["run_id"], r.data.get("key")))):
             seen.setdefault(r.data["run_id"], set()).add(chain_text(r.data["error"]))
         elif refusal:
             answered[r.data["run_id"]] = True
