@@ -125,7 +125,8 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
     comes when the run's latest send was already answered is a late answer of an earlier send
     (a delayed message, a duplicate): the live process reads it as stale, and it is not the
     latest refusal (seed 4399). So is a refusal naming another key than the run's latest send's
-    (an older generation's, answered after a correction's send: seed 14801; §c17)."""
+    (an older generation's, answered after a correction's send: seed 14801; §c17), and one of a
+    send made before the run's latest correction (seed 13065)."""
     session_of: dict[str, str] = {}
     answered: dict[str, bool] = {}  # run_id -> whether its latest send was refused already
     sent_key: dict[str, str] = {}  # run_id -> the key of its latest send
@@ -136,7 +137,7 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
     violations: list[Violation] = []
     for r in of_kinds(trace, ("spawn", "fault", "requester.gone", "gateway.refused", "crash",
                               "delivery.start", "gateway.send", "gateway.chunk_failed",
-                              "delivery.warning")):
+                              "delivery.warning", "child.correction")):
         kind = r.kind
         # A later chunk broken after earlier ones were sent: the channel's record of the failed
         # chunk carries what the delivery actor was answered, the cause wrapped in "chunk i of
@@ -151,6 +152,11 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "gateway.send":
             answered[r.data["run_id"]] = False
             sent_key[r.data["run_id"]] = r.data["key"]
+        elif kind == "child.correction":
+            # A correction reopens the run as a newer generation (DEL-12): an answer still owed
+            # to a send before it is an older generation's, even when no send of the new one
+            # could go yet (both requesters deleted: seed 13065).
+            answered[r.data["run_id"]] = True
         elif refusal and (answered.get(r.data["run_id"]) or r.data.get("key") not in (
                 None, sent_key.get(r.data["run_id"], r.data.get("key")))):
             seen.setdefault(r.data["run_id"], set()).add(chain_text(r.data["error"]))

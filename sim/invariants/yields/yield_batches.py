@@ -58,16 +58,24 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]
     # starts a delivery of its own, which says nothing of when the batch's member settled
     # (seed 1078: a redrive after the batch closed); one before the yield is part of what the
     # frozen member still owes. A redrive before the batch had settled reopens the member while
-    # the batch still waits: the batch waits for that delivery too (seed 67650).
-    redrives = {run_id: min((t for t in seen.operator.get(request.child, [])
-                             if t >= batch.yielded.t_ms), default=2**62)
+    # the batch still waits: the batch waits for that delivery too, up to the member's next
+    # request after the batch settled (seed 67650; a second redrive after the batch closed
+    # by its deferral limit starts a delivery of its own again: seed 4399).
+    requests = {run_id: sorted(t for t in seen.operator.get(request.child, [])
+                               if t >= batch.yielded.t_ms)
                 for run_id in batch.members if (request := asked.get(run_id)) is not None}
-    settled = _settled_with(batch, seen, asked, redrives)
-    if settled is None:
-        return None
-    reopened = {run_id: 2**62 if since < settled[0] else since
-                for run_id, since in redrives.items()}
-    return settled if reopened == redrives else _settled_with(batch, seen, asked, reopened)
+    since = {run_id: times[0] if times else 2**62 for run_id, times in requests.items()}
+    settled = _settled_with(batch, seen, asked, since)
+    for _ in range(1 + sum(len(times) for times in requests.values())):
+        if settled is None:
+            return None
+        later = {run_id: next((t for t in times if t >= settled[0]), 2**62)
+                 for run_id, times in requests.items()}
+        if later == since:
+            return settled
+        since = later
+        settled = _settled_with(batch, seen, asked, since)
+    return settled
 
 
 def _settled_with(batch: Batch, seen: _Seen, asked: dict[str, Asked],
