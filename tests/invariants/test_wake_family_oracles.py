@@ -145,3 +145,31 @@ def test_a_wave_may_carry_a_run_whose_send_was_held_past_the_answer_timeout() ->
     short = [_edit(r, delay_ms=119_000) if r is delay else r for r in trace]
     assert any("before run-3's own result reached the requester" in m
                for m in _check("wave-is-overlapping-set", short))
+
+
+def test_a_member_held_past_the_answer_timeout_is_not_handed_over_by_a_refusal() -> None:
+    # run-8's first send is taken, its acknowledgement held 150 s (past the 120 s timeout): the
+    # send may have landed, so the refusals of its next tries hand nothing to the batch; the
+    # late acknowledgement settles it at 21:40.998, when the wake goes out (seed 14083).
+    trace = _trace("member-held-past-timeout-not-handed-over-seed-14083")
+    assert _check("wake-not-delayed", trace) == []
+    slow = _one(trace, "fault", kind="ack-slow", run_id="run-8")
+    assert slow.data["delay_ms"] >= 120_000
+    # Held less than the timeout, the registry had the answer of that send: the refusal of
+    # the latest try hands the member over at once, and the wake 10 s later is late.
+    held = [_edit(r, delay_ms=100_000) if r is slow else r for r in trace]
+    assert any("yet its wake was sent at 1300998 ms" in m
+               for m in _check("wake-not-delayed", held))
+
+
+def test_blocked_warning_reads_a_refusal_after_a_correction_as_either() -> None:
+    # The fallback's refusal of generation 1's send comes after the child's correction
+    # reopened the run (seed 13065): the process may read it as stale, and the warnings keep
+    # the first requester's refusal.
+    trace = _trace("refusal-after-correction-seed-13065")
+    assert _check("blocked-warning", trace) == []
+    # Without the correction, that refusal was the latest: the warnings after it are wrong.
+    uncorrected = [r for r in trace if not (r.kind == "child.correction"
+                                            and r.data["run_id"] == "run-11")]
+    assert any("the warning for run-11 says 'session not found: agent:main:subagent:c1:subagent:"
+               "c3a'" in m for m in _check("blocked-warning", uncorrected))

@@ -96,7 +96,8 @@ def _answers(trace: Sequence[Record]) -> dict[str, list[_Answer]]:
     # duplicated copy answered twice) holds one acknowledgement, not both (seed 59877).
     instants: dict[tuple[int, str], list[int]] = {}
     for r in of_kinds(trace, SESSION_ANSWERS):
-        instants.setdefault((r.t_ms, r.data.get("run_id", "")), []).append(r.seq)
+        if r.kind in SESSION_ANSWERS:
+            instants.setdefault((r.t_ms, r.data.get("run_id", "")), []).append(r.seq)
     for r in of_kinds(trace, (*SESSION_ANSWERS, "fault")):
         if r.kind in SESSION_ANSWERS:
             if is_wake(r.data["key"]):
