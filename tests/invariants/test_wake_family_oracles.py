@@ -101,7 +101,7 @@ def test_wake_not_delayed_waits_for_a_member_redriven_before_the_batch_settled()
 def test_blocked_warning_takes_a_later_chunks_failure_from_the_channels_record() -> None:
     # The gateway answers a later chunk's failure with the chain the channel recorded
     # ("chunk 2 of 8 failed: ..."), not the fault's bare cause (seed 89788).
-    trace = _trace("warning-keeps-chunk-failure-chain-seed-89788")
+    trace = _trace("warning-chunk-chain-seed-89788")
     assert _check("blocked-warning", trace) == []
     warning = next(r for r in trace if r.kind == "delivery.warning"
                    and r.data["error"].startswith("chunk 2 of 8 failed"))
@@ -137,7 +137,7 @@ def test_wake_sends_budget_does_not_judge_a_refusal_at_the_answer_timeout() -> N
 def test_a_wave_may_carry_a_run_whose_send_was_held_past_the_answer_timeout() -> None:
     # run-3's completion is held 157 s on its way; the try times out, the run is given up and
     # carried by a wave, and the held copy lands after the wave's send (seed 60671).
-    trace = _trace("wave-carries-member-held-past-timeout-seed-60671")
+    trace = _trace("wave-send-past-timeout-seed-60671")
     assert _check("wave-is-overlapping-set", trace) == []
     delay = _one(trace, "fault", kind="delay", run_id="run-3", message="Completion")
     assert delay.data["delay_ms"] >= 120_000
@@ -151,7 +151,7 @@ def test_a_member_held_past_the_answer_timeout_is_not_handed_over_by_a_refusal()
     # run-8's first send is taken, its acknowledgement held 150 s (past the 120 s timeout): the
     # send may have landed, so the refusals of its next tries hand nothing to the batch; the
     # late acknowledgement settles it at 21:40.998, when the wake goes out (seed 14083).
-    trace = _trace("member-held-past-timeout-not-handed-over-seed-14083")
+    trace = _trace("member-ack-past-timeout-seed-14083")
     assert _check("wake-not-delayed", trace) == []
     slow = _one(trace, "fault", kind="ack-slow", run_id="run-8")
     assert slow.data["delay_ms"] >= 120_000
