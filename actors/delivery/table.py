@@ -176,7 +176,9 @@ def stale_ack(core: Core, active: Active | None, event: Input, now_ms: int) -> l
 
 def rejected(core: Core, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
     assert isinstance(event, SendRejected) and active is not None
-    if event.key != active.key:
+    if event.key != active.key or event.dispatch != active.token:
+        # Another generation's refusal, or a late one of an earlier try on the same key (a
+        # timed-out try, one of a dead process): it answers nothing now (§c17; seed 15898).
         return stale_rejection(core, active, event, now_ms)
     return attempts.try_failed(core, active, event.error, now_ms)
 

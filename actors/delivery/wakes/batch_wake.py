@@ -132,15 +132,18 @@ class BatchWakeCore:
 
     def __init__(self, render: Callable[[BatchRow, list[RunRecord]], str],
                  probe: Callable[[str], None] = lambda name: None,
-                 mutants: frozenset[str] = frozenset()) -> None:
+                 mutants: frozenset[str] = frozenset(), incarnation: int = 0) -> None:
         self._render = render
         self._probe = probe
         self._mutants = mutants
         # The live dispatch's answer-timeout token, by batch; tokens are never reused (an
         # earlier dispatch's timeout falling due as a later one is sent, or while the batch
         # waits on a busy requester, must not count against the later one: reference §c17).
+        # Each incarnation of the delivery process starts its own range, so the late answer of
+        # a dead process's dispatch never matches a new one's on the same key either.
         self._tokens: dict[str, int] = {}
-        self._issued = 0
+        self._first = incarnation << 32
+        self._issued = self._first
 
     # -- inputs ----------------------------------------------------------------------------------
 
@@ -313,7 +316,7 @@ class BatchWakeCore:
         if mutants.MUTANT_WAKE_TOKEN_REUSED in self._mutants:
             # The bug (issue 24): each dispatch after an answer starts the tokens at 1 again,
             # so an earlier attempt's timeout reads as this one going unanswered.
-            self._issued = self._tokens.get(row.batch_id, 0)
+            self._issued = self._tokens.get(row.batch_id, self._first)
         self._issued += 1
         token = self._tokens[row.batch_id] = self._issued
         key = row.attempt_key()

@@ -96,7 +96,7 @@ class Wakes:
         self._earlier_turns = mutant_names.MUTANT_WAIT_EARLIER_TURN in mutants
         self.outbox = BatchWakeCore(
             lambda row, records: wake_text(row, records, child_result, port.probe),
-            self._probe, mutants)
+            self._probe, mutants, core.incarnation)
         # By batch: what its last look after a message read, the probes it hit and the claims
         # it asked (:meth:`_look`); the probes a look is hitting, while one runs.
         self._last_look: dict[str, _Look] = {}
