@@ -285,6 +285,11 @@ class BatchWakeCore:
         """Persist ``dispatching`` first, then send (a crash between replays the same key)."""
         if row.text is None:
             records = [m.record for m in members]
+            times = [(r.created_at_ms, r.ended_at_ms) for r in records if r.run_id in row.members]
+            if len(set(times)) < len(times):
+                # Two members spawned and ended in one instant: only the session key orders
+                # their sections (reference §c9's stable order; issue 36's tie draw).
+                self._probe("batch.sections-ordered-by-session-key")
             row = attrs.evolve(row, text=self._render(row, records), rendered=tuple(
                 (r.run_id, r.receipt_at_ms or 0) for r in records if r.run_id in row.members))
         text = row.text

@@ -85,19 +85,29 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
     (DEL-9). A lost or slow acknowledgement, a crash of the delivery process, or an answer
     dropped because that process was down hides the confirmation; then nothing is judged. So
     does a confirmation that reached the gateway at or past the 120 s answer timeout of its send
-    (reference §c11 ``announceTimeoutMs``): the try may have been given up first (seed 9874)."""
+    (reference §c11 ``announceTimeoutMs``): the try may have been given up first (seed 9874).
+    A confirmation holds for the hand-off confirmed, not for a newer one: once the gateway was
+    handed the run under another key (a correction's next generation), the registry's records
+    that follow may be that hand-off's (issue 36: a delayed first generation confirmed in the
+    instant the second was refused, scenario older-confirmation-beside-newer-refusal)."""
     confirmed: dict[str, Record] = {}
     sent_at: dict[str, int] = {}  # run_id -> its latest send
+    sent_key: dict[str, str] = {}  # run_id -> the key of its latest send
     violations: list[Violation] = []
     for r in of_kinds(trace, ("gateway.callback_failed", "fault", "crash", "delivery.start", "drop",
                               "delivery.delivered", "delivery.stale", "delivery.give_up",
                               "delivery.send_failed", "delivery.retry", "gateway.send")):
         kind = r.kind
         if kind == "gateway.send":
-            sent_at[r.data["run_id"]] = r.t_ms
+            run_id = r.data["run_id"]
+            sent_at[run_id], sent_key[run_id] = r.t_ms, r.data["key"]
+            if run_id in confirmed and confirmed[run_id].data["key"] != r.data["key"]:
+                del confirmed[run_id]  # a newer hand-off: what follows may be its
         elif kind == "gateway.callback_failed":
-            if r.t_ms - sent_at.get(r.data["run_id"], r.t_ms) < ANSWER_TIMEOUT_MS:
-                confirmed[r.data["run_id"]] = r
+            run_id = r.data["run_id"]
+            if r.t_ms - sent_at.get(run_id, r.t_ms) < ANSWER_TIMEOUT_MS and r.data["key"] == (
+                    sent_key.get(run_id, r.data["key"])):
+                confirmed[run_id] = r
         elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow"):
             confirmed.pop(r.data.get("run_id", ""), None)
         elif is_delivery_crash(r) or kind == "delivery.start" or (
