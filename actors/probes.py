@@ -10,6 +10,9 @@ from __future__ import annotations
 
 PROBES: dict[str, str] = {
     # -- the delivery core (actors/delivery/table.py) ----------------------------------------------
+    "delivery.delivered-on-last-transport-try": "a completion refused on three transport tries "
+                                                "went through on the fourth, the last one "
+                                                "(one under the tries' budget)",
     "delivery.tries-due-in-one-instant": "two runs' delivery tries or attempts were due in "
                                          "one instant (their timers' order is the scheduler's)",
     "delivery.not-required-skip": "a run spawned with expectsCompletionMessage false is skipped",

@@ -210,6 +210,8 @@ class DeliveryCore(AttemptSteps, PrivateSteps, ReceiptSteps, OperatorSteps, Batc
                 return self._give_up(active, GiveUpReason.PERMANENT_FAILURE,
                                      event.callback_error, now_ms)
         del self._active[event.run_id]
+        if active.failed_tries == retry.TRANSPORT_TRIES - 1:
+            self._probe("delivery.delivered-on-last-transport-try")  # one under the budget
         record = active.record
         kind = EvidenceKind.REPLY_SENT
         if mutants.MUTANT_ACK_AS_CHECKPOINT in self._mutants:
