@@ -111,12 +111,16 @@ def draw(chooser: Chooser, child: ChildSpec, send_at: SendAt,
         line = chunk_chars + chooser.choose("edge:chunk", 3) - 1  # its break included
         low, high = CHUNK_LINES
         lines = low + chooser.choose("edge:chunk", high - low + 1)
-        body = "".join(_grown(f"{child.id} line {n + 1}:", line - 1, _ASCII) + "\n"
-                       for n in range(lines))
         last = child.steps[-1]
-        return attrs.evolve(child, steps=(*child.steps[:-1],
-                                          attrs.evolve(last, text=f"{child.id} done.\n{body}")))
+        return attrs.evolve(child, steps=(*child.steps[:-1], attrs.evolve(
+            last, text=f"{child.id} done.\n{chunk_lines(child.id, line, lines)}")))
     return child
+
+
+def chunk_lines(head: str, line: int, count: int) -> str:
+    """``count`` lines of ``line`` characters each, the line break included."""
+    return "".join(_grown(f"{head} line {n + 1}:", line - 1, _ASCII) + "\n"
+                   for n in range(count))
 
 
 def sized_text(head: str, size: int, wide: bool) -> str:
