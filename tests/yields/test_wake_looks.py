@@ -19,7 +19,7 @@ from actors.delivery.edge import BatchClaim
 from actors.delivery.shell import render, requester_kind
 from actors.delivery.table import DeliveryCore
 from actors.delivery.wakes import delivery_wakes
-from actors.delivery.wakes.batch_wake import Effect, WakeAckTimeout, WakeTimer
+from actors.delivery.wakes.outbox_messages import Effect, WakeAckTimeout, WakeTimer
 from actors.records.batch_record import BatchRow, BatchStatus
 from actors.records.run_record import RunRecord
 from actors.states import DeliveryStatus, OutcomeStatus

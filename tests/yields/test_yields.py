@@ -129,7 +129,8 @@ def test_a_dead_processs_late_answer_of_a_wake_answers_nothing_after_a_restart()
     # of the delivery process: the restarted process replays the same key, and the late refusal
     # of the dead process's dispatch of it must not read as the answer of the new one (§c17).
     from actors.delivery.edge import Send
-    from actors.delivery.wakes.batch_wake import BatchWakeCore, Requester
+    from actors.delivery.wakes.batch_wake import BatchWakeCore
+    from actors.delivery.wakes.outbox_messages import Requester
     from actors.messages import SendRejected
     from actors.records.send_error import SendError
 

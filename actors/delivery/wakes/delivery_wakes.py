@@ -21,8 +21,8 @@ from actors.announce.wake import ROUTE_CAP, Wake, format_wake, route_section
 from actors.delivery.edge import BatchClaim, Effect, RunFinished
 from actors.delivery.store import DeliveryStore
 from actors.delivery.table import DeliveryCore
-from actors.delivery.wakes.batch_wake import (
-    BatchWakeCore,
+from actors.delivery.wakes.batch_wake import BatchWakeCore
+from actors.delivery.wakes.outbox_messages import (
     ClaimMember,
     Member,
     ReopenMember,
@@ -32,7 +32,7 @@ from actors.delivery.wakes.batch_wake import (
     WakeDue,
     WakeTimer,
 )
-from actors.delivery.wakes.batch_wake import Effect as WakeEffect
+from actors.delivery.wakes.outbox_messages import Effect as WakeEffect
 from actors.messages import BatchReady, CompletionAck, SendRejected
 from actors.records.batch_record import SETTLE_KEY_PREFIX, BatchRow, BatchStatus
 from actors.records.retention import summarize

@@ -85,25 +85,48 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
     (DEL-9). A lost or slow acknowledgement, a crash of the delivery process, or an answer
     dropped because that process was down hides the confirmation; then nothing is judged. So
     does a confirmation that reached the gateway at or past the 120 s answer timeout of its send
-    (reference §c11 ``announceTimeoutMs``): the try may have been given up first (seed 9874)."""
+    (reference §c11 ``announceTimeoutMs``): the try may have been given up first (seed 9874).
+    A confirmation holds for the hand-off confirmed, not for a newer one: once the gateway was
+    handed the run under another key (a correction's next generation), the registry's records
+    that follow may be that hand-off's (issue 36: a delayed first generation confirmed in the
+    instant the second was refused, scenario older-confirmation-beside-newer-refusal), nor once
+    the child corrected its answer (a newer generation owes its own delivery), nor when it
+    answers a copy of a send the session had already taken (a network duplicate: the send was
+    answered by the first copy). All three are read from outside, not from the registry's own
+    word that an acknowledgement was stale (issue 36: that record dated the end of what the
+    oracle judged)."""
     confirmed: dict[str, Record] = {}
     sent_at: dict[str, int] = {}  # run_id -> its latest send
+    sent_key: dict[str, str] = {}  # run_id -> the key of its latest send
+    takes: dict[str, int] = {}  # run_id -> the session's takes of its latest send's key
     violations: list[Violation] = []
     for r in of_kinds(trace, ("gateway.callback_failed", "fault", "crash", "delivery.start", "drop",
-                              "delivery.delivered", "delivery.stale", "delivery.give_up",
+                              "delivery.delivered", "delivery.give_up", "child.correction",
+                              "requester.accept", "requester.duplicate",
                               "delivery.send_failed", "delivery.retry", "gateway.send")):
         kind = r.kind
         if kind == "gateway.send":
-            sent_at[r.data["run_id"]] = r.t_ms
+            run_id = r.data["run_id"]
+            sent_at[run_id], sent_key[run_id], takes[run_id] = r.t_ms, r.data["key"], 0
+            if run_id in confirmed and confirmed[run_id].data["key"] != r.data["key"]:
+                del confirmed[run_id]  # a newer hand-off: what follows may be its
+        elif kind in ("requester.accept", "requester.duplicate"):
+            run_id = r.data["run_id"]
+            if r.data["key"] == sent_key.get(run_id):
+                takes[run_id] = takes.get(run_id, 0) + 1
+        elif kind == "child.correction":
+            confirmed.pop(r.data["run_id"], None)
         elif kind == "gateway.callback_failed":
-            if r.t_ms - sent_at.get(r.data["run_id"], r.t_ms) < ANSWER_TIMEOUT_MS:
-                confirmed[r.data["run_id"]] = r
+            run_id = r.data["run_id"]
+            if r.t_ms - sent_at.get(run_id, r.t_ms) < ANSWER_TIMEOUT_MS and r.data["key"] == (
+                    sent_key.get(run_id, r.data["key"])) and takes.get(run_id, 1) <= 1:
+                confirmed[run_id] = r
         elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow"):
             confirmed.pop(r.data.get("run_id", ""), None)
         elif is_delivery_crash(r) or kind == "delivery.start" or (
                 kind == "drop" and r.data.get("dst") == "delivery"):
             confirmed.clear()  # the confirmation died with the process or never reached it
-        elif kind in ("delivery.delivered", "delivery.stale"):
+        elif kind == "delivery.delivered":
             confirmed.pop(r.data["run_id"], None)
         elif kind in ("delivery.give_up", "delivery.send_failed", "delivery.retry") and (
                 r.data["run_id"] in confirmed):
