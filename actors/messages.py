@@ -309,8 +309,9 @@ class Completion:
     # this incarnation of the requester session (PRV-3; None: not bound).
     private: bool = False
     incarnation: int | None = None
-    # A batch wake's dispatch (its outbox's token; 0: none): echoed by its answer, so that the
-    # late answer of an earlier dispatch on the same key is told from this one's (§c17).
+    # A batch wake's dispatch (its outbox's token) or a run's try (its try token; 0: none):
+    # echoed by its answer, so that the late answer of an earlier dispatch or try on the same
+    # key is told from this one's (§c17).
     dispatch: int = 0
 
 

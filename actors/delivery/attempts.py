@@ -101,8 +101,9 @@ def start_attempt(core: Core, active: Active, now_ms: int) -> list[Effect]:
 def send_try(core: Core, active: Active, now_ms: int) -> list[Effect]:
     frozen = freeze_findings(core, active) if active.text is None else []
     record = active.record
-    # Unique in this incarnation, across runs and generations: a timer set for an earlier
-    # try (or an earlier generation of the run) never matches a later one.
+    # Unique across runs, generations and incarnations: a timer set for an earlier try (or
+    # an earlier generation of the run) never matches a later one, nor does the late answer
+    # of a dead process's try of the same key (reference §c17; seed 15898).
     core._tries += 1
     active.token = core._tries
     active.waiting = Waiting.ACK
@@ -116,7 +117,8 @@ def send_try(core: Core, active: Active, now_ms: int) -> list[Effect]:
                             text=active.text, ended_at_ms=record.receipt_at_ms or 0,
                             generation=record.generation, private=record.private and (
                                 mutants.MUTANT_PRIVATE_TO_CHANNEL not in core._mutants),
-                            incarnation=record.requester_incarnation)
+                            incarnation=record.requester_incarnation,
+                            dispatch=active.token)
     claim: list[Effect] = []
     if record.claim_phase is ClaimPhase.RESERVED:  # from now on the requester may have it
         claim.append(core._persist(active, ClaimMoved(ClaimPhase.ATTEMPTED, active.key,

@@ -218,12 +218,25 @@ class _AckTimers:
 
     def __init__(self, port: Port, awaits_ack: Callable[[str, int], bool]) -> None:
         self.port, self.awaits_ack = port, awaits_ack
+        self._due: dict[int, str] = {}  # instant -> the run whose try or attempt is due then
 
     def start(self, effect: StartTimer) -> None:
         payload, wanted = effect.payload, None
         if isinstance(payload, AckTimeout):
             wanted = functools.partial(self.awaits_ack, payload.run_id, payload.token)
+        else:
+            self._note_due(self.port.now_ms + effect.delay_ms, payload.run_id)
         self.port.set_timer(effect.delay_ms, payload, wanted)
+
+    def _note_due(self, at_ms: int, run_id: str) -> None:
+        """Probe two runs' tries or attempts due in one instant (issue 36's tie draws: the
+        kernel's order of simultaneous timers decides which goes first)."""
+        now = self.port.now_ms
+        for past in [t for t in self._due if t < now]:
+            del self._due[past]
+        other = self._due.setdefault(at_ms, run_id)
+        if other != run_id:
+            self.port.probe("delivery.tries-due-in-one-instant")
 
 
 async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str],

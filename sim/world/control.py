@@ -68,6 +68,11 @@ class ControlDesk:
         session = self.sessions.get(session_key)
         return (DEFAULT_OWNER,) if session is None else session.owners
 
+    def chunk_chars(self, key: str) -> int | None:
+        """The longest message of top-level session ``key``'s own channel in this run (None:
+        no channel, no limit, or chunked channels off)."""
+        return self._channels.get(key, (None, None))[1]
+
     def record_session(self, key: str, reply_mode: str = "auto") -> None:
         """The session's configuration as the oracles read it (``world.session``): its owners,
         its reply mode (``visible_replies``: auto or message_tool) and, for a top-level session,

@@ -278,6 +278,26 @@ def test_a_wave_of_one_undelivered_child_that_is_never_woken_is_caught() -> None
     assert _check("wave-woken", forged) == []
 
 
+def test_a_confirmed_hand_off_the_registry_calls_stale_then_gives_up_is_caught() -> None:
+    # callback-failure-and-warning.toml: c1's session confirms, its callback fails, the run is
+    # delivered. Forged: the registry calls that confirmation stale and gives the run up. The
+    # oracle once ended what it owed at the registry's own "stale" record (issue 36) and passed.
+    trace = list(world.run(scenario.load(SCENARIOS / "callback-failure-and-warning.toml")).trace)
+    assert _check("handoff-stays-delivered", trace) == []
+    at = next(i for i, r in enumerate(trace)
+              if r.kind == "delivery.delivered" and r.data["run_id"] == "run-1")
+    delivered = trace[at]
+    forged = [*trace[:at],
+              attrs.evolve(delivered, kind="delivery.stale",
+                           data={"run_id": "run-1", "what": "ack"}),
+              attrs.evolve(delivered, kind="delivery.give_up", data={
+                  "run_id": "run-1", "status": "failed", "reason": "permanent_failure",
+                  "error": "forged"}),
+              *trace[at + 1:]]
+    assert any("confirmed run-1's hand-off" in m and "delivery.give_up" in m
+               for m in _check("handoff-stays-delivered", forged))
+
+
 def test_an_empty_page_of_tool_rows_that_stops_paging_is_caught() -> None:
     # Reference §c19: a page whose rows were all tool rows (dropped) still pages on from its
     # window; one without nextOffset would leave every older row unread.
