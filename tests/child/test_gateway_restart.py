@@ -164,3 +164,22 @@ def test_two_restarts_one_while_the_gateway_is_down() -> None:
     resumed = [r.data["restart"] for r in records
                if r.kind == "child.resumed" and r.data["run_id"] == writer]
     assert resumed == [2, 3]
+
+
+def test_a_restored_completion_keeps_its_window_from_the_runs_end() -> None:
+    """A completion pending across a Gateway restart (every send refused, the restart in its
+    backoff) is restored from the store and given up 30 minutes after the run's end, not after
+    the restart or the return (reference §c18). No oracle restates this upper bound yet: this
+    test pins the model."""
+    text = (SCENARIOS / "expiry.toml").read_text()
+    text = text.replace("[expect]", '[[timeline]]\nat = 600\nevent = "gateway-restart"\n'
+                        'restart_after = 60\n\n[expect]', 1)
+    result = world.run(scenario.loads(text, "restart-expiry.toml"))
+    assert result.violations == ()
+    records = result.trace.records
+    end = next(r for r in records if r.kind == "child.end")
+    starts = [r.t_ms for r in records if r.kind == "delivery.start"]
+    assert starts == [0, 660_000]  # the delivery process came back with the Gateway
+    give_up = next(r for r in records if r.kind == "delivery.give_up")
+    assert (give_up.t_ms, give_up.data["reason"]) == (end.t_ms + 30 * 60_000, "expiry")
+    assert all(r.t_ms < give_up.t_ms for r in records if r.kind == "gateway.send")
