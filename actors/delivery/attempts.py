@@ -62,6 +62,7 @@ class AttemptSteps:
     _render: Callable[[RunRecord, Any], str]
     _requester_kind: Callable[[str], Any]
     _tries: int
+    incarnation: int
 
     def _deadline(self, record: RunRecord) -> int:
         raise NotImplementedError
@@ -127,7 +128,13 @@ class AttemptSteps:
             concrete = active.concrete_error
             return effects + self._retry_later(active, concrete or REQUESTER_UNAVAILABLE,
                                                now_ms, warn=concrete is not None)
-        if record.claim_phase not in ACTIVE_CLAIMS:
+        if record.claim_phase is ClaimPhase.ABANDONED:
+            # A give-up the process died before recording: its receipt may be at the requester,
+            # so the replay's claim stays a sent one (attempted, of that receipt): a correction
+            # meanwhile opens the next generation, never goes under this key (DEL-3, DEL-12).
+            effects.append(self._persist(active, ClaimMoved(
+                ClaimPhase.ATTEMPTED, record.claim_key, record.claim_ended_at_ms)))
+        elif record.claim_phase not in ACTIVE_CLAIMS:
             effects.append(self._persist(active, ClaimMoved(ClaimPhase.RESERVED, active.key,
                                                             record.receipt_at_ms)))
         return effects + self._send_try(active, now_ms)
@@ -150,7 +157,8 @@ class AttemptSteps:
                                 text=active.text, ended_at_ms=record.receipt_at_ms or 0,
                                 generation=record.generation, private=record.private and (
                                     mutants.MUTANT_PRIVATE_TO_CHANNEL not in self._mutants),
-                                incarnation=record.requester_incarnation)
+                                incarnation=record.requester_incarnation,
+                                dispatch=self._dispatch_of(active.token))
         claim: list[Effect] = []
         if record.claim_phase is ClaimPhase.RESERVED:  # from now on the requester may have it
             claim.append(self._persist(active, ClaimMoved(ClaimPhase.ATTEMPTED, active.key,
@@ -163,6 +171,12 @@ class AttemptSteps:
             Send(target, completion),
             StartTimer(retry.ANNOUNCE_TIMEOUT_MS, AckTimeout(record.run_id, active.token)),
         ]
+
+    def _dispatch_of(self, token: int) -> int:
+        """The number a try's call carries and its answer echoes: unique across incarnations
+        too (a gateway call's answer belongs to that call; an echo of an earlier incarnation's
+        refusal of the same key is not this try's, seed 1127)."""
+        return (self.incarnation << 32) | token
 
     def _try_failed(self, active: Active, chain: SendError, now_ms: int,
                     answered: bool = True) -> list[Effect]:

@@ -227,7 +227,10 @@ class DeliveryCore(AttemptSteps, PrivateSteps, ReceiptSteps, OperatorSteps, Batc
 
     def _rejected(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
         assert isinstance(event, SendRejected) and active is not None
-        if event.key != active.key:
+        if event.key != active.key or (
+                event.dispatch and event.dispatch != self._dispatch_of(active.token)):
+            # Another generation's, or an earlier try's of this key (a late or echoed refusal,
+            # maybe of a dead incarnation): the current try still waits for its own answer.
             return self._stale_rejection(active, event, now_ms)
         return self._try_failed(active, event.error, now_ms)
 

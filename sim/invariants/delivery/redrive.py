@@ -215,6 +215,10 @@ class _GivenUp:
         if run_id in self.refused:
             if self.corrected.get(run_id) == self.refused_at.get(run_id):
                 return None  # reopened in the refusal's instant, maybe before it was heard
+            if self.refused_at.get(run_id) == t_ms:
+                # Asked in the refusal's very instant: the registry may hear the refusal after
+                # the request (an operator's redrive then finds the send in flight, seed 2538).
+                return None
             return "refused for good"
         window = self.window[run_id]
         return f"past its expiry at {window + EXPIRY_MS} ms" if t_ms >= window + EXPIRY_MS \
