@@ -62,13 +62,17 @@ def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
             limits = dict(data)
         elif kind == "world.spawn":
             asked.setdefault(data["child"], []).append(r)
-        elif kind == "requester.refused" or (kind == "steer" and not data["killed"]):
-            # A steer refused, or one that found nothing running, starts no replacement
-            # (reference §c18): the request it asked with it is never answered.
-            if kind == "steer" or data["action"] == "steer":
-                unanswered = asked.get(data["child"])
-                if unanswered:
-                    unanswered.pop()
+        elif kind == "requester.refused":
+            # A spawn refused for its caller's permission (DEL-17), or a steer refused with the
+            # replacement it asked (same request number): that request is never answered.
+            waiting = asked.get(data["child"], [])
+            asked[data["child"]] = [w for w in waiting
+                                    if w.data["request"] != data["request"]]
+        elif kind == "steer" and not data["killed"]:
+            # A steer that found nothing running starts no replacement (reference §c18).
+            unanswered = asked.get(data["child"])
+            if unanswered:
+                unanswered.pop()
         elif kind in ("spawn", "spawn.refused"):
             waiting = asked.get(data["child"])
             request = waiting.pop(0) if waiting else None
