@@ -65,8 +65,7 @@ def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "requester.refused":
             # A spawn refused for its caller's permission (DEL-17), or a steer refused with the
             # replacement it asked (same request number): that request is never answered.
-            waiting = asked.get(data["child"], [])
-            asked[data["child"]] = [w for w in waiting
+            asked[data["child"]] = [w for w in asked.get(data["child"], [])
                                     if w.data["request"] != data["request"]]
         elif kind == "steer" and not data["killed"]:
             # A steer that found nothing running starts no replacement (reference §c18).
