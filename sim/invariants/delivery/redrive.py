@@ -39,6 +39,7 @@ from sim.invariants.observations import (
 )
 from sim.invariants.private.completion import Release, releases
 from sim.invariants.settled import EXPIRY_MS
+from sim.invariants.yields.carried import WakeTakes
 from sim.trace import Record
 
 _GENERATION = re.compile(r":g(\d+)$")
@@ -91,13 +92,13 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "child.correction":
             newest[r.data["run_id"]] = (r.data["ended_at"], frozen(r.data["result"]))
         elif kind == "world.operator" and r.data["action"] == "dismiss" and r.data["run_id"] \
-                and gone.why(r.data["run_id"], r.t_ms):
+                and gone.why(r.data["run_id"], r.t_ms, asked=True):
             released.add(r.data["run_id"])
         elif kind == "world.operator" and r.data["action"] == "redrive" and r.data["run_id"]:
             run_id = r.data["run_id"]
             if run_id in released:
                 pass
-            elif gone.why(run_id, r.t_ms):
+            elif gone.why(run_id, r.t_ms, asked=True):
                 awaiting[run_id] = r
             elif gone.delivered(run_id) and run_id in last_end:
                 barred[run_id] = (r, last_end[run_id], gone.latest[run_id].data["key"])
@@ -179,13 +180,27 @@ class _GivenUp:
     corrected: dict[str, int] = attrs.field(factory=dict)
     window: dict[str, int] = attrs.field(factory=dict)  # run -> its latest key's window start
     down: bool = False
+    # Runs given up whose result a settle wake their requester took carried since (YLD-2: the
+    # batch's results count as delivered; reference §b, §c12 release the suspended row, a
+    # wave's wake too), with that
+    # take and why the run counted as given up then. Its generation is no longer given up: a
+    # newer receipt opens the next one, a new delivery (DEL-12), which may be sent. Whether
+    # the registry could tell the take landed (an acknowledgement lost, a restart) is
+    # ``wake-releases-suspended``'s to judge: here such a run is only no longer judged.
+    wakes: WakeTakes = attrs.field(factory=WakeTakes)
+    released: dict[str, tuple[Record, str]] = attrs.field(factory=dict)
     # The kinds :meth:`see` reads: an oracle may feed it only these.
     KINDS: ClassVar[tuple[str, ...]] = ("delivery.start", "requester.accept", "requester.duplicate",
                                         "fault", "requester.gone", "gateway.refused", "crash",
-                                        "world.operator", "child.correction")
+                                        "world.operator", "child.correction", "spawn",
+                                        "gateway.send")
 
     def see(self, r: Record) -> None:
         kind = r.kind
+        for run_id in self.wakes.see(r):
+            why = self.why(run_id, r.t_ms)
+            if why is not None:
+                self.released[run_id] = (r, why)
         if kind == "delivery.start":
             self.down = False
         if kind in ("requester.accept", "requester.duplicate") and self._latest(r):
@@ -211,15 +226,17 @@ class _GivenUp:
         send = self.latest.get(r.data["run_id"])
         return send is not None and r.data.get("key", send.data["key"]) == send.data["key"]
 
-    def why(self, run_id: str, t_ms: int) -> str | None:
-        """Why the run counts as given up at ``t_ms`` (None: it does not, or nobody can tell)."""
+    def why(self, run_id: str, t_ms: int, asked: bool = False) -> str | None:
+        """Why the run counts as given up at ``t_ms`` (None: it does not, or nobody can tell);
+        ``asked``: for an operator's request made at ``t_ms``."""
         send = self.latest.get(run_id)
-        if send is None or run_id in self.taken or run_id in self.hidden:
+        if send is None or run_id in self.taken or run_id in self.hidden \
+                or run_id in self.released:
             return None
         if run_id in self.refused:
             if self.corrected.get(run_id) == self.refused_at.get(run_id):
                 return None  # reopened in the refusal's instant, maybe before it was heard
-            if self.refused_at.get(run_id) == t_ms:
+            if asked and self.refused_at.get(run_id) == t_ms:
                 # Asked in the refusal's very instant: the registry may hear the refusal after
                 # the request (an operator's redrive then finds the send in flight, seed 2538).
                 return None
@@ -243,6 +260,7 @@ class _GivenUp:
             release.at if release is not None and release.at is not None else 0)
         for known in (self.taken, self.refused, self.hidden, self.unacked):
             known.discard(run_id)
+        self.released.pop(run_id, None)
 
 
 def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
@@ -288,7 +306,8 @@ def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
         if kind == "world.operator" and r.data["run_id"]:
             if r.data["action"] == "redrive":
                 redriven[r.data["run_id"]] = r.t_ms
-            elif r.data["action"] == "dismiss" and gone.why(r.data["run_id"], r.t_ms):
+            elif r.data["action"] == "dismiss" and gone.why(r.data["run_id"], r.t_ms,
+                                                              asked=True):
                 dismissed[r.data["run_id"]] = r
         elif kind == "gateway.send" and not is_wake(r.data["key"]):
             run_id = r.data["run_id"]
