@@ -42,7 +42,8 @@ def kill_suppresses(trace: Sequence[Record]) -> list[Violation]:
     spared: dict[str, Record] = {}  # ended run -> the first kill that named it
     first_end: dict[str, Record] = {}
     for r in of_kinds(trace, ("child.end",)):
-        first_end.setdefault(r.data["run_id"], r)
+        if r.kind == "child.end":
+            first_end.setdefault(r.data["run_id"], r)
     for found_kill in found:
         answer = found_kill.answer
         should = bool(found_kill.stopped)
