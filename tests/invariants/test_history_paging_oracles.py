@@ -136,3 +136,16 @@ def test_the_offsets_scenario_answers_as_the_released_code() -> None:
     ]
     assert [r.data["offset"] for r in trace if r.kind == "world.action"] == [None, 0, 3, 9, 5]
     assert _check("history-paging", trace) == [] and _check("history-bounds", trace) == []
+
+
+def test_the_scenario_writer_keeps_no_offset_apart_from_offset_0() -> None:
+    from sim.scenario import write as scenario_write
+
+    loaded = scenario.load(SCENARIOS / "history-paging-offsets.toml")
+    # (The writer writes what a shrunk run needs: no per-child expectations.)
+    loaded = attrs.evolve(loaded, expect=attrs.evolve(loaded.expect, children=()))
+    reads = [e.offset for e in loaded.timeline]
+    assert reads == [None, 0, 3, 9, 5]
+    text = scenario_write.dumps(loaded)
+    assert text.count("offset = 0\n") == 1
+    assert [e.offset for e in scenario.loads(text).timeline] == reads
