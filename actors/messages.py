@@ -264,6 +264,23 @@ class AbortRun:
 
 
 @attrs.frozen
+class RunResumed:
+    """A run interrupted by a Gateway restart was resumed (reference §c18): its requester
+    session owes its conversation the resumed notice (actors/requester/notices.py)."""
+
+    run_id: str
+    restart: int  # which restart of the world it was resumed after
+
+
+@attrs.frozen
+class NoticeRetry:
+    """The requester's timer: try a failed resumed notice again (no second recovery turn)."""
+
+    run_id: str
+    attempt: int  # the attempt this timer makes (2, 3, ...)
+
+
+@attrs.frozen
 class ChildEnded:
     run_id: str
 

@@ -87,6 +87,20 @@ PROBES: dict[str, str] = {
     "child.stream-error": "a child's stream broke and its turn failed",
     "child.stream-error-after-retry": "a stream broke in a step after a retried attempt",
     "child.aborted": "the requester aborted a running child",
+    "child.restart-interrupted": "a Gateway restart interrupted a streaming run (§c18)",
+    "child.restart-held": "a run started while the Gateway was down and waited for it",
+    "child.restart-context-lost": "recovery found an interrupted run's execution context "
+                                  "lost: it ends error, never resumed",
+    "child.restart-resumed-required": "recovery resumed an interrupted run whose completion "
+                                      "is required: its requester is owed the notice",
+    "child.restart-resumed-silent": "recovery resumed an interrupted run whose completion is "
+                                    "not required: no notice",
+    "requester.restart-notice": "a requester read the resumed notice of a restarted child",
+    "requester.restart-notice-failed": "a resumed notice failed: kept as a debt",
+    "requester.restart-notice-retried": "a failed resumed notice was tried again (no second "
+                                        "recovery turn)",
+    "requester.restart-notice-with-completion": "a child's completion reached its requester "
+                                                "while its notice was owed: the notice first",
     "child.cancelled-mid-stream": "an abort cut an attempt's stream part-way",
     "child.token-limit": "a child's turn ended at its token limit",
     "child.token-limit-empty-message": "a token-limit cut-off left an empty terminal message",
