@@ -15,13 +15,17 @@ later receipt of an aimed child on its way to the delivery process.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
-# How many of the parent's sends a hold refuses at most: after the child ended, a refused send
-# backs off 15 s, 30 s, 60 s, 120 s (actors/records/retry.py), so four span the 225 s past the
-# latest drawn correction (90 s after the child's end, sim/world/draws/receipts.py) and the
-# parent's 15 s descendant recheck; a child that ended without correcting (an error, an abort)
-# releases the parent after them.
+from actors.records.run_record import RunRecord
+from actors.states import OutcomeStatus
+
+# How many of the parent's sends a hold refuses at most: a refused send backs off 15 s, 30 s,
+# 60 s, 120 s, 240 s, then 300 s (actors/records/retry.py), so seven span 1,065 s, past the
+# latest aimed correction (690 s after the child's end: 90 s drawn, 600 s more aimed,
+# sim/world/draws/receipts.py).
 HELD_SENDS = 7
 
 
@@ -50,20 +54,30 @@ class FindingsHold:
         self._refused[parent] = refused + 1
         return True
 
-    def notice(self, child: str | None) -> bool:
+    def notice(self, child: str | None, answered: Callable[[], bool]) -> bool:
         """An aimed child's completion notice is on its way to the delivery process: its end
-        (the parent now waits for its correction), or a later receipt. True when the delivery
-        process should die now: the correction came after the parent handed over its
-        findings (a held send)."""
+        (the parent now waits for its correction, if it ``answered``: a producer corrects only
+        an ok run's visible answer), or a later receipt. True when the delivery process should
+        die now: the correction came after the parent handed over its findings (a held
+        send)."""
         parent = None if child is None else self._parent.get(child)
         if child is None or parent is None:
             return False
         seen = self._notices[child] = self._notices.get(child, 0) + 1
         waiting = self._waiting.setdefault(parent, [])
         if seen == 1:
-            waiting.append(child)
+            if answered():
+                waiting.append(child)
             return False
         if child not in waiting:
             return False  # a receipt after the first correction: the hold is done with it
         waiting.remove(child)
         return self._refused.get(parent, 0) > 0
+
+
+def answered(record: RunRecord) -> bool:
+    """Whether an ended run answered: ok, with a visible answer (what its producer may correct
+    later, actors/child/receipts.py)."""
+    text = record.result_text
+    return record.outcome_status is OutcomeStatus.OK and text is not None and \
+        text.strip() not in ("", "NO_REPLY", "ANNOUNCE_SKIP")

@@ -92,8 +92,10 @@ class FaultPlan:
         # Set by the world: put a crash of the delivery process (while it waits) on the agenda.
         self.crash_at: Callable[[int], None] | None = None
         # Parents' announcements held at the gateway until a nested child corrects its answer
-        # (aimed by the world, sim/faults/findings_hold.py).
+        # (aimed by the world, sim/faults/findings_hold.py); set by the world: whether a run
+        # that ended answered (ok, a visible answer: only then does its producer correct it).
         self.findings = FindingsHold()
+        self.answered: Callable[[str], bool] = lambda run_id: False
         self._child_of_run = child_of_run  # run_id -> child_id
         # A seeded gateway outage: [start, end) in virtual ms and the error it answers with.
         self.outage: tuple[int, int, SendError] | None = None
@@ -324,7 +326,7 @@ class FaultPlan:
         correction a held parent waits for, the process dies at its next crash point (after
         the correction was written, before the parent's next send), so the restarted process
         sends the parent's findings again."""
-        if self.findings.notice(self._child_of_run(run_id)):
+        if self.findings.notice(self._child_of_run(run_id), lambda: self.answered(run_id)):
             self.armed.append(ArmedFault(TimelineEvent(0, FaultKind.CRASH,
                                                        actor=addresses.DELIVERY), 1))
 
