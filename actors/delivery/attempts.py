@@ -92,7 +92,13 @@ def start_attempt(core: Core, active: Active, now_ms: int) -> list[Effect]:
         concrete = active.concrete_error
         return effects + retry_later(core, active, concrete or REQUESTER_UNAVAILABLE,
                                      now_ms, warn=concrete is not None)
-    if record.claim_phase not in ACTIVE_CLAIMS:
+    if record.claim_phase is ClaimPhase.ABANDONED:
+        # A give-up the process died before recording: its receipt may be at the requester,
+        # so the replay's claim stays a sent one (attempted, of that receipt): a correction
+        # meanwhile opens the next generation, never goes under this key (DEL-3, DEL-12).
+        effects.append(core._persist(active, ClaimMoved(
+            ClaimPhase.ATTEMPTED, record.claim_key, record.claim_ended_at_ms)))
+    elif record.claim_phase not in ACTIVE_CLAIMS:
         effects.append(core._persist(active, ClaimMoved(ClaimPhase.RESERVED, active.key,
                                                         record.receipt_at_ms)))
     return effects + send_try(core, active, now_ms)

@@ -311,8 +311,16 @@ def _delivery_core(port: Port, store: DeliveryStore, mutants: frozenset[str],
         reader = fallback_route(store, record)
         if reader is None:
             return None
-        return store.checkpoint(reader, record.child_session_key,
-                                None if any_run else record.run_id)
+        run_id = None if any_run else record.run_id
+        found = store.checkpoint(reader, record.child_session_key, run_id)
+        if found is None and reader == record.requester and is_subagent(reader):
+            # A completion the fallback took while its nested requester was gone is
+            # checkpointed there, also after a new run took that session key again and the
+            # route leads back to it (seed 28302): the fallback, one level up, still has it.
+            owner = store.latest_run(reader)
+            if owner is not None and owner.requester != reader:
+                found = store.checkpoint(owner.requester, record.child_session_key, run_id)
+        return found
 
     def findings_of(record: RunRecord) -> str | None:
         children = store.direct_children(record.run_id)

@@ -147,9 +147,14 @@ class ControlDesk:
         session_key = child.requester
 
         def send() -> None:
-            latest = self._latest.get((session_key, child.id), child)
-            if outside_turns and latest.turn is not None:
+            latest = self._latest.get((session_key, child.id))
+            if outside_turns and (latest is None or latest.turn is not None):
+                # A drawn steer may fall in its child's spawn instant and run before the spawn
+                # is asked: nothing is running yet, and whether the spawn will be asked in a
+                # turn is not known, so it is not asked (its replacement would be matched to
+                # the child's first request, issue 38: seeds 2266, 6112).
                 return
+            latest = latest or child
             who = caller or Caller(self.owners(session_key)[0])
             self._requests += 1
             number = self._requests
