@@ -238,10 +238,6 @@ class FaultPlan:
         error = kind = None
         if self.outage is not None and self.outage[0] <= now < min(self.outage[1], self.heal_ms):
             kind, error = "send-outage", self.outage[2]
-        if kind is None and self.findings.holds(child):
-            # Aimed: the parent's findings wait at the gateway for its child's correction.
-            kind, error = FaultKind.SEND_OTHER, OTHER_ERRORS[
-                self.chooser.choose("aim:findings-held", len(OTHER_ERRORS))]
         for candidate, errors in SEND_FAULTS:
             if kind is not None:
                 break
@@ -250,6 +246,10 @@ class FaultPlan:
                 kind = candidate
                 error = (armed.error if armed is not None and armed.error else
                          errors[self.chooser.choose(f"fault:{candidate}", len(errors))])
+        if kind is None and self.findings.holds(child):
+            # Aimed: the parent's findings wait at the gateway for its child's correction.
+            kind, error = FaultKind.SEND_OTHER, OTHER_ERRORS[
+                self.chooser.choose("aim:findings-held", len(OTHER_ERRORS))]
         if kind is None or error is None:
             return SENT
         self._note(kind, {"run_id": run_id, "key": key, "error": error.to_json()})

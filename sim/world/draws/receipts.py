@@ -44,8 +44,25 @@ def draw_correction(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> Chil
     return attrs.evolve(child, correction_after_ms=1000 * after_s)
 
 
-def aim_at_frozen_findings(chooser: Chooser, plan: FaultPlan, child: ChildSpec,
-                           parent: ChildSpec) -> ChildSpec:
+def aim_at_frozen_findings(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> int | None:
+    """DEL-6 x DEL-12: a nested child's correction lands while its parent's
+    announcement (its findings already rendered) waits to be sent again: the parent's first two
+    sends are refused with an unclassified error (it backs off) and the delivery process dies a
+    few seconds after the correction is due as drawn. Only when the seed turns crashes and
+    unclassified refusals on. Returns when to kill the process, or None; on its own stream.
+    Drawn instants seldom meet that order (docs/oracles.md): :func:`hold_frozen_findings`
+    holds the parent as it happens. Kept beside it for the corners it reaches (a crash in a
+    backoff, a refusal of an earlier incarnation's send) and the saved runs that replay them."""
+    if (child.parent is None or child.correction_after_ms is None
+            or FaultKind.CRASH not in plan.rates or FaultKind.SEND_OTHER not in plan.rates):
+        return None
+    plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_OTHER, child=child.parent), 2))
+    return (child.spawn_at_ms + child.run_ms + child.correction_after_ms
+            + 1000 * (1 + chooser.choose("fault:crash:findings", 10)))
+
+
+def hold_frozen_findings(chooser: Chooser, plan: FaultPlan, child: ChildSpec,
+                         parent: ChildSpec) -> ChildSpec:
     """DEL-6 x DEL-12: a nested child's correction lands while its parent's announcement
     (its findings already rendered and handed over) waits at the gateway to be sent again,
     and the delivery process dies just after it: the restarted process must resend the

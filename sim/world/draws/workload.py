@@ -48,6 +48,7 @@ class _World(Protocol):
     def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildSpec: ...
     def _send_at(self, at_ms: int, child: ChildSpec, message: Control) -> None: ...
     def _schedule_abort(self, at_ms: int, requester: str, child_id: str) -> None: ...
+    def _crash_parked(self) -> None: ...
     def _schedule_fault(self, event: TimelineEvent) -> None: ...
     def _delete_session(self, child_id: str) -> None: ...
 
@@ -94,8 +95,12 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
             child = world_receipts.draw_correction(world.chooser, world.plan, child)
             if "private" in features:
                 child = draw_private(world.chooser, child)
+            crash_at = world_receipts.aim_at_frozen_findings(world.chooser, world.plan, child)
+            if crash_at is not None:
+                world.kernel.at(crash_at, "crash delivery after a correction",
+                               world._crash_parked)
             if child.parent is not None:
-                child = world_receipts.aim_at_frozen_findings(
+                child = world_receipts.hold_frozen_findings(
                     world.chooser, world.plan, child,
                     next(c for c in reversed(drawn) if c.id == child.parent))
             world.operator.draw(world.chooser, child)
