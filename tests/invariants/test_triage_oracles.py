@@ -53,7 +53,7 @@ def test_a_wake_releases_a_member_told_from_its_session_sibling_by_its_task_line
     # run-2 and run-3 share the child session c1; run-3 is given up (a partly sent chunked
     # send) in the instant the batch's wake, carrying its section, is taken: released (YLD-2),
     # its correction's generation 2 may be sent (seed 7592).
-    trace = _trace("wake-releases-member-of-shared-session-seed-7592")
+    trace = _trace("wake-releases-shared-session-seed-7592")
     assert _check("given-up-waits-for-operator", trace) == []
     take = next(r for r in trace if r.kind == "requester.accept"
                 and r.data["key"].startswith("announce:requester-settle:"))
