@@ -249,7 +249,8 @@ class AttemptSteps:
             cleared = ClaimMoved(ClaimPhase.ABANDONED, record.claim_key, record.claim_ended_at_ms)
             record, persist = persisted(record, cleared)
             abandon.append(persist)
-        given_up, persist = persisted(record, GaveUp(status, error))
+        given_up, persist = persisted(record, GaveUp(
+            status, error, now_ms if status == DeliveryStatus.SUSPENDED else None))
         return [*abandon, persist,
                 events.DeliveryGaveUp(record.run_id, status, reason, error),
                 *self._cleanup(given_up, now_ms)]

@@ -38,6 +38,7 @@ from actors.delivery.recovery import (
     needs_recovery,
 )
 from actors.delivery.store import DeliveryStore
+from actors.delivery.sweeper import SweepDue, SweeperShell
 from actors.delivery.table import DeliveryCore
 from actors.delivery.wakes.delivery_wakes import Wakes
 from actors.delivery.wakes.delivery_waves import Waves
@@ -216,8 +217,10 @@ class _AckTimers:
     an implementation clears a timeout it no longer needs, where it would have found its try
     gone (the table's stale timer) and cost the run a step that does nothing."""
 
-    def __init__(self, port: Port, awaits_ack: Callable[[str, int], bool]) -> None:
+    def __init__(self, port: Port, awaits_ack: Callable[[str, int], bool],
+                 sweeper: SweeperShell) -> None:
         self.port, self.awaits_ack = port, awaits_ack
+        self.sweeper = sweeper  # the retention sweeper's timer (actors/delivery/sweeper.py)
 
     def start(self, effect: StartTimer) -> None:
         payload, wanted = effect.payload, None
@@ -282,9 +285,10 @@ async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str]
     recovery.note(records)
     # Runs cleaned up while handling a message: their requesters' unfrozen waves may be due.
     cleaned: list[str] = []
-    acks = _AckTimers(port, core.awaits_ack)
+    acks = _AckTimers(port, core.awaits_ack, SweeperShell(port, store, mutants))
     _perform(port, store, core.restore(records, port.now_ms), routes, mutants, recovery,
              cleaned, acks)
+    acks.sweeper.restore()
     recovery.perform(recovery.resume())
     wakes = Wakes(port, store, core, mutants,
                   lambda effects: _perform(port, store, effects, routes, mutants, recovery,
@@ -293,6 +297,7 @@ async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str]
     wakes.restore()
     waves = Waves(wakes, mutants)
     waves.restore()
+    acks.sweeper.arm()  # a wake restored may have closed a batch (its members suspended)
     while True:
         try:
             message = await port.receive()
@@ -306,6 +311,7 @@ async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str]
             # a yield batch's: its wake (actors/delivery/wakes/delivery_wakes.py)
             wakes.handle(message)
             _waves(waves, cleaned)
+            acks.sweeper.arm()
             continue
         if recovery.handle(message):
             _waves(waves, cleaned)
@@ -323,6 +329,11 @@ async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str]
                                   port.now_ms)
             if any(isinstance(effect, events.DeliveryRedriven) for effect in effects):
                 recovery.note((record,))  # DEL-2: a redriven (no output) is recovered too
+        elif isinstance(message, SweepDue):  # suspended results past their 7 days
+            effects = []
+            acks.sweeper.due(message, functools.partial(
+                _perform, port, store, routes=routes, mutants=mutants, recovery=recovery,
+                cleaned=cleaned, acks=acks))
         elif isinstance(message, TurnSettled):
             # The turn finished or was abandoned: its retained private results go on (PRV-5).
             effects = [effect for record in store.retained_private(message.turn_run_id)
@@ -331,6 +342,7 @@ async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str]
         else:
             effects = core.handle(message, port.now_ms)
         _perform(port, store, effects, routes, mutants, recovery, cleaned, acks)
+        acks.sweeper.arm()
         if store.has_open_batches():
             wakes.poke()  # a member or a member's descendant may have settled
         _waves(waves, cleaned)
@@ -381,6 +393,7 @@ def _perform_each(port: Port, store: DeliveryStore, effects: Iterable[Effect],
             if isinstance(change, Delivered):
                 recovery.delivering(effect.run_id)  # DEL-2: (no output) delivered
             store.apply(effect.run_id, change, effect.known)
+            acks.sweeper.persisted(effect.run_id, change)
             if isinstance(change, (Delivered, GaveUp)) \
                     and store.get(effect.run_id).cleaned_up_at_ms is not None:
                 # A newer generation (DEL-12) resolved: no second cleanup follows, yet a wave

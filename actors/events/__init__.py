@@ -51,6 +51,7 @@ from actors.events.delivery import (
     DeliveryBlocked,
     DeliveryDeferred,
     DeliveryDismissed,
+    DeliveryExpired,
     DeliveryGaveUp,
     DeliveryRecorded,
     DeliveryRedriven,
@@ -65,6 +66,7 @@ from actors.events.delivery import (
     RunCleanedUp,
     SendFailed,
     StaleInput,
+    SuspendedBacklog,
 )
 from actors.events.gateway import (
     CallbackFailed,
@@ -150,6 +152,7 @@ __all__ = [
     'DeliveryBlocked',
     'DeliveryDeferred',
     'DeliveryDismissed',
+    'DeliveryExpired',
     'DeliveryGaveUp',
     'DeliveryRecorded',
     'DeliveryRedriven',
@@ -192,6 +195,7 @@ __all__ = [
     'StatusChecked',
     'StatusServed',
     'SteerRequested',
+    'SuspendedBacklog',
     'TurnAnswered',
     'TurnEnded',
     'TurnStarted',

@@ -1,4 +1,5 @@
-"""DEL-16 oracles: what the registry keeps in memory, and what its store keeps, per run.
+"""DEL-16 oracles: what the registry keeps in memory, and what its store keeps, per run, and for
+how long a suspended result is kept (reference §c18: 7 days from its suspension).
 
 Read from the trace alone: what was asked (``world.spawn``: each task), what each child wrote as
 its result (``child.end``), the registry's store rows when the world stops (``world.rows``: whether
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.frozen import frozen
 from sim.invariants.index import last_of_kind, of_kinds
-from sim.invariants.observations import asked_runs
+from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake
 from sim.trace import Record
 
 PREVIEW_CHARS = 256
@@ -100,7 +101,98 @@ def payload_retained(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+# SUBAGENT_SUSPENDED_DELIVERY_RETENTION_MS, restated (reference §c18).
+RETENTION_MS = 7 * 24 * 3600 * 1000
+
+
+def _down_spans(trace: Sequence[Record]) -> list[tuple[int, int | None]]:
+    """When the delivery process was down: from each crash the harness saw to the restart it
+    recorded next (None: still down when the world stopped)."""
+    spans: list[tuple[int, int | None]] = []
+    down: int | None = None
+    for r in of_kinds(trace, ("crash", "world.restart")):
+        if is_delivery_crash(r) and down is None:
+            down = r.t_ms
+        elif r.kind == "world.restart" and down is not None:
+            spans.append((down, r.t_ms))
+            down = None
+    if down is not None:
+        spans.append((down, None))
+    return spans
+
+
+def _awake_from(spans: list[tuple[int, int | None]], t_ms: int) -> int | None:
+    """The first moment from ``t_ms`` on at which the delivery process was up (None: never
+    again before the world stopped)."""
+    for start, end in spans:
+        if start <= t_ms and (end is None or t_ms < end):
+            return end
+    return t_ms
+
+
+def suspended_kept_seven_days(trace: Sequence[Record]) -> list[Violation]:
+    """A suspended result is kept exactly 7 days from its suspension (reference §c18): the
+    store's row shows it discarded as expired at its suspension + 7 days (or, when the delivery
+    process was down then, at its restart), never earlier, and never pruned for pressure; a row
+    still suspended when the world stops was suspended less than 7 days before; after its expiry
+    nothing of the run is handed to the gateway, an operator's redrive included. Read from the
+    store's rows when the world stops (their suspension and expiry columns), the producer's end
+    of each run, the harness's crash and restart records, the operator's requests and what the
+    gateway was handed; never the registry's own records."""
+    rows, end = _last(trace, "world.rows"), _last(trace, "world.end")
+    if rows is None or end is None:
+        return []
+    spans = _down_spans(trace)
+    ended = {r.data["run_id"]: r for r in of_kinds(trace, ("child.end",))}
+    violations: list[Violation] = []
+
+    def fail(what: str, *records: Record) -> None:
+        violations.append(Violation("suspended-kept-seven-days", "DEL-16", what,
+                                    (*(r.seq for r in records), rows.seq)))
+
+    expired: dict[str, int] = {}
+    for row in rows.data["rows"]:
+        run_id, since, gone = row["run_id"], row.get("suspended_at"), row.get("expired_at")
+        if since is None:
+            if gone is not None:
+                fail(f"{run_id} was discarded as expired at {gone} ms without a suspension")
+            continue
+        end_of_run = ended.get(run_id)
+        if end_of_run is not None and since < end_of_run.t_ms:
+            fail(f"{run_id}'s row says it was suspended at {since} ms, before its run ended "
+                 f"({end_of_run.t_ms} ms)", end_of_run)
+        due = since + RETENTION_MS
+        if gone is not None:
+            expired[run_id] = gone
+            awake = _awake_from(spans, due)
+            if row["delivery_status"] != "discarded":
+                fail(f"{run_id} expired at {gone} ms, yet its row is {row['delivery_status']}")
+            if gone < due:
+                fail(f"{run_id} was suspended at {since} ms and discarded as expired at {gone} "
+                     f"ms, {(due - gone) // 1000} s before its 7 days were up")
+            elif gone != due and gone != awake:
+                fail(f"{run_id} was suspended at {since} ms and discarded as expired at {gone} "
+                     f"ms, not at its 7 days' end ({due} ms) nor at the delivery process's "
+                     f"restart after it ({awake})")
+        elif row["delivery_status"] == "suspended":
+            awake = _awake_from(spans, due)
+            if awake is not None and end.t_ms > awake:
+                fail(f"{run_id} was suspended at {since} ms and is still suspended when the "
+                     f"world stops at {end.t_ms} ms, past its 7 days ({due} ms)", end)
+    for r in of_kinds(trace, ("gateway.send",)):
+        run_id = r.data["run_id"]
+        if run_id in expired and r.t_ms > expired[run_id] and not is_wake(r.data["key"]):
+            fail(f"{run_id} was discarded as expired at {expired[run_id]} ms, yet it was handed "
+                 f"to the gateway under {r.data['key']} at {r.t_ms} ms", r)
+            expired.pop(run_id)  # once is enough
+    return violations
+
+
 INVARIANTS = (
+    Invariant("suspended-kept-seven-days", "DEL-16", "safety",
+              "A suspended result is discarded as expired exactly 7 days after its suspension, "
+              "never earlier (nothing is pruned for pressure); nothing of it is sent after.",
+              suspended_kept_seven_days),
     Invariant("memory-preview", "DEL-16", "safety",
               "A resolved run is held in memory as a task preview and lifecycle metadata only.",
               memory_preview),

@@ -80,3 +80,22 @@ def draw_steer(chooser: Chooser, child: ChildSpec) -> tuple[int, int] | None:
         sub, child.run_ms // 1000 + STEER_PAST_END_S)
     low, high = STEER_RUN_S
     return at_ms, 1000 * (low + chooser.choose(sub, high - low + 1))
+
+
+# Retention (reference §c18): a suspended result is kept 7 days from its suspension. Of drawn
+# children, the share an operator redrives about 7 days after its end, in a span around that
+# mark (seconds): a result suspended soon after its end (a refusal) has expired by then; one
+# suspended by its 30-minute expiry has not yet.
+LATE_REDRIVE_SHARE = 0.1
+LATE_REDRIVE_AROUND_S = (-2400, 3600)
+WEEK_S = 7 * 24 * 3600
+
+
+def late_redrive(chooser: Chooser, child: ChildSpec) -> int | None:
+    """When an operator redrives ``child`` about a week after its end (None: not drawn)."""
+    sub = "aim:retention"
+    if not chooser.chance(sub, LATE_REDRIVE_SHARE):
+        return None
+    low, high = LATE_REDRIVE_AROUND_S
+    ends_ms = child.spawn_at_ms + child.run_ms + (child.correction_after_ms or 0)
+    return ends_ms + 1000 * (WEEK_S + low + chooser.choose(sub, high - low + 1))

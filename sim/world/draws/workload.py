@@ -104,6 +104,9 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
                 redrive_at = world_reach.operator_aim_failed(world.chooser, world.plan, child)
             if redrive_at is not None:
                 world.operator.ask(redrive_at, "redrive", child.id)
+            late_at = world_lifecycle.late_redrive(world.chooser, child)  # around its expiry
+            if late_at is not None:
+                world.operator.ask(late_at, "redrive", child.id)
             world_reach.slow_ack(world.chooser, world.plan, child)
             world_reach.stuck_descendant(world.chooser, world.plan, child, trees)
             child = world_edges.draw(world.chooser, child, world._send_at)
