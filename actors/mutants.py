@@ -77,6 +77,7 @@ MUTANT_REDRIVE_SAME_GENERATION = "redrive-same-generation"
 MUTANT_GIVE_UP_CORRECTION_SENDS = "give-up-correction-sent"
 # The sweeper of suspended results (actors/delivery/sweeper.py).
 MUTANT_RETENTION_FROM_END = "retention-from-run-end"
+MUTANT_ARCHIVE_WHILE_PENDING = "archive-while-pending"
 MUTANT_WAIT_EARLIER_TURN = "wake-waits-earlier-turn"
 MUTANT_TWO_WAKES = "two-wakes-per-batch"
 MUTANT_WAKE_INTO_BUSY_TURN = "wake-into-busy-turn"
@@ -262,6 +263,11 @@ MUTANTS: dict[str, str] = {
         "the sweeper counts a suspended result's 7-day retention from its run's end instead of "
         "from the suspension, so a result suspended later than its end (its 30-minute expiry, "
         "a refusal after retries) is discarded before its 7 days are up (DEL-16, reference §c18)"
+    ),
+    MUTANT_ARCHIVE_WHILE_PENDING: (
+        "the sweeper archives a delete-mode run at its end + archiveAfterMinutes even while its "
+        "required completion is still pending (retried, backing off, waiting for descendants), "
+        "instead of waiting until the completion resolves (reference §c18)"
     ),
     MUTANT_WAIT_EARLIER_TURN: (
         "a yielded batch also waits until every child of the requester's earlier turns has settled "

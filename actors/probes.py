@@ -222,6 +222,12 @@ PROBES: dict[str, str] = {
                                   "suspension (expired)",
     "delivery.sweeper-restored": "a restarted delivery actor re-armed the sweeper from "
                                  "suspended rows in its store",
+    "delivery.archive-waited": "a delete-mode run was archived later than its end + "
+                               "archiveAfterMinutes: its completion was pending then",
+    "delivery.archive-session-reused": "a delete-mode run was archived after a newer run took "
+                                       "its session: the newer run's live session stays",
+    "delivery.archived-undelivered": "a delete-mode run was archived with its completion given "
+                                     "up or not required (resolved, never delivered)",
     "delivery.redrive-failed": "an operator redrove a failed run from its stored payload",
     "delivery.redrive-paused": "an operator redrove a run paused in its retry backoff",
     "delivery.redrive-corrected-payload": "a redrive carried a correction the producer made "

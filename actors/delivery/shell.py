@@ -231,9 +231,10 @@ class _AckTimers:
 
 async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str],
                        routes: Mapping[str, routing.SessionRouting] | None = None,
-                       expose: Callable[[Callable[[], dict[str, Any]]], None] | None = None
-                       ) -> None:
-    """``expose`` hands the harness a way to dump this incarnation's memory (DEL-16)."""
+                       expose: Callable[[Callable[[], dict[str, Any]]], None] | None = None,
+                       archive_after_ms: int = 0) -> None:
+    """``expose`` hands the harness a way to dump this incarnation's memory (DEL-16);
+    ``archive_after_ms`` is archiveAfterMinutes (0: never; actors/delivery/sweeper.py)."""
     routes = routes or {}
 
     def jitter() -> float:
@@ -285,7 +286,8 @@ async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str]
     recovery.note(records)
     # Runs cleaned up while handling a message: their requesters' unfrozen waves may be due.
     cleaned: list[str] = []
-    acks = _AckTimers(port, core.awaits_ack, SweeperShell(port, store, mutants))
+    acks = _AckTimers(port, core.awaits_ack, SweeperShell(port, store, mutants,
+                                                               archive_after_ms))
     _perform(port, store, core.restore(records, port.now_ms), routes, mutants, recovery,
              cleaned, acks)
     acks.sweeper.restore()
@@ -297,7 +299,7 @@ async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str]
     wakes.restore()
     waves = Waves(wakes, mutants)
     waves.restore()
-    acks.sweeper.arm()  # a wake restored may have closed a batch (its members suspended)
+    acks.sweeper.arm()  # a wake or wave restored may have suspended runs
     while True:
         try:
             message = await port.receive()
@@ -315,10 +317,12 @@ async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str]
             continue
         if recovery.handle(message):
             _waves(waves, cleaned)
+            acks.sweeper.arm()
             continue
         if isinstance(message, ChildEnded):
             record = store.get(message.run_id)
             recovery.note((record,))
+            acks.sweeper.ended(record)
             if store.direct_children(record.run_id) and not store.pending_descendants(record):
                 port.probe("delivery.children-ended-first")  # its descendants settled first
             effects = core.child_ended(record, port.now_ms)
@@ -342,10 +346,10 @@ async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str]
         else:
             effects = core.handle(message, port.now_ms)
         _perform(port, store, effects, routes, mutants, recovery, cleaned, acks)
-        acks.sweeper.arm()
         if store.has_open_batches():
             wakes.poke()  # a member or a member's descendant may have settled
         _waves(waves, cleaned)
+        acks.sweeper.arm()  # last: a batch closed or a wave just now may have suspended runs
 
 
 def _waves(waves: Waves, cleaned: list[str]) -> None:

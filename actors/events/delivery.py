@@ -197,6 +197,18 @@ class DeliveryExpired(Event):
 
 
 @attrs.frozen(slots=True)
+class RunArchived(Event):
+    """The sweeper archived a delete-mode run (reference §c18): its live session deleted
+    (``deleted``: it was still there and no newer run of the session owned it), its archive
+    kept for reads (FMT-6)."""
+
+    kind: ClassVar[str] = "delivery.archived"
+    run_id: str
+    session_key: str
+    deleted: bool
+
+
+@attrs.frozen(slots=True)
 class SuspendedBacklog(Event):
     """The warning OpenClaw gives from 25 suspended deliveries (again when the count changes);
     nothing is pruned to relieve the pressure."""

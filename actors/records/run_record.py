@@ -91,6 +91,11 @@ class RunRecord:
     # (its payload is kept 7 days from then), and when the sweeper discarded it as expired.
     suspended_at_ms: int | None = None
     expired_at_ms: int | None = None
+    # Cleanup mode of the spawn (reference §c18): "keep" or "delete"; a delete-mode run is
+    # archived by the sweeper (its live session deleted, its archive kept, FMT-6) at its end +
+    # archiveAfterMinutes, never while its required completion is pending.
+    cleanup_mode: str = "keep"
+    archived_at_ms: int | None = None
 
     @property
     def receipt_at_ms(self) -> int | None:
@@ -295,6 +300,14 @@ class Expired:
 
 
 @attrs.frozen
+class Archived:
+    """The sweeper archived a delete-mode run: its live session deleted, its archive kept."""
+
+    archived_at_ms: int
+    crash_point: ClassVar[None] = None
+
+
+@attrs.frozen
 class YieldFrozen:
     """The requester yielded: the run is a member of that turn's batch (reference §c9)."""
 
@@ -339,13 +352,13 @@ class DeliverySuppressed:
 Change = (RunEnded | AttemptStarted | RetryScheduled | Delivered | GaveUp | CleanedUp | Corrected
           | ClaimMoved | EvidenceSaved | Reopened | RunStarted | FindingsFrozen | Redriven
           | Dismissed | YieldFrozen | HandedToBatch | WindowStarted | HandoffClosed
-          | DeliverySuppressed | Expired)
+          | DeliverySuppressed | Expired | Archived)
 CHANGE_TYPES: tuple[type[Change], ...] = (RunEnded, AttemptStarted, RetryScheduled, Delivered,
                                           GaveUp, CleanedUp, Corrected, ClaimMoved,
                                           EvidenceSaved, Reopened, RunStarted, FindingsFrozen,
                                           Redriven, Dismissed, YieldFrozen, HandedToBatch,
                                           WindowStarted, HandoffClosed, DeliverySuppressed,
-                                          Expired)
+                                          Expired, Archived)
 
 
 def apply(record: RunRecord, change: Change) -> RunRecord:

@@ -180,6 +180,7 @@ async def run_requester(
                     requester_incarnation=binding.incarnation,
                     route_change=spec.route_change,
                     private=spec.completion_target == COMPLETION_TARGET_PARENT,
+                    cleanup_mode=spec.cleanup,
                 )
                 if record.child_session_key in spawned:
                     port.probe("requester.session-rerun")

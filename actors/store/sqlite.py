@@ -312,6 +312,12 @@ class SqliteStore(StoreBase):
                            [str(DeliveryStatus.SUSPENDED)])
         return [(run_id, at) for run_id, at in cursor.fetchall()]
 
+    def archive_candidates(self) -> list[str]:
+        """Delete-mode runs whose cleanup ran and that are not archived yet (the sweeper's)."""
+        return [run_id for (run_id,) in self._run(
+            "SELECT run_id FROM runs WHERE cleanup_mode = 'delete' AND archived_at_ms IS NULL "
+            "AND cleaned_up_at_ms IS NOT NULL ORDER BY row_order")]
+
     def summaries(self) -> list[RunSummary]:
         """Every cleaned-up run as the in-memory registry keeps it (DEL-16): its lifecycle
         columns and a task preview; the full task and result text stay here."""

@@ -9,6 +9,7 @@ import attrs
 from actors.mutants import (
     MUTANT_ACK_AS_CHECKPOINT,
     MUTANT_ANNOUNCE_SKIP_AS_TEXT,
+    MUTANT_ARCHIVE_WHILE_PENDING,
     MUTANT_BACKOFF_UNCAPPED,
     MUTANT_CALLBACK_FAILURE_UNDELIVERS,
     MUTANT_CHILD_LIMIT_OFF_BY_ONE,
@@ -124,6 +125,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_REDRIVE_SAME_GENERATION: Breaks("DEL-16", "redrive-from-retained"),
     MUTANT_GIVE_UP_CORRECTION_SENDS: Breaks("DEL-16", "given-up-waits-for-operator"),
     MUTANT_RETENTION_FROM_END: Breaks("DEL-16", "suspended-kept-seven-days"),
+    MUTANT_ARCHIVE_WHILE_PENDING: Breaks("DEL-16", "archived-after-completion"),
     MUTANT_WAIT_EARLIER_TURN: Breaks("YLD-1", "wake-not-delayed"),
     MUTANT_TWO_WAKES: Breaks("YLD-1", "one-wake-per-batch"),
     MUTANT_WAKE_INTO_BUSY_TURN: Breaks("YLD-3", "wake-between-turns"),

@@ -257,7 +257,9 @@ class World:
             "scenario": self.scenario.name, "seed": self.seed, "strategy": self.chooser.strategy,
             "mutants": list(self.mutant_names), "faults": dict(self.plan.rates),
             "features": {"on": self.features.names(), "children": self.features.children},
-            "versions": versions()})
+            "versions": versions(),
+            # The registry's archiveAfterMinutes (reference §c18), as configured.
+            "archive_after_minutes": self.scenario.archive_after_minutes})
         children = list(self.scenario.children)
         workload = self.scenario.workload
         features = self.features
@@ -365,7 +367,8 @@ class World:
             self._memory = memory
 
         async def body(port: Port) -> None:
-            await run_delivery(port, self.store, self.mutants, routes, expose)
+            await run_delivery(port, self.store, self.mutants, routes, expose,
+                               60_000 * self.scenario.archive_after_minutes)
 
         self.kernel.spawn(self._root, addresses.DELIVERY, body,
                           on_crash=self._on_delivery_crash)

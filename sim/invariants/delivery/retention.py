@@ -1,5 +1,7 @@
-"""DEL-16 oracles: what the registry keeps in memory, and what its store keeps, per run, and for
-how long a suspended result is kept (reference §c18: 7 days from its suspension).
+"""DEL-16 oracles: what the registry keeps in memory, and what its store keeps, per run, for how
+long a suspended result is kept (reference §c18: 7 days from its suspension), and when a
+delete-mode run is archived (§c18: its end + archiveAfterMinutes, never while its required
+completion is pending).
 
 Read from the trace alone: what was asked (``world.spawn``: each task), what each child wrote as
 its result (``child.end``), the registry's store rows when the world stops (``world.rows``: whether
@@ -150,7 +152,8 @@ def suspended_kept_seven_days(trace: Sequence[Record]) -> list[Violation]:
         violations.append(Violation("suspended-kept-seven-days", "DEL-16", what,
                                     (*(r.seq for r in records), rows.seq)))
 
-    expired: dict[str, int] = {}
+    # run -> (its suspension, when its 7 days were up as the live process could act on it)
+    kept: dict[str, tuple[int, int | None]] = {}
     for row in rows.data["rows"]:
         run_id, since, gone = row["run_id"], row.get("suspended_at"), row.get("expired_at")
         if since is None:
@@ -162,9 +165,9 @@ def suspended_kept_seven_days(trace: Sequence[Record]) -> list[Violation]:
             fail(f"{run_id}'s row says it was suspended at {since} ms, before its run ended "
                  f"({end_of_run.t_ms} ms)", end_of_run)
         due = since + RETENTION_MS
+        awake = _awake_from(spans, due)
+        kept[run_id] = (since, awake)
         if gone is not None:
-            expired[run_id] = gone
-            awake = _awake_from(spans, due)
             if row["delivery_status"] != "discarded":
                 fail(f"{run_id} expired at {gone} ms, yet its row is {row['delivery_status']}")
             if gone < due:
@@ -174,21 +177,126 @@ def suspended_kept_seven_days(trace: Sequence[Record]) -> list[Violation]:
                 fail(f"{run_id} was suspended at {since} ms and discarded as expired at {gone} "
                      f"ms, not at its 7 days' end ({due} ms) nor at the delivery process's "
                      f"restart after it ({awake})")
-        elif row["delivery_status"] == "suspended":
-            awake = _awake_from(spans, due)
-            if awake is not None and end.t_ms > awake:
-                fail(f"{run_id} was suspended at {since} ms and is still suspended when the "
-                     f"world stops at {end.t_ms} ms, past its 7 days ({due} ms)", end)
+        elif row["delivery_status"] == "suspended" and awake is not None and end.t_ms > awake:
+            fail(f"{run_id} was suspended at {since} ms and is still suspended when the "
+                 f"world stops at {end.t_ms} ms, past its 7 days ({due} ms)", end)
+    # An operator's redrive inside the 7 days starts a new generation, which may be sent later;
+    # without one, nothing of the run goes out once they are up (expired: a redrive after that
+    # delivers nothing).
+    redriven = {r.data["run_id"] for r in of_kinds(trace, ("world.operator",))
+                if r.data["action"] == "redrive" and r.data["run_id"] in kept
+                and kept[r.data["run_id"]][0] <= r.t_ms
+                and r.t_ms < (kept[r.data["run_id"]][1] or end.t_ms + 1)}
     for r in of_kinds(trace, ("gateway.send",)):
         run_id = r.data["run_id"]
-        if run_id in expired and r.t_ms > expired[run_id] and not is_wake(r.data["key"]):
-            fail(f"{run_id} was discarded as expired at {expired[run_id]} ms, yet it was handed "
-                 f"to the gateway under {r.data['key']} at {r.t_ms} ms", r)
-            expired.pop(run_id)  # once is enough
+        if run_id not in kept or run_id in redriven or is_wake(r.data["key"]):
+            continue
+        since, limit = kept[run_id]
+        if limit is not None and r.t_ms >= limit:
+            fail(f"{run_id} was suspended at {since} ms and not redriven within its 7 days, yet "
+                 f"it was handed to the gateway under {r.data['key']} at {r.t_ms} ms, after "
+                 "they were up", r)
+            kept.pop(run_id)  # once is enough
+    return violations
+
+
+def archived_after_completion(trace: Sequence[Record]) -> list[Violation]:
+    """A run is archived (its store row's ``archived_at``) only if it was spawned with cleanup
+    ``delete`` under a non-zero archiveAfterMinutes, never before its end + that many minutes,
+    and never while its completion was pending: none of its own keys sent before the archive is
+    handed to the gateway again, nor first taken by its requester, after it (a key first sent
+    after it is a new delivery, an operator's redrive). A delete-mode run whose row is
+    resolved and cleaned up is archived once its deadline passed (when the world ran on to it
+    with the delivery process up). After the archive, ``sessions_history`` of its child session
+    (no newer run of it spawned) shows nothing: the live session is gone; its archive stays
+    readable (``archive-read``, FMT-6). Read from the configuration (``world.start``), the spawn
+    requests, the producer's end of each run, the gateway's sends, the requester's transcript
+    and history reads, the harness's crash and restart records, and the store's rows."""
+    rows, end, start = _last(trace, "world.rows"), _last(trace, "world.end"), \
+        _last(trace, "world.start")
+    if rows is None or end is None or start is None:
+        return []
+    after_ms = 60_000 * (start.data.get("archive_after_minutes") or 0)
+    asked = asked_runs(trace)
+    ended = {r.data["run_id"]: r for r in of_kinds(trace, ("child.end",))}
+    spans = _down_spans(trace)
+    violations: list[Violation] = []
+
+    def fail(what: str, *records: Record) -> None:
+        violations.append(Violation("archived-after-completion", "DEL-16", what,
+                                    (*(r.seq for r in records), rows.seq)))
+
+    archived: dict[str, int] = {}
+    for row in rows.data["rows"]:
+        run_id, at = row["run_id"], row.get("archived_at")
+        run, end_of_run = asked.get(run_id), ended.get(run_id)
+        mode = "keep" if run is None else run.request.data.get("cleanup", "keep")
+        if at is not None:
+            archived[run_id] = at
+            if not after_ms or mode != "delete":
+                fail(f"{run_id} was archived at {at} ms, yet it was spawned with cleanup "
+                     f"{mode!r} under archiveAfterMinutes {after_ms // 60_000}")
+            elif end_of_run is not None and at < end_of_run.t_ms + after_ms:
+                fail(f"{run_id} was archived at {at} ms, before its end + archiveAfterMinutes "
+                     f"({end_of_run.t_ms + after_ms} ms)", end_of_run)
+        elif after_ms and mode == "delete" and end_of_run is not None and row.get("cleaned_up") \
+                and row["delivery_status"] != "pending":
+            awake = _awake_from(spans, end_of_run.t_ms + after_ms)
+            if awake is not None and end.t_ms > awake and not any(
+                    start_ms <= end.t_ms and (stop is None or end.t_ms < stop)
+                    for start_ms, stop in spans):
+                fail(f"{run_id} (cleanup 'delete') was resolved and cleaned up, yet not archived "
+                     f"when the world stopped at {end.t_ms} ms, past its end + "
+                     f"archiveAfterMinutes ({end_of_run.t_ms + after_ms} ms)", end_of_run, end)
+    if not archived:
+        return violations
+    sent_before: dict[str, set[str]] = {}
+    taken: set[str] = set()
+    latest: dict[tuple[str, str], str] = {}  # (requester actor, child) -> its newest run
+    sessions: dict[str, str] = {}  # run -> its child session key
+    reused: set[str] = set()  # runs whose child session a newer run took after their archive
+    for r in of_kinds(trace, ("spawn", "gateway.send", "requester.accept", "requester.history")):
+        kind = r.kind
+        if kind == "spawn":
+            latest[(r.actor, r.data["child"])] = r.data["run_id"]
+            sessions[r.data["run_id"]] = key = r.data["child_session_key"]
+            reused.update(run_id for run_id, at in archived.items()
+                          if sessions.get(run_id) == key and run_id != r.data["run_id"])
+            continue
+        if kind == "requester.history":
+            run_id = latest.get((r.actor, r.data["child"]))
+            at = archived.get(run_id or "")
+            if run_id is not None and at is not None and r.t_ms > at and run_id not in reused \
+                    and r.data["result"].get("totalMessages"):
+                fail(f"{r.actor} read {r.data['child']}'s live session with sessions_history "
+                     f"after its run {run_id} was archived at {at} ms, and got "
+                     f"{r.data['result']['totalMessages']} messages (the session is deleted)", r)
+            continue
+        run_id, key = r.data["run_id"], r.data["key"]
+        if run_id not in archived or is_wake(key) or key.endswith(":recovered"):
+            continue
+        at = archived[run_id]
+        if kind == "gateway.send":
+            if r.t_ms <= at:
+                sent_before.setdefault(run_id, set()).add(key)
+            elif key in sent_before.get(run_id, ()):
+                fail(f"{run_id} was archived at {at} ms while its completion was pending: "
+                     f"{key} was handed to the gateway again at {r.t_ms} ms", r)
+                sent_before.pop(run_id)
+        elif run_id not in taken and key in sent_before.get(run_id, ()):
+            # (a key first sent after the archive is a new delivery: an operator's redrive)
+            taken.add(run_id)
+            if r.t_ms > at:
+                fail(f"{run_id} was archived at {at} ms while its completion was pending: its "
+                     f"requester first took it at {r.t_ms} ms", r)
     return violations
 
 
 INVARIANTS = (
+    Invariant("archived-after-completion", "DEL-16", "safety",
+              "A delete-mode run is archived at its end + archiveAfterMinutes, never while its "
+              "completion is pending, never a keep-mode run; after it, sessions_history shows "
+              "its live session gone.", archived_after_completion),
     Invariant("suspended-kept-seven-days", "DEL-16", "safety",
               "A suspended result is discarded as expired exactly 7 days after its suspension, "
               "never earlier (nothing is pruned for pressure); nothing of it is sent after.",

@@ -99,3 +99,28 @@ def late_redrive(chooser: Chooser, child: ChildSpec) -> int | None:
     low, high = LATE_REDRIVE_AROUND_S
     ends_ms = child.spawn_at_ms + child.run_ms + (child.correction_after_ms or 0)
     return ends_ms + 1000 * (WEEK_S + low + chooser.choose(sub, high - low + 1))
+
+
+# Cleanup modes (reference §c18): of drawn children, the share spawned with cleanup "delete"
+# (archived by the registry's sweeper at its end + the world's archiveAfterMinutes, once its
+# completion resolved); of those, the share whose session is read with sessions_history a little
+# after that deadline (seconds after it), when the live session should be gone.
+DELETE_SHARE = 0.3
+READ_AFTER_ARCHIVE_SHARE = 0.5
+READ_AFTER_ARCHIVE_S = (1, 900)
+
+
+def draw_cleanup(chooser: Chooser, child: ChildSpec, archive_after_minutes: int
+                 ) -> tuple[ChildSpec, int | None]:
+    """``child``, maybe spawned with cleanup "delete", and when to read its session after its
+    archive deadline (None: no read)."""
+    sub = "aim:cleanup"
+    if not chooser.chance(sub, DELETE_SHARE):
+        return child, None
+    child = attrs.evolve(child, cleanup="delete")
+    if not archive_after_minutes or not chooser.chance(sub, READ_AFTER_ARCHIVE_SHARE):
+        return child, None
+    low, high = READ_AFTER_ARCHIVE_S
+    ends_ms = child.spawn_at_ms + child.run_ms + (child.correction_after_ms or 0)
+    return child, ends_ms + 60_000 * archive_after_minutes + 1000 * (
+        low + chooser.choose(sub, high - low + 1))
