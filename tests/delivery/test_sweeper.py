@@ -1,6 +1,7 @@
-"""Retention of suspended results (actors/delivery/sweeper.py, reference §c18, DEL-16): the pure
-sweeper, the scenario, the end of a world with only housekeeping left, and the oracle
-(sim/invariants/delivery/retention.py) catching broken variants from outside readings only."""
+"""The registry's sweeper (actors/delivery/sweeper.py, reference §c18, DEL-16): retention of
+suspended results and archiving of delete-mode runs. The pure sweeper, the scenarios, the end of
+a world with only housekeeping left, and the oracles (sim/invariants/delivery/retention.py)
+catching broken variants from outside readings only."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from actors.delivery.sweeper import BACKLOG_WARNING, RETENTION_MS, Sweeper
 from actors.records.run_record import Expired, RunRecord, apply
 from actors.states import DeliveryStatus, OutcomeStatus
 from sim import scenario
-from sim.invariants.delivery.retention import suspended_kept_seven_days
+from sim.invariants.delivery.retention import archived_after_completion, suspended_kept_seven_days
 from sim.trace import Record
 from sim.world import core as world
 from tests.conftest import SCENARIOS
@@ -172,3 +173,85 @@ def test_the_oracle_catches_a_row_pruned_early() -> None:
               if r.kind == "world.rows" else r for r in trace]
     found = suspended_kept_seven_days(forged)
     assert any("run-4" in v.message and "before its 7 days were up" in v.message for v in found)
+
+
+# -- archiving delete-mode runs ---------------------------------------------------------------
+
+ARCHIVE_AFTER_MS = 300_000
+
+
+def test_a_delete_mode_run_is_archived_at_its_end_plus_the_minutes_once_resolved() -> None:
+    sweeper = Sweeper(archive_after_ms=ARCHIVE_AFTER_MS)
+    done = _row(delivery_status=DeliveryStatus.DELIVERED, cleanup_mode="delete")
+    sweeper.note_archive(done, 20_000)
+    assert sweeper.next_wake(20_000) == 10_000 + ARCHIVE_AFTER_MS - 20_000
+    assert sweeper.due(10_000 + ARCHIVE_AFTER_MS, _rows({"run-1": done})) == [("archive", done)]
+
+
+def test_a_keep_mode_run_or_archive_after_zero_is_never_archived() -> None:
+    for sweeper, mode in ((Sweeper(archive_after_ms=ARCHIVE_AFTER_MS), "keep"),
+                          (Sweeper(archive_after_ms=0), "delete")):
+        sweeper.note_archive(_row(cleanup_mode=mode), 20_000)
+        assert sweeper.next_wake(20_000) is None
+
+
+def test_an_archive_due_while_the_completion_is_pending_waits_for_it() -> None:
+    sweeper = Sweeper(archive_after_ms=ARCHIVE_AFTER_MS)
+    pending = _row(delivery_status=DeliveryStatus.PENDING, cleanup_mode="delete")
+    sweeper.note_archive(pending, 20_000)  # (reopened by a correction after its cleanup)
+    assert sweeper.due(10_000 + ARCHIVE_AFTER_MS, _rows({"run-1": pending})) == []
+    assert "run-1" in sweeper  # waiting: the next change of its delivery status is looked at
+    done = attrs.evolve(pending, delivery_status=DeliveryStatus.DELIVERED)
+    sweeper.note_archive(done, 900_000)
+    assert sweeper.next_wake(900_000) == 0
+    assert sweeper.due(900_000, _rows({"run-1": done})) == [("archive", done)]
+
+
+def test_the_bug_archives_a_pending_run() -> None:
+    sweeper = Sweeper(archive_after_ms=ARCHIVE_AFTER_MS, archive_pending=True)
+    pending = _row(delivery_status=DeliveryStatus.PENDING, cleanup_mode="delete")
+    sweeper.note_archive(pending, 20_000)
+    assert sweeper.due(10_000 + ARCHIVE_AFTER_MS, _rows({"run-1": pending})) == [
+        ("archive", pending)]
+
+
+def test_the_archive_scenario_deletes_live_sessions_only_after_resolution() -> None:
+    result = world.run(scenario.load(SCENARIOS / "cleanup-archive.toml"))
+    assert result.violations == ()
+    rows = {row["run_id"]: row for r in result.trace if r.kind == "world.rows"
+            for row in r.data["rows"]}
+    assert rows["run-1"]["archived_at"] == 10_000 + ARCHIVE_AFTER_MS
+    assert rows["run-3"]["archived_at"] is None  # keep
+    delivered = next(r.t_ms for r in result.trace
+                     if r.kind == "delivery.delivered" and r.data["run_id"] == "run-2")
+    assert rows["run-2"]["archived_at"] == delivered > 10_000 + ARCHIVE_AFTER_MS
+
+
+def test_the_archive_oracle_catches_the_bug_from_outside_readings() -> None:
+    name = "mutant-archive-while-pending.toml"
+    assert archived_after_completion(_run(name, mutants=[])) == []
+    found = archived_after_completion(_outside(_run(name)))
+    assert found and all("while its completion was pending" in v.message for v in found)
+
+
+def test_the_archive_oracle_catches_a_keep_mode_run_archived() -> None:
+    trace = _run("cleanup-archive.toml")
+    forged = [attrs.evolve(r, data={"rows": [
+        {**row, "archived_at": 310_000} if row["run_id"] == "run-3" else row
+        for row in r.data["rows"]]}) if r.kind == "world.rows" else r for r in trace]
+    found = archived_after_completion(forged)
+    assert found[0].message.startswith("run-3") and "cleanup 'keep'" in found[0].message
+
+
+def test_the_archive_oracle_catches_a_live_session_kept_after_the_archive(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from actors.store.durable import RunStore
+    monkeypatch.setattr(RunStore, "delete_session", lambda self, key: False)
+    found = archived_after_completion(_outside(_run("cleanup-archive.toml")))
+    assert any("read c1's live session with sessions_history" in v.message for v in found)
+
+
+def test_the_archive_oracle_catches_a_run_never_archived(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Sweeper, "note_archive", lambda self, record, now_ms: None)
+    found = archived_after_completion(_outside(_run("cleanup-archive.toml")))
+    assert sorted(v.message.split(" ")[0] for v in found) == ["run-1", "run-2", "run-4"]
