@@ -82,6 +82,8 @@ MUTANT_WAIT_EARLIER_TURN = "wake-waits-earlier-turn"
 MUTANT_TWO_WAKES = "two-wakes-per-batch"
 MUTANT_WAKE_INTO_BUSY_TURN = "wake-into-busy-turn"
 MUTANT_WAKE_TOKEN_REUSED = "wake-token-reused"
+MUTANT_WAKE_KEEPS_SUSPENDED = "wake-keeps-suspended"
+MUTANT_KILLED_BATCH_WOKEN = "killed-batch-woken"
 # Private parent completion (actors/private/rules.py, wired in actors/delivery/table.py and
 # delivery.py).
 MUTANT_PRIVATE_TO_CHANNEL = "private-to-channel"
@@ -392,5 +394,15 @@ MUTANTS: dict[str, str] = {
         "the frozen-result cap counts and cuts characters instead of UTF-8 bytes, so a result of "
         "multibyte characters is frozen far over 102,400 bytes, with a wrong KB figure in its "
         "notice (FMT-2, reference §c14)"
+    ),
+    MUTANT_WAKE_KEEPS_SUSPENDED: (
+        "a batch wake that carried a member whose own delivery had given up (suspended) is "
+        "taken, but the member's row stays suspended, as if the batch's results were not "
+        "delivered (YLD-2, reference §b, §c12)"
+    ),
+    MUTANT_KILLED_BATCH_WOKEN: (
+        "a yielded batch whose every member was killed (delivery suppressed) still wakes its "
+        "requester, with nothing but cancelled members in it, instead of being consumed "
+        "without a wake (YLD-1, reference §c9)"
     ),
 }

@@ -283,6 +283,10 @@ PROBES: dict[str, str] = {
     "batch.permanent-error": "a wake was refused with a permanent error and closed",
     "batch.stale-answer": "an answer came for a wake attempt no longer out",
     "batch.announced-individually": "a wake carries no findings: results went individually",
+    "batch.released-suspended-member": "a taken batch wake released a member whose own "
+                                       "delivery had given up (suspended) to delivered",
+    "batch.consumed-all-killed": "a batch whose every member was killed was consumed "
+                                 "without a wake",
     "batch.findings-truncated": "a wake's findings cut a result at the shared cap",
     "batch.findings-summarized": "a wake's findings folded children into the summary line",
     "batch.reconcile-interrupted": "a wake asks to reconcile unfinished children",

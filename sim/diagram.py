@@ -125,6 +125,21 @@ def modules(root: Path = ROOT) -> dict[str, Path]:
     return found
 
 
+def function_lengths(root: Path = ROOT) -> dict[str, int]:
+    """Every function and method of actors/ by ``path:name:line``, and its length in lines
+    (from its ``def`` to its last line, the functions nested in it included: a closure's lines
+    are its host's)."""
+    found: dict[str, int] = {}
+    for name, path in modules(root).items():
+        if not name.startswith("actors"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                where = f"{path.relative_to(root).as_posix()}:{node.name}:{node.lineno}"
+                found[where] = (node.end_lineno or node.lineno) - node.lineno + 1
+    return found
+
+
 def _resolve(dotted: str, known: Mapping[str, Path]) -> str | None:
     """The longest prefix of a dotted name that is one of the project's modules."""
     while dotted and dotted not in known:

@@ -11,7 +11,8 @@ from tests.conftest import ROOT
 # The modules allowed to do IO: the Trio shells, the Port they run on, the SQLite store.
 SHELLS = {"actors.child.shell", "actors.child.receipts", "actors.delivery.shell",
           "actors.delivery.wakes.delivery_wakes", "actors.delivery.wakes.delivery_waves",
-          "actors.requester.turns",
+          "actors.requester.turns", "actors.requester.actor", "actors.requester.spawning",
+          "actors.requester.receiving", "actors.requester.reads", "actors.child.session_log",
           "actors.requester.waves",
           "actors.gateway.shell", "actors.requester.shell", "actors.runtime",
           "actors.store.sqlite", "actors.store.schema"}

@@ -1,7 +1,7 @@
 """The layout's limits (issues 22, 33), from the import graph read off the source: no import cycle
 in actors/ or sim/, no two packages importing each other, no module over 450 lines, no folder of
-more than a dozen modules, and every package in one layer of the layers contract in
-pyproject.toml (lint-imports checks the contract)."""
+more than a dozen modules, no function in actors/ over 80 lines, and every package in one layer of
+the layers contract in pyproject.toml (lint-imports checks the contract)."""
 
 from __future__ import annotations
 
@@ -45,6 +45,32 @@ def test_no_module_over_the_line_limit() -> None:
             for path in diagram.modules().values()}
     over = {path: lines for path, lines in over.items() if lines > diagram.MAX_LINES}
     assert over == {}
+
+
+def test_no_function_in_the_model_is_over_80_lines() -> None:
+    lengths = diagram.function_lengths()
+    assert len(lengths) > 500  # it read the model
+    over = {where: lines for where, lines in lengths.items()
+            if lines > diagram.MAX_FUNCTION_LINES}
+    assert over == {}, "split it along its protocol's own steps"
+
+
+def test_the_function_check_finds_a_long_function_and_its_closure(tmp_path: Path) -> None:
+    (tmp_path / "actors" / "p").mkdir(parents=True)
+    (tmp_path / "sim").mkdir()
+    for init in ("actors", "actors/p", "sim"):
+        (tmp_path / init / "__init__.py").write_text("")
+    short = ["def short() -> None:", *(f"    x{i} = {i}" for i in range(79))]  # 80: the limit
+    run = ["async def run() -> None:", "    def handle() -> None:",
+           *(f"        y{i} = {i}" for i in range(40)), "    handle()",
+           *(f"    z{i} = {i}" for i in range(40))]  # 83 lines, 41 of them its closure's
+    (tmp_path / "actors" / "p" / "a.py").write_text("\n".join([*short, "", "", *run]) + "\n")
+    (tmp_path / "sim" / "s.py").write_text("\n".join(run) + "\n")  # not the model
+    lengths = diagram.function_lengths(tmp_path)
+    assert lengths == {"actors/p/a.py:short:1": 80, "actors/p/a.py:run:83": 83,
+                       "actors/p/a.py:handle:84": 41}
+    over = {where for where, lines in lengths.items() if lines > diagram.MAX_FUNCTION_LINES}
+    assert over == {"actors/p/a.py:run:83"}
 
 
 def test_no_folder_holds_more_than_a_dozen_modules() -> None:

@@ -23,7 +23,8 @@ import trio
 
 from actors import addresses, events
 from actors.child.agent_loop import AgentLoop, Encoding, StepOutcome
-from actors.child.consumers import InProcessReader, consumer_views
+from actors.child.consumers import consumer_views
+from actors.child.consumers.turn import SubagentResult
 from actors.child.deadline import budget_ms, run_timeout_budget_ms
 from actors.child.frozen import FROZEN_RESULT_MAX_BYTES, cap_frozen_result, utf8_size
 from actors.child.logs import SessionHeader, child_owned, last_epoch
@@ -35,6 +36,7 @@ from actors.child.output import (
     text_of,
 )
 from actors.child.receipts import later_receipts
+from actors.child.session_log import Attempt, SessionLog
 from actors.child.steps import KILLED_ERROR as KILLED_ERROR
 from actors.child.steps import step_chunks, token_usage, tool_events, transcript_messages
 from actors.child.store import ChildStore
@@ -56,117 +58,67 @@ _FROZEN_EDGES = {FROZEN_RESULT_MAX_BYTES - 1: "child.result-one-under-frozen-cap
                  FROZEN_RESULT_MAX_BYTES + 1: "child.result-one-over-frozen-cap"}
 
 
-@attrs.define
-class _Attempt:
-    """The model attempt being streamed: its chunks, how many were fed, and its time span."""
-
-    chunks: list[JsonObject] = attrs.field(factory=list)
-    fed: int = 0
-    t0_ms: int = 0
-    duration_ms: int = 0
-
-
-@attrs.define
-class _Session:
-    """The child's session log: events stamped with seq and time as they are appended."""
-
-    port: Port
-    run_id: str
-    events: list[JsonObject] = attrs.field(factory=list)
-    reader: InProcessReader = attrs.field(factory=InProcessReader)
-
-    def append(self, new: list[JsonObject], *, own: bool = True) -> None:
-        logged, now_ms = self.events, self.port.now_ms  # no await here: one time for all
-        for event in new:
-            stamped = {"type": event["type"], "seq": len(logged) + 1,
-                       "time": now_ms, "data": event["data"]}
-            logged.append(stamped)
-            if own:
-                self.reader.push(stamped)
-                self._note(stamped)
-
-    def inherit(self, origin: str, text: str, logged: list[JsonObject]) -> None:
-        """Log events that are not this run's own (OUT-3): a fork's seeded parent turn, or an
-        earlier epoch's turn. The live reader never sees them; the trace says what they said."""
-        self.append(logged, own=False)
-        self.port.emit(events.ChildInherited(self.run_id, origin, text, len(logged)))
-
-    def _note(self, event: JsonObject) -> None:
-        """Trace what the child committed, in the terms an oracle needs (no fold involved)."""
-        kind, data = event["type"], event["data"]
-        if kind == "assistant/message":
-            blocks = [{"type": b["type"], "text": b.get("text")} for b in
-                      data["message"]["content"]]
-            self.port.emit(events.ChildMessage(self.run_id, data["step"], blocks,
-                                               _streamed(data.get("stream", [])),
-                                               "stream" in data,
-                                               bool(data.get("interrupted"))))
-        elif kind == "assistant/attempt":
-            self.port.emit(events.ChildAttempt(self.run_id, data["step"],
-                                               _streamed(data["stream"])))
-        elif kind == "assistant/chunk" and data["chunk"]["type"] == "text-delta":
-            self.port.emit(events.ChildDelta(self.run_id, data["step"], data["chunk"]["text"]))
-        elif kind == "tool/result":
-            self.port.emit(events.ChildToolResult(self.run_id, _tool_text(data)))
-        elif kind == "turn/end":
-            cause = data["reason"].get("reason")
-            self.port.emit(events.ChildTurnEnd(self.run_id, data["reason"]["kind"],
-                                               cause["kind"] if cause else None))
-
-
-def _streamed(stream: list[JsonObject]) -> str:
-    # What the wire carried as text deltas; recorded verbatim for the oracles.
-    out = []
-    for record in stream:
-        if record["type"] == "text-chunks":
-            out += record["texts"]
-        elif record["type"] == "chunk" and record["chunk"]["type"] == "text-delta":
-            out.append(record["chunk"]["text"])
-    return "".join(out)
-
-
-def _tool_text(data: JsonObject) -> str:
-    parts = []
-    for block in data["message"]["content"]:
-        for inner in block.get("content", []):
-            if inner.get("type") == "text":
-                parts.append(inner["text"])
-    return "".join(parts)
-
-
 async def run_child(
     port: Port, spec: ChildSpec, run_id: str, child_key: str, store: ChildStore,
     scope: trio.CancelScope, mutants: frozenset[str] = frozenset(), lane: Lane | None = None,
     queued: bool = False, sessions: SessionQueue | None = None, session_queued: bool = False,
 ) -> None:
     port.emit(events.ChildStarted(run_id, spec.id, spec.encoding))
-    session = _Session(port, run_id)
-    encoding = Encoding(spec.encoding)
-    loop = AgentLoop(encoding=encoding, id_prefix=f"{run_id}-msg")
-    seed_length = None
-    if spec.fork_seed is not None:
-        parent = AgentLoop(encoding=encoding, id_prefix=f"{run_id}-parent-msg")
-        session.inherit("fork", spec.fork_seed, _answered_turn(parent, spec.fork_seed))
-        seed_length = len(session.events)
-        session.append([{"type": "session/end-seed", "data": {}}])
-    if spec.earlier_epoch is not None:
-        session.inherit("earlier-epoch", spec.earlier_epoch,
-                        _answered_turn(loop, spec.earlier_epoch))
-        # The new input that wakes the idle child opens this epoch.
-        session.append([{"type": "agent/inbox/spliced", "data": {"inserted": [
-            {"role": "user", "content": [{"type": "text", "text": spec.task}]}]}}])
+    session, loop, seed_length = _open_session(port, spec, run_id)
     started = port.now_ms
-    state = _Attempt()
-    timed_out = False
-    retried = False
     # Its own budget and its spawn's runTimeoutSeconds deadline, whichever comes first (§c18).
     budget = budget_ms(spec.timeout_ms, spec.run_timeout_ms, mutants)
     if spec.run_timeout_ms == 0:
         port.probe("child.run-timeout-zero")  # asked with 0: no deadline
+    run = _Run(port, spec, run_id, session, loop, budget, started, session_queued)
 
-    def feed_until(now: int) -> None:
+    with scope:
+        await _wait_for_slot(run, store, lane, queued)
+        await _run_steps(run)
+    aborted = scope.cancelled_caught
+    if aborted:
+        _abort(run)
+
+    result, output = _read_result(run, seed_length, aborted, mutants)
+    status, error, text, stop_reason = _outcome(run, result, output, aborted, mutants)
+    if run.timed_out:
+        port.probe("child.timeout")
+        _probe_run_timeout(port, store, run_id, spec, budget)
+    _probe_result(port, session.events, output, status, text, stop_reason)
+    ended_ms = _record_end(run, store, child_key, status, error, text, stop_reason, mutants)
+    port.send(addresses.DELIVERY, ChildEnded(run_id))
+    if lane is not None:  # the run ended: its lane slot frees (a later correction holds none)
+        successor = lane.leave(run_id)
+        if successor is not None:
+            port.send(successor, LaneGrant())
+    if sessions is not None:  # and its session: the next run queued in it starts
+        successor = sessions.leave(child_key, run_id)
+        if successor is not None:
+            port.send(successor, SessionGrant())
+    if status is OutcomeStatus.OK:
+        await later_receipts(port, store, run_id, spec, text, ended_ms, mutants)
+
+
+@attrs.define(eq=False)
+class _Run:
+    """One child run as it streams: what the steps of :func:`run_child` share."""
+
+    port: Port
+    spec: ChildSpec
+    run_id: str
+    session: SessionLog
+    loop: AgentLoop
+    budget: int | None
+    started: int
+    session_queued: bool  # still waiting for its session's earlier run to end
+    state: Attempt = attrs.field(factory=Attempt)
+    timed_out: bool = False
+    retried: bool = False
+
+    def feed_until(self, now: int) -> None:
         """Feed the chunks of the current attempt whose streaming instant has come."""
         # Counted in locals (nothing the loop calls reads the attempt), stored on the way out.
+        state, loop, session = self.state, self.loop, self.session
         chunks, fed, t0_ms, duration = state.chunks, state.fed, state.t0_ms, state.duration_ms
         total, duration = len(chunks), max(1, duration)
         try:
@@ -181,95 +133,138 @@ async def run_child(
         finally:
             state.fed = fed
 
-    async def stream(step: StepSpec, n: int, attempt: int, fraction: float = 1.0) -> None:
+    async def stream(self, step: StepSpec, n: int, attempt: int, fraction: float = 1.0) -> None:
         """Stream the attempt's chunks over its duration (only ``fraction`` of it, when the
         stream is going to break); return early when the run's timeout comes first."""
-        state.chunks = step_chunks(step, f"{run_id}-s{n}a{attempt}")
+        state, port, budget = self.state, self.port, self.budget
+        state.chunks = step_chunks(step, f"{self.run_id}-s{n}a{attempt}")
         state.fed, state.t0_ms, state.duration_ms = 0, port.now_ms, step.duration_ms
         remaining = round(step.duration_ms * fraction)
         if budget is not None:
-            remaining = min(remaining, started + budget - port.now_ms)
+            remaining = min(remaining, self.started + budget - port.now_ms)
         await port.sleep(max(0, remaining))
-        feed_until(port.now_ms)
+        self.feed_until(port.now_ms)
 
-    with scope:
-        waiting = queued or session_queued
-        if session_queued:
-            # Waiting for the session's earlier run to end (actors/nesting/session_queue.py); then
-            # for a slot of the lane, which it did not hold while it waited.
-            await port.receive()
-            session_queued = False
-            queued = lane is not None and not lane.enter(run_id, port.name)
-            if queued:
-                assert lane is not None
-                port.probe("child.lane-queued-after-session")
-                port.emit(events.LaneQueued(run_id, len(lane.running)))
+
+def _open_session(port: Port, spec: ChildSpec, run_id: str
+                  ) -> tuple[SessionLog, AgentLoop, int | None]:
+    """The run's session log and agent loop, with what it inherits (a fork's seed, an earlier
+    epoch, OUT-3); and the seed's length (None: no fork)."""
+    session = SessionLog(port, run_id)
+    encoding = Encoding(spec.encoding)
+    loop = AgentLoop(encoding=encoding, id_prefix=f"{run_id}-msg")
+    seed_length = None
+    if spec.fork_seed is not None:
+        parent = AgentLoop(encoding=encoding, id_prefix=f"{run_id}-parent-msg")
+        session.inherit("fork", spec.fork_seed, _answered_turn(parent, spec.fork_seed))
+        seed_length = len(session.events)
+        session.append([{"type": "session/end-seed", "data": {}}])
+    if spec.earlier_epoch is not None:
+        session.inherit("earlier-epoch", spec.earlier_epoch,
+                        _answered_turn(loop, spec.earlier_epoch))
+        # The new input that wakes the idle child opens this epoch.
+        session.append([{"type": "agent/inbox/spliced", "data": {"inserted": [
+            {"role": "user", "content": [{"type": "text", "text": spec.task}]}]}}])
+    return session, loop, seed_length
+
+
+async def _wait_for_slot(run: _Run, store: ChildStore, lane: Lane | None, queued: bool) -> None:
+    """Wait for its session's earlier run to end, then for a slot of the lane; once either
+    waited, the run starts now."""
+    port, run_id = run.port, run.run_id
+    waiting = queued or run.session_queued
+    if run.session_queued:
+        # Waiting for the session's earlier run to end (actors/nesting/session_queue.py); then
+        # for a slot of the lane, which it did not hold while it waited.
+        await port.receive()
+        run.session_queued = False
+        queued = lane is not None and not lane.enter(run_id, port.name)
         if queued:
-            # Waiting for a slot of the maxConcurrent lane (its timeout starts with the run).
-            await port.receive()
-        if waiting:
-            started = port.now_ms
-            store.apply(run_id, RunStarted(started))
-            port.emit(events.LaneStarted(run_id))
-        session.append(loop.begin_turn())
-        for n, step in enumerate(spec.steps, start=1):
-            session.append(loop.begin_step())
-            if step.finish is StepFinish.STREAM_ERROR:
-                await stream(attrs.evolve(step, finish=StepFinish.AUTO), n, 1, fraction=0.5)
-                if budget is not None and port.now_ms >= started + budget:
-                    timed_out = True
-                    break
-                port.probe("child.stream-error")
-                if retried:
-                    port.probe("child.stream-error-after-retry")
-                session.append(loop.stream_error({"message": spec.error or "stream reset",
-                                                  "code": "STREAM_ERROR"}))
+            assert lane is not None
+            port.probe("child.lane-queued-after-session")
+            port.emit(events.LaneQueued(run_id, len(lane.running)))
+    if queued:
+        # Waiting for a slot of the maxConcurrent lane (its timeout starts with the run).
+        await port.receive()
+    if waiting:
+        run.started = port.now_ms
+        store.apply(run_id, RunStarted(run.started))
+        port.emit(events.LaneStarted(run_id))
+
+
+async def _run_steps(run: _Run) -> None:
+    """The run's one turn of steps, streamed; a stream error, a failed retry or the timeout
+    ends it early."""
+    port, spec, session, loop, state = run.port, run.spec, run.session, run.loop, run.state
+    session.append(loop.begin_turn())
+    for n, step in enumerate(spec.steps, start=1):
+        session.append(loop.begin_step())
+        if step.finish is StepFinish.STREAM_ERROR:
+            await run.stream(attrs.evolve(step, finish=StepFinish.AUTO), n, 1, fraction=0.5)
+            if run.budget is not None and port.now_ms >= run.started + run.budget:
+                run.timed_out = True
                 break
-            await stream(step, n, 1)
+            port.probe("child.stream-error")
+            if run.retried:
+                port.probe("child.stream-error-after-retry")
+            session.append(loop.stream_error({"message": spec.error or "stream reset",
+                                              "code": "STREAM_ERROR"}))
+            break
+        await run.stream(step, n, 1)
+        if state.fed < len(state.chunks):
+            run.timed_out = True  # the timeout cut the stream short
+            _probe_cut(port, state, "child.timeout-mid-stream")
+            break
+        appended, outcome = loop.end_stream()
+        session.append(appended)
+        if outcome is StepOutcome.FAILED:
+            # One retry of the same step, as a provider-overload retry would.
+            port.probe("child.attempt-retried")
+            run.retried = True
+            session.append(loop.retry())
+            await run.stream(attrs.evolve(step, finish=StepFinish.AUTO), n, 2)
             if state.fed < len(state.chunks):
-                timed_out = True  # the timeout cut the stream short
+                run.timed_out = True
+                if state.fed == 0:
+                    port.probe("child.timeout-before-retry")
                 _probe_cut(port, state, "child.timeout-mid-stream")
                 break
             appended, outcome = loop.end_stream()
             session.append(appended)
             if outcome is StepOutcome.FAILED:
-                # One retry of the same step, as a provider-overload retry would.
-                port.probe("child.attempt-retried")
-                retried = True
-                session.append(loop.retry())
-                await stream(attrs.evolve(step, finish=StepFinish.AUTO), n, 2)
-                if state.fed < len(state.chunks):
-                    timed_out = True
-                    if state.fed == 0:
-                        port.probe("child.timeout-before-retry")
-                    _probe_cut(port, state, "child.timeout-mid-stream")
-                    break
-                appended, outcome = loop.end_stream()
-                session.append(appended)
-                if outcome is StepOutcome.FAILED:
-                    session.append(loop.fail_step())
-                    break
-            session.append(loop.end_step())
-            if outcome is StepOutcome.TOOL_CALLS:
-                session.append(tool_events(state.chunks))
-                continue
-            break
-        if timed_out:
-            session.append(loop.cancel("disposed"))
-        elif loop.in_turn:
-            session.append(loop.end_turn())
-    aborted = scope.cancelled_caught
-    if aborted:
-        port.probe("child.aborted")
-        feed_until(port.now_ms)
-        _probe_cut(port, state, "child.cancelled-mid-stream")
-        if session_queued:
-            port.probe("child.aborted-in-session-queue")  # it leaves the line below
-        if not loop.in_turn:
-            session.append(loop.begin_turn())  # aborted while it waited for the lane
-        session.append(loop.cancel("parent"))
-        port.emit(events.ChildAborted(run_id))
+                session.append(loop.fail_step())
+                break
+        session.append(loop.end_step())
+        if outcome is StepOutcome.TOOL_CALLS:
+            session.append(tool_events(state.chunks))
+            continue
+        break
+    if run.timed_out:
+        session.append(loop.cancel("disposed"))
+    elif loop.in_turn:
+        session.append(loop.end_turn())
 
+
+def _abort(run: _Run) -> None:
+    """The requester cancelled the run's scope: what streamed before this instant is fed first,
+    then the turn is cancelled."""
+    port, session, loop, state, run_id = run.port, run.session, run.loop, run.state, run.run_id
+    port.probe("child.aborted")
+    run.feed_until(port.now_ms)
+    _probe_cut(port, state, "child.cancelled-mid-stream")
+    if run.session_queued:
+        port.probe("child.aborted-in-session-queue")  # it leaves the line below
+    if not loop.in_turn:
+        session.append(loop.begin_turn())  # aborted while it waited for the lane
+    session.append(loop.cancel("parent"))
+    port.emit(events.ChildAborted(run_id))
+
+
+def _read_result(run: _Run, seed_length: int | None, aborted: bool, mutants: frozenset[str]
+                 ) -> tuple[SubagentResult, list[ContentBlock]]:
+    """The in-process reader's result and output; and what every consumer reads of the log
+    (traced for the oracles)."""
+    port, spec, session, run_id = run.port, run.spec, run.session, run.run_id
     result = session.reader.result(owner_cancelled=aborted)
     output = result.output
     # The consumers read the log as written: the child-owned suffix by its header (a fork's
@@ -296,7 +291,13 @@ async def run_child(
              "toolResult": views.sdk.tool_result().to_json()},
         acp={"output": views.acp.output, "stopReason": views.acp.stop_reason},
     ))
+    return result, output
 
+
+def _outcome(run: _Run, result: SubagentResult, output: list[ContentBlock], aborted: bool,
+             mutants: frozenset[str]) -> tuple[OutcomeStatus, str | None, str | None, str]:
+    """The run's status, error, result text and stop reason."""
+    port, spec, timed_out = run.port, run.spec, run.timed_out
     stop_reason = result.stop_reason
     if MUTANT_STOP_REASON_COMPLETED in mutants:
         stop_reason = "completed"
@@ -320,10 +321,15 @@ async def run_child(
     if spec.answer_lost and status == OutcomeStatus.OK and text and text.strip() != "NO_REPLY":
         port.probe("child.answer-lost")
         text = None  # the capture missed it; the transcript below still holds it (DEL-2)
-    if timed_out:
-        port.probe("child.timeout")
-        _probe_run_timeout(port, store, run_id, spec, budget)
-    _probe_result(port, session.events, output, status, text, stop_reason)
+    return status, error, text, stop_reason
+
+
+def _record_end(run: _Run, store: ChildStore, child_key: str, status: OutcomeStatus,
+                error: str | None, text: str | None, stop_reason: str,
+                mutants: frozenset[str]) -> int:
+    """The outcome written to the store (the result frozen capped), the transcript archived,
+    and the end traced; the end time."""
+    port, session, run_id, spec = run.port, run.session, run.run_id, run.spec
     usage = token_usage(session.events) if spec.usage_recorded else None
     if usage is None:
         port.probe("child.usage-missing")
@@ -347,17 +353,7 @@ async def run_child(
                               # The retained archive's store row (FMT-6).
                               {"session_key": child_key, "generation": archive.generation,
                                "bytes": len(archive.payload)}))
-    port.send(addresses.DELIVERY, ChildEnded(run_id))
-    if lane is not None:  # the run ended: its lane slot frees (a later correction holds none)
-        successor = lane.leave(run_id)
-        if successor is not None:
-            port.send(successor, LaneGrant())
-    if sessions is not None:  # and its session: the next run queued in it starts
-        successor = sessions.leave(child_key, run_id)
-        if successor is not None:
-            port.send(successor, SessionGrant())
-    if status is OutcomeStatus.OK:
-        await later_receipts(port, store, run_id, spec, text, ended_ms, mutants)
+    return ended_ms
 
 
 def _answered_turn(loop: AgentLoop, text: str) -> list[JsonObject]:
@@ -385,7 +381,7 @@ def _probe_run_timeout(port: Port, store: ChildStore, run_id: str, spec: ChildSp
         port.probe("child.run-timeout-children-outlive")  # its timeout does not cancel them
 
 
-def _probe_cut(port: Port, state: _Attempt, probe: str) -> None:
+def _probe_cut(port: Port, state: Attempt, probe: str) -> None:
     """An attempt was cut after some of its chunks streamed and before the rest."""
     if 0 < state.fed < len(state.chunks):
         port.probe(probe)

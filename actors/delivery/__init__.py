@@ -2,7 +2,9 @@
 that asked, at most once, retrying, recovering and giving up as OpenClaw's registry does.
 
 Owns: the state machine (``table``: a (state, input) -> handler table, drawn in
-docs/architecture.md) and its send path (``attempts``), the core's edge (``edge``: inputs in,
+docs/architecture.md, its handlers plain functions named by reference), what the core keeps in
+memory and the steps its parts share (``core``), its send path (``attempts``), the core's edge
+(``edge``: inputs in,
 effects out), receipts and corrections (``receipts``: DEL-12, DEL-13), private results' steps
 (``private_steps``: PRV), lost-answer recovery (``recovery``: DEL-2), operator redrive and
 dismissal (``redrive``: DEL-16), what a requester reads (``payload``), and its side of yield

@@ -25,11 +25,11 @@ Where the reference is silent (docs/recovery.md says why):
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
 
 from actors import events
+from actors.delivery import attempts, receipts
+from actors.delivery.core import Active, Core, carried_error
 from actors.delivery.edge import Effect, Input, OperatorAsked, Persist
-from actors.delivery.receipts import Active, carried_error
 from actors.mutants import MUTANT_GIVE_UP_CORRECTION_SENDS, MUTANT_REDRIVE_SAME_GENERATION
 from actors.records.run_record import Dismissed, Redriven, RunRecord, apply
 from actors.states import DeliveryStatus, Waiting
@@ -80,68 +80,49 @@ def refusal(record: RunRecord, action: Action, paused: bool) -> Refusal | None:
     return Refusal.IN_FLIGHT
 
 
-class OperatorSteps:
-    """The core's steps for operator requests (a mixin of
-    :class:`actors.delivery.table.DeliveryCore`, which provides what is declared here)."""
+def operator(core: Core, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
+    assert isinstance(event, OperatorAsked)
+    record, action = event.record, Action(event.action)
+    # Paused: pending and waiting out a registry backoff (a retry is scheduled in its row).
+    paused = (active is not None and active.waiting is Waiting.ATTEMPT_WAIT
+              and record.next_attempt_at_ms is not None)
+    refused = refusal(record, action, paused)
+    if refused is not None:
+        core._probe(_REFUSAL_PROBES[refused])
+        return [events.OperatorRefused(record.run_id, event.request, action, refused)]
+    was = "paused" if record.delivery_status == DeliveryStatus.PENDING \
+        else str(record.delivery_status)
+    if action is Action.DISMISS:
+        core._probe("delivery.dismissed")
+        record = apply(record, Dismissed())
+        return [Persist(record.run_id, Dismissed()),
+                events.DeliveryDismissed(record.run_id, event.request, was),
+                *core._cleanup(record, now_ms)]
+    core._probe(_REDRIVE_PROBES[was])
+    if was == "suspended" and record.suspended_at_ms is not None \
+            and now_ms - record.suspended_at_ms >= DAY_MS:
+        core._probe("delivery.redrive-after-days")  # late, yet inside its 7 days
+    if record.receipt_ended_at_ms is not None:
+        core._probe("delivery.redrive-corrected-payload")  # the payload is a correction
+    generation = record.generation + 1
+    if MUTANT_REDRIVE_SAME_GENERATION in core._mutants:
+        generation = record.generation  # the bug: the old generation's key again
+    change = Redriven(generation, now_ms)
+    record = apply(record, change)
+    fresh = core._active[record.run_id] = Active(record, core._key(record),
+                                                 concrete_error=carried_error(active, record))
+    return [Persist(record.run_id, change),
+            events.DeliveryRedriven(record.run_id, event.request, record.generation, was,
+                                    record.receipt_at_ms),
+            *attempts.start_attempt(core, fresh, now_ms)]
 
-    _active: dict[str, Active]
-    _mutants: frozenset[str]
-    _probe: Callable[[str], None]
 
-    def _key(self, record: RunRecord) -> str:
-        raise NotImplementedError
-
-    def _start_attempt(self, active: Active, now_ms: int) -> list[Effect]:
-        raise NotImplementedError
-
-    def _cleanup(self, record: RunRecord, now_ms: int) -> list[Effect]:
-        raise NotImplementedError
-
-    def _reopen(self, active: Active | None, record: RunRecord, now_ms: int) -> list[Effect]:
-        raise NotImplementedError
-
-    def _operator(self, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
-        assert isinstance(event, OperatorAsked)
-        record, action = event.record, Action(event.action)
-        # Paused: pending and waiting out a registry backoff (a retry is scheduled in its row).
-        paused = (active is not None and active.waiting is Waiting.ATTEMPT_WAIT
-                  and record.next_attempt_at_ms is not None)
-        refused = refusal(record, action, paused)
-        if refused is not None:
-            self._probe(_REFUSAL_PROBES[refused])
-            return [events.OperatorRefused(record.run_id, event.request, action, refused)]
-        was = "paused" if record.delivery_status == DeliveryStatus.PENDING \
-            else str(record.delivery_status)
-        if action is Action.DISMISS:
-            self._probe("delivery.dismissed")
-            record = apply(record, Dismissed())
-            return [Persist(record.run_id, Dismissed()),
-                    events.DeliveryDismissed(record.run_id, event.request, was),
-                    *self._cleanup(record, now_ms)]
-        self._probe(_REDRIVE_PROBES[was])
-        if was == "suspended" and record.suspended_at_ms is not None \
-                and now_ms - record.suspended_at_ms >= DAY_MS:
-            self._probe("delivery.redrive-after-days")  # late, yet inside its 7 days
-        if record.receipt_ended_at_ms is not None:
-            self._probe("delivery.redrive-corrected-payload")  # the payload is a correction
-        generation = record.generation + 1
-        if MUTANT_REDRIVE_SAME_GENERATION in self._mutants:
-            generation = record.generation  # the bug: the old generation's key again
-        change = Redriven(generation, now_ms)
-        record = apply(record, change)
-        fresh = self._active[record.run_id] = Active(record, self._key(record),
-                                                     concrete_error=carried_error(active, record))
-        return [Persist(record.run_id, change),
-                events.DeliveryRedriven(record.run_id, event.request, record.generation, was,
-                                        record.receipt_at_ms),
-                *self._start_attempt(fresh, now_ms)]
-
-    def _given_up_receipt(self, record: RunRecord, now_ms: int) -> list[Effect] | None:
-        """A newer receipt of a run that gave up: the producer already wrote it into the row
-        (the retained payload a later redrive reads); nothing is sent (None: not this case)."""
-        if record.delivery_status not in GIVEN_UP or record.receipt_ended_at_ms is None:
-            return None
-        self._probe("delivery.corrected-after-give-up")
-        if MUTANT_GIVE_UP_CORRECTION_SENDS in self._mutants:
-            return self._reopen(None, record, now_ms)  # the bug: sent as if it were delivered
-        return []
+def given_up_receipt(core: Core, record: RunRecord, now_ms: int) -> list[Effect] | None:
+    """A newer receipt of a run that gave up: the producer already wrote it into the row
+    (the retained payload a later redrive reads); nothing is sent (None: not this case)."""
+    if record.delivery_status not in GIVEN_UP or record.receipt_ended_at_ms is None:
+        return None
+    core._probe("delivery.corrected-after-give-up")
+    if MUTANT_GIVE_UP_CORRECTION_SENDS in core._mutants:
+        return receipts.reopen(core, None, record, now_ms)  # the bug: sent as if it were delivered
+    return []

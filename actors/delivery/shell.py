@@ -237,46 +237,11 @@ async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str]
     ``archive_after_ms`` is archiveAfterMinutes (0: never; actors/delivery/sweeper.py)."""
     routes = routes or {}
 
-    def jitter() -> float:
-        return port.choose("jitter", retry.JITTER_STEPS) / (retry.JITTER_STEPS - 1)
-
     kind = requester_kind
     if MUTANT_NESTED_TOP_LEVEL_INSTRUCTION in mutants:
         def kind(session_key: str) -> announce.RequesterKind:
             return announce.RequesterKind.TOP_LEVEL_COMPLETION
-    def checkpoint(record: RunRecord, any_run: bool) -> tuple[str, int] | None:
-        # The session the completion goes to now holds the checkpoint: the requester's, or
-        # (once that nested session was deleted, DEL-4) the fallback's. A deleted session's
-        # checkpoint proves nothing: the transcript that took the completion is gone, so the
-        # completion is sent again to the fallback (docs/nesting.md).
-        reader = fallback_route(store, record)
-        if reader is None:
-            return None
-        return store.checkpoint(reader, record.child_session_key,
-                                None if any_run else record.run_id)
-
-    def findings_of(record: RunRecord) -> str | None:
-        children = store.direct_children(record.run_id)
-        if not children and MUTANT_STALE_FINDINGS not in mutants:
-            return None
-        chosen = findings.select(record.run_id, children, store.latest_run, mutants,
-                                 lambda: store.spawned_by_session(record.child_session_key))
-        if chosen.rows:
-            port.probe("delivery.findings")
-        if chosen.stale:
-            port.probe("delivery.findings-stale-row")
-        if chosen.superseded:
-            port.probe("delivery.findings-older-row")
-        if any(row.outcome_status != OutcomeStatus.OK for row in chosen.rows):
-            port.probe("delivery.findings-failed-child")
-        return findings_section(chosen.rows)
-
-    render_probed = probed_render(port.probe, MUTANT_PRIVATE_USAGE_STATS in mutants)
-    core = DeliveryCore(port.incarnation, jitter, render_probed, kind,
-                        mutants, port.probe, pending_descendants=store.pending_descendants,
-                        checkpoint=checkpoint, route=functools.partial(fallback_route, store),
-                        findings=findings_of, batch_of=store.batch_owner,
-                        private_hold=functools.partial(private_hold_in, store))
+    core = _delivery_core(port, store, mutants, kind)
     recovery = _Recovery(port, store, mutants, kind)
     core.remember(store.summaries())
     if expose is not None:
@@ -319,37 +284,89 @@ async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str]
             _waves(waves, cleaned)
             acks.sweeper.arm()
             continue
-        if isinstance(message, ChildEnded):
-            record = store.get(message.run_id)
-            recovery.note((record,))
-            acks.sweeper.ended(record)
-            if store.direct_children(record.run_id) and not store.pending_descendants(record):
-                port.probe("delivery.children-ended-first")  # its descendants settled first
-            effects = core.child_ended(record, port.now_ms)
-        elif isinstance(message, OperatorRequest):
-            # A redrive works from the row the store retained, never from the core's memory.
-            record = store.get(message.run_id)
-            effects = core.handle(OperatorAsked(record, message.action, message.request),
-                                  port.now_ms)
-            if any(isinstance(effect, events.DeliveryRedriven) for effect in effects):
-                recovery.note((record,))  # DEL-2: a redriven (no output) is recovered too
-        elif isinstance(message, SweepDue):  # suspended results past their 7 days
-            effects = []
+        effects: list[Effect] = []
+        if isinstance(message, SweepDue):  # suspended results past their 7 days, archives
             acks.sweeper.due(message, functools.partial(
                 _perform, port, store, routes=routes, mutants=mutants, recovery=recovery,
                 cleaned=cleaned, acks=acks))
-        elif isinstance(message, TurnSettled):
-            # The turn finished or was abandoned: its retained private results go on (PRV-5).
-            effects = [effect for record in store.retained_private(message.turn_run_id)
-                       for effect in core.child_ended(record, port.now_ms)]
-            waves.turn_finished(message.turn_run_id)  # its children may make waves now
         else:
-            effects = core.handle(message, port.now_ms)
+            if isinstance(message, ChildEnded):  # (only the archive mutant notes it here)
+                acks.sweeper.ended(store.get(message.run_id))
+            effects = _core_effects(port, store, core, recovery, waves, message)
         _perform(port, store, effects, routes, mutants, recovery, cleaned, acks)
         if store.has_open_batches():
             wakes.poke()  # a member or a member's descendant may have settled
         _waves(waves, cleaned)
         acks.sweeper.arm()  # last: a batch closed or a wave just now may have suspended runs
+
+
+def _delivery_core(port: Port, store: DeliveryStore, mutants: frozenset[str],
+                   kind: Callable[[str], announce.RequesterKind]
+                   ) -> DeliveryCore[announce.RequesterKind]:
+    """The delivery core of this incarnation, with what it asks of the world: the backoff's
+    jitter (a choice), the store's checkpoints, findings, batch owners and private holds."""
+    def jitter() -> float:
+        return port.choose("jitter", retry.JITTER_STEPS) / (retry.JITTER_STEPS - 1)
+
+    def checkpoint(record: RunRecord, any_run: bool) -> tuple[str, int] | None:
+        # The session the completion goes to now holds the checkpoint: the requester's, or
+        # (once that nested session was deleted, DEL-4) the fallback's. A deleted session's
+        # checkpoint proves nothing: the transcript that took the completion is gone, so the
+        # completion is sent again to the fallback (docs/nesting.md).
+        reader = fallback_route(store, record)
+        if reader is None:
+            return None
+        return store.checkpoint(reader, record.child_session_key,
+                                None if any_run else record.run_id)
+
+    def findings_of(record: RunRecord) -> str | None:
+        children = store.direct_children(record.run_id)
+        if not children and MUTANT_STALE_FINDINGS not in mutants:
+            return None
+        chosen = findings.select(record.run_id, children, store.latest_run, mutants,
+                                 lambda: store.spawned_by_session(record.child_session_key))
+        if chosen.rows:
+            port.probe("delivery.findings")
+        if chosen.stale:
+            port.probe("delivery.findings-stale-row")
+        if chosen.superseded:
+            port.probe("delivery.findings-older-row")
+        if any(row.outcome_status != OutcomeStatus.OK for row in chosen.rows):
+            port.probe("delivery.findings-failed-child")
+        return findings_section(chosen.rows)
+
+    render_probed = probed_render(port.probe, MUTANT_PRIVATE_USAGE_STATS in mutants)
+    return DeliveryCore(port.incarnation, jitter, render_probed, kind,
+                        mutants, port.probe, pending_descendants=store.pending_descendants,
+                        checkpoint=checkpoint, route=functools.partial(fallback_route, store),
+                        findings=findings_of, batch_of=store.batch_owner,
+                        private_hold=functools.partial(private_hold_in, store))
+
+
+def _core_effects(port: Port, store: DeliveryStore, core: DeliveryCore[announce.RequesterKind],
+                  recovery: _Recovery, waves: Waves, message: Any) -> list[Effect]:
+    """What the core makes of a message no wake or recovery took."""
+    if isinstance(message, ChildEnded):
+        record = store.get(message.run_id)
+        recovery.note((record,))
+        if store.direct_children(record.run_id) and not store.pending_descendants(record):
+            port.probe("delivery.children-ended-first")  # its descendants settled first
+        effects = core.child_ended(record, port.now_ms)
+    elif isinstance(message, OperatorRequest):
+        # A redrive works from the row the store retained, never from the core's memory.
+        record = store.get(message.run_id)
+        effects = core.handle(OperatorAsked(record, message.action, message.request),
+                              port.now_ms)
+        if any(isinstance(effect, events.DeliveryRedriven) for effect in effects):
+            recovery.note((record,))  # DEL-2: a redriven (no output) is recovered too
+    elif isinstance(message, TurnSettled):
+        # The turn finished or was abandoned: its retained private results go on (PRV-5).
+        effects = [effect for record in store.retained_private(message.turn_run_id)
+                   for effect in core.child_ended(record, port.now_ms)]
+        waves.turn_finished(message.turn_run_id)  # its children may make waves now
+    else:
+        effects = core.handle(message, port.now_ms)
+    return effects
 
 
 def _waves(waves: Waves, cleaned: list[str]) -> None:

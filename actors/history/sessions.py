@@ -320,20 +320,7 @@ def sessions_history(
     flags = _Flags(cut_at_limit=MUTANT_HISTORY_FIELD_CUT_AT_LIMIT in mutants)
     rows = [(seq, sanitize_message(m, flags)) for seq, m in window]
 
-    sizes = [json_bytes(row) for _, row in rows]
-    total_bytes = 2 + sum(sizes) + max(len(rows) - 1, 0)  # brackets and commas
-    dropped = 0
-    while len(rows) - dropped > 1 and total_bytes > BYTE_CAP:
-        total_bytes -= sizes[dropped] + 1
-        dropped += 1
-    kept = rows[dropped:]
-    hard_capped = False
-    if kept and total_bytes > BYTE_CAP:
-        seq, _ = kept[-1]
-        kept = [
-            (seq, {"role": "assistant", "content": OMITTED_MESSAGE, "__openclaw": {"seq": seq}})
-        ]
-        hard_capped = True
+    kept, dropped, total_bytes, hard_capped = _capped(rows)
     out_messages = tuple(row for _, row in kept)
     # The page's JSON is ``[`` + its rows' JSON joined by ``,`` + ``]``: its size is what the
     # cap summed (each row's JSON begins ``{`` and ends ``}``, so no surrogate pair spans two);
@@ -344,12 +331,7 @@ def sessions_history(
 
     # Paging back continues below the oldest row returned, or, when the page held only tool
     # rows (dropped), below the oldest row of the window; an empty window has no older page.
-    next_offset: int | None = None
-    oldest_seq = kept[0][0] if kept else window_oldest
-    if oldest_seq is not None:
-        candidate = max(offset, total - oldest_seq + 1)
-        if candidate < total:
-            next_offset = candidate
+    next_offset = _next_offset(offset, total, kept[0][0] if kept else window_oldest)
     return HistoryResult(
         messages=out_messages,
         offset=offset,
@@ -365,3 +347,34 @@ def sessions_history(
         edges=(*flags.edges, *((ROWS_DROPPED_SEVERAL_LEFT,)
                                if dropped and len(kept) > 1 and not hard_capped else ())),
     )
+
+
+def _capped(rows: list[tuple[int, dict[str, Any]]]
+            ) -> tuple[list[tuple[int, dict[str, Any]]], int, int, bool]:
+    """The 80 KiB JSON cap: the oldest rows dropped first (how many), the page's size, and
+    whether even the newest row alone was over it (replaced by the placeholder)."""
+    sizes = [json_bytes(row) for _, row in rows]
+    total_bytes = 2 + sum(sizes) + max(len(rows) - 1, 0)  # brackets and commas
+    dropped = 0
+    while len(rows) - dropped > 1 and total_bytes > BYTE_CAP:
+        total_bytes -= sizes[dropped] + 1
+        dropped += 1
+    kept = rows[dropped:]
+    hard_capped = False
+    if kept and total_bytes > BYTE_CAP:
+        seq, _ = kept[-1]
+        kept = [
+            (seq, {"role": "assistant", "content": OMITTED_MESSAGE, "__openclaw": {"seq": seq}})
+        ]
+        hard_capped = True
+    return kept, dropped, total_bytes, hard_capped
+
+
+def _next_offset(offset: int, total: int, oldest_seq: int | None) -> int | None:
+    """Where paging back goes on: below ``oldest_seq``, unless no older row is left."""
+    next_offset: int | None = None
+    if oldest_seq is not None:
+        candidate = max(offset, total - oldest_seq + 1)
+        if candidate < total:
+            next_offset = candidate
+    return next_offset

@@ -33,6 +33,7 @@ from actors.mutants import (
     MUTANT_HISTORY_FIELD_CUT_AT_LIMIT,
     MUTANT_KEY_WITHOUT_RUN_ID,
     MUTANT_KILL_ANNOUNCED,
+    MUTANT_KILLED_BATCH_WOKEN,
     MUTANT_LANE_NEWEST_FIRST,
     MUTANT_LAST_ASSISTANT_MESSAGE,
     MUTANT_MIRROR_BLOCKS_SEND,
@@ -70,6 +71,7 @@ from actors.mutants import (
     MUTANT_TWO_WAKES,
     MUTANT_WAIT_EARLIER_TURN,
     MUTANT_WAKE_INTO_BUSY_TURN,
+    MUTANT_WAKE_KEEPS_SUSPENDED,
     MUTANT_WAKE_TOKEN_REUSED,
     MUTANT_WARNING_LOSES_ERROR,
     MUTANT_WAVE_NEVER_WOKEN,
@@ -153,5 +155,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_HISTORY_BYTES_UNCLEANED: Breaks("FMT-5", "history-bytes"),
     MUTANT_HISTORY_FIELD_CUT_AT_LIMIT: Breaks("FMT-5", "history-field-cut"),
     MUTANT_FROZEN_CAP_CHARS: Breaks("FMT-2", "announce-block"),
+    MUTANT_WAKE_KEEPS_SUSPENDED: Breaks("YLD-2", "wake-releases-suspended"),
+    MUTANT_KILLED_BATCH_WOKEN: Breaks("YLD-1", "killed-batch-consumed"),
 }
 

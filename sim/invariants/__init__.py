@@ -5,7 +5,8 @@ The oracles sit in one package per subsystem they judge (``delivery``, ``yields`
 modules no oracle owns: ``index`` (the run's records by kind: each oracle walks only the kinds
 it reads), ``observations`` (what was asked, what was refused and how), ``lineage`` (who
 spawned whom, what a kill, reset or delete stopped), ``settled`` (when a run settled).
-:func:`check` classifies a trace's refusals once before the oracles read them.
+:func:`check` groups a trace's records and classifies its refusals once before the oracles
+read them, and drops both once they are done: no oracle keeps anything between runs.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from sim.invariants.gateway.chunk_limits import INVARIANTS as _CHUNK_LIMITS
 from sim.invariants.gateway.mirrors import INVARIANTS as _MIRRORS
 from sim.invariants.gateway.permissions import INVARIANTS as _PERMISSIONS
 from sim.invariants.gateway.routes import INVARIANTS as _ROUTES
+from sim.invariants.index import judging
 from sim.invariants.nesting.findings import INVARIANTS as _FINDINGS
 from sim.invariants.nesting.kills import INVARIANTS as _KILLS
 from sim.invariants.nesting.limits import INVARIANTS as _LIMITS
@@ -45,6 +47,7 @@ from sim.invariants.nesting.sessions import INVARIANTS as _SESSIONS
 from sim.invariants.observations import rejections
 from sim.invariants.private.completion import INVARIANTS as _PRIVATE
 from sim.invariants.private.turns import INVARIANTS as _PRIVATE_TURNS
+from sim.invariants.yields.released import INVARIANTS as _RELEASED
 from sim.invariants.yields.turns import INVARIANTS as _TURNS
 from sim.invariants.yields.wake_budgets import INVARIANTS as _WAKE_BUDGETS
 from sim.invariants.yields.wake_message import INVARIANTS as _WAKE_MESSAGE
@@ -61,16 +64,17 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS
                               + _WAVES + _WAKE_BUDGETS + _WAKE_SENDS + _WAVE_LIVENESS + _QUEUE_ORDER
                               + _CHUNK_LIMITS + _NEWEST_DELIVERED + _HISTORY_PAGING + _KEYS
-                              + _RESET_CASCADE + _KILLS + _RUN_TIMEOUT)
+                              + _RESET_CASCADE + _KILLS + _RUN_TIMEOUT + _RELEASED)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 
 def check(trace: Sequence[Record], names: Sequence[str] | None = None) -> list[Violation]:
     selected = ALL if names is None else tuple(BY_NAME[n] for n in names)
-    rejections(trace)  # classify the refusals once; the oracles read them many times over
     violations: list[Violation] = []
-    for invariant in selected:
-        violations += invariant.check(trace)
+    with judging(trace):  # the run's grouping of its records, dropped once judged
+        rejections(trace)  # classify the refusals once; the oracles read them many times over
+        for invariant in selected:
+            violations += invariant.check(trace)
     return violations
 
 

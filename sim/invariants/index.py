@@ -6,17 +6,19 @@ seed, wave 10a in docs/performance-log.md) cost more than much of what they do w
 keep. :func:`of_kinds` hands an oracle exactly the records of the kinds it reads, in trace order,
 from one grouping of the trace made the first time any oracle asks about it.
 
-Like the readings in ``observations.py``, the grouping is kept for the last trace asked (holding
-the trace itself, so its identity cannot be reused while it is remembered) and rebuilt when that
-trace changed since (a tuple, what a run hands its oracles, cannot; a list may grow or have a
-record replaced, as a test forging a trace does): an oracle stays callable with any plain
-sequence of records.
+The grouping belongs to the run being judged: :func:`judging` builds it for the trace
+:func:`sim.invariants.check` hands every oracle and drops it when the oracles are done, so no
+oracle keeps anything of one run into the next. An oracle asked about any other sequence of
+records (a test calling it on a forged trace, the shrinker asking one oracle) gets a grouping
+built for that call: the same answer, only not shared.
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from itertools import chain
 from typing import TypeVar
 
@@ -59,7 +61,7 @@ class KindIndex:
         caller must not change it)."""
         found = self._merged.get(kinds)
         if found is None:
-            runs = [at for at in map(self.positions.get, _distinct(kinds)) if at is not None]
+            runs = [at for at in map(self.positions.get, dict.fromkeys(kinds)) if at is not None]
             if len(runs) == 1:
                 at = runs[0]
             else:  # sorting the concatenated runs merges them (each is ascending already)
@@ -75,32 +77,35 @@ class KindIndex:
         return self.of(tuple(kind for kind in self.positions if kind.startswith(prefix)))
 
 
-# Each oracle's kinds tuple without repeats (an oracle's own kinds and a helper's overlap), kept
-# per tuple: the oracles ask with the same few dozen constant tuples for every trace.
-_DISTINCT: dict[tuple[str, ...], tuple[str, ...]] = {}
+# The grouping of the run being judged (:func:`judging`), None between runs.
+_judged: ContextVar[KindIndex | None] = ContextVar("judged", default=None)
 
 
-def _distinct(kinds: tuple[str, ...]) -> tuple[str, ...]:
-    found = _DISTINCT.get(kinds)
-    if found is None:
-        found = tuple(dict.fromkeys(kinds))
-        if len(_DISTINCT) < 4096:  # a tuple built anew at each call is not kept forever
-            _DISTINCT[kinds] = found
-    return found
+@contextmanager
+def judging(trace: Sequence[Record]) -> Iterator[KindIndex]:
+    """The run's grouping of ``trace``, shared by every oracle asking about it inside the block
+    (the ``with``), and dropped at its end."""
+    index = KindIndex(trace)
+    token = _judged.set(index)
+    try:
+        yield index
+    finally:
+        _judged.reset(token)
 
 
-_last: KindIndex | None = None
+def judged() -> KindIndex | None:
+    """The grouping of the run being judged, if one is."""
+    return _judged.get()
 
 
 def kind_index(trace: Sequence[Record]) -> KindIndex:
-    """The grouping of ``trace``, built on first use and kept while the trace is the last one
-    asked about and holds the same records."""
-    global _last
-    index = _last
+    """The grouping of ``trace``: the judged run's when ``trace`` is its trace and holds the same
+    records, else one built for this call."""
+    index = _judged.get()
     if index is not None and index.trace is trace and index.held is None:
         return index  # the same tuple (what a run hands its oracles): it cannot have changed
     if index is None or not index.follows(trace):
-        index = _last = KindIndex(trace)
+        return KindIndex(trace)
     return index
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from sim.invariants.index import last_of_kind, of_kinds, shared
+from sim.invariants.index import judged, last_of_kind, of_kinds, shared
 from sim.trace import Record
 
 # §c16, as JavaScript evaluates it: ASCII \b and case folding, JavaScript's \s and `.`.
@@ -229,22 +229,19 @@ def _rejection_class(r: Record) -> str | None:
 
 # How each refusal of a run was classed, computed once per trace: the oracles ask about the same
 # records many times over (about 7 ``rejection_class`` calls per trace record, issue 25), and a
-# chain's class costs a dozen regular-expression searches. Kept for the last trace asked, as
-# :func:`asked_runs` keeps its requests.
-_classes: tuple[Sequence[Record], int, dict[int, str]] | None = None
-
-
+# chain's class costs a dozen regular-expression searches. Kept with the judged run's grouping
+# (``index.shared``), as :func:`asked_runs` keeps its requests.
 def rejections(trace: Sequence[Record]) -> dict[int, str]:
     """Each refusal's class (see :func:`rejection_class`) by its trace position."""
-    global _classes
-    if _classes is not None and _classes[0] is trace and _classes[1] == len(trace):
-        return _classes[2]
+    return shared(trace, "rejections", _classify)
+
+
+def _classify(trace: Sequence[Record]) -> dict[int, str]:
     classes = {}
     for r in of_kinds(trace, ("fault", "requester.gone", "gateway.refused")):  # no other is
         klass = _rejection_class(r)
         if klass is not None:
             classes[r.seq] = klass
-    _classes = (trace, len(trace), classes)
     return classes
 
 
@@ -252,12 +249,14 @@ def rejection_class(r: Record) -> str | None:
     """How the gateway refused a send, if ``r`` is a refusal: a broken later chunk (a
     ``chunk-fail`` or ``chunk-abort`` fault) comes after earlier chunks reached the channel, so it
     is ``sent`` whatever the platform's error said; any other send fault is classed by its chain.
-    Read from :func:`rejections` when ``r`` belongs to the trace classified last."""
+    Read from :func:`rejections` when ``r`` belongs to the run being judged."""
     if r.kind != "fault" and r.kind != "requester.gone" and r.kind != "gateway.refused":
         return None  # only these can be refusals (:func:`is_rejection`)
-    memo = _classes
-    if memo is not None and r.seq < memo[1] and memo[0][r.seq] is r:
-        return memo[2].get(r.seq)
+    index = judged()
+    if index is not None and r.seq < index.size and index.trace[r.seq] is r:
+        classes = index.readings.get("rejections")
+        if isinstance(classes, dict):
+            return classes.get(r.seq)
     return _rejection_class(r)
 
 

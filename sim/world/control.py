@@ -29,7 +29,8 @@ from actors.messages import (
 )
 from actors.permissions import DEFAULT_OWNER, Caller
 from actors.private.rules import SpawnOptions
-from actors.requester.shell import CONTROL_ACTIONS, steered_spec
+from actors.requester.actor import CONTROL_ACTIONS
+from actors.requester.spawning import steered_spec
 from sim.kernel import Kernel
 from sim.scenario import SessionDef
 

@@ -30,6 +30,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from actors.delivery import attempts
+from actors.delivery.core import Core
 from actors.delivery.edge import Effect, Input, Persist, Restored, RunFinished, Send, StartTimer
 from actors.delivery.table import DeliveryCore, DeliveryProtocolError
 from actors.messages import Completion, CompletionAck, SendRejected
@@ -275,16 +277,14 @@ def test_it_catches_a_core_that_reopens_a_resolved_run() -> None:
     _finds(Reopening, "reopened|more than once|went from")
 
 
-class _ForgetfulCore(DeliveryCore[str]):
-    """Gives up without persisting it: the row still says a completion is owed."""
+def test_it_catches_a_give_up_that_is_not_persisted(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A core that gives up without persisting it: the row still says a completion is owed.
+    original = attempts.give_up
 
-    def _give_up(self, active: Any, reason: Any, error: str | None, now_ms: int) -> list[Effect]:
-        return [e for e in super()._give_up(active, reason, error, now_ms)
+    def forgetful(core: Core, active: Any, reason: Any, error: str | None,
+                  now_ms: int) -> list[Effect]:
+        return [e for e in original(core, active, reason, error, now_ms)
                 if not isinstance(e, Persist)]
 
-
-def test_it_catches_a_give_up_that_is_not_persisted() -> None:
-    class Forgetful(DeliveryMachine):
-        core_type = _ForgetfulCore
-
-    _finds(Forgetful, "owed")
+    monkeypatch.setattr(attempts, "give_up", forgetful)
+    _finds(DeliveryMachine, "owed")

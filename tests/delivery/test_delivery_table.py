@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import attrs
@@ -14,6 +15,7 @@ from actors.events import StaleInput
 from actors.messages import CompletionAck, SendRejected
 from actors.records.run_record import (
     CHANGE_TYPES,
+    Archived,
     AttemptStarted,
     ClaimMoved,
     CleanedUp,
@@ -22,6 +24,7 @@ from actors.records.run_record import (
     DeliverySuppressed,
     Dismissed,
     EvidenceSaved,
+    Expired,
     FindingsFrozen,
     GaveUp,
     HandedToBatch,
@@ -73,7 +76,11 @@ def test_every_state_and_input_has_an_entry_except_the_named_illegal_ones() -> N
     assert missing == {(Waiting.ACK, Restored), (Waiting.TRY_WAIT, Restored),
                        (Waiting.ATTEMPT_WAIT, Restored)}
     for transition in TABLE.values():
-        assert getattr(DeliveryCore, transition.handler.__name__) is transition.handler
+        # A plain function of the core, named by reference: its module's, not a method.
+        handler = transition.handler
+        assert getattr(sys.modules[handler.__module__], handler.__name__) is handler
+        assert handler.__module__.startswith("actors.delivery.")
+        assert not hasattr(DeliveryCore, handler.__name__)
         assert transition.targets
 
 
@@ -105,14 +112,14 @@ def test_each_change_writes_exactly_its_columns() -> None:
     record = _ended()
     samples = [RunEnded(5, OutcomeStatus.TIMEOUT, "e", "t", "max-tokens", 1, 2),
                AttemptStarted(3), RetryScheduled(9_000, "gateway timeout"), Delivered(7),
-               GaveUp(DeliveryStatus.SUSPENDED, "chat not found"), CleanedUp(11),
+               GaveUp(DeliveryStatus.SUSPENDED, "chat not found", 9), CleanedUp(11),
                Corrected(13, "corrected"),
                ClaimMoved(ClaimPhase.ATTEMPTED, "announce:v1:k:run-1", 5),
                EvidenceSaved(EvidenceKind.REPLY_SENT, "announce:v1:k:run-1", 5), Reopened(2),
                RunStarted(4), FindingsFrozen("Child completion results:\n\n1. t"),
                Redriven(2, 60_000), Dismissed(), YieldFrozen("batch:t"), HandedToBatch(),
                WindowStarted(13), HandoffClosed("completion_handoff_unavailable"),
-               DeliverySuppressed()]
+               DeliverySuppressed(), Expired(17), Archived(19)]
     assert [type(c) for c in samples] == list(CHANGE_TYPES)
     record_fields = {f.name for f in attrs.fields(RunRecord)}
     for change in samples:

@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
-import actors.delivery.table
+import actors.delivery.core
 from actors import events
+from actors.delivery import attempts
+from actors.delivery.core import Core
 from actors.delivery.table import DeliveryCore
 from sim import scenario
 from sim.world import core as world
@@ -45,7 +47,7 @@ def test_announce_skip_catches_the_skip_token_announced_as_text() -> None:
 
 def test_announce_skip_catches_a_real_answer_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
     # A sloppy matcher: any reply that mentions the token is skipped, losing a real answer.
-    monkeypatch.setattr(actors.delivery.table, "is_announce_skip",
+    monkeypatch.setattr(actors.delivery.core, "is_announce_skip",
                         lambda text: text is not None and "ANNOUNCE_SKIP" in text)
     result = _run("announce-skip.toml")
     assert "announce-skip" in _names(result)
@@ -75,13 +77,13 @@ def test_cleanup_once_catches_a_cleanup_that_runs_twice(monkeypatch: pytest.Monk
 def test_cleanup_once_catches_a_cleanup_before_resolution(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    original = DeliveryCore._start_attempt
+    original = attempts.start_attempt
 
-    def early(self: DeliveryCore[Any], active: Any, now_ms: int) -> list[Any]:
+    def early(core: Core, active: Any, now_ms: int) -> list[Any]:
         return [events.RunCleanedUp(active.record.run_id, "pending"),
-                *original(self, active, now_ms)]
+                *original(core, active, now_ms)]
 
-    monkeypatch.setattr(DeliveryCore, "_start_attempt", early)
+    monkeypatch.setattr(attempts, "start_attempt", early)
     result = _run("announce-skip.toml")
     assert "cleanup-once" in _names(result)
     assert any("before its obligations resolved" in v.message for v in result.violations)

@@ -10,6 +10,8 @@ import attrs
 import pytest
 
 from actors import events
+from actors.delivery import redrive
+from actors.delivery.core import Core
 from actors.delivery.edge import OperatorAsked, Persist, RunFinished, Send
 from actors.delivery.redrive import Action, Refusal, refusal
 from actors.delivery.table import TABLE, DeliveryCore
@@ -136,27 +138,27 @@ def test_the_redrive_scenarios_pass_and_their_mutants_are_caught() -> None:
 def test_a_redrive_from_memory_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     # A broken core that redrives from the record it held when the run gave up (before the
     # correction the store retained since), not from the store's row.
-    original = DeliveryCore._operator
+    original = redrive.operator
 
-    def from_memory(self: DeliveryCore[Any], active: Any, event: Any, now_ms: int) -> Any:
+    def from_memory(core: Core, active: Any, event: Any, now_ms: int) -> Any:
         stale = attrs.evolve(event.record, receipt_ended_at_ms=None,
                              result_text="The mailer retries forever.")
-        return original(self, active, attrs.evolve(event, record=stale), now_ms)
+        return original(core, active, attrs.evolve(event, record=stale), now_ms)
 
-    _replace_handler(monkeypatch, DeliveryCore._operator, from_memory)
+    _replace_handler(monkeypatch, redrive.operator, from_memory)
     assert "redrive-from-retained" in _names("redrive-from-retained-payload.toml")
 
 
 def test_a_redrive_of_a_delivered_run_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = DeliveryCore._operator
+    original = redrive.operator
 
-    def no_check(self: DeliveryCore[Any], active: Any, event: Any, now_ms: int) -> Any:
+    def no_check(core: Core, active: Any, event: Any, now_ms: int) -> Any:
         record = event.record
         if record.delivery_status == DeliveryStatus.DELIVERED:
             record = attrs.evolve(record, delivery_status=DeliveryStatus.SUSPENDED)
-        return original(self, active, attrs.evolve(event, record=record), now_ms)
+        return original(core, active, attrs.evolve(event, record=record), now_ms)
 
-    _replace_handler(monkeypatch, DeliveryCore._operator, no_check)
+    _replace_handler(monkeypatch, redrive.operator, no_check)
     assert "redrive-from-retained" in _names("redrive-from-retained-payload.toml")
 
 

@@ -15,7 +15,7 @@ import pytest
 
 import actors.history
 import actors.history.archive
-import actors.requester.shell
+import actors.requester.reads
 import actors.store.durable
 from sim import scenario
 from sim.world import core as world
@@ -60,7 +60,7 @@ def test_catches_a_reader_that_pages_the_newest_generation(
         newest_run = json.loads(generations[-1].payload)["runId"] if generations else run_id
         return original(store, key, newest_run, *args, **kwargs)
 
-    monkeypatch.setattr(actors.requester.shell, "read_run_history", newest)
+    monkeypatch.setattr(actors.requester.reads, "read_run_history", newest)
     messages = _found(READS)
     assert any("(a reused key)" in m and "another generation's text" in m for m in messages)
 
@@ -83,7 +83,7 @@ def test_catches_an_unavailable_history_reported_as_retryable(
         read = original(*args, **kwargs)
         return attrs.evolve(read, retryable=read.status == "unavailable")
 
-    monkeypatch.setattr(actors.requester.shell, "read_run_history", retryable)
+    monkeypatch.setattr(actors.requester.reads, "read_run_history", retryable)
     messages = _found(OVERSIZED)
     assert len(messages) == 2
     assert all("(retryable True)" in m for m in messages)

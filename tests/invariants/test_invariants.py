@@ -16,6 +16,8 @@ import actors.child.consumers.activation
 import actors.child.consumers.in_process
 import actors.child.consumers.views
 import actors.delivery.payload
+from actors.delivery import attempts
+from actors.delivery.core import Core
 from actors.delivery.table import DeliveryCore
 from actors.messages import Completion, CompletionAck
 from actors.records.run_record import RunRecord
@@ -91,12 +93,12 @@ def test_delivered_means_received_catches_an_ack_without_a_transcript_entry(
 
 
 def test_eventually_resolved_reports_a_stuck_delivery(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = DeliveryCore._try_failed
+    original = attempts.try_failed
 
-    def give_up_silently(self: DeliveryCore, active: Any, error: str, now_ms: int) -> list[Any]:
-        return original(self, active, error, now_ms)[:1]  # notes the failure, retries nothing
+    def give_up_silently(core: Core, active: Any, error: str, now_ms: int) -> list[Any]:
+        return original(core, active, error, now_ms)[:1]  # notes the failure, retries nothing
 
-    monkeypatch.setattr(DeliveryCore, "_try_failed", give_up_silently)
+    monkeypatch.setattr(attempts, "try_failed", give_up_silently)
     result = _run("transient-then-success.toml")
     # The transient refusal left unretried is also what retryable-keeps-trying is about.
     assert _names(result) == ["eventually-resolved", "retryable-keeps-trying"]
@@ -266,14 +268,14 @@ def test_history_bounds_catches_uncut_fields(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_history_bounds_catches_tool_messages_leaking(monkeypatch: pytest.MonkeyPatch) -> None:
-    import actors.requester.shell
+    import actors.requester.reads
 
-    original = actors.requester.shell.sessions_history
+    original = actors.requester.reads.sessions_history
 
     def with_tools(*args: Any, **kwargs: Any) -> actors.history.HistoryResult:
         return original(*args, **{**kwargs, "include_tools": True})
 
-    monkeypatch.setattr(actors.requester.shell, "sessions_history", with_tools)
+    monkeypatch.setattr(actors.requester.reads, "sessions_history", with_tools)
     result = _run("sessions-history.toml")
     assert any("tool message without includeTools" in v.message for v in result.violations)
 

@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 
 from sim import invariants, scenario
 from sim.invariants import observations
-from sim.invariants.index import KindIndex, last_of_kind, of_kind_prefix, of_kinds, shared
+from sim.invariants.index import (
+    KindIndex,
+    judged,
+    judging,
+    last_of_kind,
+    of_kind_prefix,
+    of_kinds,
+    shared,
+)
 from sim.scenario import Scenario
 from sim.trace import Record
 from sim.world import core as world
@@ -43,36 +51,57 @@ def test_it_hands_out_the_records_of_the_kinds_asked_in_trace_order(
 
 def test_a_trace_that_grew_or_another_trace_is_indexed_afresh() -> None:
     trace = _trace(["fault", "spawn"])
-    assert _seqs(of_kinds(trace, ("fault",))) == [0]
-    trace.append(Record(2, 2, "someone", "fault", {}))
-    assert _seqs(of_kinds(trace, ("fault",))) == [0, 2]
-    trace[1] = Record(1, 1, "someone", "fault", {})  # replaced in place, as a forged trace is
-    assert _seqs(of_kinds(trace, ("fault",))) == [0, 1, 2]
+    with judging(trace):
+        assert _seqs(of_kinds(trace, ("fault",))) == [0]
+        trace.append(Record(2, 2, "someone", "fault", {}))
+        assert _seqs(of_kinds(trace, ("fault",))) == [0, 2]
+        trace[1] = Record(1, 1, "someone", "fault", {})  # replaced in place, as a forged trace is
+        assert _seqs(of_kinds(trace, ("fault",))) == [0, 1, 2]
     reads: list[int] = []
 
     def count(t: Sequence[Record]) -> int:
         reads.append(len(t))
         return len(t)
 
-    assert shared(trace, "count", count) == shared(trace, "count", count) == 3
     other = _trace(["spawn"])
-    assert shared(other, "count", count) == 1
-    assert reads == [3, 1]  # once per trace
     run = tuple(other)  # what a run hands its oracles: it cannot change, so it is not compared
-    assert shared(run, "count", count) == shared(run, "count", count) == 1
-    assert reads == [3, 1, 1]
+    with judging(run) as index:
+        assert shared(run, "count", count) == shared(run, "count", count) == 1
+        assert reads == [1]  # once per run
+        assert shared(other, "count", count) == 1  # another sequence: read for the call
+        assert reads == [1, 1]
+        assert index.readings == {"count": 1}
+    assert shared(run, "count", count) == 1  # the run is judged: nothing of it is kept
+    assert reads == [1, 1, 1]
+
+
+def test_no_oracle_keeps_anything_of_a_run_once_it_is_judged(default_world: Scenario) -> None:
+    result = world.run(default_world, seed=3)
+    records = result.trace.records
+    assert judged() is None
+    grouped: list[KindIndex | None] = []
+    with judging(records) as index:
+        grouped.append(judged())
+        assert observations.rejections(records) is observations.rejections(records)  # once
+    assert grouped == [index]
+    assert judged() is None
+    assert observations.rejections(records) is not observations.rejections(records)
+    assert list(invariants.check(records)) == list(result.violations)
+    assert judged() is None
 
 
 def _verdicts(trace: list[Record]) -> list[tuple[str, ...]]:
     """Every oracle's findings on ``trace`` (or the exception it raised: a stripped trace may
     break an oracle's premises, the same way however it is read)."""
-    observations.rejections(trace)
     found: list[tuple[str, ...]] = []
-    for invariant in invariants.ALL:
-        try:
-            found += [(v.invariant, v.message, repr(v.records)) for v in invariant.check(trace)]
-        except Exception as exc:
-            found.append((invariant.name, "raised", type(exc).__name__))
+    with judging(trace):
+        observations.rejections(trace)
+        for invariant in invariants.ALL:
+            try:
+                found += [(v.invariant, v.message, repr(v.records))
+                          for v in invariant.check(trace)]
+            except Exception as exc:
+                found.append((invariant.name, "raised", type(exc).__name__))
     return found
 
 

@@ -12,7 +12,7 @@ import pytest
 
 import actors.delivery.attempts
 import actors.delivery.table
-import actors.requester.shell
+import actors.requester.spawning
 from actors import events
 from actors.delivery.table import DeliveryCore
 from actors.records import retry
@@ -41,7 +41,7 @@ def test_not_required_skipped_reads_the_request_not_the_models_record(
     def always_required(**fields: Any) -> RunRecord:
         return RunRecord(**{**fields, "required": True})
 
-    monkeypatch.setattr(actors.requester.shell, "RunRecord", always_required)
+    monkeypatch.setattr(actors.requester.spawning, "RunRecord", always_required)
     result = _run("not-required.toml")
     assert "not-required-skipped" in _names(result)
     spawn = next(r for r in result.trace if r.kind == "spawn"
@@ -73,7 +73,7 @@ def test_required_reaches_requester_catches_a_run_registered_not_required(
     def never_required(**fields: Any) -> RunRecord:
         return RunRecord(**{**fields, "required": False})
 
-    monkeypatch.setattr(actors.requester.shell, "RunRecord", never_required)
+    monkeypatch.setattr(actors.requester.spawning, "RunRecord", never_required)
     result = _run("transient-then-success.toml")
     assert "required-reaches-requester" in _names(result)
     assert any("recorded it as not required" in v.message for v in result.violations)

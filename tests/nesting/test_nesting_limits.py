@@ -201,9 +201,9 @@ def test_limits_and_deletions_are_validated(tmp_path: Path, extra: str, message:
 def test_abort_cascades_catches_an_abort_that_leaves_the_children_running(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import actors.requester.shell
+    import actors.requester.spawning
 
     assert "abort-cascades" not in _names(_run("spawn-limits.toml"))
-    monkeypatch.setattr(actors.requester.shell, "_cascade", lambda *args: None)
+    monkeypatch.setattr(actors.requester.spawning, "_cascade", lambda *args: None)
     result = _run("spawn-limits.toml")
     assert "abort-cascades" in _names(result)

@@ -14,10 +14,11 @@ import pytest
 
 from actors import mutants
 from actors.delivery import table
+from actors.delivery.core import CoreState
 from actors.delivery.edge import BatchClaim
 from actors.delivery.shell import render, requester_kind
 from actors.delivery.table import DeliveryCore
-from actors.delivery.wakes import batch_handover, delivery_wakes
+from actors.delivery.wakes import delivery_wakes
 from actors.delivery.wakes.batch_wake import Effect, WakeAckTimeout, WakeTimer
 from actors.records.batch_record import BatchRow, BatchStatus
 from actors.records.run_record import RunRecord
@@ -58,7 +59,7 @@ def _tree_run(children: int) -> object:
     return _fingerprint(world.run(world_with(children, trees=True), seed=1))
 
 
-_REAL_UNOWNED = batch_handover.BatchHandover.unowned
+_REAL_UNOWNED = CoreState.unowned
 
 
 @pytest.fixture
@@ -100,14 +101,14 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
 
     monkeypatch.setattr(delivery_wakes.Wakes, "poke", noting_poke)
     monkeypatch.setattr(delivery_wakes.Wakes, "_look", counting_look)
-    monkeypatch.setattr(batch_handover.BatchHandover, "unowned", counting_unowned)
+    monkeypatch.setattr(CoreState, "unowned", counting_unowned)
     monkeypatch.setattr(table.DeliveryCore, "handle", checking_handle)
     yield counts
 
 
 def _reference(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(delivery_wakes.Wakes, "_look", _plain_look)
-    monkeypatch.setattr(batch_handover.BatchHandover, "unowned", _never_unowned)
+    monkeypatch.setattr(CoreState, "unowned", _never_unowned)
 
 
 def test_the_looks_change_no_run_of_the_default_world(

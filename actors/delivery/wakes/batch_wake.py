@@ -11,7 +11,10 @@ the persisted deadline. A known undelivered attempt (a refused send, a missing v
 retried 30 s, then 120 s later on a fresh ``:retry-n`` key, three attempts in all; an unanswered
 send is replayed on the same key up to three times; a permanent or ambiguous failure, a reset or
 deleted requester close it at once. When it completes, every member it owns is recorded
-delivered (or, when it closes, suspended or failed) and cleaned up, each once.
+delivered (or, when it closes, suspended or failed) and cleaned up, each once; a member whose own
+delivery had given up (suspended) before the wake was taken is released to delivered when the
+wake carried its current receipt (reference §b, §c12; seed 002, YLD-2). A batch whose every
+member was killed is consumed without a wake (§c9).
 """
 
 from __future__ import annotations
@@ -28,7 +31,14 @@ from actors.messages import Completion, CompletionAck, SendRejected
 from actors.private.rules import HANDOFF_UNAVAILABLE
 from actors.records import claims, retry
 from actors.records.batch_record import BatchRow, BatchStatus
-from actors.records.run_record import ClaimMoved, CleanedUp, GaveUp, RunRecord, apply
+from actors.records.run_record import (
+    ClaimMoved,
+    CleanedUp,
+    Delivered,
+    GaveUp,
+    RunRecord,
+    apply,
+)
 from actors.states import (
     ACTIVE_CLAIMS,
     ClaimPhase,
@@ -48,6 +58,7 @@ UNAVAILABLE = "requester session unavailable"
 ABANDONED = "requester_abandoned"
 HANDED_TO_BATCH = "intentional_non_delivery"
 TURN_PENDING = "requester_turn_pending"
+CONSUMED = "every member killed"
 SETTLE_TOOL = "subagent_settle"  # the wake's sourceTool: an internal call (reference §c9)
 
 
@@ -163,6 +174,16 @@ class BatchWakeCore:
         if requester.incarnation != row.incarnation:
             self._probe("batch.reset-before-wake")
             return self._close(row, members, ABANDONED, ABANDONED, now_ms)
+        owned = [m for m in members if m.record.run_id in row.members]
+        if owned and all(m.record.delivery_status == DeliveryStatus.NOT_REQUIRED for m in owned) \
+                and mutants.MUTANT_KILLED_BATCH_WOKEN not in self._mutants:
+            # Every member was killed or steered (its delivery suppressed): the batch is
+            # consumed without a wake (reference §c9), as one with no required children is.
+            self._probe("batch.consumed-all-killed")
+            self._tokens.pop(row.batch_id, None)
+            return [SaveBatch(attrs.evolve(row, status=BatchStatus.CLOSED, outcome=CONSUMED,
+                                           next_attempt_at_ms=None)),
+                    batch_events.WakeClosed(row.batch_id, CONSUMED, None)]
         return self._dispatch(attrs.evolve(row, status=BatchStatus.DISPATCHING,
                                            attempt_count=row.attempt_count + 1,
                                            next_attempt_at_ms=None), members, now_ms)
@@ -352,8 +373,41 @@ class BatchWakeCore:
                     effects.append(Persist(record.run_id, change))
                 effects += [events.DeliveryRecorded(record.run_id, ack.key, not ack.accepted),
                             *self._cleanup(record, now_ms)]
+            elif self._releases(row, member, carried):
+                effects += self._release(record, ack, carried[record.run_id], now_ms)
         return [*effects, SaveBatch(done),
                 batch_events.WakeDelivered(row.batch_id, ack.key, not ack.accepted), *newer]
+
+    def _releases(self, row: BatchRow, member: Member, carried: dict[str, int]) -> bool:
+        """A member whose own delivery gave up (suspended) before the wake was taken, and whose
+        current receipt the wake carried: the receipt of the same run and delivery generation
+        (a newer one, a correction since the wake was rendered, keeps its suspension and its own
+        delivery: reference §c12, DEL-12)."""
+        record = member.record
+        return (record.delivery_status == DeliveryStatus.SUSPENDED
+                and record.run_id in row.members and not member.in_flight
+                and carried.get(record.run_id) == (record.receipt_at_ms or 0)
+                and mutants.MUTANT_WAKE_KEEPS_SUSPENDED not in self._mutants)
+
+    def _release(self, record: RunRecord, ack: CompletionAck, carried: int,
+                 now_ms: int) -> list[Effect]:
+        """The batch's results count as delivered (seed 002, YLD-2): the wake taken is the
+        evidence (DEL-13), saved before the abandoned claim is settled; then delivered. A later
+        correction reopens it as a new generation, a new delivery (DEL-12)."""
+        self._probe("batch.released-suspended-member")
+        effects: list[Effect] = []
+        for change in claims.resolution(record, EvidenceKind.REPLY_SENT, ack.key, carried,
+                                        now_ms, self._mutants):
+            if isinstance(change, Delivered) and record.claim_phase is not None \
+                    and record.claim_phase not in (ClaimPhase.ACCEPTED, *ACTIVE_CLAIMS):
+                # The give-up abandoned its claim: the wake's receipt settles it.
+                moved = ClaimMoved(ClaimPhase.ACCEPTED, record.claim_key,
+                                   record.claim_ended_at_ms)
+                record = apply(record, moved)
+                effects.append(Persist(record.run_id, moved))
+            record = apply(record, change)
+            effects.append(Persist(record.run_id, change))
+        return [*effects, events.DeliveryRecorded(record.run_id, ack.key, not ack.accepted)]
 
     def _close(self, row: BatchRow, members: list[Member], outcome: str, error: str,
                now_ms: int) -> list[Effect]:

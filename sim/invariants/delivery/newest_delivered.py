@@ -13,8 +13,10 @@ Read from what the producer produced (``child.end`` at its end time, each ``chil
 with its own), what the requesters took (``requester.accept`` and ``requester.duplicate``: run,
 key and end time) and the registry's rows when the world stopped (``world.rows``). Runs whose
 answer went inside a yield batch's or wave's wake (the wake carries the members' results:
-``wake-message`` judges them), private runs (their own oracles) and an exact ANNOUNCE_SKIP,
-suppressed on purpose, are not this oracle's; nor is a world stopped before it went quiet.
+``wake-message`` judges them) are not judged, unless the producer made a newer receipt after the
+wake was last taken (a new generation of its own must carry that one, DEL-12). Private runs
+(their own oracles) and an exact ANNOUNCE_SKIP, suppressed on purpose, are not this oracle's;
+nor is a world stopped before it went quiet.
 """
 
 from __future__ import annotations
@@ -37,11 +39,15 @@ def delivered_is_newest(trace: Sequence[Record]) -> list[Violation]:
         if run_id not in newest or ended > _ended(newest[run_id]):
             newest[run_id] = receipt
     taken: dict[str, set[int]] = {}  # run -> the end times of its receipts some requester took
-    by_wake: set[str] = set()  # runs a batch's or wave's wake named, taken by its requester
+    # Runs a batch's or wave's wake named, taken by its requester: when it was last taken. A
+    # receipt the producer made after that no wake carried: once the run is delivered (a wake
+    # released it, YLD-2), a newer receipt is a new generation, its own delivery (DEL-12).
+    by_wake: dict[str, int] = {}
     for r in of_kinds(trace, ("requester.accept", "requester.duplicate")):
         if r.kind in ("requester.accept", "requester.duplicate"):
             if is_wake(r.data["key"]):
-                by_wake.update(key_runs(r.data["key"]))
+                for member in key_runs(r.data["key"]):
+                    by_wake[member] = r.t_ms
             else:
                 taken.setdefault(r.data["run_id"], set()).add(r.data["ended_at"])
     private = private_runs(trace)
@@ -49,11 +55,11 @@ def delivered_is_newest(trace: Sequence[Record]) -> list[Violation]:
     for row in _final_rows(trace):
         run_id = row["run_id"]
         made = newest.get(run_id)
-        if row["delivery_status"] != "delivered" or made is None or run_id in by_wake \
+        if row["delivery_status"] != "delivered" or made is None \
                 or run_id in private or row.get("evidence") == "send-suppressed":
             continue
         ended = _ended(made)
-        if ended in taken.get(run_id, set()):
+        if ended in taken.get(run_id, set()) or ended <= by_wake.get(run_id, -1):
             continue
         got = sorted(taken.get(run_id, set()))
         violations.append(Violation(

@@ -39,6 +39,7 @@ from sim.invariants.observations import (
 )
 from sim.invariants.private.completion import Release, releases
 from sim.invariants.settled import EXPIRY_MS
+from sim.invariants.yields.carried import WakeTakes
 from sim.trace import Record
 
 _GENERATION = re.compile(r":g(\d+)$")
@@ -175,13 +176,27 @@ class _GivenUp:
     corrected: dict[str, int] = attrs.field(factory=dict)
     window: dict[str, int] = attrs.field(factory=dict)  # run -> its latest key's window start
     down: bool = False
+    # Runs given up whose result a settle wake their requester took carried since (YLD-2: the
+    # batch's results count as delivered; reference §b, §c12 release the suspended row, a
+    # wave's wake too), with that
+    # take and why the run counted as given up then. Its generation is no longer given up: a
+    # newer receipt opens the next one, a new delivery (DEL-12), which may be sent. Whether
+    # the registry could tell the take landed (an acknowledgement lost, a restart) is
+    # ``wake-releases-suspended``'s to judge: here such a run is only no longer judged.
+    wakes: WakeTakes = attrs.field(factory=WakeTakes)
+    released: dict[str, tuple[Record, str]] = attrs.field(factory=dict)
     # The kinds :meth:`see` reads: an oracle may feed it only these.
     KINDS: ClassVar[tuple[str, ...]] = ("delivery.start", "requester.accept", "requester.duplicate",
                                         "fault", "requester.gone", "gateway.refused", "crash",
-                                        "world.operator", "child.correction")
+                                        "world.operator", "child.correction", "spawn",
+                                        "gateway.send")
 
     def see(self, r: Record) -> None:
         kind = r.kind
+        for run_id in self.wakes.see(r):
+            why = self.why(run_id, r.t_ms)
+            if why is not None:
+                self.released[run_id] = (r, why)
         if kind == "delivery.start":
             self.down = False
         if kind in ("requester.accept", "requester.duplicate") and self._latest(r):
@@ -210,7 +225,8 @@ class _GivenUp:
     def why(self, run_id: str, t_ms: int) -> str | None:
         """Why the run counts as given up at ``t_ms`` (None: it does not, or nobody can tell)."""
         send = self.latest.get(run_id)
-        if send is None or run_id in self.taken or run_id in self.hidden:
+        if send is None or run_id in self.taken or run_id in self.hidden \
+                or run_id in self.released:
             return None
         if run_id in self.refused:
             if self.corrected.get(run_id) == self.refused_at.get(run_id):
@@ -235,6 +251,7 @@ class _GivenUp:
             release.at if release is not None and release.at is not None else 0)
         for known in (self.taken, self.refused, self.hidden, self.unacked):
             known.discard(run_id)
+        self.released.pop(run_id, None)
 
 
 def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:

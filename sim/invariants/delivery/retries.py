@@ -4,7 +4,8 @@ They read the gateway's view (each completion it was handed, each rejection and 
 the delivery process's crashes, each child's end and the registry's give-ups, and restate the retry
 policy of reference §c11 from those alone:
 
-- a permanent rejection stops every retry of that completion;
+- a permanent rejection stops every retry of that completion in its delivery generation (a newer
+  generation, ``…:g<n>``, is a new delivery: DEL-16's oracles judge whether it may go out);
 - after a transient failure the next transport try follows 5, 10 and 20 s later (a send that got
   no answer counts as a "gateway timeout" 120 s after it was made); after the fourth failed try, or
   an error of no known class, the next attempt waits the registry backoff: 15 s doubling to 300 s,
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 import attrs
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.delivery.redrive import generation
 from sim.invariants.index import of_kinds
 from sim.invariants.observations import (
     Asked,
@@ -63,8 +65,10 @@ def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
             if r.data["run_id"] in stopped and stopped[r.data["run_id"]].t_ms == r.t_ms:
                 del stopped[r.data["run_id"]]
         elif rejection_class(r) in ("permanent", "sent") and not down:
-            if reopened.get(r.data["run_id"]) != r.t_ms:
-                stopped.setdefault(r.data["run_id"], r)
+            first = stopped.get(r.data["run_id"])
+            if reopened.get(r.data["run_id"]) != r.t_ms and (
+                    first is None or generation(r.data["key"]) > generation(first.data["key"])):
+                stopped[r.data["run_id"]] = r  # the first of each newer generation
         elif r.kind == "delivery.give_up" and r.data["run_id"] in stopped:
             recorded.add(r.data["run_id"])
         elif r.kind == "world.operator" and r.data["action"] == "redrive":
@@ -76,7 +80,10 @@ def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
             down = True
             # A process that died before it recorded the rejection may send once more.
             stopped = {run_id: s for run_id, s in stopped.items() if run_id in recorded}
-        elif r.kind == "gateway.send" and r.data["run_id"] in stopped:
+        elif r.kind == "gateway.send" and r.data["run_id"] in stopped and \
+                generation(r.data["key"]) <= generation(stopped[r.data["run_id"]].data["key"]):
+            # (A newer generation is a new delivery: the rejection was final for its own;
+            # given-up-waits-for-operator judges whether the new one may go out, DEL-16.)
             rejection = stopped[r.data["run_id"]]
             violations.append(Violation(
                 "permanent-stops-retries", "DEL-10",
@@ -259,7 +266,8 @@ def _early_give_up(r: Record, asked: Asked | None, run: _Run | None, ended_at_ms
 INVARIANTS = (
     Invariant("permanent-stops-retries", "DEL-10", "safety",
               "After the gateway rejects a completion with a permanent error, it is never sent "
-              "again.", permanent_stops_retries),
+              "again in that delivery generation (a newer one is a new delivery).",
+              permanent_stops_retries),
     Invariant("retry-timing", "DEL-10", "safety",
               "Retries follow the policy: transport tries 5/10/20 s apart (after a 120 s "
               "timeout when unanswered), registry backoff 15 s doubling to 300 s with up to "

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.chunks import partial_sends
+from sim.invariants.delivery.redrive import generation
 from sim.invariants.index import of_kinds
 from sim.invariants.observations import chain_class as chain_class
 from sim.invariants.observations import is_closed_turn as is_closed_turn
@@ -37,9 +38,11 @@ def _refusals(trace: Sequence[Record]) -> Iterator[tuple[Record, str]]:
 
 def terminal_not_resent(trace: Sequence[Record]) -> list[Violation]:
     """After a permanent refusal, or one whose chain shows the send already reached the
-    platform, the gateway never sees that completion again from the same delivery process,
-    unless an operator asked to redrive it (``world.operator``: a new generation, judged by
-    ``redrive-from-retained``)."""
+    platform, the gateway never sees that completion again from the same delivery process: no
+    send of the run under the refused key's delivery generation or an older one. The refusal is
+    final for the generation it refused; a newer generation (``…:g<n>``: an operator's
+    redrive, or a correction after the run counted as delivered, DEL-12) is a new delivery,
+    judged by ``redrive-from-retained`` and ``given-up-waits-for-operator``."""
     violations = []
     closed: dict[str, tuple[Record, str]] = {}  # run -> the terminal refusal
     # When a redrive or a correction last reopened each run: one in the very instant of the
@@ -61,6 +64,11 @@ def terminal_not_resent(trace: Sequence[Record]) -> list[Violation]:
         if r.kind == "gateway.send" and r.data["run_id"] in closed:
             run_id = r.data["run_id"]
             refusal, klass = closed[run_id]
+            if generation(r.data["key"]) > generation(refusal.data["key"]):
+                # A newer delivery generation (a correction after the run was delivered, an
+                # operator's redrive): a new delivery, not a resend of the refused one. Whether
+                # it may go out is given-up-waits-for-operator's to judge (DEL-16).
+                continue
             what = ("already reached the platform" if klass == "sent"
                     else "was refused permanently")
             violations.append(Violation(
@@ -139,7 +147,8 @@ def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
 INVARIANTS = (
     Invariant("terminal-not-resent", "DEL-10", "safety",
               "A completion refused permanently, or whose send already reached the platform "
-              "before the error, is never sent again by the same delivery process.",
+              "before the error, is never sent again by the same delivery process in that "
+              "delivery generation (a newer one is a new delivery).",
               terminal_not_resent),
     Invariant("retryable-keeps-trying", "DEL-10", "liveness",
               "A required completion refused only with transient or unclassified errors reaches "

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.lineage import killed_silently
 from sim.invariants.observations import SETTLE_PREFIX as SETTLE_PREFIX
 from sim.invariants.observations import Asked, asked_runs
 from sim.invariants.observations import is_wake as is_wake
@@ -204,6 +205,8 @@ def wake_not_delayed(trace: Sequence[Record]) -> list[Violation]:
         ready, running, members_ready = settled
         if any(r.t_ms >= batch.yielded.t_ms for r in seen.lifecycle.get(batch.session, [])):
             continue  # reset or deleted: the wake may be closed, not sent
+        if _all_killed(trace, batch):
+            continue  # consumed without a wake (killed-batch-consumed)
         # A requester busy in another turn answers requester_turn_pending: the wake waits for
         # that turn's end, then up to one recheck more.
         busy = _overlap(seen.busy.get(batch.session, []), ready, first)
@@ -222,6 +225,35 @@ def wake_not_delayed(trace: Sequence[Record]) -> list[Violation]:
                 f"the batch {batch.turn} of {batch.session} had settled by {ready} ms, yet its "
                 f"wake {what} (allowed until {allowed} ms)",
                 (batch.yielded.seq, *((sends[0].seq,) if sends else ()))))
+    return violations
+
+
+def _all_killed(trace: Sequence[Record], batch: Batch) -> bool:
+    """Whether every member of the batch was stopped with its completion suppressed (a kill or a
+    steer of it or of its spawner, its requester's reset or delete: ``lineage``)."""
+    killed = killed_silently(trace)
+    return bool(batch.members) and all(run_id in killed for run_id in batch.members)
+
+
+def killed_batch_consumed(trace: Sequence[Record]) -> list[Violation]:
+    """A yielded batch whose every member was killed (its completion suppressed, as
+    ``lineage`` reads it from the sessions' kill, steer, reset and delete answers) is consumed
+    without a wake (reference §c9: "delivery was closed by kill/abort ... or every member is
+    suppressed"): no wake naming its runs is ever sent."""
+    seen = _seen(trace)
+    violations = []
+    for batch in batches(trace):
+        if not _all_killed(trace, batch):
+            continue
+        killed = killed_silently(trace)
+        last = max((killed[run_id] for run_id in batch.members), key=lambda r: r.seq)
+        for send in _wake_of(batch, seen.wake_sends)[:1]:
+            if send.seq > last.seq:
+                violations.append(Violation(
+                    "killed-batch-consumed", "YLD-1",
+                    f"every member of the batch {batch.turn} of {batch.session} was killed "
+                    f"(the last at {last.t_ms} ms), yet a wake of it was sent at "
+                    f"{send.t_ms} ms", (last.seq, send.seq)))
     return violations
 
 
@@ -254,6 +286,9 @@ INVARIANTS = (
               "last member settles, or at the next 30 s recheck when a descendant settled last "
               "(plus any downtime of the delivery process): a child of an earlier turn never "
               "delays it.", wake_not_delayed),
+    Invariant("killed-batch-consumed", "YLD-1", "safety",
+              "A yielded batch whose every member was killed (completion suppressed) is "
+              "consumed without a wake.", killed_batch_consumed),
     Invariant("wake-between-turns", "YLD-3", "safety",
               "A requester takes a batch wake only between its turns: while another turn runs "
               "the wake waits (requester_turn_pending), spending no attempt.",
