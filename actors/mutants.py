@@ -269,7 +269,7 @@ MUTANTS: dict[str, str] = {
     MUTANT_ARCHIVE_WHILE_PENDING: (
         "the sweeper archives a delete-mode run at its end + archiveAfterMinutes even while its "
         "required completion is still pending (retried, backing off, waiting for descendants), "
-        "instead of waiting until the completion resolves (reference §c18)"
+        "instead of waiting until the completion resolves (DEL-16, reference §c18)"
     ),
     MUTANT_WAIT_EARLIER_TURN: (
         "a yielded batch also waits until every child of the requester's earlier turns has settled "

@@ -257,9 +257,7 @@ class World:
             "scenario": self.scenario.name, "seed": self.seed, "strategy": self.chooser.strategy,
             "mutants": list(self.mutant_names), "faults": dict(self.plan.rates),
             "features": {"on": self.features.names(), "children": self.features.children},
-            "versions": versions(),
-            # The registry's archiveAfterMinutes (reference §c18), as configured.
-            "archive_after_minutes": self.scenario.archive_after_minutes})
+            "versions": versions(), "archive_after_minutes": self.scenario.archive_after_minutes})
         children = list(self.scenario.children)
         workload = self.scenario.workload
         features = self.features
@@ -370,8 +368,7 @@ class World:
             await run_delivery(port, self.store, self.mutants, routes, expose,
                                60_000 * self.scenario.archive_after_minutes)
 
-        self.kernel.spawn(self._root, addresses.DELIVERY, body,
-                          on_crash=self._on_delivery_crash)
+        self.kernel.spawn(self._root, addresses.DELIVERY, body, on_crash=self._on_delivery_crash)
 
     def _on_delivery_crash(self, port: ActorPort, crash: Crash) -> None:
         delay = self.plan.restart_delay_ms()
