@@ -267,6 +267,23 @@ class AbortRun:
 
 
 @attrs.frozen
+class RunResumed:
+    """A run interrupted by a Gateway restart was resumed (reference §c18): its requester
+    session owes its conversation the resumed notice (actors/requester/notices.py)."""
+
+    run_id: str
+    restart: int  # which restart of the world it was resumed after
+
+
+@attrs.frozen
+class NoticeRetry:
+    """The requester's timer: try a failed resumed notice again (no second recovery turn)."""
+
+    run_id: str
+    attempt: int  # the attempt this timer makes (2, 3, ...)
+
+
+@attrs.frozen
 class ChildEnded:
     run_id: str
 
@@ -295,8 +312,9 @@ class Completion:
     # this incarnation of the requester session (PRV-3; None: not bound).
     private: bool = False
     incarnation: int | None = None
-    # A batch wake's dispatch (its outbox's token; 0: none): echoed by its answer, so that the
-    # late answer of an earlier dispatch on the same key is told from this one's (§c17).
+    # A batch wake's dispatch (its outbox's token) or a run's try (its try token; 0: none):
+    # echoed by its answer, so that the late answer of an earlier dispatch or try on the same
+    # key is told from this one's (§c17).
     dispatch: int = 0
 
 

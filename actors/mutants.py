@@ -97,6 +97,8 @@ MUTANT_RESET_SPARES_GRANDCHILDREN = "reset-spares-grandchildren"
 MUTANT_KILL_ANNOUNCED = "kill-announced"
 # A steer (actors/requester/shell.py; reference §c18).
 MUTANT_STEER_NO_REPLACEMENT = "steer-no-replacement"
+# A Gateway restart's recovery (actors/child/restart.py; reference §c18).
+MUTANT_RESTART_NOTICE_SKIPPED = "restart-notice-skipped"
 # A private batch's resumed turn (actors/requester/turns.py) and status checks (PRV-2, PRV-6).
 MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL = "private-final-visible"
 MUTANT_STATUS_CHECK_CONSUMES_PRIVATE = "status-check-consumes"
@@ -315,6 +317,11 @@ MUTANTS: dict[str, str] = {
     MUTANT_STEER_NO_REPLACEMENT: (
         "a steer aborts the running run without an announce but starts no replacement run in its "
         "child session, so nothing answers the steered task (DEL-1, reference §c18)"
+    ),
+    MUTANT_RESTART_NOTICE_SKIPPED: (
+        "recovery resumes a child interrupted by a Gateway restart but owes its requester no "
+        "notice, so the requester reads the completion without first reading `Resumed your "
+        "interrupted task after the Gateway restart.` (DEL-13, reference §c18)"
     ),
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN: (
         "a nested requester's session deleted once its run is over leaves the child runs it "

@@ -10,6 +10,11 @@ from __future__ import annotations
 
 PROBES: dict[str, str] = {
     # -- the delivery core (actors/delivery/table.py) ----------------------------------------------
+    "delivery.delivered-on-last-transport-try": "a completion refused on three transport tries "
+                                                "went through on the fourth, the last one "
+                                                "(one under the tries' budget)",
+    "delivery.tries-due-in-one-instant": "two runs' delivery tries or attempts were due in "
+                                         "one instant (their timers' order is the scheduler's)",
     "delivery.not-required-skip": "a run spawned with expectsCompletionMessage false is skipped",
     "delivery.child-ended-twice": "a child's end arrives for a run restore already picked up",
     "delivery.child-ended-after-resolution": "a child's end arrives for an already resolved run",
@@ -41,6 +46,15 @@ PROBES: dict[str, str] = {
     "gateway.chunk-failed-after-sent": "a chunk failed or aborted after earlier chunks reached "
                                        "the channel (an incomplete send)",
     "gateway.first-chunk-failed": "a channel refused the first chunk of a send",
+    "batch.sections-ordered-by-session-key": "a wake named two members spawned and ended in "
+                                             "one instant: their sections' order is the session "
+                                             "keys' (the stable order's last tie-break)",
+    "gateway.chunk-break-at-limit": "a chunk was cut after a line break that was the channel "
+                                    "limit's last character",
+    "gateway.chunk-break-one-under-limit": "a chunk was cut after a line break one character "
+                                           "under the channel's limit",
+    "gateway.chunk-break-one-over-limit": "a line break fell one character past the channel's "
+                                          "limit: the chunk was cut at the limit, before it",
     "gateway.incomplete-repeat-refused": "a repeat of an incomplete chunked send was refused",
     "gateway.ack-slow-past-timeout": "a session's ack came back after the announce timeout",
     "gateway.ack-lost": "a session's acknowledgement was lost on its way back",
@@ -73,6 +87,20 @@ PROBES: dict[str, str] = {
     "child.stream-error": "a child's stream broke and its turn failed",
     "child.stream-error-after-retry": "a stream broke in a step after a retried attempt",
     "child.aborted": "the requester aborted a running child",
+    "child.restart-interrupted": "a Gateway restart interrupted a streaming run (§c18)",
+    "child.restart-held": "a run started while the Gateway was down and waited for it",
+    "child.restart-context-lost": "recovery found an interrupted run's execution context "
+                                  "lost: it ends error, never resumed",
+    "child.restart-resumed-required": "recovery resumed an interrupted run whose completion "
+                                      "is required: its requester is owed the notice",
+    "child.restart-resumed-silent": "recovery resumed an interrupted run whose completion is "
+                                    "not required: no notice",
+    "requester.restart-notice": "a requester read the resumed notice of a restarted child",
+    "requester.restart-notice-failed": "a resumed notice failed: kept as a debt",
+    "requester.restart-notice-retried": "a failed resumed notice was tried again (no second "
+                                        "recovery turn)",
+    "requester.restart-notice-with-completion": "a child's completion reached its requester "
+                                                "while its notice was owed: the notice first",
     "child.cancelled-mid-stream": "an abort cut an attempt's stream part-way",
     "child.token-limit": "a child's turn ended at its token limit",
     "child.token-limit-empty-message": "a token-limit cut-off left an empty terminal message",

@@ -88,6 +88,10 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     # Nesting (docs/nesting.md): the limits a world runs under, and a nested session deleted.
     "world.limits": ("max_spawn_depth", "max_children_per_agent", "max_concurrent"),
     "world.delete-session": ("child", "session"),
+    # A Gateway restart (sim/world/restart.py): when it is back, the runs whose execution
+    # context it lost, how many resumed notices fail; and each notice attempt that failed.
+    "world.gateway-restart": ("back_ms", "lost", "notice_fails"),
+    "world.notice-fail": ("run_id",),
     # Each operator request as the harness sent it to the registry (sim/world/redrive.py).
     "world.operator": ("request", "action", "child", "run_id"),
     # What the harness asked of each requester session (sim/world/turns.py): turns, their end

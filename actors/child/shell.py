@@ -36,6 +36,7 @@ from actors.child.output import (
     text_of,
 )
 from actors.child.receipts import later_receipts
+from actors.child.restart import LOST_CONTEXT_ERROR, RestartGate
 from actors.child.session_log import Attempt, SessionLog
 from actors.child.steps import KILLED_ERROR as KILLED_ERROR
 from actors.child.steps import step_chunks, token_usage, tool_events, transcript_messages
@@ -62,6 +63,7 @@ async def run_child(
     port: Port, spec: ChildSpec, run_id: str, child_key: str, store: ChildStore,
     scope: trio.CancelScope, mutants: frozenset[str] = frozenset(), lane: Lane | None = None,
     queued: bool = False, sessions: SessionQueue | None = None, session_queued: bool = False,
+    restarts: RestartGate | None = None,
 ) -> None:
     port.emit(events.ChildStarted(run_id, spec.id, spec.encoding))
     session, loop, seed_length = _open_session(port, spec, run_id)
@@ -70,12 +72,17 @@ async def run_child(
     budget = budget_ms(spec.timeout_ms, spec.run_timeout_ms, mutants)
     if spec.run_timeout_ms == 0:
         port.probe("child.run-timeout-zero")  # asked with 0: no deadline
-    run = _Run(port, spec, run_id, session, loop, budget, started, session_queued)
+    # Gateway restarts interrupt its streaming (§c18).
+    gate = restarts or RestartGate()
+    run = _Run(port, spec, run_id, session, loop, budget, started, session_queued, gate)
 
-    with scope:
+    with scope, gate.guard() as lost:
         await _wait_for_slot(run, store, lane, queued)
         await _run_steps(run)
     aborted = scope.cancelled_caught
+    if lost.caught:  # recovery found its execution context gone (reference §c18)
+        run.context_lost = True
+        session.append(loop.cancel("disposed"))
     if aborted:
         _abort(run)
 
@@ -111,9 +118,11 @@ class _Run:
     budget: int | None
     started: int
     session_queued: bool  # still waiting for its session's earlier run to end
+    gate: RestartGate  # the world's Gateway restarts (actors/child/restart.py)
     state: Attempt = attrs.field(factory=Attempt)
     timed_out: bool = False
     retried: bool = False
+    context_lost: bool = False  # a restart's recovery found its execution context gone
 
     def feed_until(self, now: int) -> None:
         """Feed the chunks of the current attempt whose streaming instant has come."""
@@ -142,8 +151,15 @@ class _Run:
         remaining = round(step.duration_ms * fraction)
         if budget is not None:
             remaining = min(remaining, self.started + budget - port.now_ms)
-        await port.sleep(max(0, remaining))
+        await self.gate.sleep(port, self.run_id, self.spec.requester,
+                              self.spec.expects_completion, max(0, remaining), self.feed_until,
+                              self.paused)
         self.feed_until(port.now_ms)
+
+    def paused(self, down_ms: int) -> None:
+        """The Gateway was down this long: no run time passed (its clock and deadline move)."""
+        self.started += down_ms
+        self.state.t0_ms += down_ms
 
 
 def _open_session(port: Port, spec: ChildSpec, run_id: str
@@ -305,6 +321,8 @@ def _outcome(run: _Run, result: SubagentResult, output: list[ContentBlock], abor
     status: OutcomeStatus
     if aborted:
         status, error, text = OutcomeStatus.ERROR, KILLED_ERROR, None
+    elif run.context_lost:
+        status, error, text = OutcomeStatus.ERROR, LOST_CONTEXT_ERROR, None
     elif timed_out:
         # A plain timeout has no error of its own; its label reads "timed out" (reference §c6).
         status, error = OutcomeStatus.TIMEOUT, None

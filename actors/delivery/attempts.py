@@ -92,7 +92,13 @@ def start_attempt(core: Core, active: Active, now_ms: int) -> list[Effect]:
         concrete = active.concrete_error
         return effects + retry_later(core, active, concrete or REQUESTER_UNAVAILABLE,
                                      now_ms, warn=concrete is not None)
-    if record.claim_phase not in ACTIVE_CLAIMS:
+    if record.claim_phase is ClaimPhase.ABANDONED:
+        # A give-up the process died before recording: its receipt may be at the requester,
+        # so the replay's claim stays a sent one (attempted, of that receipt): a correction
+        # meanwhile opens the next generation, never goes under this key (DEL-3, DEL-12).
+        effects.append(core._persist(active, ClaimMoved(
+            ClaimPhase.ATTEMPTED, record.claim_key, record.claim_ended_at_ms)))
+    elif record.claim_phase not in ACTIVE_CLAIMS:
         effects.append(core._persist(active, ClaimMoved(ClaimPhase.RESERVED, active.key,
                                                         record.receipt_at_ms)))
     return effects + send_try(core, active, now_ms)
@@ -101,8 +107,9 @@ def start_attempt(core: Core, active: Active, now_ms: int) -> list[Effect]:
 def send_try(core: Core, active: Active, now_ms: int) -> list[Effect]:
     frozen = freeze_findings(core, active) if active.text is None else []
     record = active.record
-    # Unique in this incarnation, across runs and generations: a timer set for an earlier
-    # try (or an earlier generation of the run) never matches a later one.
+    # Unique across runs, generations and incarnations: a timer set for an earlier try (or
+    # an earlier generation of the run) never matches a later one, nor does the late answer
+    # of a dead process's try of the same key (reference §c17; seed 15898).
     core._tries += 1
     active.token = core._tries
     active.waiting = Waiting.ACK
@@ -116,7 +123,8 @@ def send_try(core: Core, active: Active, now_ms: int) -> list[Effect]:
                             text=active.text, ended_at_ms=record.receipt_at_ms or 0,
                             generation=record.generation, private=record.private and (
                                 mutants.MUTANT_PRIVATE_TO_CHANNEL not in core._mutants),
-                            incarnation=record.requester_incarnation)
+                            incarnation=record.requester_incarnation,
+                            dispatch=active.token)
     claim: list[Effect] = []
     if record.claim_phase is ClaimPhase.RESERVED:  # from now on the requester may have it
         claim.append(core._persist(active, ClaimMoved(ClaimPhase.ATTEMPTED, active.key,

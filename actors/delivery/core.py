@@ -101,7 +101,9 @@ class CoreState(Generic[K]):
         self._mutants = mutants
         self._probe = probe  # names a rare condition where it happens (actors/probes.py)
         self._active: dict[str, Active] = {}
-        self._tries = 0
+        # Try tokens are unique across incarnations too (each starts its own range): a dead
+        # process's try and a new one's on the same key echo different tokens (§c17).
+        self._tries = incarnation << 32
         self._resolved = ResolvedRuns(MUTANT_FULL_TEXT_IN_MEMORY in mutants)
 
     # -- what the shell asks ---------------------------------------------------------------

@@ -94,7 +94,14 @@ def duplicate_end(core: Core, active: Active | None, event: Input, now_ms: int) 
 def reopen(core: Core, active: Active | None, record: RunRecord, now_ms: int) -> list[Effect]:
     """The next delivery generation carries the newer receipt under its own key."""
     core._probe("delivery.reopened-in-flight" if active else "delivery.reopened-after-delivery")
-    record, persist = persisted(record, Reopened(record.generation + 1))
+    # The next generation is one above the last one handed to the gateway under the run's
+    # own key (DEL-3). A generation resolved without a send of its own (a yield batch took
+    # it over at once, and its wake carried the older receipt) never went out: it carries
+    # the newer receipt still, under its own key, rather than leave a number unsent.
+    unsent = (record.generation > 1 and record.attempt_count == 0
+              and record.claim_phase is None)
+    record, persist = persisted(
+        record, Reopened(record.generation if unsent else record.generation + 1))
     key = core._key(record)
     if mutants.MUTANT_REOPEN_KEEPS_KEY in core._mutants:
         key = core._key(attrs.evolve(record, generation=record.generation - 1))  # the bug

@@ -37,7 +37,7 @@ from actors.delivery.recovery import (
     final_answer,
     needs_recovery,
 )
-from actors.delivery.store import DeliveryStore
+from actors.delivery.store import DeliveryStore, fallback_route, private_hold_in
 from actors.delivery.sweeper import SweepDue, SweeperShell
 from actors.delivery.table import DeliveryCore
 from actors.delivery.wakes.delivery_wakes import Wakes
@@ -61,46 +61,11 @@ from actors.mutants import (
     MUTANT_STALE_FINDINGS,
 )
 from actors.nesting import findings
-from actors.private.rules import Hold, private_hold
 from actors.records import retry
 from actors.records.keys import is_recovery_key, is_subagent
 from actors.records.run_record import Delivered, GaveUp, RunRecord
 from actors.runtime import Crash, Port
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, Waiting
-from actors.yields.turns import TurnState
-
-
-def private_hold_in(store: DeliveryStore, record: RunRecord) -> Hold:
-    """What the store says about a private run: its spawning turn's state and the requester
-    session's current incarnation (None once its entry, or a nested requester's session, is
-    deleted)."""
-    turn = None if record.requester_turn_id is None else store.turn_state(record.requester_turn_id)
-    session = store.session(record.requester)
-    current = record.requester_incarnation if session is None else (
-        None if session[1] else session[0])
-    if store.session_deleted(record.requester):
-        current = None  # a deleted nested requester: never handed to a fallback (PRV-3)
-    return private_hold(None if turn is None else TurnState(turn), record.requester_incarnation,
-                        current)
-
-
-def fallback_route(store: DeliveryStore, record: RunRecord) -> str | None:
-    """The session a run's completion goes to (DEL-4, reference §c2): its requester; when that
-    is a nested session that was deleted and whose run is over, that session's own requester,
-    one level up, as OpenClaw's flow does. None: that one is gone too (or unknown), so no
-    fallback exists and the completion stays retryable."""
-    requester = record.requester
-    if not is_subagent(requester) or not store.session_deleted(requester):
-        return requester
-    owner = store.latest_run(requester)
-    if owner is None:
-        return None
-    if owner.ended_at_ms is None:
-        return requester  # its run is still active: the session is still the parent
-    if is_subagent(owner.requester) and store.session_deleted(owner.requester):
-        return None
-    return owner.requester
-
 
 # What an in-flight run was waiting for when its process died there.
 _CRASH_IN_WAIT = {Waiting.ACK: "delivery.crash-in-ack-wait",
@@ -221,12 +186,25 @@ class _AckTimers:
                  sweeper: SweeperShell) -> None:
         self.port, self.awaits_ack = port, awaits_ack
         self.sweeper = sweeper  # the retention sweeper's timer (actors/delivery/sweeper.py)
+        self._due: dict[int, str] = {}  # instant -> the run whose try or attempt is due then
 
     def start(self, effect: StartTimer) -> None:
         payload, wanted = effect.payload, None
         if isinstance(payload, AckTimeout):
             wanted = functools.partial(self.awaits_ack, payload.run_id, payload.token)
+        else:
+            self._note_due(self.port.now_ms + effect.delay_ms, payload.run_id)
         self.port.set_timer(effect.delay_ms, payload, wanted)
+
+    def _note_due(self, at_ms: int, run_id: str) -> None:
+        """Probe two runs' tries or attempts due in one instant (issue 36's tie draws: the
+        kernel's order of simultaneous timers decides which goes first)."""
+        now = self.port.now_ms
+        for past in [t for t in self._due if t < now]:
+            del self._due[past]
+        other = self._due.setdefault(at_ms, run_id)
+        if other != run_id:
+            self.port.probe("delivery.tries-due-in-one-instant")
 
 
 async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str],
@@ -316,8 +294,16 @@ def _delivery_core(port: Port, store: DeliveryStore, mutants: frozenset[str],
         reader = fallback_route(store, record)
         if reader is None:
             return None
-        return store.checkpoint(reader, record.child_session_key,
-                                None if any_run else record.run_id)
+        run_id = None if any_run else record.run_id
+        found = store.checkpoint(reader, record.child_session_key, run_id)
+        if found is None and reader == record.requester and is_subagent(reader):
+            # A completion the fallback took while its nested requester was gone is
+            # checkpointed there, also after a new run took that session key again and the
+            # route leads back to it (seed 28302): the fallback, one level up, still has it.
+            owner = store.latest_run(reader)
+            if owner is not None and owner.requester != reader:
+                found = store.checkpoint(owner.requester, record.child_session_key, run_id)
+        return found
 
     def findings_of(record: RunRecord) -> str | None:
         children = store.direct_children(record.run_id)

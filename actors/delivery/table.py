@@ -45,6 +45,7 @@ from actors.delivery.edge import (
 )
 from actors.delivery.wakes import batch_handover
 from actors.messages import CompletionAck, SendRejected
+from actors.records import retry
 from actors.records.run_record import RunRecord
 from actors.records.send_error import SendError
 from actors.states import (
@@ -157,6 +158,8 @@ def acked(core: Core, active: Active | None, event: Input, now_ms: int) -> list[
             return attempts.give_up(core, active, GiveUpReason.PERMANENT_FAILURE,
                                     event.callback_error, now_ms)
     del core._active[event.run_id]
+    if active.failed_tries == retry.TRANSPORT_TRIES - 1:
+        core._probe("delivery.delivered-on-last-transport-try")  # one under the budget
     record = active.record
     kind = EvidenceKind.REPLY_SENT
     if mutants.MUTANT_ACK_AS_CHECKPOINT in core._mutants:
@@ -176,7 +179,9 @@ def stale_ack(core: Core, active: Active | None, event: Input, now_ms: int) -> l
 
 def rejected(core: Core, active: Active | None, event: Input, now_ms: int) -> list[Effect]:
     assert isinstance(event, SendRejected) and active is not None
-    if event.key != active.key:
+    if event.key != active.key or event.dispatch != active.token:
+        # Another generation's refusal, or a late one of an earlier try on the same key (a
+        # timed-out try, one of a dead process): it answers nothing now (§c17; seed 15898).
         return stale_rejection(core, active, event, now_ms)
     return attempts.try_failed(core, active, event.error, now_ms)
 

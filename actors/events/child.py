@@ -87,6 +87,24 @@ class ChildAborted(Event):
 
 
 @attrs.frozen(slots=True)
+class ChildInterrupted(Event):
+    """The run was streaming when the Gateway restarted: interrupted where it stood."""
+
+    kind: ClassVar[str] = "child.interrupted"
+    run_id: str
+    reason: str  # ``gateway-restart`` (reference §a's interruptionReason)
+
+
+@attrs.frozen(slots=True)
+class ChildResumed(Event):
+    """Recovery resumed the interrupted run from its transcript (its one recovery turn)."""
+
+    kind: ClassVar[str] = "child.resumed"
+    run_id: str
+    restart: int
+
+
+@attrs.frozen(slots=True)
 class ChildConsumers(Event):
     """What each consumer (in-process reader, activation capture, SDK, ACP) made of the run."""
 

@@ -206,3 +206,28 @@ class SessionLifecycle(Event):
     what: str
     incarnation: int
     abandoned: list[str]
+
+
+@attrs.frozen(slots=True)
+class RestartNoticed(Event):
+    """The requester's conversation read the resumed notice of a run interrupted by a Gateway
+    restart (reference §c18): ``text`` as read; ``attempt`` the notice attempt that landed
+    (a completion arriving first pays the notice just before it: ``with_completion``)."""
+
+    kind: ClassVar[str] = "requester.restart-notice"
+    run_id: str
+    restart: int
+    text: str
+    attempt: int
+    with_completion: bool
+
+
+@attrs.frozen(slots=True)
+class RestartNoticeFailed(Event):
+    """An attempt to give the requester's conversation the resumed notice failed: it is kept
+    as a debt and tried again later."""
+
+    kind: ClassVar[str] = "requester.restart-notice-failed"
+    run_id: str
+    attempt: int
+    retry_in_ms: int

@@ -111,6 +111,21 @@ def split_chunks(text: str, chunk_chars: int | None,
     return tuple(chunks)
 
 
+def cut_edges(text: str, chunks: tuple[str, ...], chunk_chars: int) -> Iterator[str]:
+    """The probes of the cuts at the limit's edge (issue 36's boundary draws): a chunk cut
+    after a line break that is the limit's last character, one character under it, or one
+    character past it (no break within: the cut falls at the limit, right before the break)."""
+    at = 0
+    for chunk in chunks[:-1]:
+        at += len(chunk)
+        if chunk.endswith("\n") and len(chunk) == chunk_chars:
+            yield "gateway.chunk-break-at-limit"
+        elif chunk.endswith("\n") and len(chunk) == chunk_chars - 1:
+            yield "gateway.chunk-break-one-under-limit"
+        elif len(chunk) == chunk_chars and text.startswith("\n", at):
+            yield "gateway.chunk-break-one-over-limit"
+
+
 # -- effects: besides these two, the trace records the gateway emits as they are (a chunk on a
 # channel, a failed chunk: actors/events/gateway.py) ----------------------------------------
 
@@ -181,6 +196,9 @@ class GatewayCore:
     def _chunked(self, completion: Completion, channel: str,
                  chunk_chars: int | None) -> Iterator[GatewayEffect]:
         chunks = split_chunks(completion.text, chunk_chars, self.to_line_end)
+        if chunk_chars is not None:
+            for name in cut_edges(completion.text, chunks, chunk_chars):
+                self.probe(name)
         for index, text in enumerate(chunks):
             verdict = self.faults.chunk(completion.run_id, completion.key, index, len(chunks))
             if verdict.fate is not ChunkFate.SENT:

@@ -15,6 +15,7 @@ import attrs
 import trio
 
 from actors import events
+from actors.child.restart import RestartGate
 from actors.messages import (
     AbortChild,
     ChildSpec,
@@ -56,6 +57,7 @@ class Requester:
     core: SessionCore
     turns: TurnCore
     children: trio.Nursery
+    restarts: RestartGate | None  # Gateway restarts and the notices they owe (§c18)
     spawners: dict[str, Caller] = attrs.field(factory=dict)  # child id -> who asked for its spawn
     # child id -> its latest spawn (what a steer replaces)
     specs: dict[str, ChildSpec] = attrs.field(factory=dict)

@@ -14,6 +14,7 @@ from actors.events.private import PrivateRefused
 from actors.messages import Compact, Completion, RecoveredAnswer, SendRejected, TranscriptMirror
 from actors.mutants import MUTANT_PRIVATE_AFTER_RESET
 from actors.records.send_error import SendError
+from actors.requester import notices
 from actors.requester.actor import Requester
 from actors.requester.session import Receipt
 from actors.requester.turns import receive_wake
@@ -57,6 +58,7 @@ def _take(req: Requester, message: Completion) -> None:
     """A completion for this session: taken (its checkpoint recorded) or a late receipt."""
     ack, verdict = req.core.receive_completion(message, req.port.now_ms)
     if ack.accepted:
+        notices.before_completion(req.port, req.restarts, message.run_id)
         entry = req.core.transcript[-1]
         replaced = entry.replaces
         if replaced is not None:

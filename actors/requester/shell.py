@@ -14,6 +14,7 @@ from typing import Any
 
 import trio
 
+from actors.child.restart import RestartGate
 from actors.messages import (
     AbortChild,
     AbortRun,
@@ -24,9 +25,11 @@ from actors.messages import (
     EndTurn,
     HistoryRead,
     NestedSessionDeleted,
+    NoticeRetry,
     RecoveredAnswer,
     ResetSession,
     RunHistoryRead,
+    RunResumed,
     SessionActs,
     Spawn,
     StartTurn,
@@ -38,7 +41,7 @@ from actors.nesting.lane import Lane
 from actors.nesting.session_queue import SessionQueue
 from actors.nesting.spawn_limits import NO_LIMITS, SpawnLimits
 from actors.permissions import DEFAULT_OWNER
-from actors.requester import reads, receiving, spawning
+from actors.requester import notices, reads, receiving, spawning
 from actors.requester.actor import Requester, refused
 from actors.requester.session import SessionCore
 from actors.requester.store import RequesterStore
@@ -64,6 +67,8 @@ HANDLERS: dict[type, Callable[[Requester, Any], None]] = {
     CleanupSession: reads.cleanup_session,
     RunHistoryRead: reads.run_history_read,
     StatusRead: reads.status_read,
+    RunResumed: notices.on_notice,
+    NoticeRetry: notices.on_notice,
 }
 
 
@@ -72,13 +77,14 @@ async def run_requester(
     owners: Sequence[str] = (DEFAULT_OWNER,),
     limits: SpawnLimits = NO_LIMITS, lane: Lane | None = None,
     reply_mode: ReplyMode = ReplyMode.AUTO, sessions: SessionQueue | None = None,
+    restarts: RestartGate | None = None,  # Gateway restarts, notices owed (§c18)
 ) -> None:
     core = SessionCore(session_key, mutants=mutants)
     turns = TurnCore(session_key, reply_mode)
     store.save_session(session_key, turns.incarnation, deleted=False)
     async with trio.open_nursery() as children:
         req = Requester(port, session_key, store, mutants, owners, limits, lane, sessions, core,
-                        turns, children)
+                        turns, children, restarts)
         while True:
             received = await port.receive()
             for message in received.acts if isinstance(received, SessionActs) else (received,):

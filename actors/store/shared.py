@@ -5,6 +5,7 @@ counts kept beside the rows, and a run's retained transcript found among its key
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,9 +17,10 @@ from actors.states import DeliveryStatus, OutcomeStatus
 from actors.store.cache import PendingTree
 
 
-class StoreBase:
-    """A store's rows are its own; these read and write through ``apply``, ``archives`` and the
-    ``_tree`` each store keeps as it registers, ends and cleans up runs."""
+class StoreBase(ABC):
+    """A store's rows are its own; these read and write through ``apply``, ``get``, ``archives``
+    (each store's own, abstract here) and the ``_tree`` each store keeps as it registers, ends
+    and cleans up runs."""
 
     _tree: PendingTree
     _order: int  # registrations asked for
@@ -35,15 +37,18 @@ class StoreBase:
             return record
         return attrs.evolve(record, delivery_status=DeliveryStatus.NOT_REQUIRED)
 
+    @abstractmethod
     def apply(self, run_id: str, change: Change,
               known: tuple[RunRecord, RunRecord] | None = None) -> None:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def get(self, run_id: str) -> RunRecord:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def archives(self, session_key: str) -> list[ArchiveRecord]:
-        raise NotImplementedError
+        ...
 
     def record_end(
         self, run_id: str, ended_at_ms: int, status: OutcomeStatus, error: str | None,

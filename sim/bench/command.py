@@ -32,7 +32,8 @@ rounds, because these machines are noisy and their speed drifts:
   into a summary line, with time per child as the count doubles.
 - ``conform``: a small call's round trip through ``handoff conform``'s Node driver (mean of
   200, milliseconds) and the seconds of a whole conformance run (every function check, 2,000
-  inputs each; 200 with ``--quick``), when openclaw is installed (sim/conform).
+  inputs each; 200 with ``--quick``) with the registry check's share (every scenario and 100
+  default-world seeds; 20 with ``--quick``), when openclaw is installed (sim/conform).
 - ``startup``: CPU seconds of a whole ``handoff --help`` process against a bare ``python -c pass``
   (SPEC target: under 0.15 s).
 Wall-clock reads are the point here and never enter a simulated run.
@@ -48,6 +49,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from actors.announce import DEFAULT_CAP, ChildResult, format_results
@@ -276,11 +278,19 @@ def conform_figures(quick: bool) -> dict[str, Any]:
     if install.find_installed(install.PINNED_OPENCLAW) is None:
         return {"skipped": f"openclaw {install.PINNED_OPENCLAW} not installed (handoff conform)"}
     inputs = 200 if quick else DEFAULT_INPUTS
-    report = conform(install.PINNED_OPENCLAW, inputs)
+    seeds = range(1, (20 if quick else 100) + 1)
+    scenarios = sorted(Path("scenarios").glob("*.toml")) if Path("scenarios").is_dir() else []
+    report = conform(install.PINNED_OPENCLAW, inputs, scenarios=scenarios, seeds=seeds)
+    registry = report.registry
     return {"openclaw": report.openclaw, "inputs_per_check": inputs,
             "checks": len(report.outcomes), "undocumented": report.undocumented,
             "round_trip_ms": round(report.round_trip_ms, 4),
-            "round_trip_pings": report.ping_count, "seconds": round(report.seconds, 1)}
+            "round_trip_pings": report.ping_count, "seconds": round(report.seconds, 1),
+            # The registry check's share of ``seconds``: scenarios and seeds replayed.
+            "registry": None if registry is None else {
+                "scenarios": registry.scenarios_replayed, "seeds": registry.seeds,
+                "runs": registry.runs, "events": registry.events, "checks": registry.checks,
+                "undocumented": registry.undocumented, "seconds": registry.seconds}}
 
 
 def machine() -> dict[str, Any]:

@@ -64,6 +64,12 @@ def print_figures(figures: dict[str, Any]) -> None:
                       f"{conform['round_trip_pings']}); {conform['checks']} checks at "
                       f"{conform['inputs_per_check']} inputs in {conform['seconds']} s, "
                       f"{conform['undocumented']} undocumented differences")
+        registry = conform.get("registry")
+        if registry:
+            console.print(f"conform registry: {registry['scenarios']} scenarios and "
+                          f"{registry['seeds']} seeds replayed ({registry['runs']} runs, "
+                          f"{registry['events']} events, {registry['checks']} rows) in "
+                          f"{registry['seconds']} s")
     fmt = Table(title="formatter (cap 160,000 characters)")
     for column in ("case", "children", "input chars", "output", "truncated", "summarized",
                    "seconds", "µs/child", "x per doubling"):

@@ -30,7 +30,9 @@ from actors.records.send_error import ErrorClass, SendError, classify, closed_tu
 class Difference:
     id: str
     check: str
-    kind: str  # "seed" (the seed wins) or "model" (the model's own choice, with its reason)
+    # "seed" (the seed wins), "model" (the model's own choice, with its reason) or "open" (the
+    # seed is silent and the model should follow the released code: not done yet, and why).
+    kind: str
     openclaw: str
     handoff: str
     reason: str
@@ -55,7 +57,8 @@ def _table() -> dict[str, Any]:
 
 
 def load() -> list[Difference]:
-    return [Difference(kind="seed" if row.get("seed") else "model", **row)
+    return [Difference(kind="open" if row.pop("open", False) else
+                       "seed" if row.get("seed") else "model", **row)
             for row in _table().get("difference", [])]
 
 

@@ -15,7 +15,9 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "fidelity.md"
 BEGIN = "<!-- BEGIN conform differences (python -m sim.conform.docs) -->"
 END = "<!-- END conform differences -->"
 _KINDS = (("seed", "The seed wins over the released code"),
-          ("model", "The model's own choices, with their reasons"))
+          ("model", "The model's own choices, with their reasons"),
+          ("open", "Open: the seed is silent, the model should follow the released code "
+                   "(not done yet, and why)"))
 
 
 def _cell(text: str) -> str:

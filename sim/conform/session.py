@@ -16,9 +16,15 @@ from sim.conform.checks import DEFAULT_INPUTS, Check, Outcome, run
 from sim.conform.differences import Difference, load
 from sim.conform.driver import Driver, known_versions, manifest_path
 from sim.conform.functions import CHECKS
+from sim.conform.registry.check import run_scenarios, run_seeds
+from sim.conform.registry.summary import RegistrySummary, summarize
 
 # Small calls timed for ``handoff bench``'s round-trip figure.
 PINGS = 200
+REGISTRY = "registry"  # the registry check's name (``--check registry``)
+REGISTRY_NEEDS = ("registerSubagentRun", "initSubagentRegistry", "activateSubagentRegistry",
+                  "getSubagentRunByRunId", "registerAgentRunContext", "clearAgentRunContext",
+                  "buildAgentRunTerminalReplySnapshot")
 
 
 @attrs.frozen
@@ -33,10 +39,12 @@ class Report:
     round_trip_ms: float  # mean of a small call (``ping``) through the driver
     ping_count: int
     seconds: float  # the checks, the driver's start included (not the install)
+    registry: RegistrySummary | None = None  # the registry check, when it ran
 
     @property
     def undocumented(self) -> int:
-        return sum(outcome.undocumented for outcome in self.outcomes)
+        return (sum(outcome.undocumented for outcome in self.outcomes)
+                + (self.registry.undocumented if self.registry is not None else 0))
 
     @property
     def complete(self) -> bool:
@@ -51,6 +59,7 @@ class Report:
             "round_trips": self.round_trips, "round_trip_ms": round(self.round_trip_ms, 4),
             "round_trip_pings": self.ping_count,
             "seconds": round(self.seconds, 2),
+            "registry": None if self.registry is None else self.registry.to_json(),
         }
 
 
@@ -66,9 +75,26 @@ def manifest_for(version: str) -> tuple[str, Path]:
     return version, path
 
 
+def registry_check(installed: install.Installed, manifest: Path, table: Sequence[Difference],
+                   scenarios: Sequence[Path], seeds: Sequence[int],
+                   progress: Callable[[str], None]) -> RegistrySummary:
+    """The registry check (sim/conform/registry) in a driver of its own: it installs a fake
+    clock in that process, which the function checks' real timers must not see."""
+    started = time.perf_counter()  # wall-clock ok: the check's duration, reported only
+    with Driver(installed, manifest) as driver:
+        replayed, not_translated = run_scenarios(driver, table, scenarios, progress)
+        by_seed = run_seeds(driver, table, seeds, progress)
+    return summarize(len(scenarios), replayed, not_translated, by_seed,
+                     time.perf_counter() - started)  # wall-clock ok: reported only
+
+
 def conform(version: str = install.PINNED_OPENCLAW, count: int = DEFAULT_INPUTS,
             only: Sequence[str] = (), progress: Callable[[str], None] = lambda _: None,
-            checks: Sequence[Check] = CHECKS) -> Report:
+            checks: Sequence[Check] = CHECKS, scenarios: Sequence[Path] = (),
+            seeds: Sequence[int] = ()) -> Report:
+    """The function checks (``only`` picks some; ``registry`` in it picks the registry check),
+    then the registry check over ``scenarios`` and default-world ``seeds`` when either is
+    given and it is not left out by ``only``."""
     installed = install.ensure(version)
     manifest_version, manifest = manifest_for(version)
     table = tuple(load())
@@ -94,7 +120,11 @@ def conform(version: str = install.PINNED_OPENCLAW, count: int = DEFAULT_INPUTS,
             progress(f"{check.name}: {count} generated inputs and {len(check.edges)} edge cases")
             outcomes.append(run(check, driver, table, count))
         trips = driver.round_trips
+    registry = None
+    if (scenarios or seeds) and (not only or REGISTRY in only):
+        if not absent.intersection(REGISTRY_NEEDS):
+            registry = registry_check(installed, manifest, table, scenarios, seeds, progress)
     seconds = time.perf_counter() - started  # wall-clock ok: reported only
     return Report(openclaw=version, node=str(about["node"]), manifest=manifest_version,
                   outcomes=tuple(outcomes), missing=missing, table=table, round_trips=trips,
-                  round_trip_ms=ping_ms, ping_count=PINGS, seconds=seconds)
+                  round_trip_ms=ping_ms, ping_count=PINGS, seconds=seconds, registry=registry)

@@ -38,6 +38,9 @@ class TimelineEvent:
     # steer: the replacement run's time and answer (reference §c18)
     run_ms: int = 30_000
     reply: str | None = None
+    # gateway-restart: the children whose execution context is lost, the notices that fail
+    lost: tuple[str, ...] = ()
+    notice_fails: int = 0
 
 
 @attrs.define

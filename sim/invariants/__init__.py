@@ -19,6 +19,7 @@ from sim.invariants.child.archive import INVARIANTS as _ARCHIVE
 from sim.invariants.child.child_log import INVARIANTS as _CHILD_LOG
 from sim.invariants.child.history_paging import INVARIANTS as _HISTORY_PAGING
 from sim.invariants.child.output import INVARIANTS as _OUTPUT
+from sim.invariants.child.restarts import INVARIANTS as _RESTARTS
 from sim.invariants.child.run_timeout import INVARIANTS as _RUN_TIMEOUT
 from sim.invariants.delivery.chunks import INVARIANTS as _CHUNKS
 from sim.invariants.delivery.handoffs import INVARIANTS as _HANDOFFS
@@ -64,7 +65,8 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS
                               + _WAVES + _WAKE_BUDGETS + _WAKE_SENDS + _WAVE_LIVENESS + _QUEUE_ORDER
                               + _CHUNK_LIMITS + _NEWEST_DELIVERED + _HISTORY_PAGING + _KEYS
-                              + _RESET_CASCADE + _KILLS + _RUN_TIMEOUT + _RELEASED)
+                              + _RESET_CASCADE + _KILLS + _RUN_TIMEOUT + _RELEASED
+                              + _RESTARTS)
 BY_NAME: dict[str, Invariant] = {inv.name: inv for inv in ALL}
 
 

@@ -26,6 +26,9 @@ from sim.trace import Record
 # A required completion's expiry, counted from the run's end (reference §c11): the registry gives
 # up at the first attempt at or after it, never sooner but on a refusal for good.
 EXPIRY_MS = 30 * 60_000
+# A send's answer timeout (announceTimeoutMs, reference §c11): an answer held this long comes
+# after the registry gave the try up as unanswered.
+ANSWER_TIMEOUT_MS = 120_000
 
 # What may answer a run's own send: its requester taking it (or refusing it), the gateway's
 # refusals and its lost or slowed acknowledgements (``fault``).
@@ -70,6 +73,12 @@ def own_settle(end: Record | None, trail: Sequence[Record], asked: Asked | None,
             settled = r.t_ms
         elif r.kind == "fault" and r.data["kind"] == "send-ambiguous":
             return UNKNOWN  # the acknowledgement was lost: it waits for a replay or expiry
+        elif r.kind == "fault" and r.data["kind"] == "delay" and settled == r.t_ms and \
+                r.data.get("message") == "CompletionAck" and \
+                r.data.get("key") == send.data["key"]:
+            # The taking's acknowledgement held on its way back (the delay names its key):
+            # the registry hears it that much later, before any gateway hold (seed 80660).
+            settled += int(r.data.get("delay_ms") or 0)
         elif r.kind == "fault" and r.data["kind"] == "ack-slow" and settled is not None:
             settled += int(r.data.get("delay_ms") or 0)
         elif (klass := rejection_class(r)) is not None and settled is None:
@@ -80,8 +89,9 @@ def own_settle(end: Record | None, trail: Sequence[Record], asked: Asked | None,
 def _may_have_landed(end: Record, trail: Sequence[Record], last: int,
                      crashes: Sequence[int]) -> bool:
     """Whether a send before the trail's ``last`` one may have reached the requester: one that
-    nobody answered before the next, an acknowledgement lost, or a restart of the delivery
-    process after the run ended (what it attempted before dying is not known to it)."""
+    nobody answered before the next, an acknowledgement lost or held past the answer timeout,
+    or a restart of the delivery process after the run ended (what it attempted before dying
+    is not known to it)."""
     if any(end.t_ms <= c <= trail[last].t_ms for c in crashes):
         return True
     answered = True
@@ -90,7 +100,11 @@ def _may_have_landed(end: Record, trail: Sequence[Record], last: int,
             if not answered:
                 return True
             answered = False
-        elif r.kind == "fault" and r.data["kind"] == "send-ambiguous":
+        elif r.kind == "fault" and (r.data["kind"] == "send-ambiguous" or (
+                r.data["kind"] in ("ack-slow", "delay")
+                and int(r.data.get("delay_ms") or 0) >= ANSWER_TIMEOUT_MS)):
+            # Lost, or held at or past the send's answer timeout: the registry gave the try
+            # up as unanswered, so it counts it as possibly landed (seed 14083).
             return True
         elif r.kind != "fault" or rejection_class(r) is not None:
             answered = True

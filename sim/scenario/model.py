@@ -56,13 +56,16 @@ _TIMELINE_FIELDS = {
     "delete-session": ("child",),
     "redrive": ("child",),
     "dismiss": ("child",),
+    "gateway-restart": ("restart_after", "lost", "notice_fails"),
 }
 # Timeline entries that are things the world does rather than faults (`event = ...`).
 TIMELINE_EVENTS = ("abort", "steer", "history-read", "cleanup", "archive-read", "status", "compact",
-                   "delete-session", "redrive", "dismiss")
+                   "delete-session", "redrive", "dismiss", "gateway-restart")
 # Where the delivery actor can crash (actors/delivery/shell.py names them).
 CRASH_POINTS = values(CrashPoint)
 DEFAULT_UNTIL_S = 6 * 3600
+# A Gateway restart: how long the Gateway stays down unless ``restart_after`` says (seconds).
+DEFAULT_GATEWAY_DOWN_S = 10
 DEFAULT_HEAL_S = 20 * 60
 _REQUIREMENT_ID = re.compile(r"^(OUT|DEL|YLD|PRV|FMT|SIM)-\d+[a-z]?$")
 

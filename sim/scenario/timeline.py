@@ -15,6 +15,7 @@ from sim.faults.plan import TimelineEvent
 from sim.scenario.model import (
     _TIMELINE_FIELDS,
     CRASH_POINTS,
+    DEFAULT_GATEWAY_DOWN_S,
     DELIVERY_STATES,
     MAX_COUNT,
     MAX_REPLY_CHARS,
@@ -37,7 +38,7 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
     for table in tables:
         table.check_keys(("at", "fault", "event", "child", "actor", "point", "count", "error",
                           "chain", "delay", "restart_after", "limit", "offset", "include_tools",
-                          "caller", "run_for", "reply"))
+                          "caller", "run_for", "reply", "lost", "notice_fails"))
         if table.has("event"):
             if table.has("fault"):
                 raise table.fail("event", "a timeline entry is either a fault or an event")
@@ -58,7 +59,7 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             if actor not in (None, addresses.DELIVERY):
                 raise table.fail("actor", f"only the {addresses.DELIVERY!r} actor can crash")
             actor = addresses.DELIVERY
-        if fault in TIMELINE_EVENTS and child is None:
+        if fault in TIMELINE_EVENTS and child is None and fault != "gateway-restart":
             what = {"abort": "an abort names the child to abort",
                     "steer": "a steer names the child to steer",
                     "cleanup": "a cleanup names the child whose session it deletes",
@@ -84,7 +85,9 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             count=table.integer("count", 1, minimum=1, maximum=MAX_COUNT),
             error=_send_error(table),
             delay_ms=table.seconds("delay", 0, maximum=MAX_TIME_S),
-            restart_after_ms=table.seconds("restart_after", None, maximum=MAX_TIME_S),
+            restart_after_ms=table.seconds(
+                "restart_after", DEFAULT_GATEWAY_DOWN_S if fault == "gateway-restart" else None,
+                minimum=0.001 if fault == "gateway-restart" else 0.0, maximum=MAX_TIME_S),
             # sessions_history reads a positive integer (openclaw 2026.9.6, reference §c19).
             limit=table.integer("limit", None, minimum=1, maximum=MAX_COUNT),
             offset=table.integer("offset", 0, maximum=MAX_COUNT),
@@ -92,8 +95,21 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
             caller=caller(table, child_ids),
             run_ms=table.seconds("run_for", 30, minimum=0.001, maximum=MAX_TIME_S),
             reply=table.text("reply", None, max_chars=MAX_REPLY_CHARS),
+            lost=_lost(table, child_ids),
+            notice_fails=table.integer("notice_fails", 0, maximum=MAX_COUNT),
         ))
     return tuple(events)
+
+
+def _lost(table: Node, child_ids: list[str]) -> tuple[str, ...]:
+    """A Gateway restart's children whose execution context is lost (each named once)."""
+    lost: tuple[str, ...] = table.strings("lost", ())
+    for index, child in enumerate(lost):
+        if child not in child_ids:
+            raise table.fail_item("lost", index, f"{child!r} is not one of the [[children]]")
+        if child in lost[:index]:
+            raise table.fail_item("lost", index, f"{child!r} is named twice")
+    return lost
 
 
 def _send_error(table: Node) -> SendError | None:

@@ -184,6 +184,7 @@ def _event(event: TimelineEvent) -> dict[str, Any]:
         "caller": None if event.caller is None else str(event.caller),
         "run_for": seconds(event.run_ms) if event.fault == "steer" else None,
         "reply": event.reply,
+        "lost": list(event.lost) or None, "notice_fails": event.notice_fails or None,
     }
     for key in fields:
         if values[key] is not None:

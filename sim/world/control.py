@@ -68,6 +68,11 @@ class ControlDesk:
         session = self.sessions.get(session_key)
         return (DEFAULT_OWNER,) if session is None else session.owners
 
+    def chunk_chars(self, key: str) -> int | None:
+        """The longest message of top-level session ``key``'s own channel in this run (None:
+        no channel, no limit, or chunked channels off)."""
+        return self._channels.get(key, (None, None))[1]
+
     def record_session(self, key: str, reply_mode: str = "auto") -> None:
         """The session's configuration as the oracles read it (``world.session``): its owners,
         its reply mode (``visible_replies``: auto or message_tool) and, for a top-level session,
@@ -143,9 +148,14 @@ class ControlDesk:
         session_key = child.requester
 
         def send() -> None:
-            latest = self._latest.get((session_key, child.id), child)
-            if outside_turns and latest.turn is not None:
+            latest = self._latest.get((session_key, child.id))
+            if outside_turns and (latest is None or latest.turn is not None):
+                # A drawn steer may fall in its child's spawn instant and run before the spawn
+                # is asked: nothing is running yet, and whether the spawn will be asked in a
+                # turn is not known, so it is not asked (its replacement would be matched to
+                # the child's first request, issue 38: seeds 2266, 6112).
                 return
+            latest = latest or child
             who = caller or Caller(self.owners(session_key)[0])
             self._requests += 1
             number = self._requests

@@ -8,7 +8,6 @@ lives beside the actors, like a database file, and survives a delivery-actor cra
 from __future__ import annotations
 
 import functools
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -48,13 +47,15 @@ from sim.world.clock import VirtualClock
 from sim.world.control import Control, ControlDesk
 from sim.world.draws import child as world_child
 from sim.world.draws import features as world_features
+from sim.world.draws import lifecycle as world_lifecycle
 from sim.world.draws import reach as world_reach
 from sim.world.draws import routes as world_routes
 from sim.world.draws import tree as world_tree
 from sim.world.draws import workload as world_workload
-from sim.world.draws.lifecycle import STEERED_REPLY
 from sim.world.draws.private import draw_reset_race, draw_status_check, refused
+from sim.world.probe_book import ProbeBook
 from sim.world.redrive import OperatorDesk
+from sim.world.restart import RestartDesk
 from sim.world.result import RunResult as RunResult
 
 # Bounds on one run (a limit on everything): agenda steps and trace records, raised for a world
@@ -143,22 +144,6 @@ def prepare(
                   fault_kinds)
 
 
-class ProbeBook(Counter[str]):
-    """The kernel's probe counter (name -> hits), noting when each probe first fires: how
-    many choices the run had made by then (a moment to branch from). A counter's missing
-    name is its first hit (the kernel counts ``probes[name] += 1``): the repeats, most of a
-    seed's hits, are plain dict stores."""
-
-    def __init__(self, chooser: Chooser) -> None:
-        super().__init__()
-        self.chooser = chooser
-        self.moments: dict[str, int] = {}
-
-    def __missing__(self, name: str) -> int:
-        self.moments[name] = self.chooser.made
-        return 0
-
-
 class World:
     def __init__(
         self,
@@ -200,6 +185,7 @@ class World:
         self.sessions: dict[str, SessionDef] = {s.key: s for s in scenario.sessions}
         self.desk = ControlDesk(self.kernel, self.sessions, chunks="chunks" in self.features)
         self.operator = OperatorDesk(self.kernel)  # redrives and dismissals (DEL-16)
+        self.restarts = RestartDesk(self.kernel, self.store, self.plan, chooser, mutants)
         self._memory: Callable[[], dict[str, Any]] | None = None  # the registry's, DEL-16
         self.limits = scenario.limits
         self.lane = Lane(None)
@@ -276,6 +262,7 @@ class World:
         reply_modes = {s.key: ReplyMode(s.visible_replies) for s in self.sessions.values()}
         if workload is not None:
             children += world_workload.draw_children(self, workload, len(children))
+            world_lifecycle.draw_gateway_restart(self.chooser, self.plan, children, self.restarts)
             if not turns and "turns" in features:  # a scenario's own turns are what it scripts
                 children, turns, lifecycle = world_turns.draw(
                     self.chooser, workload.requester, children, workload.run_max_ms)
@@ -340,7 +327,8 @@ class World:
 
         async def body(port: ActorPort) -> None:
             await run_requester(port, session_key, self.store, self.mutants, owners,
-                                self.limits, self.lane, reply_mode, self.session_queue)
+                                self.limits, self.lane, reply_mode, self.session_queue,
+                                self.restarts.gate)
 
         self.kernel.spawn(root, addresses.requester(session_key), body)
 
@@ -392,11 +380,10 @@ class World:
             spec = next(c for c in self.scenario.children if c.id == child)
             requester = spec.requester
             if event.fault == "steer":
-                reply = event.reply or STEERED_REPLY.format(child=child)
+                reply = event.reply or world_lifecycle.STEERED_REPLY.format(child=child)
                 return self.desk.steer(event.at_ms, spec, event.run_ms, reply, event.caller)
             if event.fault == "abort":
-                self._schedule_abort(event.at_ms, requester, child, event.caller)
-                return
+                return self._schedule_abort(event.at_ms, requester, child, event.caller)
             read: Control = HistoryRead(child, event.limit, event.offset, event.include_tools)
             if event.fault == "cleanup":
                 read = CleanupSession(child)
@@ -405,11 +392,11 @@ class World:
             elif event.fault == "status":
                 read = StatusRead(child)
             elif event.fault == "compact":
-                world_observe.compact_at(kernel, event.at_ms, requester, child)
-                return
-            self.desk.control(event.at_ms, f"{event.fault} {event.child}", requester, read,
-                          event.caller)
-            return
+                return world_observe.compact_at(kernel, event.at_ms, requester, child)
+            return self.desk.control(event.at_ms, f"{event.fault} {event.child}", requester,
+                                     read, event.caller)
+        if event.fault == "gateway-restart":
+            return self.restarts.scripted(event)
         if event.fault == "crash" and event.point is None:
             def crash_now() -> None:
                 self.plan.restart_after_ms = event.restart_after_ms

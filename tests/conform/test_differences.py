@@ -15,9 +15,12 @@ from sim.conform.session import manifest_for
 
 
 def test_every_row_has_its_explainer_and_names_a_check() -> None:
+    from sim.conform.registry import explain
+
     rows = differences.load()
-    assert sorted(row.id for row in rows) == sorted(differences.EXPLAINERS)
-    names = {check.name for check in CHECKS}
+    assert sorted(row.id for row in rows) == sorted({**differences.EXPLAINERS,
+                                                     **explain.EXPLAINERS})
+    names = {check.name for check in CHECKS} | {explain.CHECK}
     for row in rows:
         assert row.check in names, row.id
         assert row.reason and row.openclaw and row.handoff, row.id

@@ -66,4 +66,8 @@ def test_the_command_prints_json_for_machines() -> None:
     assert report["openclaw"] == install.PINNED_OPENCLAW
     assert [c["check"] for c in report["checks"]] == ["backoff", "idempotency-key"]
     assert report["undocumented"] == 0 and report["round_trip_ms"] > 0
-    assert {row["id"] for row in report["differences"]} == set(differences.EXPLAINERS)
+    from sim.conform.registry import explain
+
+    assert {row["id"] for row in report["differences"]} == {*differences.EXPLAINERS,
+                                                            *explain.EXPLAINERS}
+    assert report["registry"] is None  # not asked for

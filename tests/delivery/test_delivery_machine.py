@@ -153,7 +153,8 @@ class DeliveryMachine(RuleBasedStateMachine):
     @rule(index=st.integers(0, 10), error=st.sampled_from(sorted(ERRORS)))
     def gateway_rejects(self, index: int, error: str) -> None:
         completion = self.sends.pop(index % len(self.sends))
-        self.acks.append(SendRejected(completion.key, completion.run_id, ERRORS[error]))
+        self.acks.append(SendRejected(completion.key, completion.run_id, ERRORS[error],
+                                      dispatch=completion.dispatch))
 
     @precondition(lambda self: self.acks)
     @rule(index=st.integers(0, 10), duplicate=st.booleans(), crash_at=crash_at)

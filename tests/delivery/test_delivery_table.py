@@ -8,11 +8,11 @@ from pathlib import Path
 import attrs
 import pytest
 
-from actors.delivery.edge import AckTimeout, AttemptDue, Restored, RunFinished, TryDue
+from actors.delivery.edge import AckTimeout, AttemptDue, Restored, RunFinished, Send, TryDue
 from actors.delivery.shell import render, requester_kind
 from actors.delivery.table import INPUT_TYPES, TABLE, DeliveryCore, DeliveryProtocolError
 from actors.events import StaleInput
-from actors.messages import CompletionAck, SendRejected
+from actors.messages import Completion, CompletionAck, SendRejected
 from actors.records.run_record import (
     CHANGE_TYPES,
     Archived,
@@ -134,3 +134,21 @@ def test_crash_points_are_named_by_the_change() -> None:
     assert GaveUp(DeliveryStatus.FAILED, None).crash_point == "before-record-failed"
     assert GaveUp(DeliveryStatus.SUSPENDED, None).crash_point == "before-record-suspended"
     assert AttemptStarted(1).crash_point is None
+
+
+def test_a_refusal_of_an_earlier_try_on_the_same_key_answers_nothing_now() -> None:
+    # Seed 15898: a delivery process dies after its try was refused; the refusal's late copy
+    # reaches the next process, whose own try of the same key is in flight (reference §c17).
+    def sent(core: DeliveryCore[object]) -> Completion:
+        [send] = [e for e in core.child_ended(_ended(), 1_000) if isinstance(e, Send)]
+        return send.completion
+
+    dead, live = _core(), DeliveryCore(2, lambda: 0.0, render, requester_kind)
+    old, new = sent(dead), sent(live)
+    assert old.key == new.key and old.dispatch != new.dispatch
+    limited = SendError("rate limited: retry later")
+    assert live.handle(SendRejected(old.key, "run-1", limited, dispatch=old.dispatch),
+                       2_000) == [StaleInput("run-1", "rejection")]
+    assert live.state("run-1") is Waiting.ACK
+    live.handle(SendRejected(new.key, "run-1", limited, dispatch=new.dispatch), 2_000)
+    assert live.state("run-1") is not Waiting.ACK

@@ -29,7 +29,9 @@ from tests.conftest import ROOT, SCENARIOS
 
 # A failing seed of the default world for each built-in mutant, with a long trace (so a tenfold
 # shrink is possible: the smallest failing runs are 15-17 records).
-FAILING = {"last-assistant-message": (532, "output-rule"),
+# (last-assistant-message was seed 532 until the Gateway restart draws of issue 35 cut its trace
+# to 242 records, too few for a tenfold shrink: 479 now fails with 454.)
+FAILING = {"last-assistant-message": (479, "output-rule"),
            "claim-cleared-first": (189, "evidence-before-claim")}
 LONG = 200  # trace records
 BUDGET = 300

@@ -70,7 +70,8 @@ def test_chunks_over_the_channel_limit_join_to_the_text_yet_are_caught() -> None
 def test_a_delivered_row_whose_correction_never_went_out_is_caught() -> None:
     # The requester keeps the older receipt, the only one that reached it, so the reply is the
     # newest receipt *that arrived* (newest-receipt-owns holds); the store says delivered.
-    found = _default(7, "delivered-ignores-correction")  # its first failing default seed
+    # Seed 11, its first failing default seed (7 before seed 7's Gateway restart, issue 35).
+    found = _default(11, "delivered-ignores-correction")
     assert "delivered-is-newest" in found
     assert "newest-receipt-owns" not in found
 
@@ -275,6 +276,26 @@ def test_a_wave_of_one_undelivered_child_that_is_never_woken_is_caught() -> None
         **took.data, "run_id": "run-1", "key": "announce:v1:agent:main:subagent:c1:run-1"})]
     forged.sort(key=lambda r: (r.t_ms, r.seq))
     assert _check("wave-woken", forged) == []
+
+
+def test_a_confirmed_hand_off_the_registry_calls_stale_then_gives_up_is_caught() -> None:
+    # callback-failure-and-warning.toml: c1's session confirms, its callback fails, the run is
+    # delivered. Forged: the registry calls that confirmation stale and gives the run up. The
+    # oracle once ended what it owed at the registry's own "stale" record (issue 36) and passed.
+    trace = list(world.run(scenario.load(SCENARIOS / "callback-failure-and-warning.toml")).trace)
+    assert _check("handoff-stays-delivered", trace) == []
+    at = next(i for i, r in enumerate(trace)
+              if r.kind == "delivery.delivered" and r.data["run_id"] == "run-1")
+    delivered = trace[at]
+    forged = [*trace[:at],
+              attrs.evolve(delivered, kind="delivery.stale",
+                           data={"run_id": "run-1", "what": "ack"}),
+              attrs.evolve(delivered, kind="delivery.give_up", data={
+                  "run_id": "run-1", "status": "failed", "reason": "permanent_failure",
+                  "error": "forged"}),
+              *trace[at + 1:]]
+    assert any("confirmed run-1's hand-off" in m and "delivery.give_up" in m
+               for m in _check("handoff-stays-delivered", forged))
 
 
 def test_an_empty_page_of_tool_rows_that_stops_paging_is_caught() -> None:

@@ -203,6 +203,22 @@ CASES: list[tuple[str, str, str]] = [
     ("steer-run-for-zero", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1\n'
      'event = "steer"\nchild = "a"\nrun_for = 0 # <-\n',
      "timeline[0].run_for: must be at least 0.001 seconds"),
+    ("restart-lost-unknown", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1\n'
+     'event = "gateway-restart"\nlost = ["a", "b"] # <-\n',
+     "timeline[0].lost[1]: 'b' is not one of the [[children]]"),
+    ("restart-lost-twice", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1\n'
+     'event = "gateway-restart"\nlost = ["a", "a"] # <-\n',
+     "timeline[0].lost[1]: 'a' is named twice"),
+    ("restart-down-zero", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1\n'
+     'event = "gateway-restart"\nrestart_after = 0 # <-\n',
+     "timeline[0].restart_after: must be at least 0.001 seconds"),
+    ("restart-notice-fails-negative", SESSION + '[[children]]\nid = "a"\n[[timeline]]\n'
+     'at = 1\nevent = "gateway-restart"\nnotice_fails = -1 # <-\n',
+     "timeline[0].notice_fails: must be at least 0"),
+    ("restart-names-child", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1\n'
+     'event = "gateway-restart"\nchild = "a" # <-\n',
+     "timeline[0].child: does not apply to a 'gateway-restart' event (it takes: at, event, "
+     "restart_after, lost, notice_fails)"),
     ("reply-on-abort", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1\n'
      'event = "abort"\nchild = "a"\nreply = "x" # <-\n',
      "timeline[0].reply: does not apply to a 'abort' event (it takes: at, event, child, caller)"),

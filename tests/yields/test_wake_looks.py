@@ -19,7 +19,7 @@ from actors.delivery.edge import BatchClaim
 from actors.delivery.shell import render, requester_kind
 from actors.delivery.table import DeliveryCore
 from actors.delivery.wakes import delivery_wakes
-from actors.delivery.wakes.batch_wake import Effect, WakeAckTimeout, WakeTimer
+from actors.delivery.wakes.outbox_messages import Effect, WakeAckTimeout, WakeTimer
 from actors.records.batch_record import BatchRow, BatchStatus
 from actors.records.run_record import RunRecord
 from actors.states import DeliveryStatus, OutcomeStatus
@@ -205,7 +205,10 @@ def test_a_look_that_dispatches_is_never_answered_from_the_last() -> None:
     wakes, row = _wakes(_delivered("run-1"))
     first, second = wakes._look(row, 5_000), wakes._look(row, 5_000)
     timers = [effect.payload for effect in [*first, *second] if isinstance(effect, WakeTimer)]
-    assert [timer.token for timer in timers if isinstance(timer, WakeAckTimeout)] == [1, 2]
+    # Incarnation 1's range of tokens (each incarnation starts its own: reference §c17).
+    first_token = (1 << 32) + 1
+    assert [timer.token for timer in timers if isinstance(timer, WakeAckTimeout)] == [
+        first_token, first_token + 1]
 
 
 def test_a_look_answered_from_the_last_hits_its_probes_again() -> None:

@@ -122,3 +122,34 @@ def test_wake_budgets_catch_an_attempt_spent_on_a_busy_requester(
 ) -> None:
     spend_refused_attempts(monkeypatch)
     assert "wake-budgets" in _found(_run("yield-turn-pending.toml"))
+
+
+def test_a_dead_processs_late_answer_of_a_wake_answers_nothing_after_a_restart() -> None:
+    # Like a run's try (seed 89860), a batch wake's dispatch token is unique across incarnations
+    # of the delivery process: the restarted process replays the same key, and the late refusal
+    # of the dead process's dispatch of it must not read as the answer of the new one (§c17).
+    from actors.delivery.edge import Send
+    from actors.delivery.wakes.batch_wake import BatchWakeCore
+    from actors.delivery.wakes.outbox_messages import Requester
+    from actors.messages import SendRejected
+    from actors.records.send_error import SendError
+
+    def dispatched(core: BatchWakeCore, row: BatchRow) -> tuple[BatchRow, int]:
+        effects = (core.check(row, [], Requester(1), 1_000) if row.status is BatchStatus.PENDING
+                   else core.restore(row, [], Requester(1), 1_000))
+        [send] = [e for e in effects if isinstance(e, Send)]
+        [saved] = [e.row for e in effects if type(e).__name__ == "SaveBatch"]
+        return saved, send.completion.dispatch
+
+    row = _row(members=("run-1",), text="wake")
+    dead = BatchWakeCore(lambda row, records: "wake", incarnation=1)
+    live = BatchWakeCore(lambda row, records: "wake", incarnation=2)
+    out, old = dispatched(dead, row)
+    again, new = dispatched(live, out)
+    assert out.status is BatchStatus.DISPATCHING and again.attempt_key() == out.attempt_key()
+    assert old != new
+    limited = SendError("rate limited: retry later")
+    late = SendRejected(again.attempt_key(), row.batch_id, limited, dispatch=old)
+    assert live.rejected(again, [], late, 2_000) == []
+    own = SendRejected(again.attempt_key(), row.batch_id, limited, dispatch=new)
+    assert live.rejected(again, [], own, 2_000) != []

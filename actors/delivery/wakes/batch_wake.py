@@ -20,12 +20,22 @@ member was killed is consumed without a wake (§c9).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
 
 import attrs
 
 from actors import events, mutants
 from actors.delivery.edge import Persist, Send
+from actors.delivery.wakes.outbox_messages import (
+    ClaimMember,
+    Effect,
+    Member,
+    ReopenMember,
+    Requester,
+    SaveBatch,
+    WakeAckTimeout,
+    WakeDue,
+    WakeTimer,
+)
 from actors.events import batches as batch_events
 from actors.messages import Completion, CompletionAck, SendRejected
 from actors.private.rules import HANDOFF_UNAVAILABLE
@@ -62,62 +72,6 @@ CONSUMED = "every member killed"
 SETTLE_TOOL = "subagent_settle"  # the wake's sourceTool: an internal call (reference §c9)
 
 
-@attrs.frozen
-class WakeDue:
-    """Timer: a deferral, a retry or a replay of ``batch_id`` is due."""
-
-    batch_id: str
-
-
-@attrs.frozen
-class WakeAckTimeout:
-    batch_id: str
-    token: int
-
-
-@attrs.frozen
-class SaveBatch:
-    row: BatchRow
-
-
-@attrs.frozen
-class ReopenMember:
-    """A member the wake delivered got a newer receipt after the wake was rendered: its own
-    delivery carries that one (a new generation, DEL-12), once the batch is done."""
-
-    run_id: str
-
-
-@attrs.frozen
-class ClaimMember:
-    """Ask the per-child delivery to hand this ended member over now (nothing in flight)."""
-
-    run_id: str
-
-
-@attrs.frozen
-class WakeTimer:
-    delay_ms: int
-    payload: WakeDue | WakeAckTimeout
-
-
-class Member(NamedTuple):
-    """What the outbox reads about one member when it checks its batch. (A named tuple: the
-    delivery shell builds one per member of every open batch after each of its messages, ~130
-    a default-world seed, and a tuple is built without a frozen attribute write per field.)"""
-
-    record: RunRecord
-    in_flight: bool  # a per-child try is out (its answer decides)
-    descendants_pending: int  # below it, not yet settled
-    descendants_active: int  # below it, still running
-
-
-@attrs.frozen
-class Requester:
-    incarnation: int | None  # None: the session entry is gone
-
-
-Effect = SaveBatch | ClaimMember | ReopenMember | WakeTimer | Persist | Send | events.Event
 
 
 def settled(member: Member) -> bool:
@@ -132,15 +86,18 @@ class BatchWakeCore:
 
     def __init__(self, render: Callable[[BatchRow, list[RunRecord]], str],
                  probe: Callable[[str], None] = lambda name: None,
-                 mutants: frozenset[str] = frozenset()) -> None:
+                 mutants: frozenset[str] = frozenset(), incarnation: int = 0) -> None:
         self._render = render
         self._probe = probe
         self._mutants = mutants
         # The live dispatch's answer-timeout token, by batch; tokens are never reused (an
         # earlier dispatch's timeout falling due as a later one is sent, or while the batch
         # waits on a busy requester, must not count against the later one: reference §c17).
+        # Each incarnation of the delivery process starts its own range, so the late answer of
+        # a dead process's dispatch never matches a new one's on the same key either.
         self._tokens: dict[str, int] = {}
-        self._issued = 0
+        self._first = incarnation << 32
+        self._issued = self._first
 
     # -- inputs ----------------------------------------------------------------------------------
 
@@ -306,6 +263,11 @@ class BatchWakeCore:
         """Persist ``dispatching`` first, then send (a crash between replays the same key)."""
         if row.text is None:
             records = [m.record for m in members]
+            times = [(r.created_at_ms, r.ended_at_ms) for r in records if r.run_id in row.members]
+            if len(set(times)) < len(times):
+                # Two members spawned and ended in one instant: only the session key orders
+                # their sections (reference §c9's stable order; issue 36's tie draw).
+                self._probe("batch.sections-ordered-by-session-key")
             row = attrs.evolve(row, text=self._render(row, records), rendered=tuple(
                 (r.run_id, r.receipt_at_ms or 0) for r in records if r.run_id in row.members))
         text = row.text
@@ -313,7 +275,7 @@ class BatchWakeCore:
         if mutants.MUTANT_WAKE_TOKEN_REUSED in self._mutants:
             # The bug (issue 24): each dispatch after an answer starts the tokens at 1 again,
             # so an earlier attempt's timeout reads as this one going unanswered.
-            self._issued = self._tokens.get(row.batch_id, 0)
+            self._issued = self._tokens.get(row.batch_id, self._first)
         self._issued += 1
         token = self._tokens[row.batch_id] = self._issued
         key = row.attempt_key()

@@ -21,8 +21,8 @@ from actors.announce.wake import ROUTE_CAP, Wake, format_wake, route_section
 from actors.delivery.edge import BatchClaim, Effect, RunFinished
 from actors.delivery.store import DeliveryStore
 from actors.delivery.table import DeliveryCore
-from actors.delivery.wakes.batch_wake import (
-    BatchWakeCore,
+from actors.delivery.wakes.batch_wake import BatchWakeCore
+from actors.delivery.wakes.outbox_messages import (
     ClaimMember,
     Member,
     ReopenMember,
@@ -32,7 +32,7 @@ from actors.delivery.wakes.batch_wake import (
     WakeDue,
     WakeTimer,
 )
-from actors.delivery.wakes.batch_wake import Effect as WakeEffect
+from actors.delivery.wakes.outbox_messages import Effect as WakeEffect
 from actors.messages import BatchReady, CompletionAck, SendRejected
 from actors.records.batch_record import SETTLE_KEY_PREFIX, BatchRow, BatchStatus
 from actors.records.retention import summarize
@@ -96,7 +96,7 @@ class Wakes:
         self._earlier_turns = mutant_names.MUTANT_WAIT_EARLIER_TURN in mutants
         self.outbox = BatchWakeCore(
             lambda row, records: wake_text(row, records, child_result, port.probe),
-            self._probe, mutants)
+            self._probe, mutants, core.incarnation)
         # By batch: what its last look after a message read, the probes it hit and the claims
         # it asked (:meth:`_look`); the probes a look is hitting, while one runs.
         self._last_look: dict[str, _Look] = {}

@@ -12,8 +12,8 @@ carried).
 
 from __future__ import annotations
 
-from actors.delivery.wakes.batch_wake import SaveBatch
 from actors.delivery.wakes.delivery_wakes import Wakes
+from actors.delivery.wakes.outbox_messages import SaveBatch
 from actors.events import batches as batch_events
 from actors.mutants import MUTANT_WAVE_NEVER_WOKEN
 from actors.records.batch_record import BatchRow, BatchStatus, agent_id

@@ -12,6 +12,11 @@ import { register } from "node:module";
 import { pathToFileURL } from "node:url";
 
 const [distDir, manifestPath] = process.argv.slice(2);
+
+// stdout carries the answers only: anything OpenClaw logs (its runtime writes warnings to
+// stdout) goes to stderr.
+const answer = process.stdout.write.bind(process.stdout);
+process.stdout.write = process.stderr.write.bind(process.stderr);
 const manifest = JSON.parse(fs.readFileSync(manifestPath, "utf8"));
 const files = fs.readdirSync(distDir).filter((f) => f.endsWith(".mjs")).sort();
 
@@ -203,6 +208,9 @@ ops.statsLine = async ({ calls }) => {
   return out;
 };
 
+// The registry check (registry.mjs): one simulator run replayed on OpenClaw's registry per call.
+ops.registryReplay = async (request) => (await import("./registry.mjs")).replay(fn, request);
+
 const input = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
 for await (const line of input) {
   if (!line.trim()) continue;
@@ -210,7 +218,7 @@ for await (const line of input) {
   try {
     request = JSON.parse(line);
   } catch (error) {
-    process.stdout.write(JSON.stringify({ id: null, error: `bad request: ${error.message}` }) + "\n");
+    answer(JSON.stringify({ id: null, error: `bad request: ${error.message}` }) + "\n");
     continue;
   }
   let reply;
@@ -221,5 +229,5 @@ for await (const line of input) {
   } catch (error) {
     reply = { id: request.id, error: String((error && error.stack) || error) };
   }
-  process.stdout.write(JSON.stringify(reply) + "\n");
+  answer(JSON.stringify(reply) + "\n");
 }

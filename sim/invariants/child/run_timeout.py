@@ -5,7 +5,9 @@ Restated from the spawn request as the harness recorded it (``world.spawn``: the
 ``runTimeoutSeconds`` asked, as given, and the child's own scripted budget), where the run
 started (its ``spawn``, or ``lane.started`` after a wait in a line: a run that never started has
 no deadline) and how and when it ended
-(``child.end``). Never the model's own deadline.
+(``child.end``). Never the model's own deadline. Time the Gateway was down (a Gateway restart,
+``world.gateway-restart``: from it to when the Gateway was back) is no run time: a deadline moves
+on by every outage that overlaps the run before it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,16 @@ def deadline_budget_ms(run_timeout_seconds: float | None, timeout_ms: int | None
     return min(budgets, default=None)
 
 
+def moved_deadline(start: int, deadline: int, outages: Sequence[tuple[int, int]]) -> int:
+    """``deadline`` moved on by each outage (from, back) that overlaps the run before it. Only
+    outages recorded before the run's end are given, so one that came at the very instant of
+    the deadline found the run still going (it was interrupted before its deadline fell)."""
+    for down, back in sorted(outages):
+        if down <= deadline and back > start:
+            deadline += back - max(down, start)
+    return deadline
+
+
 def run_timeout(trace: Sequence[Record]) -> list[Violation]:
     """A run with a deadline (start + its spawn's floored ``runTimeoutSeconds``, or its own
     budget if earlier) never ends after it, and a run that ends ``timeout`` ends exactly at it
@@ -48,9 +60,13 @@ def run_timeout(trace: Sequence[Record]) -> list[Violation]:
     timed_out: list[Record] = []
     ends: dict[str, Record] = {}
     violations: list[Violation] = []
+    outages: list[tuple[int, int]] = []
     for r in of_kinds(trace, ("spawn", "lane.queued", "session.queued", "lane.started",
-                              "child.end")):
+                              "child.end", "world.gateway-restart")):
         kind = r.kind
+        if kind == "world.gateway-restart":
+            outages.append((r.t_ms, r.data["back_ms"]))
+            continue
         if kind in ("spawn", "lane.started"):
             starts[r.data["run_id"]] = r.t_ms  # a run that waited starts when it leaves the line
             continue
@@ -64,7 +80,7 @@ def run_timeout(trace: Sequence[Record]) -> list[Violation]:
         budget, start = budgets.get(run_id), starts.get(run_id)
         if budget is None or start is None:
             continue
-        deadline = start + budget
+        deadline = moved_deadline(start, start + budget, outages)
         if r.t_ms > deadline:
             violations.append(Violation(
                 "run-timeout", "DEL-14",

@@ -85,25 +85,48 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
     (DEL-9). A lost or slow acknowledgement, a crash of the delivery process, or an answer
     dropped because that process was down hides the confirmation; then nothing is judged. So
     does a confirmation that reached the gateway at or past the 120 s answer timeout of its send
-    (reference §c11 ``announceTimeoutMs``): the try may have been given up first (seed 9874)."""
+    (reference §c11 ``announceTimeoutMs``): the try may have been given up first (seed 9874).
+    A confirmation holds for the hand-off confirmed, not for a newer one: once the gateway was
+    handed the run under another key (a correction's next generation), the registry's records
+    that follow may be that hand-off's (issue 36: a delayed first generation confirmed in the
+    instant the second was refused, scenario older-confirmation-beside-newer-refusal), nor once
+    the child corrected its answer (a newer generation owes its own delivery), nor when it
+    answers a copy of a send the session had already taken (a network duplicate: the send was
+    answered by the first copy). All three are read from outside, not from the registry's own
+    word that an acknowledgement was stale (issue 36: that record dated the end of what the
+    oracle judged)."""
     confirmed: dict[str, Record] = {}
     sent_at: dict[str, int] = {}  # run_id -> its latest send
+    sent_key: dict[str, str] = {}  # run_id -> the key of its latest send
+    takes: dict[str, int] = {}  # run_id -> the session's takes of its latest send's key
     violations: list[Violation] = []
     for r in of_kinds(trace, ("gateway.callback_failed", "fault", "crash", "delivery.start", "drop",
-                              "delivery.delivered", "delivery.stale", "delivery.give_up",
+                              "delivery.delivered", "delivery.give_up", "child.correction",
+                              "requester.accept", "requester.duplicate",
                               "delivery.send_failed", "delivery.retry", "gateway.send")):
         kind = r.kind
         if kind == "gateway.send":
-            sent_at[r.data["run_id"]] = r.t_ms
+            run_id = r.data["run_id"]
+            sent_at[run_id], sent_key[run_id], takes[run_id] = r.t_ms, r.data["key"], 0
+            if run_id in confirmed and confirmed[run_id].data["key"] != r.data["key"]:
+                del confirmed[run_id]  # a newer hand-off: what follows may be its
+        elif kind in ("requester.accept", "requester.duplicate"):
+            run_id = r.data["run_id"]
+            if r.data["key"] == sent_key.get(run_id):
+                takes[run_id] = takes.get(run_id, 0) + 1
+        elif kind == "child.correction":
+            confirmed.pop(r.data["run_id"], None)
         elif kind == "gateway.callback_failed":
-            if r.t_ms - sent_at.get(r.data["run_id"], r.t_ms) < ANSWER_TIMEOUT_MS:
-                confirmed[r.data["run_id"]] = r
+            run_id = r.data["run_id"]
+            if r.t_ms - sent_at.get(run_id, r.t_ms) < ANSWER_TIMEOUT_MS and r.data["key"] == (
+                    sent_key.get(run_id, r.data["key"])) and takes.get(run_id, 1) <= 1:
+                confirmed[run_id] = r
         elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow"):
             confirmed.pop(r.data.get("run_id", ""), None)
         elif is_delivery_crash(r) or kind == "delivery.start" or (
                 kind == "drop" and r.data.get("dst") == "delivery"):
             confirmed.clear()  # the confirmation died with the process or never reached it
-        elif kind in ("delivery.delivered", "delivery.stale"):
+        elif kind == "delivery.delivered":
             confirmed.pop(r.data["run_id"], None)
         elif kind in ("delivery.give_up", "delivery.send_failed", "delivery.retry") and (
                 r.data["run_id"] in confirmed):
@@ -124,27 +147,50 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
     gateway answered while the process was down: it never reached the process). A refusal that
     comes when the run's latest send was already answered is a late answer of an earlier send
     (a delayed message, a duplicate): the live process reads it as stale, and it is not the
-    latest refusal (seed 4399)."""
+    latest refusal (seed 4399). So is a refusal naming another key than the run's latest send's
+    (an older generation's, answered after a correction's send: seed 14801; §c17); one of a send
+    made before the run's latest correction may be either (seeds 13065, 151)."""
     session_of: dict[str, str] = {}
     answered: dict[str, bool] = {}  # run_id -> whether its latest send was refused already
+    sent_key: dict[str, str] = {}  # run_id -> the key of its latest send
     latest: dict[str, str] = {}  # run_id -> the text of its latest refusal
     seen: dict[str, set[str]] = {}  # run_id -> every refusal text
     crashed: set[str] = set()  # runs refused before a crash of the delivery process
+    corrected: set[str] = set()  # runs corrected since their latest send
+    maybe: dict[str, str] = {}  # run_id -> a refusal that may or may not be the latest (above)
     down = False  # the delivery process died and has not started again
     violations: list[Violation] = []
     for r in of_kinds(trace, ("spawn", "fault", "requester.gone", "gateway.refused", "crash",
                               "delivery.start", "gateway.send", "gateway.chunk_failed",
-                              "delivery.warning")):
+                              "delivery.warning", "child.correction")):
         kind = r.kind
-        # A later chunk broken after earlier ones were sent: its ``fault`` names no error, the
-        # channel's record of the failed chunk carries what the delivery actor was answered
-        # (seed 5836, shrunk). A first chunk's failure is the fault's own error.
-        refusal = is_rejection(r) or (kind == "gateway.chunk_failed" and r.data["index"] > 0)
+        # A later chunk broken after earlier ones were sent: the channel's record of the failed
+        # chunk carries what the delivery actor was answered, the cause wrapped in "chunk i of
+        # n failed" (seed 5836, shrunk); its ``fault`` names no error (an abort) or only the
+        # cause (a chunk-fail: seed 89788), so it is not the answer. A first chunk's failure is
+        # the fault's own error.
+        refusal = (is_rejection(r) and not (kind == "fault" and r.data.get("kind") in (
+            "chunk-fail", "chunk-abort"))) or (kind == "gateway.chunk_failed"
+                                               and r.data["index"] > 0)
         if kind == "spawn":
             session_of[r.data["run_id"]] = r.data["child_session_key"]
         elif kind == "gateway.send":
             answered[r.data["run_id"]] = False
-        elif refusal and answered.get(r.data["run_id"]):
+            sent_key[r.data["run_id"]] = r.data["key"]
+            corrected.discard(r.data["run_id"])
+        elif kind == "child.correction":
+            # A correction reopens the run as a newer generation (DEL-12): an answer still owed
+            # to a send before it may be an older generation's, stale, even when no send of the
+            # new one could go yet (both requesters deleted: seed 13065); or the latest, when it
+            # reached the process before the correction's notice did (seed 151).
+            corrected.add(r.data["run_id"])
+        elif refusal and not answered.get(r.data["run_id"]) and r.data["run_id"] in corrected \
+                and r.data.get("key") in (None, sent_key.get(r.data["run_id"])):
+            answered[r.data["run_id"]] = True
+            maybe[r.data["run_id"]] = chain_text(r.data["error"])
+            seen.setdefault(r.data["run_id"], set()).add(maybe[r.data["run_id"]])
+        elif refusal and (answered.get(r.data["run_id"]) or r.data.get("key") not in (
+                None, sent_key.get(r.data["run_id"], r.data.get("key")))):
             seen.setdefault(r.data["run_id"], set()).add(chain_text(r.data["error"]))
         elif refusal:
             answered[r.data["run_id"]] = True
@@ -154,6 +200,7 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
             key = str(r.data.get("key") or "")
             for run_id in (key_runs(key) if is_wake(key) else (r.data["run_id"],)):
                 latest[run_id] = text
+                maybe.pop(run_id, None)
                 seen.setdefault(run_id, set()).add(text)
                 if down:  # answered to a dead process: the next one never learns of it
                     crashed.add(run_id)
@@ -173,7 +220,7 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
                     f"the warning for {run_id} names child session "
                     f"{r.data['child_session_key']!r}, not {session_of.get(run_id)!r}", (r.seq,)))
             expected = latest.get(run_id, UNANSWERED)
-            allowed = {expected}
+            allowed = {expected, *((maybe[run_id],) if run_id in maybe else ())}
             if run_id in crashed:
                 allowed |= seen.get(run_id, set()) | {UNANSWERED}
             if error not in allowed:

@@ -33,7 +33,11 @@ _GENERATION = re.compile(r":g([0-9]+)$")
 
 def announce_key(trace: Sequence[Record]) -> list[Violation]:
     asked = asked_runs(trace)
-    last: dict[str, Record] = {}  # run -> its latest hand-off since the last operator request
+    last: dict[str, Record] = {}  # run -> its latest hand-off
+    # run -> operator requests asked since its latest hand-off that no hand-off has answered
+    # yet: each may open one generation. Two asked in one instant both come before either's
+    # send in the trace, yet the registry takes them one at a time (seed 17824).
+    asked_since: dict[str, int] = {}
     violations: list[Violation] = []
 
     def fail(what: str, *seqs: int) -> None:
@@ -41,7 +45,8 @@ def announce_key(trace: Sequence[Record]) -> list[Violation]:
 
     for r in of_kinds(trace, ("world.operator", "gateway.send")):
         if r.kind == "world.operator":
-            last.pop(r.data["run_id"], None)  # a redrive opens the next generation
+            run_id = r.data["run_id"]
+            asked_since[run_id] = asked_since.get(run_id, 0) + 1  # a redrive may open the next
             continue
         if r.kind != "gateway.send" or is_wake(r.data["key"]):
             continue
@@ -57,6 +62,10 @@ def announce_key(trace: Sequence[Record]) -> list[Violation]:
             fail(f"{run_id} was handed to the gateway under key {key!r}, not {base!r} (with "
                  f"':g<n>' for a reopened generation)", request.request.seq, r.seq)
         before = last.get(run_id)
+        if before is not None and asked_since.get(run_id, 0) and (
+                before.data["key"] != key or before.data["ended_at"] != r.data["ended_at"]):
+            asked_since[run_id] -= 1  # an operator's redrive: redrive-from-retained's to judge
+            before = None
         generation = 1 if not suffix else int(found.group(1)) if found else None
         if before is not None and generation is not None \
                 and before.data["ended_at"] < r.data["ended_at"]:

@@ -69,7 +69,8 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
     gone = _GivenUp(releases(trace))  # given up or delivered, as an outsider tells
     released: set[str] = set()  # runs an operator dismissed once given up
     awaiting: dict[str, Record] = {}  # run -> a redrive of it given up, not yet sent
-    barred: dict[str, tuple[Record, int]] = {}  # run -> a redrive of it delivered, its end
+    # run -> a redrive of it delivered, the end time and the key of its latest send then
+    barred: dict[str, tuple[Record, int, str]] = {}
     redriven: dict[tuple[str, str], tuple[Record, str | None]] = {}  # (run, key) -> request
     # (reader, run, end time) -> that reader's first take: a fallback reader (DEL-4) never had
     # what the deleted session took before it was deleted.
@@ -91,20 +92,23 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "child.correction":
             newest[r.data["run_id"]] = (r.data["ended_at"], frozen(r.data["result"]))
         elif kind == "world.operator" and r.data["action"] == "dismiss" and r.data["run_id"] \
-                and gone.why(r.data["run_id"], r.t_ms):
+                and gone.why(r.data["run_id"], r.t_ms, asked=True):
             released.add(r.data["run_id"])
         elif kind == "world.operator" and r.data["action"] == "redrive" and r.data["run_id"]:
             run_id = r.data["run_id"]
             if run_id in released:
                 pass
-            elif gone.why(run_id, r.t_ms):
+            elif gone.why(run_id, r.t_ms, asked=True):
                 awaiting[run_id] = r
             elif gone.delivered(run_id) and run_id in last_end:
-                barred[run_id] = (r, last_end[run_id])
+                barred[run_id] = (r, last_end[run_id], gone.latest[run_id].data["key"])
         elif kind == "gateway.send":
             run_id, key, ended = r.data["run_id"], r.data["key"], r.data["ended_at"]
             bar = barred.get(run_id)
-            if bar is not None and ended <= bar[1]:
+            # A try of the key that was out when the request came is the registry's own (its
+            # acknowledgement may be slow: the redrive found it in flight, seed 19975);
+            # handoff-stays-delivered judges those. Only a new generation is the redrive's.
+            if bar is not None and ended <= bar[1] and key != bar[2]:
                 fail(f"{run_id} was delivered when an operator asked to redrive it (request "
                      f"{bar[0].data['request']}), yet it was sent again under {key} with no "
                      "newer receipt", bar[0], r)
@@ -222,8 +226,9 @@ class _GivenUp:
         send = self.latest.get(r.data["run_id"])
         return send is not None and r.data.get("key", send.data["key"]) == send.data["key"]
 
-    def why(self, run_id: str, t_ms: int) -> str | None:
-        """Why the run counts as given up at ``t_ms`` (None: it does not, or nobody can tell)."""
+    def why(self, run_id: str, t_ms: int, asked: bool = False) -> str | None:
+        """Why the run counts as given up at ``t_ms`` (None: it does not, or nobody can tell);
+        ``asked``: for an operator's request made at ``t_ms``."""
         send = self.latest.get(run_id)
         if send is None or run_id in self.taken or run_id in self.hidden \
                 or run_id in self.released:
@@ -231,6 +236,10 @@ class _GivenUp:
         if run_id in self.refused:
             if self.corrected.get(run_id) == self.refused_at.get(run_id):
                 return None  # reopened in the refusal's instant, maybe before it was heard
+            if asked and self.refused_at.get(run_id) == t_ms:
+                # Asked in the refusal's very instant: the registry may hear the refusal after
+                # the request (an operator's redrive then finds the send in flight, seed 2538).
+                return None
             return "refused for good"
         window = self.window[run_id]
         return f"past its expiry at {window + EXPIRY_MS} ms" if t_ms >= window + EXPIRY_MS \
@@ -297,7 +306,8 @@ def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
         if kind == "world.operator" and r.data["run_id"]:
             if r.data["action"] == "redrive":
                 redriven[r.data["run_id"]] = r.t_ms
-            elif r.data["action"] == "dismiss" and gone.why(r.data["run_id"], r.t_ms):
+            elif r.data["action"] == "dismiss" and gone.why(r.data["run_id"], r.t_ms,
+                                                              asked=True):
                 dismissed[r.data["run_id"]] = r
         elif kind == "gateway.send" and not is_wake(r.data["key"]):
             run_id = r.data["run_id"]

@@ -35,12 +35,14 @@ def child_key(requester: str, label: str) -> str:
 # What spawn-limits reads.
 _LIMITS_KINDS = ("world.limits", "world.spawn", "spawn", "spawn.refused", "child.start",
                  "lane.queued", "session.queued", "lane.started", *_ACTIVITY, "child.end",
-                 "steer")
+                 "steer", "requester.refused")
 
 
 def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
     limits: dict[str, int | None] = {}
-    asked: dict[str, Record] = {}  # child id -> its open request
+    # child id -> its open requests, oldest first: a steer asks its replacement while the run it
+    # replaces may still wait for its own answer (seed 2266)
+    asked: dict[str, list[Record]] = {}
     active: dict[str, dict[str, None]] = {}  # session -> its runs without an end record
     session_of_run: dict[str, str] = {}
     latest: dict[tuple[str, str], str] = {}  # (session, child id) -> its latest run
@@ -59,9 +61,20 @@ def spawn_limits(trace: Sequence[Record]) -> list[Violation]:
         if kind == "world.limits":
             limits = dict(data)
         elif kind == "world.spawn":
-            asked[data["child"]] = r
+            asked.setdefault(data["child"], []).append(r)
+        elif kind == "requester.refused":
+            # A spawn refused for its caller's permission (DEL-17), or a steer refused with the
+            # replacement it asked (same request number): that request is never answered.
+            asked[data["child"]] = [w for w in asked.get(data["child"], [])
+                                    if w.data["request"] != data["request"]]
+        elif kind == "steer" and not data["killed"]:
+            # A steer that found nothing running starts no replacement (reference §c18).
+            unanswered = asked.get(data["child"])
+            if unanswered:
+                unanswered.pop()
         elif kind in ("spawn", "spawn.refused"):
-            request = asked.pop(data["child"], None)
+            waiting = asked.get(data["child"])
+            request = waiting.pop(0) if waiting else None
             if request is None:
                 fail(f"{data['child']}: a spawn outcome without a request", r.seq)
                 continue

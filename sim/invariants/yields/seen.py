@@ -162,7 +162,8 @@ def _read_seen(trace: Sequence[Record]) -> _Seen:
                 seen.answered.add(taken[0].seq)
         elif kind in TRAIL_KINDS and not is_wake(str(r.data.get("key") or "")) and (
                 kind != "fault" or rejection_class(r) is not None
-                or r.data.get("kind") in ("send-ambiguous", "ack-slow")):
+                or r.data.get("kind") in ("send-ambiguous", "ack-slow")
+                or (r.data.get("kind") == "delay" and r.data.get("message") == "CompletionAck")):
             seen.trail.setdefault(r.data["run_id"], []).append(r)
         elif is_delivery_crash(r):
             down_at = r.t_ms if down_at is None else down_at

@@ -82,9 +82,9 @@ NEVER = 2**62
 def _answers(trace: Sequence[Record]) -> dict[str, list[_Answer]]:
     """Every answer to a wake send, by key, with when the delivery process had it. The
     gateway's refusal reaches it at once (one process). A session's answer travels back as an
-    acknowledgement: a ``delay`` fault on it at that instant holds it ``delay_ms`` longer, a
-    ``duplicate`` sends a second copy, then the gateway may hold it (``ack-slow``,
-    ``delay_ms``) or lose it (``send-ambiguous``)."""
+    acknowledgement: a ``delay`` fault on it (naming its run and key) at that instant holds it
+    ``delay_ms`` longer, a ``duplicate`` sends a second copy, then the gateway may hold it
+    (``ack-slow``, ``delay_ms``) or lose it (``send-ambiguous``)."""
     by_key: dict[str, list[_Answer]] = {}
     faults: dict[int, list[Record]] = {}  # instant -> the acknowledgement faults noted then
     for r in of_kinds(trace, ("fault",)):
@@ -92,26 +92,42 @@ def _answers(trace: Sequence[Record]) -> dict[str, list[_Answer]]:
                 r.data.get("kind") in ("delay", "duplicate")
                 and r.data.get("message") == "CompletionAck")):
             faults.setdefault(r.t_ms, []).append(r)
+    # The instant's session answers, by run: an acknowledgement fault after two of them (a
+    # duplicated copy answered twice) holds one acknowledgement, not both (seed 59877).
+    instants: dict[tuple[int, str], list[int]] = {}
+    for r in of_kinds(trace, SESSION_ANSWERS):
+        if r.kind in SESSION_ANSWERS:
+            instants.setdefault((r.t_ms, r.data.get("run_id", "")), []).append(r.seq)
     for r in of_kinds(trace, (*SESSION_ANSWERS, "fault")):
         if r.kind in SESSION_ANSWERS:
             if is_wake(r.data["key"]):
-                by_key.setdefault(r.data["key"], []).append(_way_back(r, faults))
+                by_key.setdefault(r.data["key"], []).append(
+                    _way_back(r, faults, instants[(r.t_ms, r.data.get("run_id", ""))]))
         elif r.kind == "fault" and "error" in r.data and is_wake(str(r.data.get("key") or "")):
             by_key.setdefault(r.data["key"], []).append(_Answer(r, r.t_ms, r.t_ms))
     return by_key
 
 
-def _way_back(answer: Record, faults: dict[int, list[Record]]) -> _Answer:
+def _way_back(answer: Record, faults: dict[int, list[Record]], answers: list[int]) -> _Answer:
+    """``answers``: the trace positions of the session's answers of the same run at that
+    instant: an acknowledgement fault noted after a later one of them may be that one's (the
+    gateway takes each acknowledgement on its own), so it holds this one only when none came
+    between (the lenient reading: one copy got through at once)."""
     at = answer.t_ms
+    after = min((seq for seq in answers if seq > answer.seq), default=NEVER)
     now = [f for f in faults.get(at, []) if f.seq > answer.seq]
-    held = next((f for f in now if f.data["kind"] == "delay"), None)
+    # A delay names the acknowledgement it holds (its run and key): another answer's delay at
+    # the same instant holds nothing of this one (seed 13712).
+    held = next((f for f in now if f.data["kind"] == "delay"
+                 and f.data.get("run_id") == answer.data.get("run_id")
+                 and f.data.get("key") == answer.data.get("key")), None)
     doubled = any(f.data["kind"] == "duplicate" for f in now)
     if held is not None:
         at += int(held.data.get("delay_ms") or 0)
     first = last = at
     for fault in faults.get(at, []):
         if fault.data["kind"] in ACK_FAULTS and fault.data.get("run_id") == \
-                answer.data.get("run_id") and (held is not None or fault.seq > answer.seq):
+                answer.data.get("run_id") and (held is not None or answer.seq < fault.seq < after):
             if fault.data["kind"] == "send-ambiguous":
                 last = NEVER
             else:
@@ -189,8 +205,10 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
             _match(sent, answers.get(key, []), NEVER)
             last = sent.sends[-1]
             if last.answer is None or last.answer.record.kind != "requester.wake_refused" \
-                    or last.answer.last > last.record.t_ms + ANSWER_TIMEOUT_MS:
-                continue  # not surely had in time: the send may have timed out instead
+                    or last.answer.last >= last.record.t_ms + ANSWER_TIMEOUT_MS:
+                # Not surely had in time: the send may have timed out instead (also one that
+                # came at the very instant of the 120 s answer timeout: seed 98665, as 9874).
+                continue
             refusal = last.answer.record
             later = last.answer.last + RECHECK_MS + _overlap(seen.downtime, refusal.t_ms,
                                                                   end_ms)

@@ -53,6 +53,8 @@ from sim.invariants.settled import settles
 from sim.invariants.yields.seen import _memo
 from sim.trace import Record
 
+ANSWER_MS = 120_000  # a send's answer timeout (announceTimeoutMs, reference §c11)
+
 PARENT = "parent"
 
 
@@ -150,8 +152,11 @@ def _read_waves(trace: Sequence[Record]) -> _Seen:
                 and not is_wake(r.data["key"]):
             child = children[r.data["run_id"]]
             child.own_accept = child.own_accept or r
-        elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow") \
+        elif kind == "fault" and (r.data.get("kind") in ("send-ambiguous", "ack-slow") or (
+                r.data.get("kind") == "delay" and int(r.data.get("delay_ms") or 0) >= ANSWER_MS)) \
                 and r.data.get("run_id") in children and not is_wake(str(r.data.get("key") or "")):
+            # Also a send or its answer held past the 120 s answer timeout: the try is given
+            # up as unanswered and the copy may land after a later try's refusal (seed 60671).
             child = children[r.data["run_id"]]
             child.unsure = child.unsure or r
         elif is_delivery_crash(r):

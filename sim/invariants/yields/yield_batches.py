@@ -55,6 +55,33 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]
     """When the batch's members and their descendants had all settled, as far as an observer
     can tell, the latest moment a descendant was still running, and when the members alone had
     settled (None: some never did, or the trail does not say when)."""
+    # An operator's request about a member after the yield (a redrive: a new generation)
+    # starts a delivery of its own, which says nothing of when the batch's member settled
+    # (seed 1078: a redrive after the batch closed); one before the yield is part of what the
+    # frozen member still owes. A redrive before the batch had settled reopens the member while
+    # the batch still waits: the batch waits for that delivery too, up to the member's next
+    # request after the batch settled (seed 67650; a second redrive after the batch closed
+    # by its deferral limit starts a delivery of its own again: seed 4399).
+    requests = {run_id: sorted(t for t in seen.operator.get(request.child, [])
+                               if t >= batch.yielded.t_ms)
+                for run_id in batch.members if (request := asked.get(run_id)) is not None}
+    since = {run_id: times[0] if times else 2**62 for run_id, times in requests.items()}
+    settled = _settled_with(batch, seen, asked, since)
+    for _ in range(1 + sum(len(times) for times in requests.values())):
+        if settled is None:
+            return None
+        later = {run_id: next((t for t in times if t >= settled[0]), 2**62)
+                 for run_id, times in requests.items()}
+        if later == since:
+            return settled
+        since = later
+        settled = _settled_with(batch, seen, asked, since)
+    return settled
+
+
+def _settled_with(batch: Batch, seen: _Seen, asked: dict[str, Asked],
+                  since: dict[str, int]) -> tuple[int, int, int] | None:
+    """:func:`_settled_at`, reading each member's trail before ``since`` (its redrive) only."""
     ready = batch.yielded.t_ms
     running = 0
     descendants: list[str] = []
@@ -63,14 +90,10 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]
     # after settles it no more than it settles a descendant (seeds 3769, 4827).
     private = any(_is_private(asked.get(run_id)) for run_id in batch.members)
     for run_id in batch.members:
-        # An operator's request about the member after the yield (a redrive: a new generation)
-        # starts a delivery of its own, which says nothing of when the batch's member settled
-        # (seed 1078); one before the yield is part of what the frozen member still owes.
         request = asked.get(run_id)
-        since = min((t for t in seen.operator.get(request.child, [])
-                     if t >= batch.yielded.t_ms), default=2**62) if request is not None else 2**62
+        cut = since.get(run_id, 2**62)
         own = own_settle(seen.ends.get(run_id),
-                         [r for r in seen.trail.get(run_id, []) if r.t_ms < since],
+                         [r for r in seen.trail.get(run_id, []) if r.t_ms < cut],
                          request,
                          member=not private or _is_private(request),
                          crashes=[down for down, _ in seen.downtime])

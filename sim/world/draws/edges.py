@@ -14,6 +14,20 @@ probe several times (docs/oracles.md lists them with their hit counts).
 - ``page``: seven to twelve earlier steps each say 4,000 3-byte characters, so the transcript
   passes the 80 KiB page cap by one to six rows and a read of it drops its oldest rows while
   several are left (``requester.history-rows-dropped-several-left``).
+- ``chunk``: a top-level child whose requester's channel cuts messages at ``chunk_chars``
+  answers with two to four lines of ``chunk_chars - 1``, ``chunk_chars`` or ``chunk_chars + 1``
+  characters, line break included: past the block's header each chunk starts at a line, so its
+  cut falls on a break one under the limit, at the limit's last character, or one past it
+  (``gateway.chunk-break-*-limit``; reference §c11's chunked fallback, docs/fidelity.md).
+- ``tie``: a child spawned in the instant an earlier sibling (same requester, same parent run)
+  was and running exactly as long, so both end, settle and are sent in one instant: a wake
+  naming both orders them by session key alone (``batch.sections-ordered-by-session-key``)
+  and their retry timers fall due together (``delivery.tries-due-in-one-instant``).
+- ``tries``: (when the seed turns transient refusals on) a child's sends are refused
+  transiently three, four or five times in a row: the fourth and last transport try of the
+  first attempt goes through (``delivery.delivered-on-last-transport-try``), or all four are
+  refused and the registry backs off (``delivery.transient-retries-exhausted``), once more
+  refused on the next attempt's first try (reference §c11: four tries, 5/10/20 s apart).
 """
 
 from __future__ import annotations
@@ -23,13 +37,19 @@ from collections.abc import Callable
 import attrs
 
 from actors.messages import ChildSpec, RunHistoryRead, StepSpec
+from actors.records.retry import TRANSPORT_TRIES
 from sim.choices import Chooser
+from sim.faults.armed import ArmedFault
+from sim.faults.kinds import FaultKind
+from sim.faults.plan import FaultPlan, TimelineEvent
 from sim.world.control import Control
 
 FROZEN_CAP_BYTES = 102_400  # reference §c14
 FIELD_LIMIT_UNITS = 4_000  # reference §c16
 # The share of drawn children given each shape (of some 12,000 children in 2,000 seeds).
-SHARES = {"frozen": 0.0025, "field": 0.0025, "page": 0.003}
+SHARES = {"frozen": 0.0025, "field": 0.0025, "page": 0.003,
+          "chunk": 0.02, "tie": 0.05, "tries": 0.02}
+CHUNK_LINES = (2, 4)  # lines at the limit's edge: each after the first starts a chunk
 PAGE_ROWS = (7, 12)  # earlier steps of 4,000 3-byte characters: 12,000 bytes of JSON each
 READ_AFTER_S = (5, 60)  # the transcript read, after the run should have ended
 _ASCII = "lorem ipsum dolor sit amet, "
@@ -38,8 +58,37 @@ _WIDE = "中文字"
 SendAt = Callable[[int, ChildSpec, Control], None]
 
 
-def draw(chooser: Chooser, child: ChildSpec, send_at: SendAt) -> ChildSpec:
-    """``child``, maybe bent into one boundary shape (each on its own stream)."""
+def tie(chooser: Chooser, child: ChildSpec, drawn: list[ChildSpec]) -> ChildSpec:
+    """``child``, maybe spawned and ended in the instant an earlier sibling (same requester,
+    same parent run) was (``edge:tie``): two settles at one instant."""
+    if not chooser.chance("edge:tie", SHARES["tie"]):
+        return child
+    twins = [c for c in drawn if c.parent == child.parent and c.requester == child.requester
+             and c.run_ms > child.run_ms - child.steps[-1].duration_ms]
+    if not twins:
+        return child
+    twin = twins[chooser.choose("edge:tie", len(twins))]
+    last = child.steps[-1]
+    rest = child.run_ms - last.duration_ms
+    return attrs.evolve(child, spawn_at_ms=twin.spawn_at_ms, steps=(
+        *child.steps[:-1], attrs.evolve(last, duration_ms=twin.run_ms - rest)))
+
+
+def tries(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
+    """Maybe arm one under, exactly and one over the transport tries' budget of transient
+    refusals of ``child``'s sends (``edge:tries``), when the seed turns them on."""
+    if FaultKind.SEND_TRANSIENT not in plan.rates or not child.expects_completion or \
+            not chooser.chance("edge:tries", SHARES["tries"]):
+        return
+    count = TRANSPORT_TRIES + chooser.choose("edge:tries", 3) - 1
+    plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_TRANSIENT, child=child.id),
+                                 count))
+
+
+def draw(chooser: Chooser, child: ChildSpec, send_at: SendAt,
+         chunk_chars: int | None = None) -> ChildSpec:
+    """``child``, maybe bent into one boundary shape (each on its own stream); ``chunk_chars``:
+    the limit of the channel a top-level child's completion is sent to, if it has one."""
     if chooser.chance("edge:frozen", SHARES["frozen"]):
         offset = chooser.choose("edge:frozen", 3) - 1
         wide = chooser.chance("edge:frozen", 0.5)
@@ -58,7 +107,20 @@ def draw(chooser: Chooser, child: ChildSpec, send_at: SendAt) -> ChildSpec:
                                              _WIDE) for n in range(rows)])
         _read(chooser, "edge:page", child, send_at)
         return child
+    if chunk_chars is not None and chooser.chance("edge:chunk", SHARES["chunk"]):
+        line = chunk_chars + chooser.choose("edge:chunk", 3) - 1  # its break included
+        low, high = CHUNK_LINES
+        lines = low + chooser.choose("edge:chunk", high - low + 1)
+        last = child.steps[-1]
+        return attrs.evolve(child, steps=(*child.steps[:-1], attrs.evolve(
+            last, text=f"{child.id} done.\n{chunk_lines(child.id, line, lines)}")))
     return child
+
+
+def chunk_lines(head: str, line: int, count: int) -> str:
+    """``count`` lines of ``line`` characters each, the line break included."""
+    return "".join(_grown(f"{head} line {n + 1}:", line - 1, _ASCII) + "\n"
+                   for n in range(count))
 
 
 def sized_text(head: str, size: int, wide: bool) -> str:

@@ -10,17 +10,23 @@ Run timeouts: a share of spawns ask a ``runTimeoutSeconds``, mostly inside the r
 ``timeout`` at the floored deadline), often with a fraction of a second (which the deadline
 floors away), now and then 0 (no deadline).
 
+Gateway restarts: now and then the Gateway restarts while a drawn child should run: every
+streaming run is interrupted, resumed when it is back, a share of them with their context lost.
+
 Steers: a share of children is steered while it should run (now and then after its end, which
 steers nothing): its run is aborted unannounced and a replacement run answers in its session.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 
 from actors.messages import ChildSpec
 from sim.choices import Chooser
 from sim.faults.plan import FaultPlan
+from sim.world.restart import RESTART_STREAM, RestartDesk
 
 # Of the children drawn while kills are on, the share that also gets a kill after its end.
 KILL_ENDED_SHARE = 0.3
@@ -124,3 +130,35 @@ def draw_cleanup(chooser: Chooser, child: ChildSpec, archive_after_minutes: int
     ends_ms = child.spawn_at_ms + child.run_ms + (child.correction_after_ms or 0)
     return child, ends_ms + 60_000 * archive_after_minutes + 1000 * (
         low + chooser.choose(sub, high - low + 1))
+
+
+# Gateway restarts (reference §c18): of worlds whose seeded faults include crashes, the share
+# whose Gateway restarts once, while a drawn child should run; how long it stays down (s); of
+# the runs it interrupts, the share whose execution context is lost; how many resumed notices
+# fail (0, 1 or 2: retried each time).
+RESTART_SHARE = 0.3
+RESTART_DOWN_S = (1, 30)
+RESTART_LOST_SHARE = 0.25
+RESTART_NOTICE_FAILS = 3
+# The share of restarts aimed within this long (ms) before the drawn child's planned end.
+RESTART_NEAR_END_SHARE = 0.4
+RESTART_NEAR_END_MS = 5000
+
+
+def draw_gateway_restart(chooser: Chooser, plan: FaultPlan, children: Sequence[ChildSpec],
+                         desk: RestartDesk) -> None:
+    """Maybe a Gateway restart, on its own stream (other draws keep still)."""
+    if "crash" not in plan.rates or not children \
+            or not chooser.chance(RESTART_STREAM, RESTART_SHARE):
+        return
+    child = children[chooser.choose(RESTART_STREAM, len(children))]
+    at_ms = child.spawn_at_ms + chooser.choose(RESTART_STREAM, max(1, child.run_ms))
+    if chooser.chance(RESTART_STREAM, RESTART_NEAR_END_SHARE):
+        # Just before its end: resumed, it ends soon, often before a failed notice's retry.
+        at_ms = max(child.spawn_at_ms, child.spawn_at_ms + child.run_ms
+                    - chooser.choose(RESTART_STREAM, RESTART_NEAR_END_MS))
+    low, high = RESTART_DOWN_S
+    down_ms = 1000 * (low + chooser.choose(RESTART_STREAM, high - low + 1))
+    desk.schedule(at_ms, down_ms, notice_fails=chooser.choose(RESTART_STREAM,
+                                                              RESTART_NOTICE_FAILS),
+                  lost_share=RESTART_LOST_SHARE)

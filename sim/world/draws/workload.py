@@ -86,6 +86,7 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
             if findings.sibling is not None:
                 drawn.append(findings.sibling)
                 trees.add(findings.sibling)
+            child = world_edges.tie(world.chooser, child, drawn)
             if "archive" in features:
                 child = world_child.draw_archive_use(world.chooser, world._send_at, child,
                                                      drawn, trees)
@@ -114,7 +115,10 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
                 world._send_at(read_at, child, HistoryRead(child.id))
             world_reach.slow_ack(world.chooser, world.plan, child)
             world_reach.stuck_descendant(world.chooser, world.plan, child, trees)
-            child = world_edges.draw(world.chooser, child, world._send_at)
+            world_edges.tries(world.chooser, world.plan, child)
+            child = world_edges.draw(world.chooser, child, world._send_at,
+                                     None if child.parent is not None
+                                     else world.desk.chunk_chars(child.requester))
             if redrive_at is None:  # an aimed redrive needs the run to end as drawn
                 child = world_lifecycle.draw_run_timeout(world.chooser, child)
             steer = world_lifecycle.draw_steer(world.chooser, child)

@@ -1,0 +1,157 @@
+"""What OpenClaw's registry does where the model differs on purpose (or has not followed yet):
+one explainer per ``registry`` row of ``differences.toml``. Each states OpenClaw's behaviour
+exactly from what the run's records say; a divergence counts as documented only when
+OpenClaw's side is what the row says it is.
+
+An explainer gets ``(context, model, openclaw)``: ``context`` holds the ``divergence`` and the
+run's trace records (``run``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from actors.announce.labels import js_trim
+from actors.child.frozen import cap_frozen_result
+from actors.records.retry import COMPLETION_EXPIRY_MS
+from sim.conform.differences import Difference
+from sim.conform.registry.child_end import final_text
+
+# OpenClaw's runtime keeps a terminal reply to this many UTF-16 units (then cuts to one less
+# and appends an ellipsis): sanitizeAgentRunTerminalReplyText.
+TERMINAL_REPLY_MAX_UNITS = 4096
+SILENT_TOKEN = "NO_REPLY"
+_EDGE_PUNCTUATION = re.compile(r"^[^\w\s]+|[^\w\s]+$")
+
+
+def _units(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _cut_units(text: str, units: int) -> str:
+    """A prefix of at most ``units`` UTF-16 units that never splits a surrogate pair."""
+    out: list[str] = []
+    used = 0
+    for char in text:
+        size = 2 if ord(char) > 0xFFFF else 1
+        if used + size > units:
+            break
+        out.append(char)
+        used += size
+    return "".join(out)
+
+
+def openclaw_terminal_text(reply: str) -> str:
+    """The runtime's terminal reply text: trimmed; past 4,096 UTF-16 units, its first 4,095
+    (pair-safe), end-trimmed, plus ``…``."""
+    text = js_trim(reply)
+    if _units(text) <= TERMINAL_REPLY_MAX_UNITS:
+        return text
+    # The prefix starts trimmed, so trimming it both ways is JavaScript's trimEnd.
+    return js_trim(_cut_units(text, TERMINAL_REPLY_MAX_UNITS - 1)) + "…"
+
+
+def _reply(context: Mapping[str, Any]) -> str | None:
+    records = context["run"]
+    end = next((r for r in records if r.kind == "child.end"), None)
+    if end is None:
+        return None
+    result = end.data.get("result")
+    if isinstance(result, str):
+        return result
+    return final_text([r for r in records if r.kind == "child.message" and r.seq < end.seq])
+
+
+def _end_status(context: Mapping[str, Any]) -> str | None:
+    end = next((r for r in context["run"] if r.kind == "child.end"), None)
+    return None if end is None else str(end.data.get("status"))
+
+
+def _frozen_fields(context: Mapping[str, Any]) -> bool:
+    return bool(context["divergence"].field in ("frozen", "handedResult"))
+
+
+def error_end_grace(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    divergence = context["divergence"]
+    return (divergence.kind == "child.end" and divergence.field in ("ended", "outcome")
+            and _end_status(context) in ("error", "timeout", "killed")
+            and real in (False, None))
+
+
+def backoff_past_expiry(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    divergence = context["divergence"]
+    end = next((r for r in context["run"] if r.kind == "child.end"), None)
+    if divergence.field != "nextAttemptAt" or end is None or not isinstance(real, int):
+        return False
+    deadline = end.t_ms + COMPLETION_EXPIRY_MS
+    return bool(model == deadline and real > deadline)
+
+
+def frozen_trimmed(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    reply = _reply(context)
+    return (_frozen_fields(context) and isinstance(reply, str) and not _silent(reply)
+            and _units(js_trim(reply)) <= TERMINAL_REPLY_MAX_UNITS
+            and model == cap_frozen_result(reply) and real == js_trim(reply) != "")
+
+
+def terminal_reply_cut(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    reply = _reply(context)
+    return (_frozen_fields(context) and isinstance(reply, str)
+            and _units(js_trim(reply)) > TERMINAL_REPLY_MAX_UNITS
+            and model == cap_frozen_result(reply) and real == openclaw_terminal_text(reply))
+
+
+def empty_reply_unfrozen(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    reply = _reply(context)
+    return (_frozen_fields(context) and model == "" and real is None
+            and isinstance(reply, str) and js_trim(reply) == "")
+
+
+def _silent(reply: str) -> bool:
+    """OpenClaw's token-only silent reply: ``NO_REPLY`` alone once trimmed and stripped of
+    edge punctuation, in any case."""
+    bare = _EDGE_PUNCTUATION.sub("", js_trim(reply))
+    return bare.upper() == SILENT_TOKEN
+
+
+def silent_reply_token(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    reply = _reply(context)
+    return (_frozen_fields(context) and real == SILENT_TOKEN and isinstance(reply, str)
+            and _silent(reply) and model != real)
+
+
+def partial_send_retried(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    divergence = context["divergence"]
+    gave_up = next((r for r in context["run"] if r.kind == "delivery.give_up"
+                    and r.seq == divergence.seq), None)
+    return (divergence.field == "status" and gave_up is not None
+            and str(gave_up.data.get("reason")) == "sent_before_error" and real == "pending")
+
+
+def duplicate_end_resent(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    # The end message came twice: OpenClaw's registry called the announce flow again.
+    return bool(context.get("duplicated_end") and context["divergence"].field == "handed"
+                and isinstance(real, int) and isinstance(model, int) and real > model)
+
+
+def explain(table: Sequence[Difference], context: Mapping[str, Any], model: Any,
+            real: Any) -> str | None:
+    """The id of the ``registry`` row that explains this divergence, or None."""
+    for row in table:
+        if row.check == CHECK and EXPLAINERS[row.id](context, model, real):
+            return row.id
+    return None
+
+
+CHECK = "registry"
+EXPLAINERS: dict[str, Callable[[Any, Any, Any], bool]] = {
+    "registry-error-end-grace": error_end_grace,
+    "registry-backoff-past-expiry": backoff_past_expiry,
+    "registry-frozen-trimmed": frozen_trimmed,
+    "registry-terminal-reply-cut": terminal_reply_cut,
+    "registry-empty-reply-unfrozen": empty_reply_unfrozen,
+    "registry-silent-reply-token": silent_reply_token,
+    "registry-partial-send-retried": partial_send_retried,
+    "registry-duplicate-end-resent": duplicate_end_resent,
+}

@@ -1,0 +1,97 @@
+"""Which runs the registry check can replay, and why the others cannot.
+
+A run translates when every record about it is one the translation drives or reads (its
+spawn, the child's own progress, its end, its announce attempts and their sends' outcomes) and
+nothing around it needs machinery the Node end does not drive yet. Each other kind is left
+out with the reason it is not driven, so the report can say what was not compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from sim.trace import Record
+
+# Records about a run that the translation reads (or that change nothing OpenClaw's registry
+# holds: the child's own transcript work, the gateway's side of an acknowledged send).
+DRIVEN = frozenset({
+    "spawn", "child.start", "child.message", "child.delta", "child.tool_result",
+    "child.turn_end", "child.consumers", "child.attempt", "child.end",
+    "delivery.attempt", "gateway.send", "fault", "delivery.send_failed", "delivery.retry",
+    "delivery.warning", "delivery.delivered", "gateway.inject", "requester.accept",
+    "delivery.give_up", "run.cleanup", "requester.mirror", "gateway.mirror_queued",
+    # A chunked send's chunks are sends inside one attempt: the attempt's end says how it went.
+    "gateway.chunk", "gateway.chunk_failed",
+    # Reads that change no row (the seed: a status check does not consume a result).
+    "requester.status_check", "requester.archive",
+})
+
+SKIP = "announce skip (NO_REPLY): the child's reply disposition is not driven"
+# Why a run with such a record is not replayed (the first one met is reported).
+NOT_DRIVEN: Mapping[str, str] = {
+    "delivery.batch_owned": "yield batch: the requester's settle wake is not driven",
+    "delivery.defer": "requester turn pending: the busy requester is not driven",
+    "delivery.redrive": "operator redrive: not driven",
+    "world.operator": "operator action: not driven",
+    "delivery.operator_refused": "operator action: not driven",
+    "delivery.reopen": "correction after delivery (reopened generation): not driven",
+    "child.correction": "correction: not driven",
+    "child.abort": "kill/abort: the kill path (claimSubagentRunKill) is not driven",
+    "child.inherited": "nested child: the descendant registry is not driven",
+    "recovery.attempt": "delivery-process restart recovery: a second process is not driven",
+    "recovery.end": "delivery-process restart recovery: a second process is not driven",
+    "requester.recovered": "delivery-process restart recovery: a second process is not driven",
+    "delivery.skip": SKIP,
+    "delivery.announce_skip": SKIP,
+    "private.retained": "private child: private completion is not driven",
+}
+OTHER = "record kind {kind}: not driven"
+SETTLE_WAKE = "announce:requester-settle:"  # a batch wake's idempotency key (reference §a)
+
+
+def run_records(records: Iterable[Record]) -> dict[str, list[Record]]:
+    """Each run's records in trace order, by run id (records naming no run are left out)."""
+    by_run: dict[str, list[Record]] = {}
+    for record in records:
+        run_id = record.data.get("run_id")
+        if isinstance(run_id, str):
+            by_run.setdefault(run_id, []).append(record)
+    return by_run
+
+
+def private_children(records: Iterable[Record]) -> frozenset[str]:
+    """Children spawned with ``completionTarget: parent`` (the world's spawn requests)."""
+    return frozenset(str(r.data.get("child")) for r in records
+                     if r.kind == "world.spawn" and r.data.get("completion_target") == "parent")
+
+
+def spawn_reason(spawn: Mapping[str, Any], private: frozenset[str]) -> str | None:
+    """A spawned inside a requester's turn is replayed like any other (the registry holds its
+    completion only for a private child; a busy requester shows as ``delivery.defer``)."""
+    if ":subagent:" in str(spawn.get("requester", "")):
+        return "nested requester: the descendant registry is not driven"
+    if str(spawn.get("child")) in private:
+        return "private child (completionTarget parent): the parent's private turn is not driven"
+    return None
+
+
+def reason(records: list[Record], restarts: list[int],
+           private: frozenset[str] = frozenset()) -> str | None:
+    """Why this run (its records start with its spawn) cannot be replayed, or None."""
+    first = records[0]
+    why = spawn_reason(first.data, private)
+    if why is not None:
+        return why
+    for record in records:
+        if str(record.data.get("key", "")).startswith(SETTLE_WAKE):
+            # A run that joined a yield batch after it froze has no `delivery.batch_owned`; the
+            # batch's wake reaching it (YLD-2 releases a suspended member) is still not driven.
+            return NOT_DRIVEN["delivery.batch_owned"]
+        if record.kind in DRIVEN:
+            continue
+        return NOT_DRIVEN.get(record.kind, OTHER.format(kind=record.kind))
+    last = records[-1].t_ms
+    if any(first.t_ms <= at <= last for at in restarts):
+        return "delivery-process restart while the run was open: a second process is not driven"
+    return None

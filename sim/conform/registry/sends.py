@@ -1,0 +1,91 @@
+"""Announce attempts and their sends: each of the model's attempts becomes one answer of the
+announce flow OpenClaw's registry calls (acknowledged -> delivered; transient tries spent, an
+unanswered send among them -> retryable; permanent -> a permanent failure; part sent before
+the error -> the flow rethrows the error with its send evidence, as OpenClaw's does),
+taking as long as
+the model's attempt took. The row after each attempt's end holds what the trace says: a retry's
+attempt count and next attempt time, a delivery, a give-up's status (suspended with its reason,
+or failed); and the announce flow was handed the frozen result once per attempt.
+
+The backoff's jitter is the model's: for each retry, the ``Math.random`` value that gives the
+model's delay through OpenClaw's own ``resolveAnnounceRetryDelayMs``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actors.records.retry import JITTER_STEPS, backoff_ms
+from sim.conform.registry.model import Expect, Replay
+from sim.trace import Record
+
+ENDS = frozenset({"delivery.retry", "delivery.delivered", "delivery.give_up"})
+
+
+def jitter_for(attempt: int, delay_ms: int) -> float:
+    """The jitter fraction that gives ``delay_ms`` after ``attempt`` failures (0 when none does:
+    a delay the model clamped; OpenClaw then shows its own)."""
+    for step in range(JITTER_STEPS):
+        fraction = step / (JITTER_STEPS - 1)
+        if backoff_ms(attempt, fraction) == delay_ms:
+            return fraction
+    return 0.0
+
+
+def plain(value: Any) -> Any:
+    """A trace value as JSON carries it (the model's status enums are their strings)."""
+    return getattr(value, "value", value)
+
+
+class Attempts:
+    """The attempts of one run, read record by record in trace order."""
+
+    def __init__(self, run_id: str, replay: Replay) -> None:
+        self.run_id = run_id
+        self.replay = replay
+        self.number = 0
+        self.started_at: int | None = None
+        self.error: str | None = None
+        self.permanent = False
+        self.result: str | None = None  # the child's result, once it ended (child_end)
+
+    def read(self, record: Record) -> None:
+        data = record.data
+        if record.kind == "delivery.attempt":
+            if data.get("attempt") != self.number or self.started_at is None:
+                self.number = int(data.get("attempt", self.number + 1))
+                self.started_at = record.t_ms
+                self.permanent = False
+        elif record.kind == "delivery.send_failed":
+            error = data.get("error")
+            self.error = str(error.get("message")) if isinstance(error, dict) else str(error)
+            self.permanent = data.get("class") == "permanent"
+        elif record.kind in ENDS:
+            self._end(record)
+
+    def _end(self, record: Record) -> None:
+        data = record.data
+        fields: dict[str, Any] = {"handed": self.number, "handedResult": self.result}
+        if record.kind == "delivery.delivered":
+            outcome = "delivered"
+            fields["status"] = "delivered"
+        elif record.kind == "delivery.retry":
+            outcome = "transient"
+            next_at = int(data["next_attempt_at_ms"])
+            fields.update(status="pending", attempts=int(data["attempt"]), nextAttemptAt=next_at)
+            self.replay.random.append(jitter_for(int(data["attempt"]), next_at - record.t_ms))
+        else:
+            reason = plain(data.get("reason"))
+            # Part of the send reached the platform before the error.
+            outcome = {"permanent_failure": "permanent",
+                       "sent_before_error": "sent"}.get(str(reason), "transient")
+            status = plain(data.get("status"))
+            fields["status"] = status
+            if status == "suspended":
+                fields["suspendedReason"] = plain(reason)
+        if self.started_at is not None:
+            self.replay.runs[self.run_id].attempts.append({
+                "outcome": outcome, "error": self.error,
+                "durationMs": record.t_ms - self.started_at})
+            self.started_at = None
+        self.replay.check(Expect(self.run_id, record.seq, record.t_ms, record.kind, fields))

@@ -1,0 +1,122 @@
+"""The registry check against the released openclaw package (``pytest -m conform``; skipped with
+one line when Node 24 or the package is not installed, required in .ci/run): a simulator run's
+events replayed on OpenClaw's real subagent registry, each row compared after every event."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+import pytest
+
+from sim.conform import differences, install
+from sim.conform.driver import Driver, manifest_path
+from sim.conform.registry.check import replay_world, run_scenarios, run_seeds, scenario_files
+from sim.conform.registry.compare import divergences
+from sim.conform.registry.translate import translate
+from sim.scenario.loader import load
+from sim.world.core import run
+
+pytestmark = pytest.mark.conform
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+SEEDS = range(1, 101)  # the CI's share; `handoff conform` replays 500
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Driver]:
+    installed = install.find_installed(install.PINNED_OPENCLAW)
+    if installed is None:
+        pytest.fail(f"openclaw {install.PINNED_OPENCLAW} and Node >= 24.16 are not installed "
+                    f"in {install.cache_root()} (run `handoff conform` once)")
+    manifest = manifest_path(install.PINNED_OPENCLAW)
+    assert manifest is not None
+    with Driver(installed, manifest) as running:
+        yield running
+
+
+def _snapshots(driver: Driver, name: str, mutants: tuple[str, ...] = ()) -> tuple:
+    replay = translate(run(load(SCENARIOS / name), mutants=mutants).trace.records)
+    return replay, driver.request("registryReplay", **replay.request())
+
+
+def test_spawn_end_ok_transient_then_acknowledged_matches_openclaw_row_by_row(
+        driver: Driver) -> None:
+    replay, snapshots = _snapshots(driver, "transient-then-success.toml")
+    assert list(replay.runs) == ["run-1"] and not replay.skipped
+    assert [e.kind for e in replay.expects] == ["spawn", "child.end", "delivery.delivered"]
+    assert divergences(replay.expects, snapshots) == {}
+    assert snapshots[-1]["status"] == "delivered"
+    assert [h["result"] for h in snapshots[-1]["handed"]] == [
+        "Build is green; two flaky tests quarantined."]
+
+
+def test_retries_match_openclaw_attempt_count_and_next_attempt_time(driver: Driver) -> None:
+    replay, snapshots = _snapshots(driver, "expiry.toml")
+    retries = [(e, s) for e, s in zip(replay.expects, snapshots, strict=True)
+               if e.kind == "delivery.retry"]
+    assert len(retries) >= 8
+    # Every retry before the window's last one: OpenClaw's own backoff, given the model's jitter.
+    for expect, snapshot in retries[:-1]:
+        assert snapshot["attempts"] == expect.fields["attempts"]
+        assert snapshot["nextAttemptAt"] == expect.fields["nextAttemptAt"]
+    found = divergences(replay.expects, snapshots)
+    assert found["run-1"].field == "nextAttemptAt"  # the clamp: an open difference
+
+
+def test_a_broken_model_is_an_undocumented_divergence(driver: Driver) -> None:
+    # The built-in mutant doubles the backoff without its 300 s cap: OpenClaw's row says when
+    # the next attempt really is, and no row of the table explains the difference.
+    records = run(load(SCENARIOS / "expiry.toml"), mutants=("backoff-uncapped",)).trace.records
+    outcome = replay_world(driver, records, differences.load(), "expiry (mutant)", "-")
+    assert outcome.undocumented, outcome
+    assert outcome.undocumented[0].field == "nextAttemptAt"
+
+
+def test_a_wrong_expectation_is_reported_with_both_sides(driver: Driver) -> None:
+    replay, snapshots = _snapshots(driver, "transient-then-success.toml")
+    last = replay.expects[-1]
+    replay.expects[-1] = attrs.evolve(last, fields={**last.fields, "status": "failed"})
+    found = divergences(replay.expects, snapshots)["run-1"]
+    assert (found.field, found.model, found.openclaw) == ("status", "failed", "delivered")
+    assert "model 'failed', openclaw 'delivered'" in found.line()
+
+
+def test_every_translatable_scenario_has_no_undocumented_divergence(driver: Driver) -> None:
+    files = scenario_files(SCENARIOS)
+    outcomes, not_translated = run_scenarios(driver, differences.load(), files, lambda _: None)
+    assert len(outcomes) + len(not_translated) == len(files)
+    assert len(outcomes) >= 40
+    assert [d.line() for o in outcomes for d in o.undocumented] == []
+    # Every reason a run or scenario is not replayed is named in docs/fidelity.md.
+    doc = (SCENARIOS.parent / "docs" / "fidelity.md").read_text(encoding="utf-8")
+    reasons = {why for o in outcomes for why in o.skipped.values()}
+    reasons |= {why for joined in not_translated.values() for why in joined.split("; ")}
+    for why in sorted(reasons):
+        phrase = why.split(":")[0].split(" (")[0]
+        assert ("record kind" if phrase.startswith("record kind ") else phrase) in doc, why
+
+
+def test_default_world_seeds_have_no_undocumented_divergence(driver: Driver) -> None:
+    outcomes = run_seeds(driver, differences.load(), SEEDS, lambda _: None)
+    assert sum(o.runs for o in outcomes) >= 30
+    assert [(o.source, d.line()) for o in outcomes for d in o.undocumented] == []
+
+
+def test_the_command_replays_a_scenario_and_a_seed_and_names_what_it_cannot() -> None:
+    skipped = SCENARIOS / "cancelled-mid-stream.toml"  # a kill: not driven
+    done = subprocess.run([sys.executable, "-m", "sim", "conform", "--json", "--check",
+                           "registry", "--scenario", str(SCENARIOS / "chunked-partial-send.toml"),
+                           "--scenario", str(skipped), "--seed", "36"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    registry = json.loads(done.stdout)["registry"]
+    assert (registry["scenarios"], registry["scenarios_replayed"], registry["seeds"]) == (2, 1, 1)
+    assert registry["undocumented"] == 0 and registry["first"] is None
+    assert registry["documented"] == {"registry-empty-reply-unfrozen": 1,
+                                      "registry-partial-send-retried": 1}
+    assert list(registry["not_translated"]) == [str(skipped)]

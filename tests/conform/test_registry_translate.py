@@ -1,0 +1,89 @@
+"""The registry check's translation and explainers, without Node: which runs are replayed and
+why the others are not, the jitter handed to OpenClaw's backoff, a delayed end message, and
+each registry row's explainer accepting only what it says OpenClaw does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actors.records.retry import backoff_ms
+from sim.conform import differences
+from sim.conform.registry import explain, scope
+from sim.conform.registry.compare import Divergence
+from sim.conform.registry.sends import jitter_for
+from sim.conform.registry.translate import translate
+from sim.trace import Record
+
+
+def rec(seq: int, t_ms: int, what: str, **data: Any) -> Record:
+    return Record(seq, t_ms, "x", what, data)
+
+
+SPAWN = rec(1, 0, "spawn", run_id="run-1", child="c1", child_session_key="agent:main:subagent:c1",
+            requester="agent:main:main", required=True, task="t", turn_run_id=None)
+END = rec(2, 10_000, "child.end", run_id="run-1", status="ok", error=None, result="done")
+
+
+def test_the_jitter_gives_the_model_s_delay_through_the_backoff() -> None:
+    for attempt in (1, 2, 3, 6):
+        for fraction in (0.0, 0.154, 0.5, 1.0):
+            delay = backoff_ms(attempt, fraction)
+            assert backoff_ms(attempt, jitter_for(attempt, delay)) == delay
+    assert jitter_for(1, 1) == 0.0  # a clamped delay no jitter gives
+
+
+def test_a_run_with_a_record_not_driven_is_left_out_with_its_reason() -> None:
+    steer = rec(3, 5_000, "child.abort", run_id="run-1")
+    replay = translate([SPAWN, steer, END])
+    assert not replay.runs
+    assert replay.skipped == {"run-1": scope.NOT_DRIVEN["child.abort"]}
+    nested = rec(1, 0, "spawn", **{**SPAWN.data, "requester": "agent:main:subagent:p"})
+    assert "nested requester" in translate([nested, END]).skipped["run-1"]
+
+
+def test_a_restart_while_the_run_is_open_leaves_it_out() -> None:
+    starts = [rec(0, 0, "delivery.start"), rec(5, 5_000, "delivery.start")]
+    replay = translate([starts[0], SPAWN, starts[1], END])
+    assert "restart" in replay.skipped["run-1"]
+
+
+def test_a_delayed_end_message_reaches_the_registry_late_with_the_child_s_end_time() -> None:
+    delay = rec(3, 10_000, "fault", kind="delay", dst="delivery", message="ChildEnded",
+                delay_ms=42_000)
+    replay = translate([SPAWN, END, delay])
+    end = next(step for step in replay.steps if step["kind"] == "end")
+    assert (end["t"], end["endedAt"]) == (52_000, 10_000)
+    assert [step["t"] for step in replay.steps] == sorted(step["t"] for step in replay.steps)
+    assert [e.kind for e in replay.expects] == ["spawn", "child.end"]
+
+
+def _context(kind: str, field: str, status: str = "ok", result: str | None = "done",
+             seq: int = 2) -> dict[str, Any]:
+    end = rec(2, 10_000, "child.end", run_id="run-1", status=status, error=None, result=result)
+    divergence = Divergence("run-1", seq, 10_000, kind, field, None, None)
+    return {"divergence": divergence, "run": [SPAWN, end], "spawn": SPAWN}
+
+
+def test_each_registry_explainer_accepts_only_what_it_says_openclaw_does() -> None:
+    table = differences.load()
+    # The 15 s grace holds error and timeout ends, never an ok one.
+    assert explain.explain(table, _context("child.end", "ended", "error"), True, False)
+    assert explain.explain(table, _context("child.end", "ended", "ok"), True, False) is None
+    # A trimmed frozen result is explained only when OpenClaw's is exactly the trimmed text.
+    padded = _context("child.end", "frozen", result=" done\n")
+    assert explain.explain(table, padded, " done\n", "done") == "registry-frozen-trimmed"
+    assert explain.explain(table, padded, " done\n", "don") is None
+    # Past 4,096 UTF-16 units the runtime's terminal reply is cut to 4,095 plus an ellipsis.
+    long = "é" * 5000
+    cut = explain.openclaw_terminal_text(long)
+    assert cut == "é" * 4095 + "…"
+    assert explain.explain(table, _context("child.end", "frozen", result=long), long, cut)
+    assert explain.explain(table, _context("child.end", "frozen", result=long), long,
+                           cut[:-1]) is None
+    # A surrogate pair is never split by the cut.
+    assert explain.openclaw_terminal_text("a" + "\U0001f600" * 3000).endswith("\U0001f600…")
+    # The silent token: only for a token-only reply.
+    silent = _context("child.end", "frozen", result="no_reply.")
+    assert explain.explain(table, silent, "no_reply.", "NO_REPLY") == "registry-silent-reply-token"
+    chatty = _context("child.end", "frozen", result="NO_REPLY, then more")
+    assert explain.explain(table, chatty, "NO_REPLY, then more", "NO_REPLY") is None
