@@ -208,7 +208,8 @@ def archived_after_completion(trace: Sequence[Record]) -> list[Violation]:
     after it is a new delivery, an operator's redrive). A delete-mode run whose row is
     resolved and cleaned up is archived once its deadline passed (when the world ran on to it
     with the delivery process up). After the archive, ``sessions_history`` of its child session
-    (no newer run of it spawned) shows nothing: the live session is gone; its archive stays
+    (no newer run of it spawned, no run's end wrote it since) shows nothing: the live session is
+    gone; its archive stays
     readable (``archive-read``, FMT-6). Read from the configuration (``world.start``), the spawn
     requests, the producer's end of each run, the gateway's sends, the requester's transcript
     and history reads, the harness's crash and restart records, and the store's rows."""
@@ -255,8 +256,18 @@ def archived_after_completion(trace: Sequence[Record]) -> list[Violation]:
     latest: dict[tuple[str, str], str] = {}  # (requester actor, child) -> its newest run
     sessions: dict[str, str] = {}  # run -> its child session key
     reused: set[str] = set()  # runs whose child session a newer run took after their archive
-    for r in of_kinds(trace, ("spawn", "gateway.send", "requester.accept", "requester.history")):
+    written: dict[str, int] = {}  # child session key -> when a run's end last wrote it
+    for r in of_kinds(trace, ("spawn", "gateway.send", "requester.accept", "requester.history",
+                              "child.end")):
         kind = r.kind
+        if kind == "child.end":
+            # A run's end writes its transcript as the key's live session (FMT-6: keys are
+            # reused): an older run still running on the key when another was archived writes
+            # it again after the archive (seed 743), and a read then shows that run's transcript.
+            key = (r.data.get("archive") or {}).get("session_key")
+            if key is not None:
+                written[key] = r.t_ms
+            continue
         if kind == "spawn":
             latest[(r.actor, r.data["child"])] = r.data["run_id"]
             sessions[r.data["run_id"]] = key = r.data["child_session_key"]
@@ -267,6 +278,7 @@ def archived_after_completion(trace: Sequence[Record]) -> list[Violation]:
             run_id = latest.get((r.actor, r.data["child"]))
             at = archived.get(run_id or "")
             if run_id is not None and at is not None and r.t_ms > at and run_id not in reused \
+                    and written.get(sessions.get(run_id, ""), at) <= at \
                     and r.data["result"].get("totalMessages"):
                 fail(f"{r.actor} read {r.data['child']}'s live session with sessions_history "
                      f"after its run {run_id} was archived at {at} ms, and got "

@@ -108,7 +108,7 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
                 world.operator.ask(redrive_at, "redrive", child.id)
             late_at = world_lifecycle.late_redrive(world.chooser, child)  # around its expiry
             if late_at is not None:
-                world.operator.ask(late_at, "redrive", child.id)
+                world.operator.ask_late(late_at, child.id)
             child, read_at = world_lifecycle.draw_cleanup(world.chooser, child,
                                                           world.scenario.archive_after_minutes)
             if read_at is not None:  # sessions_history once the run should be archived
