@@ -145,7 +145,8 @@ def suspended_kept_seven_days(trace: Sequence[Record]) -> list[Violation]:
     if rows is None or end is None:
         return []
     spans = _down_spans(trace)
-    ended = {r.data["run_id"]: r for r in of_kinds(trace, ("child.end",))}
+    ended = {r.data["run_id"]: r for r in of_kinds(trace, ("child.end",))
+             if r.kind == "child.end"}
     violations: list[Violation] = []
 
     def fail(what: str, *records: Record) -> None:
@@ -184,10 +185,12 @@ def suspended_kept_seven_days(trace: Sequence[Record]) -> list[Violation]:
     # without one, nothing of the run goes out once they are up (expired: a redrive after that
     # delivers nothing).
     redriven = {r.data["run_id"] for r in of_kinds(trace, ("world.operator",))
-                if r.data["action"] == "redrive" and r.data["run_id"] in kept
+                if r.kind == "world.operator" and r.data["action"] == "redrive" and r.data["run_id"] in kept
                 and kept[r.data["run_id"]][0] <= r.t_ms
                 and r.t_ms < (kept[r.data["run_id"]][1] or end.t_ms + 1)}
     for r in of_kinds(trace, ("gateway.send",)):
+        if r.kind != "gateway.send":
+            continue
         run_id = r.data["run_id"]
         if run_id not in kept or run_id in redriven or is_wake(r.data["key"]):
             continue
@@ -219,7 +222,8 @@ def archived_after_completion(trace: Sequence[Record]) -> list[Violation]:
         return []
     after_ms = 60_000 * (start.data.get("archive_after_minutes") or 0)
     asked = asked_runs(trace)
-    ended = {r.data["run_id"]: r for r in of_kinds(trace, ("child.end",))}
+    ended = {r.data["run_id"]: r for r in of_kinds(trace, ("child.end",))
+             if r.kind == "child.end"}
     spans = _down_spans(trace)
     violations: list[Violation] = []
 
@@ -283,6 +287,8 @@ def archived_after_completion(trace: Sequence[Record]) -> list[Violation]:
                 fail(f"{r.actor} read {r.data['child']}'s live session with sessions_history "
                      f"after its run {run_id} was archived at {at} ms, and got "
                      f"{r.data['result']['totalMessages']} messages (the session is deleted)", r)
+            continue
+        if kind not in ("gateway.send", "requester.accept"):
             continue
         run_id, key = r.data["run_id"], r.data["key"]
         if run_id not in archived or is_wake(key) or key.endswith(":recovered"):
