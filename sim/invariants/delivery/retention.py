@@ -185,7 +185,8 @@ def suspended_kept_seven_days(trace: Sequence[Record]) -> list[Violation]:
     # without one, nothing of the run goes out once they are up (expired: a redrive after that
     # delivers nothing).
     redriven = {r.data["run_id"] for r in of_kinds(trace, ("world.operator",))
-                if r.kind == "world.operator" and r.data["action"] == "redrive" and r.data["run_id"] in kept
+                if r.kind == "world.operator" and r.data["action"] == "redrive"
+                and r.data["run_id"] in kept
                 and kept[r.data["run_id"]][0] <= r.t_ms
                 and r.t_ms < (kept[r.data["run_id"]][1] or end.t_ms + 1)}
     for r in of_kinds(trace, ("gateway.send",)):
