@@ -122,7 +122,7 @@ class HistoryRead:
 
     child_id: str
     limit: int | None = None
-    offset: int = 0
+    offset: int | None = None  # None: no offset passed (no paging fields, §c19); 0 is one
     include_tools: bool = False
     # DEL-17: who asks (checked against the session's owners) and the harness's request number.
     caller: Caller = OWNER
@@ -151,7 +151,7 @@ class RunHistoryRead:
 
     child_id: str
     limit: int | None = None
-    offset: int = 0
+    offset: int | None = None  # None: no offset passed (no paging fields, §c19); 0 is one
     include_tools: bool = False
     # DEL-17: who asks (checked against the session's owners) and the harness's request number.
     caller: Caller = OWNER

@@ -33,6 +33,8 @@ MUTANT_RECEIPT_BY_ARRIVAL = "receipt-by-arrival"
 # a field of exactly 4,000 units cut (``<`` for ``<=``).
 MUTANT_HISTORY_BYTES_UNCLEANED = "history-bytes-uncleaned"
 MUTANT_HISTORY_FIELD_CUT_AT_LIMIT = "history-field-cut-at-limit"
+# ... and its paging fields come also when the caller passed no offset (the model before §c19).
+MUTANT_HISTORY_PAGING_ALWAYS = "history-paging-always"
 # A spawn's runTimeoutSeconds keeps its fraction of a second (actors/child/deadline.py).
 MUTANT_RUN_TIMEOUT_UNFLOORED = "run-timeout-unfloored"
 
@@ -396,6 +398,11 @@ MUTANTS: dict[str, str] = {
     MUTANT_HISTORY_FIELD_CUT_AT_LIMIT: (
         "sessions_history cuts a text field of exactly 4,000 UTF-16 units, which fits, as if it "
         "were over the limit: < written for <= at the field cut (FMT-5, reference §c16)"
+    ),
+    MUTANT_HISTORY_PAGING_ALWAYS: (
+        "sessions_history answers offset, totalMessages and hasMore (and nextOffset) also when "
+        "the caller passed no offset, as if it had asked for offset 0 (FMT-5, reference §c19: "
+        "OpenClaw 2026.9.6 gives the paging fields only with an offset)"
     ),
     MUTANT_FROZEN_CAP_CHARS: (
         "the frozen-result cap counts and cuts characters instead of UTF-8 bytes, so a result of "

@@ -128,6 +128,10 @@ PROBES: dict[str, str] = {
                                               "units: cut",
     "requester.history-rows-dropped-several-left": "the 80 KiB cap dropped a page's oldest "
                                                    "rows and left more than one",
+    "requester.history-paged-more": "a history read given an offset had more rows below its "
+                                    "page (hasMore, nextOffset)",
+    "requester.history-paged-floor": "a history read given an offset returned one row at the top "
+                                     "of its window: nextOffset's floor offset + 1 binds",
     # -- the requester session (actors/requester/shell.py) ----------------------------------------
     "requester.session-rerun": "a child session is spawned again (a new run id)",
     "requester.duplicate-completion": "a completion arrived whose key the session had recorded",

@@ -84,7 +84,8 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     # the harness sent it (DEL-5, DEL-17; sim/world/control.py).
     "world.session": ("key", "nested", "owners", "reply_mode", "origin", "route", "binding",
                       "hook", "channel", "chunk_chars"),
-    "world.action": ("request", "session", "actor", "action", "child", "caller"),
+    "world.action": ("request", "session", "actor", "action", "child", "caller",
+                     "limit", "offset", "include_tools"),  # (the last three: reads only)
     # Nesting (docs/nesting.md): the limits a world runs under, and a nested session deleted.
     "world.limits": ("max_spawn_depth", "max_children_per_agent", "max_concurrent"),
     "world.delete-session": ("child", "session"),

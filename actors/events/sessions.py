@@ -111,6 +111,8 @@ class HistoryServed(Event):
     include_tools: bool
     result: dict[str, JsonValue]
     limit: int | None = None  # as asked (the request, not a verdict)
+    offset: int | None = None  # as asked: None when no offset was passed (not 0)
+    request: int = 0  # the harness's number of the request (``world.action``; 0: not numbered)
 
 
 @attrs.frozen(slots=True)
@@ -145,6 +147,7 @@ class ArchiveServed(Event):
     reason: str
     retryable: bool
     result: dict[str, JsonValue] | None
+    request: int = 0  # the harness's number of the request (``world.action``; 0: not numbered)
 
 
 @attrs.frozen(slots=True)

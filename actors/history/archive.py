@@ -88,7 +88,7 @@ def read_run_history(
     reader: Reader,
     *,
     limit: int | None = None,
-    offset: int = 0,
+    offset: int | None = None,
     include_tools: bool = False,
     mutants: frozenset[str] = frozenset(),
 ) -> ArchiveRead:

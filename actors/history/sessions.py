@@ -13,7 +13,11 @@ from typing import Any
 
 import attrs
 
-from actors.mutants import MUTANT_HISTORY_BYTES_UNCLEANED, MUTANT_HISTORY_FIELD_CUT_AT_LIMIT
+from actors.mutants import (
+    MUTANT_HISTORY_BYTES_UNCLEANED,
+    MUTANT_HISTORY_FIELD_CUT_AT_LIMIT,
+    MUTANT_HISTORY_PAGING_ALWAYS,
+)
 
 TEXT_FIELD_LIMIT = 4_000  # UTF-16 code units, as JavaScript's String.length counts them
 TRUNCATION_SUFFIX = "\n…(truncated)…"
@@ -130,6 +134,11 @@ FIELD_EDGES = {TEXT_FIELD_LIMIT - 1: "requester.history-field-one-under-limit",
                TEXT_FIELD_LIMIT: "requester.history-field-at-limit",
                TEXT_FIELD_LIMIT + 1: "requester.history-field-one-over-limit"}
 ROWS_DROPPED_SEVERAL_LEFT = "requester.history-rows-dropped-several-left"
+# Paging's rare paths (a read with an offset): more rows below the page; the floor
+# ``offset + 1`` binding (the page's oldest row is the newest of its window, a one-row page at
+# the window's top: with rows numbered by their place it never strictly wins, see _paging).
+PAGED_MORE = "requester.history-paged-more"
+PAGED_FLOOR = "requester.history-paged-floor"
 
 
 @attrs.define
@@ -248,7 +257,8 @@ def message_seq(message: Mapping[str, Any], position: int) -> int:
 @attrs.frozen
 class HistoryResult:
     messages: tuple[dict[str, Any], ...]
-    offset: int
+    # The offset as asked: None when the caller passed none (then no paging fields at all).
+    offset: int | None
     total_messages: int
     next_offset: int | None
     truncated: bool
@@ -259,17 +269,24 @@ class HistoryResult:
     session_key: str | None = None
     # The boundaries this page met (probe names; not part of the tool's answer).
     edges: tuple[str, ...] = ()
+    # MUTANT_HISTORY_PAGING_ALWAYS: the paging fields also without an offset.
+    paging_always: bool = False
+
+    @property
+    def has_more(self) -> bool:
+        return self.next_offset is not None
 
     def to_json(self) -> dict[str, Any]:
-        """The tool's JSON shape (camelCase, ``nextOffset`` only when there is more)."""
+        """The tool's JSON shape (camelCase). The paging fields come only when the caller
+        passed an offset, as resolveSessionsHistoryPaginationMetadata gives them in OpenClaw
+        2026.9.6 (§c19): ``offset``, ``nextOffset`` only when there is more, ``hasMore`` and
+        ``totalMessages``, in that order."""
         out: dict[str, Any] = {}
         if self.session_key is not None:
             out["sessionKey"] = self.session_key
         out.update(
             {
                 "messages": list(self.messages),
-                "offset": self.offset,
-                "totalMessages": self.total_messages,
                 "truncated": self.truncated,
                 "droppedMessages": self.dropped_messages,
                 "contentTruncated": self.content_truncated,
@@ -277,8 +294,12 @@ class HistoryResult:
                 "bytes": self.bytes,
             }
         )
-        if self.next_offset is not None:
-            out["nextOffset"] = self.next_offset
+        if self.offset is not None or self.paging_always:
+            out["offset"] = self.offset or 0
+            if self.next_offset is not None:
+                out["nextOffset"] = self.next_offset
+            out["hasMore"] = self.has_more
+            out["totalMessages"] = self.total_messages
         return out
 
 
@@ -286,26 +307,28 @@ def sessions_history(
     messages: Sequence[Mapping[str, Any]],
     *,
     limit: int | None = None,
-    offset: int = 0,
+    offset: int | None = None,
     include_tools: bool = False,
     session_key: str | None = None,
     mutants: frozenset[str] = frozenset(),
 ) -> HistoryResult:
     """One page of a transcript, newest last.
 
-    ``offset`` counts the newest messages to skip (the window ends at ``total - offset``);
+    ``offset`` counts the newest messages to skip (the window ends at ``total - offset``); None
+    (not passed) reads like 0 but the answer has no paging fields (§c19);
     ``limit`` (a positive integer; 200 when not given, the gateway's page) keeps at most that
     many of the newest messages in the window, tool rows included, before tool rows are dropped
     (reference §c16, §c19). Then text fields are cleaned and
     the 80 KiB JSON cap drops the oldest rows first."""
-    if offset < 0:
+    if offset is not None and offset < 0:
         raise ValueError("offset must be >= 0")
     if limit is not None and limit < 1:
         # OpenClaw 2026.9.6 reads it as a positive integer (reference §c19): 0 is refused.
         raise ValueError("limit must be a positive integer")
     total = len(messages)
     indexed = [(message_seq(m, i + 1), m) for i, m in enumerate(messages)]
-    window = [(seq, m) for seq, m in indexed[: max(total - offset, 0)]]
+    skip = offset or 0
+    window = [(seq, m) for seq, m in indexed[: max(total - skip, 0)]]
     # The gateway keeps the newest ``limit`` rows before tool messages are dropped (tool rows
     # count toward it), and a limit past the rows keeps them all (reference §c16).
     # Without a limit the gateway pages DEFAULT_PAGE rows (reference §c19).
@@ -329,9 +352,9 @@ def sessions_history(
     if MUTANT_HISTORY_BYTES_UNCLEANED in mutants:
         final_bytes = json_bytes([m for _, m in window[dropped:]])  # the bug: before cleaning
 
-    # Paging back continues below the oldest row returned, or, when the page held only tool
-    # rows (dropped), below the oldest row of the window; an empty window has no older page.
-    next_offset = _next_offset(offset, total, kept[0][0] if kept else window_oldest)
+    next_offset, floor = _next_offset(skip, total, kept[0][0] if kept else None, window_oldest)
+    paging = (*((PAGED_MORE,) if next_offset is not None else ()),
+              *((PAGED_FLOOR,) if floor else ())) if offset is not None else ()
     return HistoryResult(
         messages=out_messages,
         offset=offset,
@@ -345,7 +368,9 @@ def sessions_history(
         bytes=final_bytes,
         session_key=session_key,
         edges=(*flags.edges, *((ROWS_DROPPED_SEVERAL_LEFT,)
-                               if dropped and len(kept) > 1 and not hard_capped else ())),
+                               if dropped and len(kept) > 1 and not hard_capped else ()),
+               *paging),
+        paging_always=MUTANT_HISTORY_PAGING_ALWAYS in mutants,
     )
 
 
@@ -370,11 +395,23 @@ def _capped(rows: list[tuple[int, dict[str, Any]]]
     return kept, dropped, total_bytes, hard_capped
 
 
-def _next_offset(offset: int, total: int, oldest_seq: int | None) -> int | None:
-    """Where paging back goes on: below ``oldest_seq``, unless no older row is left."""
-    next_offset: int | None = None
-    if oldest_seq is not None:
-        candidate = max(offset, total - oldest_seq + 1)
-        if candidate < total:
-            next_offset = candidate
-    return next_offset
+def _next_offset(offset: int, total: int, oldest_seq: int | None,
+                 window_oldest: int | None) -> tuple[int | None, bool]:
+    """Where paging back goes on, None when no older row is left; and whether the floor
+    ``offset + 1`` bound it.
+
+    OpenClaw 2026.9.6 (resolveSessionsHistoryPaginationMetadata, §c19), with ``seq`` the
+    oldest row returned: ``max(offset + 1, min(gateway's nextOffset ?? total, total - seq +
+    1))``, ``hasMore`` when it is below the total. The gateway's own nextOffset (chat.history,
+    resolveChatHistoryNextOffset) is ``max(offset + 1, total - oldest row of its page + 1)``,
+    given only when below the total; its page is this window (tool rows still in), whose
+    oldest row is no newer than ``seq``, so the min is ``total - seq + 1``. With no row
+    returned (a page of only tool rows, dropped) the tool takes the gateway's nextOffset as
+    it is; an empty window (offset past the rows) has none."""
+    if oldest_seq is None:
+        if window_oldest is None:
+            return None, False
+        oldest_seq = window_oldest  # the gateway's nextOffset, from its own page
+    term = total - oldest_seq + 1
+    candidate = max(offset + 1, term)
+    return (candidate if candidate < total else None), offset + 1 >= term

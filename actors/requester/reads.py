@@ -23,7 +23,8 @@ def history_read(req: Requester, message: HistoryRead) -> None:
     for edge in history.edges:
         req.port.probe(edge)
     req.port.emit(events.HistoryServed(message.child_id, message.include_tools,
-                                       history.to_json(), message.limit))
+                                       history.to_json(), message.limit, message.offset,
+                                       message.request))
 
 
 def cleanup_session(req: Requester, message: CleanupSession) -> None:
@@ -50,7 +51,7 @@ def run_history_read(req: Requester, message: RunHistoryRead) -> None:
         req.port.probe(edge)
     req.port.emit(events.ArchiveServed(
         message.child_id, run_id, key, read.status, read.reason, read.retryable,
-        None if read.history is None else read.history.to_json()))
+        None if read.history is None else read.history.to_json(), message.request))
 
 
 def status_read(req: Requester, message: StatusRead) -> None:

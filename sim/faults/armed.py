@@ -32,7 +32,7 @@ class TimelineEvent:
     delay_ms: int = 0
     restart_after_ms: int | None = None  # crash: how long the actor stays down
     limit: int | None = None  # history-read: sessions_history parameters
-    offset: int = 0
+    offset: int | None = None  # None: no offset passed (no paging fields, §c19); 0 is one
     include_tools: bool = False
     caller: Caller | None = None  # world events: who asks (DEL-17); None: the session's owner
     # steer: the replacement run's time and answer (reference §c18)

@@ -90,7 +90,8 @@ def timeline(root: Node, child_ids: list[str]) -> tuple[TimelineEvent, ...]:
                 minimum=0.001 if fault == "gateway-restart" else 0.0, maximum=MAX_TIME_S),
             # sessions_history reads a positive integer (openclaw 2026.9.6, reference §c19).
             limit=table.integer("limit", None, minimum=1, maximum=MAX_COUNT),
-            offset=table.integer("offset", 0, maximum=MAX_COUNT),
+            # Absent is not 0: only a read given an offset is answered with paging fields.
+            offset=table.integer("offset", None, maximum=MAX_COUNT),
             include_tools=table.boolean("include_tools", False),
             caller=caller(table, child_ids),
             run_ms=table.seconds("run_for", 30, minimum=0.001, maximum=MAX_TIME_S),

@@ -179,7 +179,7 @@ def _event(event: TimelineEvent) -> dict[str, Any]:
         "delay": seconds(event.delay_ms) if event.delay_ms else None,
         "restart_after": (None if event.restart_after_ms is None
                           else seconds(event.restart_after_ms)),
-        "limit": event.limit, "offset": event.offset or None,
+        "limit": event.limit, "offset": event.offset,
         "include_tools": event.include_tools or None,
         "caller": None if event.caller is None else str(event.caller),
         "run_for": seconds(event.run_ms) if event.fault == "steer" else None,

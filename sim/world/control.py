@@ -180,9 +180,15 @@ class ControlDesk:
         self._requests += 1
         message = attrs.evolve(message, caller=caller, request=self._requests)
         child = message.child.id if isinstance(message, Spawn) else message.child_id
-        record = {"request": self._requests, "session": session_key,
-                  "actor": addresses.requester(session_key),
-                  "action": CONTROL_ACTIONS[type(message)], "child": child, "caller": str(caller)}
+        record: dict[str, Any] = {
+            "request": self._requests, "session": session_key,
+            "actor": addresses.requester(session_key),
+            "action": CONTROL_ACTIONS[type(message)], "child": child, "caller": str(caller)}
+        if isinstance(message, HistoryRead | RunHistoryRead):
+            # What the read asks, as asked: the paging oracles read the offset here (None: no
+            # offset passed, which is not offset 0, §c19).
+            record.update(limit=message.limit, offset=message.offset,
+                          include_tools=message.include_tools)
 
         def send() -> None:
             self.kernel.emit(addresses.HARNESS, "world.action", record)

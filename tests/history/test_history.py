@@ -138,11 +138,52 @@ def test_byte_cap_drops_oldest_first_and_pages_back() -> None:
 
 
 def test_no_next_offset_when_everything_fits() -> None:
-    result = sessions_history([msg("user", "a"), msg("assistant", "b")])
+    result = sessions_history([msg("user", "a"), msg("assistant", "b")], offset=0)
     assert result.next_offset is None
     assert "nextOffset" not in result.to_json()
     assert result.to_json()["totalMessages"] == 2
+    assert result.to_json()["hasMore"] is False
     assert not result.truncated
+
+
+def test_paging_fields_only_when_an_offset_is_passed() -> None:
+    """OpenClaw 2026.9.6 (resolveSessionsHistoryPaginationMetadata, reference §c19): offset,
+    nextOffset (when there is more), hasMore and totalMessages, in that order, only when the
+    caller passed an offset; 0 is an offset, none is not."""
+    transcript = [msg("user", str(i)) for i in range(10)]
+    unpaged = sessions_history(transcript, limit=3).to_json()
+    assert not {"offset", "nextOffset", "hasMore", "totalMessages"} & set(unpaged)
+    paged = sessions_history(transcript, limit=3, offset=0).to_json()
+    assert list(paged)[-4:] == ["offset", "nextOffset", "hasMore", "totalMessages"]
+    assert (paged["offset"], paged["nextOffset"], paged["hasMore"], paged["totalMessages"]) == (
+        0, 3, True, 10)
+    assert {k: v for k, v in paged.items() if k not in ("offset", "nextOffset", "hasMore",
+                                                        "totalMessages")} == unpaged
+    last = sessions_history(transcript, limit=3, offset=9).to_json()
+    assert "nextOffset" not in last and last["hasMore"] is False and last["offset"] == 9
+    past = sessions_history(transcript, limit=3, offset=12).to_json()  # past the rows
+    assert past["messages"] == [] and past["hasMore"] is False and "nextOffset" not in past
+    # The known-bug variant answers them without an offset too.
+    always = sessions_history(transcript, limit=3,
+                              mutants=frozenset({"history-paging-always"})).to_json()
+    assert (always["offset"], always["hasMore"], always["totalMessages"]) == (0, True, 10)
+
+
+def test_next_offset_floor_is_offset_plus_one() -> None:
+    """max(offset + 1, min(gateway's, total - seq + 1)): with recorded seqs above their places
+    the floor wins; with rows numbered by place it binds on a one-row page at the window's top
+    (the probe that says so only with an offset)."""
+    transcript = [msg("user", str(i), seq=i + 5) for i in range(10)]  # seqs 5..14
+    page = sessions_history(transcript, limit=2, offset=3)
+    assert [m["__openclaw"]["seq"] for m in page.messages] == [10, 11]
+    assert page.next_offset == 4  # total 10 - seq 10 + 1 = 1, below the floor 3 + 1
+    plain = [msg("user", str(i), seq=i + 1) for i in range(10)]
+    top = sessions_history(plain, limit=1, offset=2)
+    assert top.next_offset == 3 and "requester.history-paged-floor" in top.edges
+    assert "requester.history-paged-more" in top.edges
+    assert "requester.history-paged-floor" not in sessions_history(plain, limit=1).edges
+    assert "requester.history-paged-floor" not in sessions_history(plain, limit=2,
+                                                                   offset=2).edges
 
 
 def test_limit_keeps_newest_and_sets_next_offset() -> None:

@@ -251,6 +251,20 @@ CASES: list[tuple[str, str, str]] = [
      "workload.children: must be at most 10,000 (the limit)"),
     ("huge-seed", f"seed = {2**63} # <-\n" + SESSION + '[[children]]\nid = "a"\n',
      f"seed: must be at most {2**63 - 1:,} (the limit)"),
+    # sessions_history's offset: absent is no offset (no paging fields), 0 is one (§c19).
+    ("negative-offset", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1\n'
+     'event = "history-read"\nchild = "a"\noffset = -1 # <-\n',
+     "timeline[0].offset: must be at least 0"),
+    ("huge-offset", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1\n'
+     'event = "archive-read"\nchild = "a"\noffset = 1000001 # <-\n',
+     "timeline[0].offset: must be at most 1,000,000 (the limit)"),
+    ("text-offset", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1\n'
+     'event = "history-read"\nchild = "a"\noffset = "0" # <-\n',
+     "timeline[0].offset: must be an integer, not a string"),
+    ("offset-on-abort", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 1\n'
+     'event = "abort"\nchild = "a"\noffset = 0 # <-\n',
+     "timeline[0].offset: does not apply to a 'abort' event (it takes: at, event, child, "
+     "caller)"),
     ("huge-count", SESSION + '[[children]]\nid = "a"\n[[timeline]]\nat = 0\n'
      'fault = "duplicate"\ncount = 1000000000 # <-\n',
      "timeline[0].count: must be at most 1,000,000 (the limit)"),

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.child.history_reads import served_reads
 from sim.invariants.delivery.receipts import produced
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
@@ -280,11 +281,14 @@ def _utf16(text: str) -> int:
 
 
 def history_bounds(trace: Sequence[Record]) -> list[Violation]:
+    """The page's bounds, judged against what the read asked (its ``world.action``) and the
+    transcript's length counted from the child's records (``history_reads.py``), never the
+    answer's own ``offset`` or ``totalMessages`` (which come only with an offset, §c19)."""
     violations = []
-    for r in of_kinds(trace, ("requester.history",)):
-        if r.kind != "requester.history":
+    for read in served_reads(trace):
+        if read.archive:
             continue
-        result = r.data["result"]
+        r, result = read.record, read.result
         messages = result["messages"]
         problems = []
         size = len(json.dumps(messages, ensure_ascii=False, separators=(",", ":"))
@@ -298,24 +302,24 @@ def history_bounds(trace: Sequence[Record]) -> list[Violation]:
                 problems.append(f"a {key or 'content'} field of {_utf16(text)} UTF-16 units")
                 break
         for message in messages:
-            if not r.data["include_tools"] and message.get("role") in ("toolResult", "tool"):
+            if not read.include_tools and message.get("role") in ("toolResult", "tool"):
                 problems.append("a tool message without includeTools")
             for dropped in ("usage", "details", "cost"):
                 if dropped in message:
                     problems.append(f"a message still carries {dropped!r}")
-        total, offset = result["totalMessages"], result["offset"]
+        total, offset, limit = read.total, read.offset or 0, read.limit
         # With tool rows asked for and nothing dropped for size, the page is the newest
         # ``limit`` rows of the window (all of them when the limit is past the rows, §c16).
-        limit = r.data.get("limit")
-        if r.data["include_tools"] and not result["droppedMessages"]:
+        if total is not None and read.include_tools and not result["droppedMessages"]:
             # No limit: the gateway's page of 200 rows (reference §c19).
             page = HISTORY_DEFAULT_PAGE if limit is None else limit
             want = min(page, max(total - offset, 0))
             if len(messages) != want:
                 problems.append(f"{len(messages)} rows for limit {limit} at offset {offset} of "
                                 f"{total}, not {want}")
-        if "nextOffset" in result and not offset <= result["nextOffset"] < total:
-            problems.append(f"nextOffset {result['nextOffset']} outside [{offset}, {total})")
+        if total is not None and "nextOffset" in result and \
+                not offset + 1 <= result["nextOffset"] < total:
+            problems.append(f"nextOffset {result['nextOffset']} outside [{offset + 1}, {total})")
         if problems:
             violations.append(Violation("history-bounds", "FMT-5",
                                         f"sessions_history of {r.data['child']}: "

@@ -98,7 +98,7 @@ def _check_read(read: Record, runs: dict[str, _Run], generations: list[Record],
                         f"({read.data['reason']})")
     result = read.data["result"]
     if status == "ok" and result is not None:
-        if result["totalMessages"] != run.messages:
+        if "totalMessages" in result and result["totalMessages"] != run.messages:
             problems.append(f"{result['totalMessages']} messages, but the run's transcript "
                             f"holds {run.messages}")
         others = set().union(*(runs[a.data["run_id"]].texts for a in generations

@@ -124,11 +124,26 @@ def draw_archive_use(chooser: Chooser, send_at: SendAt, child: ChildSpec,
     if chooser.chance(sub, 0.5 if reused else 0.1):
         end_ms = child.spawn_at_ms + child.run_ms
         at = end_ms + 1000 * (121 + chooser.choose(sub, 240))
-        send_at(at, child, RunHistoryRead(child.id, include_tools=True))
+        send_at(at, child, _paged_read(chooser, child))
         if chooser.chance(sub, 0.6):
             send_at(end_ms + 1000 * (1 + chooser.choose(sub, 120)), child,
                           CleanupSession(child.id))
     return child
+
+
+def _paged_read(chooser: Chooser, child: ChildSpec) -> RunHistoryRead:
+    """The archive read, half the time with an offset (0 to 3) and then often a small limit
+    (1 to 3): a read with more rows below its page, and a one-row page at the top of its
+    window, where nextOffset's floor ``offset + 1`` binds (FMT-5, reference §c19; probes
+    ``requester.history-paged-more``, ``requester.history-paged-floor``). Without an offset
+    the answer has no paging fields. On a stream of its own (index 0: no offset, as before),
+    so other draws, and saved runs' choices, keep still."""
+    sub = "workload:paging"
+    if not chooser.chance(sub, 0.5):
+        return RunHistoryRead(child.id, include_tools=True)
+    offset = chooser.choose(sub, 4)
+    limit = 1 + chooser.choose(sub, 3) if chooser.chance(sub, 0.6) else None
+    return RunHistoryRead(child.id, limit, offset, include_tools=True)
 
 
 def _worker_session(earlier: list[ChildSpec], trees: TreeBook) -> str | None:
