@@ -255,3 +255,23 @@ def test_the_archive_oracle_catches_a_run_never_archived(monkeypatch: pytest.Mon
     monkeypatch.setattr(Sweeper, "note_archive", lambda self, record, now_ms: None)
     found = archived_after_completion(_outside(_run("cleanup-archive.toml")))
     assert sorted(v.message.split(" ")[0] for v in found) == ["run-1", "run-2", "run-4"]
+
+
+def test_only_a_week_later_redrive_runs_the_default_world_past_six_hours() -> None:
+    # Seed 611 leaves its last requester turn open, and a yielded batch's wake is refused
+    # every 30 s while it is (§c17); it also draws a redrive about a week after a child's end.
+    # The harness finishes the open turn at the 6-hour mark, so the wake goes through and the
+    # week costs a few timers: it ran 8 days and 115,137 records when the world simply ran on.
+    from sim.cli import root as cli
+    default = scenario.load(cli.default_world_path())
+    late = world.run(default, seed=611)
+    records = list(late.trace)
+    end = next(r for r in records if r.kind == "world.end")
+    assert late.violations == () and end.data["reason"] == "quiescent"
+    assert end.t_ms > 6 * 24 * 3_600_000 and len(records) < 5_000
+    finished = [r for r in records if r.kind == "world.turn_end" and r.t_ms == 21_600_000]
+    assert len(finished) == 1  # the turn left open, finished at the world's own 6 hours
+    assert any(r.kind == "world.operator" and r.t_ms > 6 * 24 * 3_600_000 for r in records)
+    # Seed 1 draws no such redrive: it stops within its 6 hours.
+    plain = list(world.run(default, seed=1).trace)
+    assert next(r for r in plain if r.kind == "world.end").t_ms <= 21_600_000
