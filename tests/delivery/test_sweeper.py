@@ -272,6 +272,6 @@ def test_only_a_week_later_redrive_runs_the_default_world_past_six_hours() -> No
     finished = [r for r in records if r.kind == "world.turn_end" and r.t_ms == 21_600_000]
     assert len(finished) == 1  # the turn left open, finished at the world's own 6 hours
     assert any(r.kind == "world.operator" and r.t_ms > 6 * 24 * 3_600_000 for r in records)
-    # Seed 1 draws no such redrive: it stops within its 6 hours.
-    plain = list(world.run(default, seed=1).trace)
+    # Seed 3 draws no such redrive: it stops within its 6 hours (about half the seeds draw one).
+    plain = list(world.run(default, seed=3).trace)
     assert next(r for r in plain if r.kind == "world.end").t_ms <= 21_600_000
