@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from actors import addresses
 from actors.gateway.core import SENT, ChunkFate, ChunkVerdict
-from actors.messages import AbortRun, Completion, CompletionAck, SendRejected
+from actors.messages import AbortRun, ChildEnded, Completion, CompletionAck, SendRejected
 from actors.nesting.lane import LaneGrant
 from actors.nesting.session_queue import SessionGrant
 from actors.records.send_error import SendError
@@ -30,6 +30,7 @@ from sim.faults.errors import (
     SEND_FAULTS,
     TRANSIENT_ERRORS,
 )
+from sim.faults.findings_hold import FindingsHold
 from sim.faults.kinds import FAULT_KINDS as FAULT_KINDS
 from sim.faults.kinds import FaultKind as FaultKind
 
@@ -90,6 +91,11 @@ class FaultPlan:
         self.kernel: Emitter | None = None
         # Set by the world: put a crash of the delivery process (while it waits) on the agenda.
         self.crash_at: Callable[[int], None] | None = None
+        # Parents' announcements held at the gateway until a nested child corrects its answer
+        # (aimed by the world, sim/faults/findings_hold.py); set by the world: whether a run
+        # that ended answered (ok, a visible answer: only then does its producer correct it).
+        self.findings = FindingsHold()
+        self.answered: Callable[[str], bool] = lambda run_id: False
         self._child_of_run = child_of_run  # run_id -> child_id
         # A seeded gateway outage: [start, end) in virtual ms and the error it answers with.
         self.outage: tuple[int, int, SendError] | None = None
@@ -140,7 +146,9 @@ class FaultPlan:
 
     def network(self, src: str, dst: str, message: Any) -> Sequence[tuple[int, str, Any]]:
         """Where and when ``message`` arrives: a list of (delay, destination, message)."""
-        if isinstance(message, Completion) and dst == addresses.GATEWAY:
+        if isinstance(message, ChildEnded):
+            self._child_ended(message.run_id)
+        elif isinstance(message, Completion) and dst == addresses.GATEWAY:
             assert self.kernel is not None
             # What the gateway was handed, as an outside observer sees it, stamped when the
             # delivery actor hands it over (before a crash of that process, if one follows).
@@ -238,6 +246,10 @@ class FaultPlan:
                 kind = candidate
                 error = (armed.error if armed is not None and armed.error else
                          errors[self.chooser.choose(f"fault:{candidate}", len(errors))])
+        if kind is None and self.findings.holds(child):
+            # Aimed: the parent's findings wait at the gateway for its child's correction.
+            kind, error = FaultKind.SEND_OTHER, OTHER_ERRORS[
+                self.chooser.choose("aim:findings-held", len(OTHER_ERRORS))]
         if kind is None or error is None:
             return SENT
         self._note(kind, {"run_id": run_id, "key": key, "error": error.to_json()})
@@ -308,6 +320,15 @@ class FaultPlan:
                                                      len(TRANSIENT_ERRORS))].text()
         self._note("recovery-fail", {"run_id": run_id, "recovery_error": error})
         return error
+
+    def _child_ended(self, run_id: str) -> None:
+        """A child's end or later receipt on its way to the delivery process: when it is the
+        correction a held parent waits for, the process dies at its next crash point (after
+        the correction was written, before the parent's next send), so the restarted process
+        sends the parent's findings again."""
+        if self.findings.notice(self._child_of_run(run_id), lambda: self.answered(run_id)):
+            self.armed.append(ArmedFault(TimelineEvent(0, FaultKind.CRASH,
+                                                       actor=addresses.DELIVERY), 1))
 
     # -- crashes -----------------------------------------------------------------------------
 

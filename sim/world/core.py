@@ -37,6 +37,7 @@ from actors.yields.turns import ReplyMode
 from sim import invariants
 from sim.choices import Chooser, Schedule
 from sim.determinism import seed_trio_scheduler
+from sim.faults.findings_hold import answered
 from sim.faults.plan import ArmedFault, FaultPlan, TimelineEvent
 from sim.kernel import ActorPort, Kernel, run_trio
 from sim.scenario import Scenario, SessionDef, WorkloadDef
@@ -179,6 +180,7 @@ class World:
         self.probe_book = self.kernel.probes = ProbeBook(chooser)
         self.plan.kernel = self.kernel
         self.plan.crash_at = lambda at: self.kernel.at(at, "crash delivery", self._crash_parked)
+        self.plan.answered = lambda run_id: answered(self.store.get(run_id))
         self._root: trio.Nursery | None = None
         # The top-level sessions as this run configures them (routing drawn by the seed when the
         # workload asks for it), and the number of the harness's last session-control request.

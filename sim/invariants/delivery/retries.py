@@ -125,6 +125,9 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
     ends: dict[str, int] = {}
     own_since_frozen: set[str] = set()  # frozen members sent under their own key since the yield
     woken: set[str] = set()  # members of a yielded batch whose wake the gateway was handed
+    # Frozen members whose pending correction (or redrive) is the batch's: a send under the key
+    # they were last sent under is their earlier generation's retry, not the correction's.
+    batch_corrections: set[str] = set()
     # Each delivery generation's sends, by run and key (a correction's generation has its own
     # key, DEL-12), and each run's latest key.
     runs: dict[tuple[str, str], _Run] = {}
@@ -161,6 +164,7 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
                 # drawn 1..8); so is an operator's redrive of it (a new generation): the batch
                 # carries it, and the batch's close gives it up (seed 8247).
                 own_since_frozen.discard(r.data["run_id"])
+                batch_corrections.add(r.data["run_id"])
         elif is_delivery_crash(r):
             for known in runs.values():
                 known.crashed = True
@@ -185,9 +189,14 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             # A new key of a run sent before under another key, not for a new generation: the
             # observer cannot tell which attempt it is.
             unknown = run_id in hidden or (run_id in latest and run_id not in reopened)
+            # The earlier generation's retry, still out when the batch's correction came (seed
+            # 5945: the wide batch's first answer retried after its child corrected it): the
+            # correction stays the batch's, and the batch's close gives it up.
+            earlier = run_id in batch_corrections and latest.get(run_id) == key
             latest[run_id] = key
-            if run_id in frozen and frozen[run_id] <= r.t_ms:
+            if run_id in frozen and frozen[run_id] <= r.t_ms and not earlier:
                 own_since_frozen.add(run_id)
+                batch_corrections.discard(run_id)
             unsent.discard(run_id)
             reopened.discard(run_id)
             if run is None:

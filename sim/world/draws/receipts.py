@@ -6,7 +6,8 @@ on its way (a delayed or retried send), sometimes after it was delivered. When t
 network delays on, half of those children's first completion is held on its way to the requester
 past the correction, so the older receipt arrives after the newer one (out of order).
 When the seed turns crashes and unclassified refusals on, a nested child's correction is aimed
-at its parent's frozen findings (``aim_at_frozen_findings``).
+at its parent's frozen findings (``aim_at_frozen_findings``, held as it happens by
+sim/faults/findings_hold.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import attrs
 
 from actors.messages import ChildSpec
+from actors.private.rules import COMPLETION_TARGET_PARENT
 from actors.records.run_record import RunRecord
 from sim.choices import Chooser
 from sim.faults.kinds import FaultKind
@@ -24,6 +26,8 @@ CORRECTION_SHARE = 0.15
 NESTED_CORRECTION_SHARE = 0.5
 CORRECTION_WITHIN_S = 90
 REORDER_SHARE = 0.5
+# How much later (at most, in seconds) an aimed nested child corrects its answer.
+AIMED_CORRECTION_LATER_S = 600
 
 
 def draw_correction(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> ChildSpec:
@@ -44,15 +48,38 @@ def aim_at_frozen_findings(chooser: Chooser, plan: FaultPlan, child: ChildSpec) 
     """DEL-6 x DEL-12: a nested child's correction lands while its parent's
     announcement (its findings already rendered) waits to be sent again: the parent's first two
     sends are refused with an unclassified error (it backs off) and the delivery process dies a
-    few seconds after the correction. The restarted process must resend the findings as first
-    rendered. Only when the seed turns crashes and unclassified refusals on. Returns when to
-    kill the process, or None; on its own stream."""
+    few seconds after the correction is due as drawn. Only when the seed turns crashes and
+    unclassified refusals on. Returns when to kill the process, or None; on its own stream.
+    Drawn instants seldom meet that order (docs/oracles.md): :func:`hold_frozen_findings`
+    holds the parent as it happens. Kept beside it for the corners it reaches (a crash in a
+    backoff, a refusal of an earlier incarnation's send) and the saved runs that replay them."""
     if (child.parent is None or child.correction_after_ms is None
             or FaultKind.CRASH not in plan.rates or FaultKind.SEND_OTHER not in plan.rates):
         return None
     plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_OTHER, child=child.parent), 2))
     return (child.spawn_at_ms + child.run_ms + child.correction_after_ms
             + 1000 * (1 + chooser.choose("fault:crash:findings", 10)))
+
+
+def hold_frozen_findings(chooser: Chooser, plan: FaultPlan, child: ChildSpec,
+                         parent: ChildSpec) -> ChildSpec:
+    """DEL-6 x DEL-12: a nested child's correction lands while its parent's announcement
+    (its findings already rendered and handed over) waits at the gateway to be sent again,
+    and the delivery process dies just after it: the restarted process must resend the
+    findings as first rendered. Held as it happens (sim/faults/findings_hold.py): the parent's
+    sends after the child's end are refused with an unclassified error until the correction,
+    then the process dies at its next crash point. Only when the seed turns crashes and
+    unclassified refusals on, and for a parent whose announcement a restart keeps (a public
+    one it expects; a private hand-off is discarded by a restart, PRV-3)."""
+    if (child.correction_after_ms is None or FaultKind.CRASH not in plan.rates
+            or FaultKind.SEND_OTHER not in plan.rates or not parent.expects_completion
+            or parent.completion_target == COMPLETION_TARGET_PARENT):
+        return child
+    plan.findings.aim(parent.id, child.id)
+    # The parent renders once all its children settled, often minutes after this one ended:
+    # the correction comes later too, so it often follows the parent's first rendering.
+    later = 1000 * chooser.choose("aim:findings-held", AIMED_CORRECTION_LATER_S + 1)
+    return attrs.evolve(child, correction_after_ms=child.correction_after_ms + later)
 
 
 def row_columns(record: RunRecord) -> dict[str, str | int | None]:

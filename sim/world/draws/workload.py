@@ -100,6 +100,10 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
             if crash_at is not None:
                 world.kernel.at(crash_at, "crash delivery after a correction",
                                world._crash_parked)
+            if child.parent is not None:
+                child = world_receipts.hold_frozen_findings(
+                    world.chooser, world.plan, child,
+                    next(c for c in reversed(drawn) if c.id == child.parent))
             world.operator.draw(world.chooser, child)
             redrive_at = world_reach.operator_aim(world.chooser, world.plan, child)
             if redrive_at is None:

@@ -1,0 +1,66 @@
+"""Issue 38, third round (main d16614e, seeds 2,001..12,000): each oracle fix keeps its
+regression scenario clean (scenarios/regressions/), and the same oracle still catches the
+scenario's trace forged into the broken variant next to it (the fact its fix reads, changed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from sim import invariants, scenario
+from sim.trace import Record
+from sim.world import core as world
+from tests.conftest import SCENARIOS
+
+REGRESSIONS = SCENARIOS / "regressions"
+
+
+def _trace(name: str) -> list[Record]:
+    return list(world.run(scenario.load(REGRESSIONS / f"{name}.toml")).trace)
+
+
+def _check(name: str, trace: list[Record]) -> list[str]:
+    return [v.message for v in invariants.BY_NAME[name].check(trace)]
+
+
+def _edit(record: Record, **data: Any) -> Record:
+    return attrs.evolve(record, data={**record.data, **data})
+
+
+def test_retry_timing_leaves_a_correction_to_its_batch_past_an_older_keys_retry() -> None:
+    # run-16's first answer is held on its way; the yield freezes it, its child corrects it
+    # before the wake, and try 2 of the first key goes out after the correction (seed 5945).
+    trace = _trace("correction-behind-own-retry-seed-5945")
+    assert _check("retry-timing", trace) == []
+    correction = next(r for r in trace
+                      if r.kind == "child.correction" and r.data["run_id"] == "run-16")
+    retry = next(r for r in trace if r.kind == "gateway.send" and r.data["run_id"] == "run-16"
+                 and r.t_ms > correction.t_ms)
+    key = retry.data["key"]
+    # Had that send carried the correction under a key of its own, the member delivered it
+    # itself since the yield, and the batch's close may not give it up before the expiry.
+    own = [_edit(r, key=f"{key}:g2") if r is retry else r for r in trace]
+    assert any("run-16 was given up at" in m and "before its expiry" in m
+               for m in _check("retry-timing", own))
+    # Had no correction come, the give-up is of the member's own first answer, sent after the
+    # yield: early too.
+    uncorrected = [r for r in trace if r is not correction]
+    assert any("run-16 was given up at" in m for m in _check("retry-timing", uncorrected))
+
+
+def test_a_wake_releases_a_member_told_from_its_session_sibling_by_its_task_line() -> None:
+    # run-2 and run-3 share the child session c1; run-3 is given up (a partly sent chunked
+    # send) in the instant the batch's wake, carrying its section, is taken: released (YLD-2),
+    # its correction's generation 2 may be sent (seed 7592).
+    trace = _trace("wake-releases-member-of-shared-session-seed-7592")
+    assert _check("given-up-waits-for-operator", trace) == []
+    take = next(r for r in trace if r.kind == "requester.accept"
+                and r.data["key"].startswith("announce:requester-settle:"))
+    assert "task 3 of the batch\nsession_key: agent:main:subagent:c1\n" in take.data["text"]
+    # Had the wake carried run-2's section twice and none of run-3's, run-3 was never released.
+    text = take.data["text"].replace("task 3 of the batch\nsession_key",
+                                     "task 2 of the batch\nsession_key")
+    uncarried = [_edit(r, text=text) if r is take else r for r in trace]
+    assert any("run-3 was given up" in m and ":g2" in m
+               for m in _check("given-up-waits-for-operator", uncarried))
