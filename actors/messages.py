@@ -106,6 +106,9 @@ class ChildSpec:
     # Reference §c18: the spawn's runTimeoutSeconds as asked, in ms (30.9 s is 30900; the
     # deadline floors it to whole seconds, actors/child/deadline.py); None or 0: no deadline.
     run_timeout_ms: int | None = None
+    # Reference §c18: the spawn's cleanup mode, "keep" (the default) or "delete" (the registry's
+    # sweeper archives the run archive_after_minutes after its end, actors/delivery/sweeper.py).
+    cleanup: str = "keep"
 
     @property
     def run_ms(self) -> int:

@@ -77,6 +77,9 @@ MUTANT_FINDINGS_RERENDERED = "findings-rerendered"
 # Operator actions (actors/delivery/redrive.py).
 MUTANT_REDRIVE_SAME_GENERATION = "redrive-same-generation"
 MUTANT_GIVE_UP_CORRECTION_SENDS = "give-up-correction-sent"
+# The sweeper of suspended results (actors/delivery/sweeper.py).
+MUTANT_RETENTION_FROM_END = "retention-from-run-end"
+MUTANT_ARCHIVE_WHILE_PENDING = "archive-while-pending"
 MUTANT_WAIT_EARLIER_TURN = "wake-waits-earlier-turn"
 MUTANT_TWO_WAKES = "two-wakes-per-batch"
 MUTANT_WAKE_INTO_BUSY_TURN = "wake-into-busy-turn"
@@ -261,6 +264,16 @@ MUTANTS: dict[str, str] = {
         "a correction arriving after the delivery gave up is sent at once as a new generation, as "
         "for a delivered run, instead of only updating the retained payload for an operator's "
         "redrive (DEL-16)"
+    ),
+    MUTANT_RETENTION_FROM_END: (
+        "the sweeper counts a suspended result's 7-day retention from its run's end instead of "
+        "from the suspension, so a result suspended later than its end (its 30-minute expiry, "
+        "a refusal after retries) is discarded before its 7 days are up (DEL-16, reference §c18)"
+    ),
+    MUTANT_ARCHIVE_WHILE_PENDING: (
+        "the sweeper archives a delete-mode run at its end + archiveAfterMinutes even while its "
+        "required completion is still pending (retried, backing off, waiting for descendants), "
+        "instead of waiting until the completion resolves (DEL-16, reference §c18)"
     ),
     MUTANT_WAIT_EARLIER_TURN: (
         "a yielded batch also waits until every child of the requester's earlier turns has settled "

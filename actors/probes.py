@@ -246,6 +246,20 @@ PROBES: dict[str, str] = {
     "delivery.corrected-after-give-up": "a newer receipt reached a given-up run: only its "
                                         "retained payload changed, nothing was sent",
     "delivery.redrive-suspended": "an operator redrove a suspended run from its stored payload",
+    "delivery.redrive-after-days": "an operator redrove a suspended run a day or more after its "
+                                   "suspension (inside its 7-day retention)",
+    "delivery.operator-refused-expired": "an operator's redrive came after the sweeper "
+                                         "discarded the suspended result (7 days): refused",
+    "delivery.suspended-expired": "the sweeper discarded a suspended result 7 days after its "
+                                  "suspension (expired)",
+    "delivery.sweeper-restored": "a restarted delivery actor re-armed the sweeper from "
+                                 "suspended rows in its store",
+    "delivery.archive-waited": "a delete-mode run was archived later than its end + "
+                               "archiveAfterMinutes: its completion was pending then",
+    "delivery.archive-session-reused": "a delete-mode run was archived after a newer run took "
+                                       "its session: the newer run's live session stays",
+    "delivery.archived-undelivered": "a delete-mode run was archived with its completion given "
+                                     "up or not required (resolved, never delivered)",
     "delivery.redrive-failed": "an operator redrove a failed run from its stored payload",
     "delivery.redrive-paused": "an operator redrove a run paused in its retry backoff",
     "delivery.redrive-corrected-payload": "a redrive carried a correction the producer made "

@@ -386,10 +386,8 @@ class Kernel:
             await trio.lowlevel.wait_task_rescheduled(abort)
 
     async def run(self, until_ms: int, max_steps: int) -> EndReason:
-        """Dispatch agenda entries until nothing is left, time runs out, or the step budget does.
-
-        Returns why it stopped. While it waits, the actor that parks last takes the entries.
-        """
+        """Dispatch agenda entries until nothing is left, time runs out, or the step budget does;
+        returns why it stopped. While it waits, the actor that parks last takes the entries."""
         self._bounds = (until_ms, max_steps)
         self._ended = None
         try:
@@ -413,7 +411,11 @@ class Kernel:
                 return EndReason.QUIESCENT
             t_ms = agenda[0][0]
             if t_ms > until_ms:
-                return EndReason.TIME_LIMIT
+                # Only housekeeping timers (``housekeeping = True``: the registry's sweeper,
+                # days away) left past the end: the world did all it had to do.
+                return EndReason.QUIESCENT if all(
+                    isinstance(e, _Timer) and getattr(e.payload, "housekeeping", False)
+                    for _, _, e in agenda) else EndReason.TIME_LIMIT
             if self.steps >= max_steps:
                 return EndReason.STEP_LIMIT
             first = heapq.heappop(agenda)

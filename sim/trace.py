@@ -59,7 +59,8 @@ if any(f.validator is not None or f.converter is not None for f in attrs.fields(
 # What the harness itself records (the model's own kinds are in ``actors/events/__init__.py``):
 # kind -> the fields its records carry. ``fault`` records carry ``kind`` plus the fault's details.
 HARNESS_KINDS: dict[str, tuple[str, ...]] = {
-    "world.start": ("scenario", "seed", "strategy", "mutants", "faults", "features", "versions"),
+    "world.start": ("scenario", "seed", "strategy", "mutants", "faults", "features", "versions",
+                    "archive_after_minutes"),
     "world.heal": (),
     "world.end": ("reason", "steps"),
     "timeline.arm": ("fault", "child", "point"),
@@ -71,7 +72,7 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     "world.spawn": ("child", "requester", "actor", "required", "task", "caller", "request",
                     "answer_lost", "session", "turn", "incarnation",
                     "route_change", "completion_target", "options", "run_timeout_seconds",
-                    "timeout_ms"),
+                    "timeout_ms", "cleanup"),
     "gateway.send": ("run_id", "key", "requester", "ended_at", "text_sha256"),
     "world.rows": ("rows",),
     "world.memory": ("runs",),

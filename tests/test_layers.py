@@ -13,7 +13,8 @@ SHELLS = {"actors.child.shell", "actors.child.receipts", "actors.delivery.shell"
           "actors.delivery.wakes.delivery_wakes", "actors.delivery.wakes.delivery_waves",
           "actors.requester.turns", "actors.requester.actor", "actors.requester.spawning",
           "actors.requester.receiving", "actors.requester.reads", "actors.child.session_log",
-          "actors.requester.waves", "actors.child.restart", "actors.requester.notices",
+          "actors.requester.waves", "actors.delivery.sweeper", "actors.child.restart",
+          "actors.requester.notices",
           "actors.gateway.shell", "actors.requester.shell", "actors.runtime",
           "actors.store.sqlite", "actors.store.schema"}
 

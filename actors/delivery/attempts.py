@@ -226,7 +226,8 @@ def give_up(core: Core, active: Active, reason: GiveUpReason, error: str | None,
         cleared = ClaimMoved(ClaimPhase.ABANDONED, record.claim_key, record.claim_ended_at_ms)
         record, persist = persisted(record, cleared)
         abandon.append(persist)
-    given_up, persist = persisted(record, GaveUp(status, error))
+    given_up, persist = persisted(record, GaveUp(
+        status, error, now_ms if status == DeliveryStatus.SUSPENDED else None))
     return [*abandon, persist,
             events.DeliveryGaveUp(record.run_id, status, reason, error),
             *core._cleanup(given_up, now_ms)]

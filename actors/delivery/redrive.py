@@ -13,8 +13,9 @@ Where the reference is silent (docs/recovery.md says why):
   or one that is *paused*: pending while it waits out a registry backoff after a retryable
   failure. Its new generation's 30-minute expiry window starts at the redrive.
 - it is refused, with a traced reason, for a run already delivered (a newer receipt reopens a
-  delivered run by itself), one whose payload an operator released (``discarded``), one with a
-  send in flight, one not ended or not asked to report back.
+  delivered run by itself), one whose payload an operator released (``discarded``) or the
+  sweeper discarded 7 days after its suspension (``expired``, actors/delivery/sweeper.py), one
+  with a send in flight, one not ended or not asked to report back.
 - a dismissal takes only a given-up run: ``discarded``, its delivery's replay payload released
   (never sent again); the run's result stays in the store for reads (history, findings).
 - a correction from the producer after a give-up changes only the retained payload (the row);
@@ -34,6 +35,7 @@ from actors.records.run_record import Dismissed, Redriven, RunRecord, apply
 from actors.states import DeliveryStatus, Waiting
 
 GIVEN_UP = (DeliveryStatus.SUSPENDED, DeliveryStatus.FAILED)
+DAY_MS = 24 * 3600 * 1000
 
 
 class Action(enum.StrEnum):
@@ -46,6 +48,7 @@ class Refusal(enum.StrEnum):
 
     DELIVERED = "already delivered"
     RELEASED = "payload released"
+    EXPIRED = "payload expired"  # discarded by the sweeper 7 days after its suspension
     IN_FLIGHT = "delivery in flight"
     NOT_ENDED = "run not ended"
     NOT_REQUIRED = "no completion required"
@@ -53,6 +56,7 @@ class Refusal(enum.StrEnum):
 
 _REFUSAL_PROBES = {Refusal.DELIVERED: "delivery.operator-refused-delivered",
                    Refusal.RELEASED: "delivery.operator-refused-released",
+                   Refusal.EXPIRED: "delivery.operator-refused-expired",
                    Refusal.IN_FLIGHT: "delivery.operator-refused-in-flight",
                    Refusal.NOT_ENDED: "delivery.operator-refused-not-ended",
                    Refusal.NOT_REQUIRED: "delivery.operator-refused-not-required"}
@@ -68,7 +72,7 @@ def refusal(record: RunRecord, action: Action, paused: bool) -> Refusal | None:
     if record.ended_at_ms is None:
         return Refusal.NOT_ENDED
     if status == DeliveryStatus.DISCARDED:
-        return Refusal.RELEASED
+        return Refusal.RELEASED if record.expired_at_ms is None else Refusal.EXPIRED
     if status == DeliveryStatus.DELIVERED:
         return Refusal.DELIVERED
     if status in GIVEN_UP or (paused and action is Action.REDRIVE):
@@ -95,6 +99,9 @@ def operator(core: Core, active: Active | None, event: Input, now_ms: int) -> li
                 events.DeliveryDismissed(record.run_id, event.request, was),
                 *core._cleanup(record, now_ms)]
     core._probe(_REDRIVE_PROBES[was])
+    if was == "suspended" and record.suspended_at_ms is not None \
+            and now_ms - record.suspended_at_ms >= DAY_MS:
+        core._probe("delivery.redrive-after-days")  # late, yet inside its 7 days
     if record.receipt_ended_at_ms is not None:
         core._probe("delivery.redrive-corrected-payload")  # the payload is a correction
     generation = record.generation + 1

@@ -37,7 +37,8 @@ from actors.delivery.recovery import (
     final_answer,
     needs_recovery,
 )
-from actors.delivery.store import DeliveryStore
+from actors.delivery.store import DeliveryStore, fallback_route, private_hold_in
+from actors.delivery.sweeper import SweepDue, SweeperShell
 from actors.delivery.table import DeliveryCore
 from actors.delivery.wakes.delivery_wakes import Wakes
 from actors.delivery.wakes.delivery_waves import Waves
@@ -60,46 +61,11 @@ from actors.mutants import (
     MUTANT_STALE_FINDINGS,
 )
 from actors.nesting import findings
-from actors.private.rules import Hold, private_hold
 from actors.records import retry
 from actors.records.keys import is_recovery_key, is_subagent
 from actors.records.run_record import Delivered, GaveUp, RunRecord
 from actors.runtime import Crash, Port
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, Waiting
-from actors.yields.turns import TurnState
-
-
-def private_hold_in(store: DeliveryStore, record: RunRecord) -> Hold:
-    """What the store says about a private run: its spawning turn's state and the requester
-    session's current incarnation (None once its entry, or a nested requester's session, is
-    deleted)."""
-    turn = None if record.requester_turn_id is None else store.turn_state(record.requester_turn_id)
-    session = store.session(record.requester)
-    current = record.requester_incarnation if session is None else (
-        None if session[1] else session[0])
-    if store.session_deleted(record.requester):
-        current = None  # a deleted nested requester: never handed to a fallback (PRV-3)
-    return private_hold(None if turn is None else TurnState(turn), record.requester_incarnation,
-                        current)
-
-
-def fallback_route(store: DeliveryStore, record: RunRecord) -> str | None:
-    """The session a run's completion goes to (DEL-4, reference §c2): its requester; when that
-    is a nested session that was deleted and whose run is over, that session's own requester,
-    one level up, as OpenClaw's flow does. None: that one is gone too (or unknown), so no
-    fallback exists and the completion stays retryable."""
-    requester = record.requester
-    if not is_subagent(requester) or not store.session_deleted(requester):
-        return requester
-    owner = store.latest_run(requester)
-    if owner is None:
-        return None
-    if owner.ended_at_ms is None:
-        return requester  # its run is still active: the session is still the parent
-    if is_subagent(owner.requester) and store.session_deleted(owner.requester):
-        return None
-    return owner.requester
-
 
 # What an in-flight run was waiting for when its process died there.
 _CRASH_IN_WAIT = {Waiting.ACK: "delivery.crash-in-ack-wait",
@@ -216,8 +182,10 @@ class _AckTimers:
     an implementation clears a timeout it no longer needs, where it would have found its try
     gone (the table's stale timer) and cost the run a step that does nothing."""
 
-    def __init__(self, port: Port, awaits_ack: Callable[[str, int], bool]) -> None:
+    def __init__(self, port: Port, awaits_ack: Callable[[str, int], bool],
+                 sweeper: SweeperShell) -> None:
         self.port, self.awaits_ack = port, awaits_ack
+        self.sweeper = sweeper  # the retention sweeper's timer (actors/delivery/sweeper.py)
         self._due: dict[int, str] = {}  # instant -> the run whose try or attempt is due then
 
     def start(self, effect: StartTimer) -> None:
@@ -241,9 +209,10 @@ class _AckTimers:
 
 async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str],
                        routes: Mapping[str, routing.SessionRouting] | None = None,
-                       expose: Callable[[Callable[[], dict[str, Any]]], None] | None = None
-                       ) -> None:
-    """``expose`` hands the harness a way to dump this incarnation's memory (DEL-16)."""
+                       expose: Callable[[Callable[[], dict[str, Any]]], None] | None = None,
+                       archive_after_ms: int = 0) -> None:
+    """``expose`` hands the harness a way to dump this incarnation's memory (DEL-16);
+    ``archive_after_ms`` is archiveAfterMinutes (0: never; actors/delivery/sweeper.py)."""
     routes = routes or {}
 
     kind = requester_kind
@@ -260,9 +229,11 @@ async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str]
     recovery.note(records)
     # Runs cleaned up while handling a message: their requesters' unfrozen waves may be due.
     cleaned: list[str] = []
-    acks = _AckTimers(port, core.awaits_ack)
+    acks = _AckTimers(port, core.awaits_ack, SweeperShell(port, store, mutants,
+                                                               archive_after_ms))
     _perform(port, store, core.restore(records, port.now_ms), routes, mutants, recovery,
              cleaned, acks)
+    acks.sweeper.restore()
     recovery.perform(recovery.resume())
     wakes = Wakes(port, store, core, mutants,
                   lambda effects: _perform(port, store, effects, routes, mutants, recovery,
@@ -271,6 +242,7 @@ async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str]
     wakes.restore()
     waves = Waves(wakes, mutants)
     waves.restore()
+    acks.sweeper.arm()  # a wake or wave restored may have suspended runs
     while True:
         try:
             message = await port.receive()
@@ -284,15 +256,26 @@ async def run_delivery(port: Port, store: DeliveryStore, mutants: frozenset[str]
             # a yield batch's: its wake (actors/delivery/wakes/delivery_wakes.py)
             wakes.handle(message)
             _waves(waves, cleaned)
+            acks.sweeper.arm()
             continue
         if recovery.handle(message):
             _waves(waves, cleaned)
+            acks.sweeper.arm()
             continue
-        effects = _core_effects(port, store, core, recovery, waves, message)
+        effects: list[Effect] = []
+        if isinstance(message, SweepDue):  # suspended results past their 7 days, archives
+            acks.sweeper.due(message, functools.partial(
+                _perform, port, store, routes=routes, mutants=mutants, recovery=recovery,
+                cleaned=cleaned, acks=acks))
+        else:
+            if isinstance(message, ChildEnded):  # (only the archive mutant notes it here)
+                acks.sweeper.ended(store.get(message.run_id))
+            effects = _core_effects(port, store, core, recovery, waves, message)
         _perform(port, store, effects, routes, mutants, recovery, cleaned, acks)
         if store.has_open_batches():
             wakes.poke()  # a member or a member's descendant may have settled
         _waves(waves, cleaned)
+        acks.sweeper.arm()  # last: a batch closed or a wave just now may have suspended runs
 
 
 def _delivery_core(port: Port, store: DeliveryStore, mutants: frozenset[str],
@@ -417,6 +400,7 @@ def _perform_each(port: Port, store: DeliveryStore, effects: Iterable[Effect],
             if isinstance(change, Delivered):
                 recovery.delivering(effect.run_id)  # DEL-2: (no output) delivered
             store.apply(effect.run_id, change, effect.known)
+            acks.sweeper.persisted(effect.run_id, change)
             if isinstance(change, (Delivered, GaveUp)) \
                     and store.get(effect.run_id).cleaned_up_at_ms is not None:
                 # A newer generation (DEL-12) resolved: no second cleanup follows, yet a wave

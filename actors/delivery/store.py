@@ -8,9 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
+from actors.private.rules import Hold, private_hold
 from actors.records.batch_record import BatchRow
+from actors.records.keys import is_subagent
 from actors.records.retention import RunSummary
 from actors.records.run_record import Change, RunRecord
+from actors.yields.turns import TurnState
 
 
 class DeliveryStore(Protocol):
@@ -66,6 +69,12 @@ class DeliveryStore(Protocol):
 
     def summaries(self) -> list[RunSummary]: ...
 
+    def suspended_rows(self) -> list[tuple[str, int]]: ...
+
+    def archive_candidates(self) -> list[str]: ...
+
+    def delete_session(self, session_key: str) -> bool: ...
+
     def turn_requesters(self) -> list[str]: ...
 
     def turn_state(self, turn_run_id: str) -> str | None: ...
@@ -73,3 +82,35 @@ class DeliveryStore(Protocol):
     def unsettled_descendants(self, record: RunRecord) -> tuple[int, int]: ...
 
     def wave_candidates(self, requester: str) -> list[RunRecord]: ...
+
+
+def private_hold_in(store: DeliveryStore, record: RunRecord) -> Hold:
+    """What the store says about a private run: its spawning turn's state and the requester
+    session's current incarnation (None once its entry, or a nested requester's session, is
+    deleted)."""
+    turn = None if record.requester_turn_id is None else store.turn_state(record.requester_turn_id)
+    session = store.session(record.requester)
+    current = record.requester_incarnation if session is None else (
+        None if session[1] else session[0])
+    if store.session_deleted(record.requester):
+        current = None  # a deleted nested requester: never handed to a fallback (PRV-3)
+    return private_hold(None if turn is None else TurnState(turn), record.requester_incarnation,
+                        current)
+
+
+def fallback_route(store: DeliveryStore, record: RunRecord) -> str | None:
+    """The session a run's completion goes to (DEL-4, reference §c2): its requester; when that
+    is a nested session that was deleted and whose run is over, that session's own requester,
+    one level up, as OpenClaw's flow does. None: that one is gone too (or unknown), so no
+    fallback exists and the completion stays retryable."""
+    requester = record.requester
+    if not is_subagent(requester) or not store.session_deleted(requester):
+        return requester
+    owner = store.latest_run(requester)
+    if owner is None:
+        return None
+    if owner.ended_at_ms is None:
+        return requester  # its run is still active: the session is still the parent
+    if is_subagent(owner.requester) and store.session_deleted(owner.requester):
+        return None
+    return owner.requester

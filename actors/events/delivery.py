@@ -186,6 +186,38 @@ class DeliveryRedriven(Event):
 
 
 @attrs.frozen(slots=True)
+class DeliveryExpired(Event):
+    """The sweeper discarded a suspended delivery 7 days after its suspension (reference
+    §c18, reason ``expired``): a later redrive delivers nothing."""
+
+    kind: ClassVar[str] = "delivery.expired"
+    run_id: str
+    suspended_at: int
+    reason: str = "expired"
+
+
+@attrs.frozen(slots=True)
+class RunArchived(Event):
+    """The sweeper archived a delete-mode run (reference §c18): its live session deleted
+    (``deleted``: it was still there and no newer run of the session owned it), its archive
+    kept for reads (FMT-6)."""
+
+    kind: ClassVar[str] = "delivery.archived"
+    run_id: str
+    session_key: str
+    deleted: bool
+
+
+@attrs.frozen(slots=True)
+class SuspendedBacklog(Event):
+    """The warning OpenClaw gives from 25 suspended deliveries (again when the count changes);
+    nothing is pruned to relieve the pressure."""
+
+    kind: ClassVar[str] = "delivery.suspended_backlog"
+    count: int
+
+
+@attrs.frozen(slots=True)
 class DeliveryDismissed(Event):
     """An operator dismissed a given-up delivery: discarded, its payload released."""
 

@@ -87,6 +87,15 @@ class RunRecord:
     # it (its 30-minute window starts there).
     private: bool = False
     window_started_at_ms: int | None = None
+    # Retention of a suspended result (reference §c18): when its delivery was last suspended
+    # (its payload is kept 7 days from then), and when the sweeper discarded it as expired.
+    suspended_at_ms: int | None = None
+    expired_at_ms: int | None = None
+    # Cleanup mode of the spawn (reference §c18): "keep" or "delete"; a delete-mode run is
+    # archived by the sweeper (its live session deleted, its archive kept, FMT-6) at its end +
+    # archiveAfterMinutes, never while its required completion is pending.
+    cleanup_mode: str = "keep"
+    archived_at_ms: int | None = None
 
     @property
     def receipt_at_ms(self) -> int | None:
@@ -163,6 +172,8 @@ class GaveUp:
 
     delivery_status: Literal[DeliveryStatus.FAILED, DeliveryStatus.SUSPENDED]
     last_error: str | None
+    # When a suspension started (its 7-day retention counts from here); None for a failure.
+    suspended_at_ms: int | None = None
 
     @property
     def crash_point(self) -> CrashPoint:
@@ -278,6 +289,25 @@ class Dismissed:
 
 
 @attrs.frozen
+class Expired:
+    """The sweeper discards a suspended delivery 7 days after its suspension (reference §c18,
+    ``expired``): its replay payload is released, so a later redrive delivers nothing (the run's
+    result stays in the store for reads, as after a dismissal)."""
+
+    expired_at_ms: int
+    delivery_status: Literal[DeliveryStatus.DISCARDED] = DeliveryStatus.DISCARDED
+    crash_point: ClassVar[None] = None
+
+
+@attrs.frozen
+class Archived:
+    """The sweeper archived a delete-mode run: its live session deleted, its archive kept."""
+
+    archived_at_ms: int
+    crash_point: ClassVar[None] = None
+
+
+@attrs.frozen
 class YieldFrozen:
     """The requester yielded: the run is a member of that turn's batch (reference §c9)."""
 
@@ -322,12 +352,13 @@ class DeliverySuppressed:
 Change = (RunEnded | AttemptStarted | RetryScheduled | Delivered | GaveUp | CleanedUp | Corrected
           | ClaimMoved | EvidenceSaved | Reopened | RunStarted | FindingsFrozen | Redriven
           | Dismissed | YieldFrozen | HandedToBatch | WindowStarted | HandoffClosed
-          | DeliverySuppressed)
+          | DeliverySuppressed | Expired | Archived)
 CHANGE_TYPES: tuple[type[Change], ...] = (RunEnded, AttemptStarted, RetryScheduled, Delivered,
                                           GaveUp, CleanedUp, Corrected, ClaimMoved,
                                           EvidenceSaved, Reopened, RunStarted, FindingsFrozen,
                                           Redriven, Dismissed, YieldFrozen, HandedToBatch,
-                                          WindowStarted, HandoffClosed, DeliverySuppressed)
+                                          WindowStarted, HandoffClosed, DeliverySuppressed,
+                                          Expired, Archived)
 
 
 def apply(record: RunRecord, change: Change) -> RunRecord:

@@ -139,6 +139,7 @@ def _start_run(req: Requester, message: Spawn, own_run: RunRecord | None, key: s
         requester_incarnation=binding.incarnation,
         route_change=spec.route_change,
         private=spec.completion_target == COMPLETION_TARGET_PARENT,
+        cleanup_mode=spec.cleanup,
     )
     if record.child_session_key in req.spawned:
         req.port.probe("requester.session-rerun")

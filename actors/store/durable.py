@@ -288,6 +288,16 @@ class RunStore(StoreBase):
             summaries.append(kept[1])
         return summaries
 
+    def suspended_rows(self) -> list[tuple[str, int]]:
+        """Each suspended delivery and when it was suspended (the sweeper's due times)."""
+        return [(r.run_id, r.suspended_at_ms) for r in self._runs.values()
+                if r.delivery_status == DeliveryStatus.SUSPENDED and r.suspended_at_ms is not None]
+
+    def archive_candidates(self) -> list[str]:
+        """Delete-mode runs whose cleanup ran and that are not archived yet (the sweeper's)."""
+        return [r.run_id for r in self._runs.values() if r.cleanup_mode == "delete"
+                and r.archived_at_ms is None and r.cleaned_up_at_ms is not None]
+
     def payload_sizes(self) -> dict[str, tuple[int, int | None]]:
         """run_id -> (task characters, result characters or None): what the store retains."""
         return {run_id: (len(r.task), None if r.result_text is None else len(r.result_text))

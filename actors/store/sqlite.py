@@ -19,6 +19,7 @@ from actors.records.batch_record import BatchRow
 from actors.records.keys import is_subagent
 from actors.records.retention import ELLIPSIS, PREVIEW_CHARS, RunSummary
 from actors.records.run_record import Change, RunRecord
+from actors.states import DeliveryStatus
 from actors.store.cache import OpenBatches, PendingTree, RecordCache
 from actors.store.codec import batch_payload, batch_row, stored_archive, unpack
 from actors.store.schema import CLOSED, FIELDS, UPDATES, decode_record, open_db, recycle
@@ -303,6 +304,19 @@ class SqliteStore(StoreBase):
         """(run_id, attempts made) of every recovery not yet ended, oldest first."""
         return [(run_id, attempts) for run_id, attempts in self._run(
             "SELECT run_id, attempts FROM recoveries WHERE outcome IS NULL ORDER BY rowid")]
+
+    def suspended_rows(self) -> list[tuple[str, int]]:
+        """Each suspended delivery and when it was suspended (the sweeper's due times)."""
+        cursor = self._run("SELECT run_id, suspended_at_ms FROM runs WHERE delivery_status = ? "
+                           "AND suspended_at_ms IS NOT NULL ORDER BY row_order",
+                           [str(DeliveryStatus.SUSPENDED)])
+        return [(run_id, at) for run_id, at in cursor.fetchall()]
+
+    def archive_candidates(self) -> list[str]:
+        """Delete-mode runs whose cleanup ran and that are not archived yet (the sweeper's)."""
+        return [run_id for (run_id,) in self._run(
+            "SELECT run_id FROM runs WHERE cleanup_mode = 'delete' AND archived_at_ms IS NULL "
+            "AND cleaned_up_at_ms IS NOT NULL ORDER BY row_order")]
 
     def summaries(self) -> list[RunSummary]:
         """Every cleaned-up run as the in-memory registry keeps it (DEL-16): its lifecycle

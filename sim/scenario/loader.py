@@ -30,8 +30,10 @@ from sim.faults.plan import FAULT_KINDS
 from sim.scenario import turns as turn_defs
 from sim.scenario.model import (
     _REQUIREMENT_ID,
+    CLEANUP_MODES,
     DEFAULT_HEAL_S,
     DEFAULT_UNTIL_S,
+    MAX_ARCHIVE_MINUTES,
     MAX_CHILDREN,
     MAX_REPLY_CHARS,
     MAX_REPLY_UNIT,
@@ -53,7 +55,7 @@ from sim.scenario.timeline import expectations, replay_choices, timeline
 
 _TOP_FIELDS = ("name", "description", "covers", "seed", "strategy", "mutants", "until",
                "sessions", "children", "workload", "faults", "timeline", "expect", "replay",
-               "limits", "turns", "lifecycle")
+               "limits", "turns", "lifecycle", "archive_after_minutes")
 
 
 def load(path: str | Path) -> Scenario:
@@ -112,6 +114,8 @@ def loads(text: str, path: str = "<scenario>") -> Scenario:
         source=text,
         turns=turns,
         lifecycle=turn_defs.lifecycle(root, session_keys, MAX_TIME_S),
+        archive_after_minutes=root.integer("archive_after_minutes", 0,
+                                           maximum=MAX_ARCHIVE_MINUTES),
     )
 
 
@@ -123,7 +127,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
     for table in tables:
         table.check_keys(("id", "requester", "task", "spawn_at", "run_for", "outcome", "reply",
                           "reply_chars", "reply_unit", "error", "expects_completion",
-                          "usage_recorded", "steps", "run_timeout_seconds",
+                          "usage_recorded", "steps", "run_timeout_seconds", "cleanup",
                           "encoding", "timeout", "fork_seed", "earlier_epoch", "session",
                           "parent", "caller", "answer_lost", "correction_after",
                           "correction", "turn", "route_change", "tokens_in", "tokens_out",
@@ -201,6 +205,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
             route_change=table.text("route_change", None),
             completion_target=completion_target(table),
             run_timeout_ms=run_timeout_ms,
+            cleanup=table.text("cleanup", "keep", choices=CLEANUP_MODES),
             options=spawn_options(table),
             receipts=_receipts(table, outcome),
         ))

@@ -74,6 +74,8 @@ _REQUIREMENT_ID = re.compile(r"^(OUT|DEL|YLD|PRV|FMT|SIM)-\d+[a-z]?$")
 # Ranges. Times are virtual: up to 30 days of it. Counts stop at what one machine runs in one
 # process (`handoff bench` measures runs of 8,000 children).
 MAX_TIME_S = 30 * 24 * 3600
+MAX_ARCHIVE_MINUTES = MAX_TIME_S // 60
+CLEANUP_MODES = ("keep", "delete")
 MAX_CHILDREN = 10_000          # [[children]] plus [workload] children, per scenario
 MAX_SESSIONS = 1_000
 MAX_TREE_DEPTH = 5            # maxSpawnDepth's range (reference §c15)
@@ -204,5 +206,8 @@ class Scenario:
     # Requester turns and session resets/deletes (sim/scenario/turns.py).
     turns: tuple[TurnDef, ...] = ()
     lifecycle: tuple[LifecycleDef, ...] = ()
+    # archiveAfterMinutes (reference §c18): a delete-mode run is archived its end + this many
+    # minutes (0: never).
+    archive_after_minutes: int = 0
 
 

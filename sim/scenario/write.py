@@ -39,6 +39,8 @@ def dumps(scenario: Scenario) -> str:
         "mutants": list(scenario.mutants),
         "until": seconds(scenario.until_ms),
     }
+    if scenario.archive_after_minutes:
+        top["archive_after_minutes"] = scenario.archive_after_minutes
     parts = [_table(None, top)]
     parts += [_table("[[sessions]]", _session(s)) for s in scenario.sessions]
     parts += [_table("[[children]]", _child(c)) for c in scenario.children]
@@ -121,6 +123,8 @@ def _child(child: ChildSpec) -> dict[str, Any]:
         out["timeout"] = seconds(child.timeout_ms)
     if child.run_timeout_ms is not None:
         out["run_timeout_seconds"] = seconds(child.run_timeout_ms)
+    if child.cleanup != "keep":
+        out["cleanup"] = child.cleanup
     if child.error is not None:
         out["error"] = child.error
     if not child.expects_completion:

@@ -134,6 +134,7 @@ class ControlDesk:
             # None: not asked) and the child's own scripted budget (ms; None: none).
             "run_timeout_seconds": None if child.run_timeout_ms is None
             else child.run_timeout_ms / 1000, "timeout_ms": child.timeout_ms,
+            "cleanup": child.cleanup,  # the spawn's cleanup mode (reference §c18)
             "options": dict(_options_json(child.options))})  # each record its own dict
         return Spawn(child, caller, request or self._requests)
 

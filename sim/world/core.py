@@ -245,7 +245,7 @@ class World:
             "scenario": self.scenario.name, "seed": self.seed, "strategy": self.chooser.strategy,
             "mutants": list(self.mutant_names), "faults": dict(self.plan.rates),
             "features": {"on": self.features.names(), "children": self.features.children},
-            "versions": versions()})
+            "versions": versions(), "archive_after_minutes": self.scenario.archive_after_minutes})
         children = list(self.scenario.children)
         workload = self.scenario.workload
         features = self.features
@@ -312,8 +312,12 @@ class World:
                 kernel.at(t_ms, "crash delivery while it waits", self._crash_parked)
             kernel.at(self.scenario.faults.heal_at_ms, "heal",
                       lambda: kernel.emit(addresses.HARNESS, "world.heal", {}))
-            self.end_reason = await kernel.run(self.scenario.until_ms,
-                                               max(MAX_STEPS, PER_CHILD * len(children)))
+            until_ms = self.scenario.until_ms
+            if (self.operator.late_until_ms or 0) > until_ms:  # a redrive a week on (§c18)
+                world_turns.finish_open_turns(kernel, until_ms, self.desk.drivers,
+                                              self.desk.spawn_request)
+                until_ms = self.operator.late_until_ms or until_ms
+            self.end_reason = await kernel.run(until_ms, max(MAX_STEPS, PER_CHILD * len(children)))
             world_observe.emit_final_state(kernel, self.store, self._memory)
             kernel.emit(addresses.HARNESS, "world.end", {"reason": self.end_reason,
                                                  "steps": kernel.steps})
@@ -355,10 +359,10 @@ class World:
             self._memory = memory
 
         async def body(port: Port) -> None:
-            await run_delivery(port, self.store, self.mutants, routes, expose)
+            await run_delivery(port, self.store, self.mutants, routes, expose,
+                               60_000 * self.scenario.archive_after_minutes)
 
-        self.kernel.spawn(self._root, addresses.DELIVERY, body,
-                          on_crash=self._on_delivery_crash)
+        self.kernel.spawn(self._root, addresses.DELIVERY, body, on_crash=self._on_delivery_crash)
 
     def _on_delivery_crash(self, port: ActorPort, crash: Crash) -> None:
         delay = self.plan.restart_delay_ms()

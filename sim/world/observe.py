@@ -24,7 +24,9 @@ def emit_final_state(kernel: Kernel, store: RunStore,
     kernel.emit(addresses.HARNESS, "world.rows", {"rows": [
         {"run_id": r.run_id, "delivery_status": str(r.delivery_status),
          "cleaned_up": r.cleaned_up_at_ms is not None, "task_chars": sizes[r.run_id][0],
-         "result_chars": sizes[r.run_id][1], **world_receipts.row_columns(r)}
+         "result_chars": sizes[r.run_id][1], "suspended_at": r.suspended_at_ms,
+         "expired_at": r.expired_at_ms, "archived_at": r.archived_at_ms,
+         **world_receipts.row_columns(r)}
         for r in store.each_run()]})
     if memory is not None:
         kernel.emit(addresses.HARNESS, "world.memory", {"runs": memory()})

@@ -29,6 +29,9 @@ SECOND_SHARE = 0.4
 SOON_S = 300  # a first action within this long after the child should have ended ...
 LATE_S = (1800, 2700)  # ... or in this span after it, once the expiry may have given it up
 SECOND_WITHIN_S = 900
+# After a redrive drawn about a week after a child's end, how long the world still runs: its
+# try's 30-minute window and retries, and the requester's answer, fit in it.
+LATE_TAIL_MS = 2 * 3600 * 1000
 
 
 class OperatorDesk:
@@ -37,6 +40,9 @@ class OperatorDesk:
         self._requests = 0
         self._latest: dict[str, str] = {}  # child id -> its latest run id seen so far
         self._seen = 0  # how far the trace was read for spawns
+        # How long the world runs for the redrives drawn about a week after a child's end
+        # (None: none drawn; the world keeps its own length).
+        self.late_until_ms: int | None = None
 
     def _run_of(self, child: str) -> str | None:
         trace = self.kernel.trace
@@ -62,6 +68,13 @@ class OperatorDesk:
                                  OperatorRequest(action, run_id, number))
 
         self.kernel.at(at_ms, f"{action} {child}", send)
+
+    def ask_late(self, at_ms: int, child: str) -> None:
+        """A redrive of ``child`` about a week after its end, around its suspended result's
+        7-day expiry (reference §c18): the world runs on past its own length until this
+        redrive's delivery had room to resolve."""
+        self.ask(at_ms, "redrive", child)
+        self.late_until_ms = max(self.late_until_ms or 0, at_ms + LATE_TAIL_MS)
 
     def draw(self, chooser: Chooser, child: ChildSpec) -> None:
         """The default world's operator for ``child``, if any (on its own stream)."""

@@ -132,6 +132,27 @@ def schedule(kernel: Kernel, sessions: Sequence[str], turns: Sequence[TurnDef],
             kernel.at(at_ms, f"session {key}", functools.partial(ask, driver, acts))
 
 
+def finish_open_turns(kernel: Kernel, at_ms: int, drivers: dict[str, SessionDriver],
+                      spawn_request: Callable[[ChildSpec, str | None, int], Spawn]) -> None:
+    """At ``at_ms``, the harness finishes every top-level turn still open (its model replies).
+    A world that runs days past its own length (a redrive drawn a week after a child's end)
+    does so only from then on: a turn left open forever keeps a yielded batch's wake refused
+    every 30 s (reference §c17) for as long as the world runs, and never lets it quiesce."""
+    def emit(kind: str, data: dict[str, Any]) -> None:
+        kernel.emit(addresses.HARNESS, kind, data)
+
+    def finish() -> None:
+        for driver in drivers.values():  # (insertion order: the sessions' order)
+            if driver.open_turn is None:
+                continue
+            message = driver.ask([(EndTurn(driver.open_turn, TurnEnd.FINISH.value),
+                                   driver.open_turn)], emit, spawn_request)
+            if message is not None:
+                kernel.send(addresses.TIMELINE, addresses.requester(driver.session), message)
+
+    kernel.at(at_ms, "finish open turns", finish)
+
+
 # -- the default world's draws -----------------------------------------------------------------
 
 _SUB = "workload:turns"

@@ -15,6 +15,7 @@ from actors.events import StaleInput
 from actors.messages import Completion, CompletionAck, SendRejected
 from actors.records.run_record import (
     CHANGE_TYPES,
+    Archived,
     AttemptStarted,
     ClaimMoved,
     CleanedUp,
@@ -23,6 +24,7 @@ from actors.records.run_record import (
     DeliverySuppressed,
     Dismissed,
     EvidenceSaved,
+    Expired,
     FindingsFrozen,
     GaveUp,
     HandedToBatch,
@@ -110,14 +112,14 @@ def test_each_change_writes_exactly_its_columns() -> None:
     record = _ended()
     samples = [RunEnded(5, OutcomeStatus.TIMEOUT, "e", "t", "max-tokens", 1, 2),
                AttemptStarted(3), RetryScheduled(9_000, "gateway timeout"), Delivered(7),
-               GaveUp(DeliveryStatus.SUSPENDED, "chat not found"), CleanedUp(11),
+               GaveUp(DeliveryStatus.SUSPENDED, "chat not found", 9), CleanedUp(11),
                Corrected(13, "corrected"),
                ClaimMoved(ClaimPhase.ATTEMPTED, "announce:v1:k:run-1", 5),
                EvidenceSaved(EvidenceKind.REPLY_SENT, "announce:v1:k:run-1", 5), Reopened(2),
                RunStarted(4), FindingsFrozen("Child completion results:\n\n1. t"),
                Redriven(2, 60_000), Dismissed(), YieldFrozen("batch:t"), HandedToBatch(),
                WindowStarted(13), HandoffClosed("completion_handoff_unavailable"),
-               DeliverySuppressed()]
+               DeliverySuppressed(), Expired(17), Archived(19)]
     assert [type(c) for c in samples] == list(CHANGE_TYPES)
     record_fields = {f.name for f in attrs.fields(RunRecord)}
     for change in samples:

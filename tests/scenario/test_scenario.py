@@ -31,13 +31,15 @@ MARK = "# <-"
 SESSION = '[[sessions]]\nkey = "agent:main:main"\n'
 CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, reply_chars, reply_unit, "
                 "error, "
-                "expects_completion, usage_recorded, steps, run_timeout_seconds, encoding, "
+                "expects_completion, usage_recorded, steps, run_timeout_seconds, cleanup, "
+                "encoding, "
                 "timeout, "
                 "fork_seed, earlier_epoch, session, parent, caller, answer_lost, correction_after, "
                 "correction, turn, route_change, tokens_in, tokens_out, receipts, "
                 "completion_target, runtime, collect, visible, thread, mode")
 TOP_FIELDS = ("name, description, covers, seed, strategy, mutants, until, sessions, children, "
-              "workload, faults, timeline, expect, replay, limits, turns, lifecycle")
+              "workload, faults, timeline, expect, replay, limits, turns, lifecycle, "
+              "archive_after_minutes")
 
 
 def scenario_files() -> list[Path]:
@@ -224,6 +226,14 @@ CASES: list[tuple[str, str, str]] = [
      "children[0].run_timeout_seconds: must be at least 0 seconds"),
     ("text-run-timeout", SESSION + '[[children]]\nid = "a"\nrun_timeout_seconds = "30" # <-\n',
      "children[0].run_timeout_seconds: must be a number, not a string"),
+    ("cleanup-mode", SESSION + '[[children]]\nid = "a"\ncleanup = "archive" # <-\n',
+     "children[0].cleanup: 'archive' is not one of: keep, delete"),
+    ("negative-archive-after", 'archive_after_minutes = -1 # <-\n' + SESSION
+     + '[[children]]\nid = "a"\n', "archive_after_minutes: must be at least 0"),
+    ("huge-archive-after", 'archive_after_minutes = 50000 # <-\n' + SESSION
+     + '[[children]]\nid = "a"\n', "archive_after_minutes: must be at most 43,200 (the limit)"),
+    ("fractional-archive-after", 'archive_after_minutes = 2.5 # <-\n' + SESSION
+     + '[[children]]\nid = "a"\n', "archive_after_minutes: must be an integer, not a float"),
     ("huge-until", 'until = 1e308 # <-\n' + SESSION + '[[children]]\nid = "a"\n',
      "until: must be at most 2,592,000 seconds, 30 days (the limit)"),
     ("huge-heal-at", SESSION + '[[children]]\nid = "a"\n[faults]\nheal_at = 1e308 # <-\n',

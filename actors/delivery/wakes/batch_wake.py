@@ -383,7 +383,7 @@ class BatchWakeCore:
             # left to that try's answer, as a hand-over leaves it.
             if record.delivery_status == DeliveryStatus.PENDING and record.run_id in row.members \
                     and not member.in_flight:
-                change = GaveUp(DeliveryStatus.SUSPENDED, error) \
+                change = GaveUp(DeliveryStatus.SUSPENDED, error, now_ms) \
                     if record.outcome_status == OutcomeStatus.OK \
                     else GaveUp(DeliveryStatus.FAILED, error)
                 status = change.delivery_status

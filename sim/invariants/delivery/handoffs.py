@@ -158,6 +158,7 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
     crashed: set[str] = set()  # runs refused before a crash of the delivery process
     corrected: set[str] = set()  # runs corrected since their latest send
     maybe: dict[str, str] = {}  # run_id -> a refusal that may or may not be the latest (above)
+    over: dict[str, bool] = {}  # run_id -> whether its own latest refusal was for good
     down = False  # the delivery process died and has not started again
     violations: list[Violation] = []
     for r in of_kinds(trace, ("spawn", "fault", "requester.gone", "gateway.refused", "crash",
@@ -177,6 +178,7 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "gateway.send":
             answered[r.data["run_id"]] = False
             sent_key[r.data["run_id"]] = r.data["key"]
+            over.pop(r.data["run_id"], None)  # (a wake's send names no member run)
             corrected.discard(r.data["run_id"])
         elif kind == "child.correction":
             # A correction reopens the run as a newer generation (DEL-12): an answer still owed
@@ -196,9 +198,17 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
             answered[r.data["run_id"]] = True
             text = chain_text(r.data["error"])
             # A batch wake's refusal is a refusal of each member it carries: a member reopened
-            # later keeps it as its concrete error (seed 19164).
+            # later keeps it as its concrete error (seed 19164); not a member whose own send
+            # was already refused for good (sent or permanent: its delivery was over, a wave
+            # only told its requester of it), which keeps its own refusal (seed 800).
             key = str(r.data.get("key") or "")
-            for run_id in (key_runs(key) if is_wake(key) else (r.data["run_id"],)):
+            wake = is_wake(key)
+            if not wake:
+                over[r.data["run_id"]] = chain_class(r.data["error"]) in ("sent", "permanent")
+            for run_id in (key_runs(key) if wake else (r.data["run_id"],)):
+                if wake and over.get(run_id):
+                    seen.setdefault(run_id, set()).add(text)
+                    continue
                 latest[run_id] = text
                 maybe.pop(run_id, None)
                 seen.setdefault(run_id, set()).add(text)

@@ -132,7 +132,8 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     its result (DEL-12) or an operator's redrive (DEL-16) may open a new generation, which must
     resolve too, in time counted from then. A run whose batch wake its session last refused
     while a turn ran that was still running when the world stopped is not stuck: the wake
-    waits, armed, for that turn (reference §c17). A run its requester's reset or delete found not
+    waits, armed, for that turn (reference §c17), and once that turn ended it is owed in time
+    counted from then. A run its requester's reset or delete found not
     yet ended is owed no resolution, only its end: it was killed (§c17); so is a run a kill
     stopped before it ended (§c18)."""
     asked = asked_runs(trace)
@@ -148,8 +149,11 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     # (reference §c17): each session's open turn (when it started), and the runs each wake
     # named when its session last refused it.
     open_turn: dict[str, int] = {}
+    turns: dict[str, list[tuple[int, int]]] = {}  # each session's turns that ended: (from, to)
     waiting: dict[str, tuple[str, int]] = {}
+    turn_ended: dict[str, int] = {}  # when the turn that spawned each run ended
     for r in of_kinds(trace, ("world.turn", "world.turn_end", "world.lifecycle",
+                              "requester.turn_end",
                               "requester.wake_refused", "spawn", "child.end", "requester.accept",
                               "gateway.send", "fault", "requester.gone", "gateway.refused",
                               "child.correction",
@@ -158,7 +162,12 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
         if kind == "world.turn":
             open_turn[r.data["session"]] = r.t_ms
         elif kind in ("world.turn_end", "world.lifecycle"):
-            open_turn.pop(r.data["session"], None)
+            started = open_turn.pop(r.data["session"], None)
+            if started is not None:
+                turns.setdefault(r.data["session"], []).append((started, r.t_ms))
+        elif kind == "requester.turn_end":
+            for run_id in r.data["children"]:
+                turn_ended.setdefault(run_id, r.t_ms)
         elif kind == "requester.wake_refused":
             for run_id in key_runs(r.data["key"]):
                 waiting[run_id] = (r.actor.removeprefix("requester:"), r.t_ms)
@@ -222,8 +231,18 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
             if due is None:
                 continue  # retained: its turn is still open
             owed_from = due
-        bound = max(owed_from, heal_ms) + LIVENESS_BOUND_MS
         wait = waiting.get(run_id)
+        if wait is not None:
+            # Its wake waited, armed, for the turn its session was busy in (§c17): owed from
+            # that turn's end (a world run a week on finishes a turn left open: seed 750).
+            owed_from = max([owed_from] + [to for since, to in turns.get(wait[0], [])
+                                           if since <= wait[1] <= to])
+        if resolution is not None and resolution.kind == "requester.accept" \
+                and is_wake(resolution.data["key"]):
+            # Taken in a batch wake or a wave: sent only once the turn that spawned it is over
+            # (§c9, §c17), owed from then too (a turn finished a week on: seed 750).
+            owed_from = max(owed_from, turn_ended.get(run_id, owed_from))
+        bound = max(owed_from, heal_ms) + LIVENESS_BOUND_MS
         if resolution is None and wait is not None and open_turn.get(wait[0], 2**62) <= wait[1]:
             continue  # its wake waits on a turn still running when the world stopped (§c17)
         if resolution is None:

@@ -11,6 +11,7 @@ records nor what the session says of its reply (``visible_reply``).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
@@ -34,29 +35,40 @@ def wake_budgets(trace: Sequence[Record]) -> list[Violation]:
     for r in seen.wake_faults:
         if r.kind == SESSION_REFUSAL or "error" in r.data:
             refusals.setdefault(r.data["key"], []).append(r)
+    # Each key's answers (acceptances and refusals, seq order), for _second_answer: a busy
+    # session refuses a wake every 30 s for as long as its turn stays open, and rescanning every
+    # answer for each refusal would cost the square of their number.
+    answered: dict[str, list[int]] = {}
+    for a in sorted([*seen.wake_accepts, *seen.wake_faults], key=lambda a: a.seq):
+        if "key" in a.data:
+            answered.setdefault(a.data["key"], []).append(a.seq)
     violations = []
     for batch in [*batches(trace), *wave_batches(trace)]:
         sends = _wake_of(batch, seen.wake_sends)
         accepts = _wake_of(batch, seen.wake_accepts)
         keys = list(dict.fromkeys(r.data["key"] for r in sends))
+        send_seqs = [s.seq for s in sends]  # in trace order: bisected, never rescanned
+        sends_by_key: dict[str, list[int]] = {}
+        for r in sends:
+            sends_by_key.setdefault(r.data["key"], []).append(r.seq)
         for refused_by_session in seen.wake_faults:
             if refused_by_session.kind != SESSION_REFUSAL \
-                    or refused_by_session.data["key"] not in keys \
-                    or _second_answer(refused_by_session, sends, seen.wake_accepts,
-                                      seen.wake_faults):
+                    or refused_by_session.data["key"] not in sends_by_key \
+                    or _second_answer(refused_by_session, sends_by_key, answered):
                 continue
-            after = next((s for s in sends if s.seq > refused_by_session.seq), None)
+            i = bisect.bisect_right(send_seqs, refused_by_session.seq)
+            after = sends[i] if i < len(sends) else None
+            if after is None or after.data["key"] == refused_by_session.data["key"]:
+                continue
             # A refusal that arrives late (its send held on the way, or a duplicate of it) may
             # follow a later send of the same key that the gateway refused as not delivered or
             # that a turn took: that answer moves the key (judged below), not the session's.
-            last = next((s for s in reversed(sends) if after is not None and s.seq < after.seq),
-                        None)
-            moved_by_gateway = last is not None and after is not None and any(
+            last = sends[i - 1] if i > 0 else None
+            moved_by_gateway = last is not None and any(
                 last.seq < f.seq < after.seq and f.data["key"] == last.data["key"]
                 and f.kind != SESSION_REFUSAL
                 for f in [*refusals.get(last.data["key"], []), *accepts])
-            if after is not None and after.data["key"] != refused_by_session.data["key"] \
-                    and not moved_by_gateway:
+            if not moved_by_gateway:
                 violations.append(Violation(
                     "wake-budgets", "YLD-3", f"the wake of {batch.turn} moved to "
                     f"{after.data['key']} after {refused_by_session.actor} refused it (an "
@@ -108,16 +120,20 @@ def wake_budgets(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
-def _second_answer(refusal: Record, sends: Sequence[Record], accepts: Sequence[Record],
-                   faults: Sequence[Record]) -> bool:
+def _second_answer(refusal: Record, sends: dict[str, list[int]],
+                   answered: dict[str, list[int]]) -> bool:
     """Whether the send this refusal answers was already answered: the refusal is then the
     answer to a copy the network duplicated (a ``duplicate`` fault), which the outbox reads as
-    stale (seed 8830)."""
+    stale (seed 8830). ``sends``, ``answered``: each key's sends' and answers' seqs, in order."""
     key = refusal.data["key"]
-    send = max((s.seq for s in sends if s.data["key"] == key and s.seq < refusal.seq),
-               default=None)
-    return send is not None and any(
-        a.data.get("key") == key and send < a.seq < refusal.seq for a in (*accepts, *faults))
+    own = sends.get(key, [])
+    before = bisect.bisect_left(own, refusal.seq)
+    if not before:
+        return False
+    send = own[before - 1]  # the last send of that key before the refusal
+    seqs = answered.get(key, [])
+    first = bisect.bisect_right(seqs, send)  # the first answer after that send
+    return first < len(seqs) and seqs[first] < refusal.seq
 
 
 INVARIANTS = (

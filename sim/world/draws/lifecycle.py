@@ -88,6 +88,50 @@ def draw_steer(chooser: Chooser, child: ChildSpec) -> tuple[int, int] | None:
     return at_ms, 1000 * (low + chooser.choose(sub, high - low + 1))
 
 
+# Retention (reference §c18): a suspended result is kept 7 days from its suspension. Of drawn
+# children, the share an operator redrives about 7 days after its end, in a span around that
+# mark (seconds): a result suspended soon after its end (a refusal) has expired by then; one
+# suspended by its 30-minute expiry has not yet.
+LATE_REDRIVE_SHARE = 0.1
+LATE_REDRIVE_AROUND_S = (-2400, 3600)
+WEEK_S = 7 * 24 * 3600
+
+
+def late_redrive(chooser: Chooser, child: ChildSpec) -> int | None:
+    """When an operator redrives ``child`` about a week after its end (None: not drawn)."""
+    sub = "aim:retention"
+    if not chooser.chance(sub, LATE_REDRIVE_SHARE):
+        return None
+    low, high = LATE_REDRIVE_AROUND_S
+    ends_ms = child.spawn_at_ms + child.run_ms + (child.correction_after_ms or 0)
+    return ends_ms + 1000 * (WEEK_S + low + chooser.choose(sub, high - low + 1))
+
+
+# Cleanup modes (reference §c18): of drawn children, the share spawned with cleanup "delete"
+# (archived by the registry's sweeper at its end + the world's archiveAfterMinutes, once its
+# completion resolved); of those, the share whose session is read with sessions_history a little
+# after that deadline (seconds after it), when the live session should be gone.
+DELETE_SHARE = 0.3
+READ_AFTER_ARCHIVE_SHARE = 0.5
+READ_AFTER_ARCHIVE_S = (1, 900)
+
+
+def draw_cleanup(chooser: Chooser, child: ChildSpec, archive_after_minutes: int
+                 ) -> tuple[ChildSpec, int | None]:
+    """``child``, maybe spawned with cleanup "delete", and when to read its session after its
+    archive deadline (None: no read)."""
+    sub = "aim:cleanup"
+    if not chooser.chance(sub, DELETE_SHARE):
+        return child, None
+    child = attrs.evolve(child, cleanup="delete")
+    if not archive_after_minutes or not chooser.chance(sub, READ_AFTER_ARCHIVE_SHARE):
+        return child, None
+    low, high = READ_AFTER_ARCHIVE_S
+    ends_ms = child.spawn_at_ms + child.run_ms + (child.correction_after_ms or 0)
+    return child, ends_ms + 60_000 * archive_after_minutes + 1000 * (
+        low + chooser.choose(sub, high - low + 1))
+
+
 # Gateway restarts (reference §c18): of worlds whose seeded faults include crashes, the share
 # whose Gateway restarts once, while a drawn child should run; how long it stays down (s); of
 # the runs it interrupts, the share whose execution context is lost; how many resumed notices

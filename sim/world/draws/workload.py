@@ -9,12 +9,12 @@ from typing import Protocol
 
 import attrs
 
-from actors.messages import ChildSpec
+from actors.messages import ChildSpec, HistoryRead
 from actors.nesting.spawn_limits import SpawnLimits
 from sim.choices import Chooser
 from sim.faults.plan import FaultPlan, TimelineEvent
 from sim.kernel import Kernel
-from sim.scenario import WorkloadDef
+from sim.scenario import Scenario, WorkloadDef
 from sim.world import observe as world_observe
 from sim.world.control import Control, ControlDesk
 from sim.world.draws import child as world_child
@@ -44,6 +44,7 @@ class _World(Protocol):
     limits: SpawnLimits
     operator: OperatorDesk
     desk: ControlDesk
+    scenario: Scenario
 
     def _draw_child(self, workload: WorkloadDef, child_id: str, i: int) -> ChildSpec: ...
     def _send_at(self, at_ms: int, child: ChildSpec, message: Control) -> None: ...
@@ -109,6 +110,13 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
                 redrive_at = world_reach.operator_aim_failed(world.chooser, world.plan, child)
             if redrive_at is not None:
                 world.operator.ask(redrive_at, "redrive", child.id)
+            late_at = world_lifecycle.late_redrive(world.chooser, child)  # around its expiry
+            if late_at is not None:
+                world.operator.ask_late(late_at, child.id)
+            child, read_at = world_lifecycle.draw_cleanup(world.chooser, child,
+                                                          world.scenario.archive_after_minutes)
+            if read_at is not None:  # sessions_history once the run should be archived
+                world._send_at(read_at, child, HistoryRead(child.id))
             world_reach.slow_ack(world.chooser, world.plan, child)
             world_reach.stuck_descendant(world.chooser, world.plan, child, trees)
             world_edges.tries(world.chooser, world.plan, child)
