@@ -133,10 +133,16 @@ class Sweeper:
         due = self._due
         while due and not self._live(due[0]):
             heapq.heappop(due)  # stale
-        if not due or (self.armed_at is not None and self.armed_at <= due[0][0]):
+        if not due:
             return None
-        self.armed_at = due[0][0]
-        return max(0, self.armed_at - now_ms)
+        # A due time already past (a new incarnation restoring rows that fell due while the
+        # process was down) is served now: the timer is armed for the instant it fires, which
+        # is what its message carries (seed 19368: armed for the past, it never matched).
+        wake = max(due[0][0], now_ms)
+        if self.armed_at is not None and self.armed_at <= wake:
+            return None
+        self.armed_at = wake
+        return wake - now_ms
 
     def _live(self, entry: tuple[int, str, str]) -> bool:
         at, run_id, what = entry

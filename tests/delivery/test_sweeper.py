@@ -81,6 +81,19 @@ def test_an_earlier_due_time_rearms_the_timer() -> None:
     assert not sweeper.fired(SUSPENDED_AT + RETENTION_MS)  # the replaced timer does nothing
 
 
+def test_a_due_time_passed_while_the_process_was_down_is_served_at_once() -> None:
+    # Seed 19368: the process died as the expiry fell due and came back 28 s later. The new
+    # incarnation's sweeper, armed for the past, waited for a message of that instant, which
+    # no timer carries: both suspended rows stayed past their 7 days until the world's end.
+    sweeper, row = Sweeper(), _row()
+    sweeper.note(row)
+    later = SUSPENDED_AT + RETENTION_MS + 28_000
+    assert sweeper.next_wake(later) == 0  # now, not a negative or a past instant
+    assert sweeper.next_wake(later) is None  # armed already
+    assert sweeper.fired(later)  # the timer's message names the instant it fires
+    assert sweeper.due(later, _rows({"run-1": row})) == [("expire", row)]
+
+
 def test_from_25_suspended_rows_it_warns_once_per_count_and_prunes_nothing() -> None:
     sweeper = Sweeper()
     rows = {f"run-{i}": _row(f"run-{i}") for i in range(BACKLOG_WARNING + 5)}
@@ -275,3 +288,23 @@ def test_only_a_week_later_redrive_runs_the_default_world_past_six_hours() -> No
     # Seed 3 draws no such redrive: it stops within its 6 hours (about half the seeds draw one).
     plain = list(world.run(default, seed=3).trace)
     assert next(r for r in plain if r.kind == "world.end").t_ms <= 21_600_000
+
+
+def test_default_seeds_past_a_restart_at_the_due_time_and_a_held_copy_stay_clean() -> None:
+    # Seed 19368: a restart as the expiry fell due left both suspended rows unexpired (model,
+    # the sweeper armed for the past). Seed 19381: run-3's copy held 112 s lands after its
+    # later send was refused for good and the run was archived; the oracle read the late take
+    # as a completion still pending (oracle). Both were the only failures of seeds 1..20,000.
+    from sim.cli import root as cli
+    default = scenario.load(cli.default_world_path())
+    expired = list(world.run(default, seed=19368).trace)
+    assert suspended_kept_seven_days(expired) == []
+    assert sum(r.kind == "delivery.expired" for r in expired) == 2
+    held = list(world.run(default, seed=19381).trace)
+    assert archived_after_completion(held) == []
+    # Without the permanent refusal before the archive, the late take is a pending completion.
+    refusal = next(r for r in held if r.kind == "fault" and r.data.get("run_id") == "run-3"
+                   and r.data.get("kind") == "send-permanent")
+    forged = [r for r in held if r is not refusal]
+    assert any("run-3 was archived at 1172000 ms while its completion was pending" in v.message
+               for v in archived_after_completion(forged))

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.frozen import frozen
 from sim.invariants.index import last_of_kind, of_kinds
-from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake
+from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, rejection_class
 from sim.trace import Record
 
 PREVIEW_CHARS = 256
@@ -219,14 +219,15 @@ def archived_after_completion(trace: Sequence[Record]) -> list[Violation]:
     ``delete`` under a non-zero archiveAfterMinutes, never before its end + that many minutes,
     and never while its completion was pending: none of its own keys sent before the archive is
     handed to the gateway again, nor first taken by its requester, after it (a key first sent
-    after it is a new delivery, an operator's redrive). A delete-mode run whose row is
-    resolved and cleaned up is archived once its deadline passed (when the world ran on to it
-    with the delivery process up). After the archive, ``sessions_history`` of its child session
-    (no newer run of it spawned, no run's end wrote it since) shows nothing: the live session is
-    gone; its archive stays
-    readable (``archive-read``, FMT-6). Read from the configuration (``world.start``), the spawn
-    requests, the producer's end of each run, the gateway's sends, the requester's transcript
-    and history reads, the harness's crash and restart records, and the store's rows."""
+    after it is a new delivery, an operator's redrive; a late take of a held copy does not count
+    once the gateway refused one of the run's sends for good before the archive). A delete-mode
+    run whose row is resolved and cleaned up is archived once its deadline passed (when the
+    world ran on to it with the delivery process up). After the archive, ``sessions_history`` of
+    its child session (no newer run of it spawned, no run's end wrote it since) shows nothing:
+    the live session is gone; its archive stays readable (``archive-read``, FMT-6). Read from
+    the configuration (``world.start``), the spawn requests, the producer's end of each run, the
+    gateway's sends, the requester's transcript and history reads, the harness's crash and
+    restart records, and the store's rows."""
     rows, end, start = _last(trace, "world.rows"), _last(trace, "world.end"), \
         _last(trace, "world.start")
     if rows is None or end is None or start is None:
@@ -272,9 +273,19 @@ def archived_after_completion(trace: Sequence[Record]) -> list[Violation]:
     sessions: dict[str, str] = {}  # run -> its child session key
     reused: set[str] = set()  # runs whose child session a newer run took after their archive
     written: dict[str, int] = {}  # child session key -> when a run's end last wrote it
+    # Runs whose own send the gateway refused for good before their archive: the registry's
+    # delivery was over then (DEL-10), so a copy of an earlier send held on its way that the
+    # requester takes after the archive was not pending to the registry (seed 19381).
+    refused: set[str] = set()
     for r in of_kinds(trace, ("spawn", "gateway.send", "requester.accept", "requester.history",
-                              "child.end")):
+                              "child.end", "fault", "requester.gone", "gateway.refused")):
         kind = r.kind
+        if kind in ("fault", "requester.gone", "gateway.refused"):
+            run_id = r.data.get("run_id")
+            if run_id in archived and r.t_ms <= archived[run_id] \
+                    and rejection_class(r) in ("permanent", "sent"):
+                refused.add(run_id)
+            continue
         if kind == "child.end":
             # A run's end writes its transcript as the key's live session (FMT-6: keys are
             # reused): an older run still running on the key when another was archived writes
@@ -315,7 +326,7 @@ def archived_after_completion(trace: Sequence[Record]) -> list[Violation]:
         elif run_id not in taken and key in sent_before.get(run_id, ()):
             # (a key first sent after the archive is a new delivery: an operator's redrive)
             taken.add(run_id)
-            if r.t_ms > at:
+            if r.t_ms > at and run_id not in refused:
                 fail(f"{run_id} was archived at {at} ms while its completion was pending: its "
                      f"requester first took it at {r.t_ms} ms", r)
     return violations
