@@ -44,6 +44,7 @@ MUTANT_PERMANENT_RETRIED = "permanent-retried"
 MUTANT_KEY_WITHOUT_RUN_ID = "key-without-run-id"
 MUTANT_BACKOFF_UNCAPPED = "backoff-uncapped"
 MUTANT_EXPIRY_FROM_SPAWN = "expiry-from-spawn"
+MUTANT_EXPIRY_INCLUSIVE = "expiry-inclusive"
 MUTANT_NOT_REQUIRED_DELIVERED = "not-required-delivered"
 MUTANT_GIVE_UP_AFTER_TRIES = "give-up-after-tries"
 MUTANT_SILENT_NO_REPLY = "silent-no-reply"
@@ -136,6 +137,11 @@ MUTANTS: dict[str, str] = {
     MUTANT_EXPIRY_FROM_SPAWN: (
         "the 30-minute completion expiry is counted from the spawn instead of the run's end, so "
         "delivery gives up early (DEL-10)"
+    ),
+    MUTANT_EXPIRY_INCLUSIVE: (
+        "an attempt due exactly at the expiry deadline starts instead of giving up (``>`` for "
+        "``>=``), so a completion the registry waited out to its last instant is sent once more "
+        "(DEL-10)"
     ),
     MUTANT_NOT_REQUIRED_DELIVERED: (
         "a run spawned with expectsCompletionMessage false is delivered anyway (DEL-1)"

@@ -34,6 +34,8 @@ PROBES: dict[str, str] = {
     "delivery.backoff-capped": "the registry backoff reached its 300 s cap",
     "delivery.backoff-clamped-to-expiry": "a registry backoff was cut short by the expiry",
     "delivery.expiry": "a completion expired 30 minutes after its run ended",
+    "delivery.expiry-overdue": "an attempt came due after its expiry had passed (a restarted "
+                               "process restoring it, a descendants' recheck): given up at once",
     "delivery.suspended": "delivery gave up on an ok child (payload kept for a redrive)",
     "delivery.failed": "delivery gave up on a child that did not end ok",
     "delivery.restart-during-backoff": "a restarted actor finds a backoff still running",

@@ -56,8 +56,12 @@ def start_attempt(core: Core, active: Active, now_ms: int) -> list[Effect]:
         return batch_handover.hand_over(core, record, batch)  # before any expiry: YLD-2
     if private_steps.closes(core, record):
         return private_steps.close_private(core, record, now_ms)
-    if now_ms >= core._deadline(record):
+    deadline = core._deadline(record)
+    if now_ms > deadline or (now_ms == deadline
+                             and mutants.MUTANT_EXPIRY_INCLUSIVE not in core._mutants):
         core._probe("delivery.expiry")
+        if now_ms > deadline:
+            core._probe("delivery.expiry-overdue")
         return give_up(core, active, GiveUpReason.EXPIRY, record.last_error, now_ms)
     pending = core._pending_descendants(record)
     if pending and mutants.MUTANT_NO_DESCENDANT_GATING not in core._mutants:

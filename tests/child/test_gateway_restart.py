@@ -169,8 +169,8 @@ def test_two_restarts_one_while_the_gateway_is_down() -> None:
 def test_a_restored_completion_keeps_its_window_from_the_runs_end() -> None:
     """A completion pending across a Gateway restart (every send refused, the restart in its
     backoff) is restored from the store and given up 30 minutes after the run's end, not after
-    the restart or the return (reference §c18). No oracle restates this upper bound yet: this
-    test pins the model."""
+    the restart or the return (reference §c18). `expiry-ends-attempts` restates the bound
+    (scenario expiry-across-gateway-restart.toml); this test pins the instants."""
     text = (SCENARIOS / "expiry.toml").read_text()
     text = text.replace("[expect]", '[[timeline]]\nat = 600\nevent = "gateway-restart"\n'
                         'restart_after = 60\n\n[expect]', 1)

@@ -20,7 +20,7 @@ from sim.invariants.delivery.lifecycle import cleanup_once
 from sim.invariants.delivery.reached import eventually_resolved
 from sim.invariants.delivery.recovery import lost_answer_recovery
 from sim.invariants.delivery.redrive import given_up_waits_for_operator, redrive_from_retained
-from sim.invariants.delivery.retries import retry_timing
+from sim.invariants.delivery.retries import expiry_ends_attempts, retry_timing
 from sim.invariants.nesting.findings import findings_scoped
 from sim.invariants.nesting.requesters import descendants_first
 from sim.invariants.yields.wake_message import wake_message
@@ -112,6 +112,8 @@ def test_eventually_resolved_believes_no_give_up_on_paper(
     # Its give-up is the claim under test (never before the expiry but on a refusal for good).
     ("expiry.toml", "give-up-after-tries", retry_timing, ("delivery.give_up",)),
     ("expiry.toml", "expiry-from-spawn", retry_timing, ("delivery.give_up",)),
+    # Attempts' starts are read from the gateway's sends and refusals alone.
+    ("expiry.toml", "expiry-inclusive", expiry_ends_attempts, ()),
     # A wave's members settle as an outsider tells: no cleanup or give-up record is read.
     ("mutant-wave-stale-sibling.toml", None, wave_is_overlapping_set, ()),
 ])

@@ -139,6 +139,31 @@ def test_retry_timing_catches_giving_up_before_the_expiry(monkeypatch: pytest.Mo
     assert any("before its expiry" in v.message for v in result.violations)
 
 
+def test_expiry_ends_attempts_catches_a_window_too_long(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Retrying on for 40 minutes keeps every backoff right: only the expiry's own oracle sees
+    # the attempts after 30 minutes (as a window counted from a restart instead of the run's
+    # end would, the bug tests/child/test_gateway_restart.py pins).
+    monkeypatch.setattr(retry, "COMPLETION_EXPIRY_MS", 40 * 60_000)
+    result = _run("expiry.toml")
+    assert _names(result) == ["expiry-ends-attempts"]
+    end = next(r for r in result.trace if r.kind == "child.end")
+    first = result.violations[0]
+    assert first.message.endswith(f"at or after its expiry at {end.t_ms + 30 * 60_000} ms")
+    late = [r.t_ms for r in result.trace if r.kind == "gateway.send"
+            and r.t_ms >= end.t_ms + 30 * 60_000]
+    assert late and result.trace[first.records[-1]].t_ms == late[0]
+
+
+def test_expiry_ends_attempts_holds_the_deadline_instant() -> None:
+    # The boundary: an attempt due exactly at the deadline gives up; the mutant starts it.
+    result = _run("expiry.toml", mutants=("expiry-inclusive",))
+    end = next(r for r in result.trace if r.kind == "child.end")
+    deadline = end.t_ms + 30 * 60_000
+    found = [v for v in result.violations if v.invariant == "expiry-ends-attempts"]
+    assert [result.trace[v.records[-1]].t_ms for v in found] == [deadline]
+    assert _run("expiry.toml").violations == ()
+
+
 FAILING_CHILD = textwrap.dedent("""\
     name = "a child whose stream breaks after it said something"
     [[sessions]]

@@ -10,7 +10,15 @@ policy of reference §c11 from those alone:
   no answer counts as a "gateway timeout" 120 s after it was made); after the fourth failed try, or
   an error of no known class, the next attempt waits the registry backoff: 15 s doubling to 300 s,
   with up to +20 % jitter (the cap applies after the jitter);
-- nothing but a permanent rejection or the 30-minute expiry (counted from the run's end) gives up.
+- nothing but a permanent rejection or the 30-minute expiry (counted from the run's end) gives up;
+- and the expiry does give up: no attempt of a generation starts at or after it (reference §c11:
+  "a passed deadline means give-up"). Its window starts at the producer's end (the child's end, or
+  a newer receipt's end), or where the registry starts it when it hears of it: a private result's
+  release (PRV-7) and an operator's redrive, read as the generation's first send (a message may
+  wait in transit, so the outside cannot tell the instant closer). The transport
+  tries of an attempt begun before may run past it; a first send, the first send after a restart
+  of the delivery process (a new process starts a new attempt) and a send after a backoff are
+  attempts' starts.
 
 A crash of the delivery process between two sends makes the gap unknowable (the new process
 restores from its store); the observer then stops checking exact gaps for that run.
@@ -25,7 +33,7 @@ import attrs
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.redrive import generation
-from sim.invariants.index import of_kinds
+from sim.invariants.index import of_kinds, shared
 from sim.invariants.observations import (
     Asked,
     asked_runs,
@@ -34,6 +42,7 @@ from sim.invariants.observations import (
     key_runs,
     rejection_class,
 )
+from sim.invariants.private.completion import private_runs
 from sim.invariants.yields.seen import batches
 from sim.trace import Record
 
@@ -44,6 +53,7 @@ BACKOFF_FIRST_MS = 15_000
 BACKOFF_CAP_MS = 300_000
 JITTER = 0.2
 EXPIRY_MS = 30 * 60_000
+OPTIONAL_EXPIRY_MS = 5 * 60_000  # a run not asked to report back (ANNOUNCE_EXPIRY_MS)
 
 
 def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
@@ -105,6 +115,7 @@ class _Run:
     outcome: str = "unanswered"
     rejection: Record | None = None
     crashed: bool = False
+    expires_ms: int = 0  # the generation's expiry: no attempt starts at or after it
 
 
 def _backoff_bounds(attempt: int | None) -> tuple[int, int]:
@@ -115,8 +126,28 @@ def _backoff_bounds(attempt: int | None) -> tuple[int, int]:
     return min(base, BACKOFF_CAP_MS), min(BACKOFF_CAP_MS, math.floor(base * (1 + JITTER) + 0.5))
 
 
+@attrs.frozen
+class _Judged:
+    timing: list[Violation]  # retry-timing's
+    expiry: list[Violation]  # expiry-ends-attempts'
+
+
 def retry_timing(trace: Sequence[Record]) -> list[Violation]:
+    return shared(trace, "delivery.retries", _judge).timing
+
+
+def expiry_ends_attempts(trace: Sequence[Record]) -> list[Violation]:
+    return shared(trace, "delivery.retries", _judge).expiry
+
+
+def _judge(trace: Sequence[Record]) -> _Judged:
+    """One walk for both oracles: each send's place in its attempt is what both read."""
     asked = asked_runs(trace)
+    private = private_runs(trace)
+    # run -> the latest instant its window may start at, as the producer tells it (its end, a
+    # newer receipt's end); a later start than the registry's never makes a false alarm.
+    opened: dict[str, int] = {}
+    redrive_asked: set[str] = set()  # runs an operator asked to redrive since their last new key
     # When each run was first frozen into a yielded batch (its requester's yield, as asked).
     frozen: dict[str, int] = {}
     for batch in batches(trace):
@@ -138,13 +169,15 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
     # Keys part of which reached the platform: every later send is refused (even one a restart
     # repeats), so giving up is right.
     sent: set[tuple[str, str]] = set()
-    violations = []
+    violations: list[Violation] = []
+    expiry: list[Violation] = []
     for r in of_kinds(trace, ("child.end", "child.correction", "world.operator", "crash", "fault",
                               "requester.gone", "gateway.refused", "gateway.send",
                               "delivery.give_up")):
         if r.kind == "child.end":
             ends[r.data["run_id"]] = r.t_ms
             unsent.add(r.data["run_id"])
+            opened[r.data["run_id"]] = max(opened.get(r.data["run_id"], 0), r.t_ms)
         elif r.kind == "child.correction" or (
                 r.kind == "world.operator" and r.data["action"] == "redrive"
                 and r.data["run_id"]):
@@ -155,6 +188,10 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             reopened.add(r.data["run_id"])
             if r.kind == "child.correction":
                 ends[r.data["run_id"]] = r.data["ended_at"]  # its window starts at its end
+                opened[r.data["run_id"]] = max(opened.get(r.data["run_id"], 0),
+                                               r.data["ended_at"])
+            else:
+                redrive_asked.add(r.data["run_id"])
             if r.data["run_id"] in frozen and frozen[r.data["run_id"]] <= r.t_ms \
                     and r.data["run_id"] not in woken:
                 # A newer receipt of a frozen member before its batch's wake went out is the
@@ -200,21 +237,39 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             unsent.discard(run_id)
             reopened.discard(run_id)
             if run is None:
-                runs[(run_id, key)] = _Run(r, ends.get(run_id), attempt=None if unknown else 1)
+                window = opened.get(run_id, 0)
+                if run_id in private or run_id in redrive_asked:
+                    # The registry starts these windows when it hears of them: a private
+                    # result's at its release (an end heard late, a turn's finish), a redrive's
+                    # at the request's arrival. Its first send is at or after either.
+                    window = max(window, r.t_ms)
+                    redrive_asked.discard(run_id)
+                required = run_id in private or (run_id in asked and asked[run_id].required)
+                run = runs[(run_id, key)] = _Run(
+                    r, ends.get(run_id), attempt=None if unknown else 1,
+                    expires_ms=window + (EXPIRY_MS if required else OPTIONAL_EXPIRY_MS))
                 hidden.discard(run_id)
+                expiry += _past_expiry(run, r, "its first send")
                 continue
             # A deleted session refuses when the completion reaches it (DEL-4), maybe later than
             # the send; the wait runs from that refusal.
             since = (run.rejection.t_ms if run.rejection is not None
                      and run.rejection.kind == "requester.gone" else run.last_send.t_ms)
+            attempts = run.attempt
             problem = None if run.crashed else _gap_problem(run, r.t_ms - since)
             if problem is not None:
                 violations.append(Violation(
                     "retry-timing", "DEL-10", f"{run_id}: {problem}",
                     (run.last_send.seq, *((run.rejection.seq,) if run.rejection else ()),
                      r.seq)))
-            if run.crashed:
+            if run.crashed:  # the new process starts a new attempt
+                expiry += _past_expiry(run, r, "the first send after a restart of the delivery "
+                                               "process")
                 run.failures, run.attempt, run.crashed = 0, None, False
+            elif run.failures == 0 and run.outcome not in ("permanent", "sent"):
+                # _gap_problem counted a backoff: this send starts the next attempt.
+                expiry += _past_expiry(run, r, "a send after a backoff" if attempts is None
+                                       else f"attempt {attempts + 1}'s first send")
             run.last_send, run.outcome, run.rejection = r, "unanswered", None
         elif r.kind == "delivery.give_up" and not (
                 r.data["run_id"] in frozen and frozen[r.data["run_id"]] <= r.t_ms
@@ -226,7 +281,18 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
             if at not in sent:
                 violations += _early_give_up(r, asked.get(r.data["run_id"]), runs.get(at),
                                              ends.get(r.data["run_id"]))
-    return violations
+    return _Judged(violations, expiry)
+
+
+def _past_expiry(run: _Run, r: Record, which: str) -> list[Violation]:
+    """A violation if ``r``, which starts an attempt, comes at or after the run's expiry."""
+    if r.t_ms < run.expires_ms:
+        return []
+    return [Violation(
+        "expiry-ends-attempts", "DEL-10",
+        f"{r.data['run_id']}'s {r.data['key']} started an attempt at {r.t_ms} ms ({which}), "
+        f"at or after its expiry at {run.expires_ms} ms", (run.last_send.seq, r.seq)
+        if run.last_send is not r else (r.seq,))]
 
 
 def _gap_problem(run: _Run, gap: int) -> str | None:
@@ -282,4 +348,9 @@ INVARIANTS = (
               "timeout when unanswered), registry backoff 15 s doubling to 300 s with up to "
               "+20 % jitter, and no give-up before the 30-minute expiry but on a permanent "
               "rejection.", retry_timing),
+    Invariant("expiry-ends-attempts", "DEL-10", "safety",
+              "No delivery attempt of a completion starts at or after its expiry: 30 minutes "
+              "from the producer's end (a newer receipt's end, a private result's release, an "
+              "operator's redrive), 5 for a run not asked to report back; only transport tries "
+              "of an attempt begun before may run past it.", expiry_ends_attempts),
 )
