@@ -421,8 +421,8 @@ MUTANTS: dict[str, str] = {
         "delivered (YLD-2, reference §b, §c12)"
     ),
     MUTANT_KILLED_BATCH_WOKEN: (
-        "a yielded batch whose every member was killed (delivery suppressed) still wakes its "
-        "requester, with nothing but cancelled members in it, instead of being consumed "
-        "without a wake (YLD-1, reference §c9)"
+        "a yielded batch or an unfrozen wave whose every member was killed (delivery "
+        "suppressed) still wakes its requester, with nothing but cancelled members in it, "
+        "instead of being consumed without a wake (YLD-1, reference §c9)"
     ),
 }

@@ -1,5 +1,6 @@
-"""Reference §c9: a yielded batch whose every member was killed is consumed without a wake;
-`killed-batch-consumed` states it and catches a model that wakes the requester anyway."""
+"""Reference §c9: a yielded batch (or an unfrozen wave) whose every member was killed is consumed
+without a wake; `killed-batch-consumed` states it and catches a model that wakes the requester
+anyway."""
 
 from __future__ import annotations
 
@@ -48,3 +49,19 @@ def test_a_batch_with_one_member_left_still_wakes(tmp_path: Path) -> None:
     assert result.violations == ()
     assert _wakes(result) == ["announce:requester-settle:main:agent:main:main:run-1,run-2:yield-1"]
     assert "batch.consumed-all-killed" not in result.probes
+
+
+def test_an_unfrozen_wave_whose_every_member_was_killed_is_consumed_too() -> None:
+    # The same settle wake (reference §c9): the mutant's wave wake was missed by the oracle,
+    # which read only yielded batches (the mutant was first found at seed 84, not 17).
+    wave = SCENARIOS / "wave-all-members-killed-consumed.toml"
+    result = _run(wave)
+    assert result.violations == ()
+    assert _wakes(result) == []
+    assert result.probes.get("batch.consumed-all-killed") == 1
+    broken = _run(wave, mutants=["killed-batch-woken"])
+    assert _wakes(broken) == ["announce:requester-settle:main:agent:main:main:run-1,run-2"]
+    assert [v.message for v in broken.violations] == [
+        "every member of the wave run-1, run-2 of agent:main:main was killed (the last at "
+        "40000 ms), yet its wake announce:requester-settle:main:agent:main:main:run-1,run-2 "
+        "was sent at 40000 ms"]

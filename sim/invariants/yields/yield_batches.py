@@ -262,7 +262,8 @@ def killed_batch_consumed(trace: Sequence[Record]) -> list[Violation]:
     """A yielded batch whose every member was killed (its completion suppressed, as
     ``lineage`` reads it from the sessions' kill, steer, reset and delete answers) is consumed
     without a wake (reference §c9: "delivery was closed by kill/abort ... or every member is
-    suppressed"): no wake naming its runs is ever sent."""
+    suppressed"): no wake naming its runs is ever sent after the last kill; nor is an unfrozen
+    wave's naming only runs killed before it."""
     seen = _seen(trace)
     violations = []
     for batch in batches(trace):
@@ -277,6 +278,19 @@ def killed_batch_consumed(trace: Sequence[Record]) -> list[Violation]:
                     f"every member of the batch {batch.turn} of {batch.session} was killed "
                     f"(the last at {last.t_ms} ms), yet a wake of it was sent at "
                     f"{send.t_ms} ms", (last.seq, send.seq)))
+    # An unfrozen wave's wake is the same settle wake (reference §c9): one that names only runs
+    # killed before its first send wakes its requester with nothing but cancelled members.
+    for wave in wave_batches(trace):
+        if not _all_killed(trace, wave):
+            continue
+        killed = killed_silently(trace)
+        last = max((killed[run_id] for run_id in wave.members), key=lambda r: r.seq)
+        if wave.yielded.seq > last.seq:
+            violations.append(Violation(
+                "killed-batch-consumed", "YLD-1",
+                f"every member of the wave {', '.join(wave.members)} of {wave.session} was "
+                f"killed (the last at {last.t_ms} ms), yet its wake {wave.yielded.data['key']} "
+                f"was sent at {wave.yielded.t_ms} ms", (last.seq, wave.yielded.seq)))
     return violations
 
 
@@ -310,8 +324,8 @@ INVARIANTS = (
               "(plus any downtime of the delivery process): a child of an earlier turn never "
               "delays it.", wake_not_delayed),
     Invariant("killed-batch-consumed", "YLD-1", "safety",
-              "A yielded batch whose every member was killed (completion suppressed) is "
-              "consumed without a wake.", killed_batch_consumed),
+              "A yielded batch or an unfrozen wave whose every member was killed (completion "
+              "suppressed) is consumed without a wake.", killed_batch_consumed),
     Invariant("wake-between-turns", "YLD-3", "safety",
               "A requester takes a batch wake only between its turns: while another turn runs "
               "the wake waits (requester_turn_pending), spending no attempt.",
