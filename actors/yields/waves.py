@@ -53,23 +53,27 @@ def interval(record: RunRecord) -> tuple[int, int]:
     return start, record.ended_at_ms if record.ended_at_ms is not None else _OPEN_END
 
 
-def components(siblings: list[Sibling], active: frozenset[str] = frozenset()
-               ) -> list[list[Sibling]]:
+def components(records: list[RunRecord], active: frozenset[str] = frozenset()
+               ) -> list[list[RunRecord]]:
     """The connected sets of siblings with overlapping execution intervals (touching ends do
     not overlap), each in order of start. ``wave-includes-stale-sibling`` (a known bug) puts
-    every sibling in one set, long-settled, non-overlapping older ones included."""
-    ordered = sorted(siblings, key=lambda s: (interval(s.record), s.record.run_id))
+    every sibling in one set, long-settled, non-overlapping older ones included. It reads the
+    intervals alone, so that the caller reads what :func:`due` needs only for the sets that
+    may owe something (a session's every check would otherwise walk every child's
+    descendants: quadratic in a session's children)."""
+    # Each interval read once; run ids are unique, so the tuples never compare the records.
+    ordered = sorted((interval(r), r.run_id, r) for r in records)
     if mutants.MUTANT_WAVE_STALE_SIBLING in active:
-        return [ordered] if ordered else []
-    found: list[list[Sibling]] = []
+        return [[r for _, _, r in ordered]] if ordered else []
+    found: list[list[RunRecord]] = []
     reach = -1
-    for sibling in ordered:
-        start, end = interval(sibling.record)
+    for (start, end), _, record in ordered:
         if found and start < reach:
-            found[-1].append(sibling)
-            reach = max(reach, end)
+            found[-1].append(record)
+            if end > reach:
+                reach = end
         else:
-            found.append([sibling])
+            found.append([record])
             reach = end
     return found
 

@@ -27,19 +27,15 @@ def _sibling(run_id: str, start: int, end: int | None, *, settled: bool = True,
     return waves.Sibling(record, settled, pending)
 
 
-def _ids(component: list[waves.Sibling]) -> list[str]:
-    return [s.record.run_id for s in component]
-
-
 def test_a_wave_is_the_connected_overlapping_set() -> None:
     a, b, c = _sibling("a", 0, 10), _sibling("b", 5, 20), _sibling("c", 15, 30)
     d = _sibling("d", 30, 40)  # starts as c ends: touching is not overlapping
     e = _sibling("e", 50, None, settled=False)  # still running: no end yet
-    found = waves.components([d, c, a, e, b])
-    assert [_ids(comp) for comp in found] == [["a", "b", "c"], ["d"], ["e"]]
+    found = waves.components([s.record for s in (d, c, a, e, b)])
+    assert [[r.run_id for r in comp] for comp in found] == [["a", "b", "c"], ["d"], ["e"]]
     # The known bug: one set, the long-settled, non-overlapping ones included.
-    assert [_ids(comp) for comp in waves.components(
-        [a, d], frozenset({MUTANT_WAVE_STALE_SIBLING}))] == [["a", "d"]]
+    assert [[r.run_id for r in comp] for comp in waves.components(
+        [a.record, d.record], frozenset({MUTANT_WAVE_STALE_SIBLING}))] == [["a", "d"]]
 
 
 def test_what_a_wave_owes() -> None:

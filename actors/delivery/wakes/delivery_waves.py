@@ -76,7 +76,7 @@ class Waves:
         carried = frozenset(run_id for row in rows if not row.yielded for run_id in row.members)
         yielded = {row.turn_run_id for row in rows if row.yielded}
         finished: dict[str, bool] = {}
-        by_incarnation: dict[int, list[waves.Sibling]] = {}
+        by_incarnation: dict[int, list[RunRecord]] = {}
         for record in self.store.wave_candidates(session):
             turn = record.requester_turn_id
             if turn is None or turn in yielded:
@@ -84,23 +84,29 @@ class Waves:
             if turn not in finished:
                 finished[turn] = self.store.turn_state(turn) == TurnState.FINISHED
             if finished[turn]:
-                by_incarnation.setdefault(record.requester_incarnation, []).append(
-                    self._sibling(record))
-        for incarnation, siblings in by_incarnation.items():
-            for component in waves.components(siblings, self._mutants):
-                wave = waves.due(component, carried)
+                by_incarnation.setdefault(record.requester_incarnation, []).append(record)
+        for incarnation, records in by_incarnation.items():
+            for component in waves.components(records, self._mutants):
+                # Neither due nor waiting (waves.due, waves.descendants_wait) when carried
+                # whole or while one has not settled: the descendants are walked only when
+                # every member settled.
+                if all(record.run_id in carried for record in component) \
+                        or not all(self._settled(record) for record in component):
+                    continue
+                siblings = [waves.Sibling(record, True, self._owned_pending(record))
+                            for record in component]
+                wave = waves.due(siblings, carried)
                 if wave is None:
-                    if waves.descendants_wait(component, carried):
+                    if waves.descendants_wait(siblings, carried):
                         self.port.probe("wave.descendants-pending")  # a later settle rechecks
                     continue
-                self._settle(session, incarnation, wave,
-                             [s.record for s in component])
+                self._settle(session, incarnation, wave, component)
 
-    def _sibling(self, record: RunRecord) -> waves.Sibling:
-        settled = record.ended_at_ms is not None and record.cleaned_up_at_ms is not None \
+    def _settled(self, record: RunRecord) -> bool:
+        """Ended, its own delivery resolved (cleaned up) and not deciding."""
+        return record.ended_at_ms is not None and record.cleaned_up_at_ms is not None \
             and record.delivery_status != DeliveryStatus.PENDING \
             and not self.wakes.core.sending(record.run_id)
-        return waves.Sibling(record, settled, self._owned_pending(record) if settled else 0)
 
     def _owned_pending(self, record: RunRecord) -> int:
         """Descendants not settled: not cleaned up, or a newer generation (a correction,
