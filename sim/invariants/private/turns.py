@@ -269,8 +269,15 @@ def _descendants_outlast_window(trace: Sequence[Record], run_id: str, release: i
     crashes = [down for down, _ in seen.downtime]
     latest = -1
     for d in descendants:
-        settled = own_settle(seen.ends.get(d), seen.trail.get(d, []), asked.get(d),
-                             member=False, crashes=crashes)
+        # Read up to an operator's first request about it: a redrive of a given-up descendant
+        # starts a delivery of its own (a new generation), which says nothing of when its
+        # first one settled (as ``yield_batches`` reads a redriven member; seed 43588: run-8,
+        # redriven past run-4's window).
+        request, end = asked.get(d), seen.ends.get(d)
+        since = min((t for t in seen.operator.get(request.child, []) if t >= end.t_ms),
+                    default=2**62) if request is not None and end is not None else 2**62
+        trail = [r for r in seen.trail.get(d, []) if r.t_ms < since]
+        settled = own_settle(end, trail, request, member=False, crashes=crashes)
         if settled is None or settled == UNKNOWN:
             return True
         latest = max(latest, settled)
