@@ -64,3 +64,32 @@ def test_a_wake_releases_a_member_told_from_its_session_sibling_by_its_task_line
     uncarried = [_edit(r, text=text) if r is take else r for r in trace]
     assert any("run-3 was given up" in m and ":g2" in m
                for m in _check("given-up-waits-for-operator", uncarried))
+
+
+def test_a_checked_private_result_may_expire_while_its_descendant_is_unsettled() -> None:
+    # run-1 is spawned privately, checked after it ended, and released as its turn finishes at
+    # 29,001 ms; its child run-2's announce meets an outage and is taken at 1,814,002 ms, after
+    # run-1's last 15 s descendant recheck inside its window: run-1 rightly expires
+    # undelivered (reference §c8, §c11), as it would unchecked (seed 84662).
+    trace = _trace("private-waits-out-descendants-seed-84662")
+    assert _check("status-check-keeps-private", trace) == []
+    first = next(r for r in trace if r.kind == "gateway.send" and r.data["run_id"] == "run-2")
+    refused = next(r for r in trace if r.kind == "fault" and r.seq > first.seq
+                   and r.data["run_id"] == "run-2")
+    # Had run-2's first send been taken (and nothing of its delivery come after), it settled
+    # at 147,000 ms: run-1 was owed its hand-off long before its window ran out.
+    taken = Record(refused.seq, refused.t_ms, "requester:agent:main:subagent:c3",
+                   "requester.accept", {"run_id": "run-2", "key": first.data["key"],
+                                        "status": "ok", "text": ""})
+    early = [taken if r is refused else r for r in trace
+             if r.data.get("run_id") != "run-2" or r.seq <= refused.seq]
+    assert any("run-1's private result" in m and "never handed back" in m
+               for m in _check("status-check-keeps-private", early))
+    # Had run-2 been taken one millisecond before run-1's last recheck (1,814,001 ms), run-1
+    # had that recheck to go out on: owed too.
+    accept = next(r for r in trace if r.kind == "requester.accept"
+                  and r.data["run_id"] == "run-2")
+    sooner = [attrs.evolve(r, t_ms=r.t_ms - 2) if r.data.get("run_id") == "run-2"
+              and r.t_ms == accept.t_ms else r for r in trace]
+    assert any("run-1's private result" in m
+               for m in _check("status-check-keeps-private", sooner))

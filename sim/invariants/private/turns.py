@@ -21,15 +21,25 @@ from sim.invariants.base import Invariant, Violation
 from sim.invariants.delivery.reached import LIVENESS_BOUND_MS
 from sim.invariants.index import of_kinds
 from sim.invariants.lineage import killed_silently
-from sim.invariants.observations import Asked, announces_nothing, is_wake, key_runs
-from sim.invariants.private.completion import carried_runs, private_runs
-from sim.invariants.yields.seen import batches
+from sim.invariants.observations import (
+    Asked,
+    announces_nothing,
+    asked_runs,
+    is_wake,
+    key_runs,
+)
+from sim.invariants.private.completion import WINDOW_MS, carried_runs, private_runs
+from sim.invariants.settled import UNKNOWN, own_settle
+from sim.invariants.yields.seen import _descendants, _seen, batches
 from sim.invariants.yields.yield_batches import wake_owed
 from sim.trace import Record
 
 SILENT = ("NO_REPLY", "ANNOUNCE_SKIP")  # an ok answer the wake leaves out (reference §c9)
 SUMMARY = "more child results omitted:"  # the 160,000-character layout's summary line (FMT-2)
 GENERATION = re.compile(r":g\d+$")  # a per-child key's later generation (reference §a)
+# A private result whose descendants are unsettled rechecks them this often, spending no attempt
+# (reference §c11: "Pending descendants in completion mode defer by 15 s").
+DESCENDANT_RECHECK_MS = 15_000
 
 
 def private_yield_reply_rules(trace: Sequence[Record]) -> list[Violation]:
@@ -191,6 +201,11 @@ def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
                 # check changes neither (seed 4416).
                 continue
             due = max([turn_end.t_ms, *(ends[m].t_ms for m in members)])
+            if batch is None and _descendants_outlast_window(trace, run.run_id, due):
+                # Its own announce waits for its descendants (reference §c8, §c11) and its
+                # window runs from its release: it may rightly expire undelivered, checked or
+                # not (seeds 43588, 84662).
+                continue
             if end.t_ms >= due + LIVENESS_BOUND_MS:
                 violations.append(Violation(
                     "status-check-keeps-private", "PRV-6",
@@ -232,6 +247,41 @@ def status_check_keeps_private(trace: Sequence[Record]) -> list[Violation]:
                     f"resumed {request['requester']} at {accept.t_ms} ms",
                     (run.request.seq, check.seq, accept.seq)))
     return violations + _wake_leaves_out_checked(trace)
+
+
+def _descendants_outlast_window(trace: Sequence[Record], run_id: str, release: int) -> bool:
+    """Whether a released private result's descendants (the runs its child session spawned
+    while it ran, theirs, and so on) may have stayed unsettled until its last descendant
+    recheck inside its 30-minute window, as an outsider can tell (``own_settle``: a descendant's
+    own end, then the last answer to its own delivery): one never ended, or its trail ends where
+    nobody can tell when the registry heard it (an acknowledgement lost, a send unanswered, a
+    refusal it retries after: it waits for a replay or its own expiry), or the latest settle is
+    at or after ``release`` + 30 min - 15 s. Its announce is "deferred ... while
+    countPendingDescendantRuns(child) > 0" (reference §c8), "by 15 s without counting an
+    attempt", and it "expires 30 min after ... windowStartedAt" (§c11): such a result is given
+    up at its expiry without any hand-off, with or without a status check (PRV-6 asks only that
+    the check change nothing). Never the registry's deferral, give-up or cleanup records."""
+    seen = _seen(trace)
+    descendants = _descendants(seen, run_id)
+    if not descendants:
+        return False
+    asked = asked_runs(trace)
+    crashes = [down for down, _ in seen.downtime]
+    latest = -1
+    for d in descendants:
+        # Read up to an operator's first request about it: a redrive of a given-up descendant
+        # starts a delivery of its own (a new generation), which says nothing of when its
+        # first one settled (as ``yield_batches`` reads a redriven member; seed 43588: run-8,
+        # redriven past run-4's window).
+        request, end = asked.get(d), seen.ends.get(d)
+        since = min((t for t in seen.operator.get(request.child, []) if t >= end.t_ms),
+                    default=2**62) if request is not None and end is not None else 2**62
+        trail = [r for r in seen.trail.get(d, []) if r.t_ms < since]
+        settled = own_settle(end, trail, request, member=False, crashes=crashes)
+        if settled is None or settled == UNKNOWN:
+            return True
+        latest = max(latest, settled)
+    return latest >= release + WINDOW_MS - DESCENDANT_RECHECK_MS
 
 
 def _wake_leaves_out_checked(trace: Sequence[Record]) -> list[Violation]:
