@@ -154,6 +154,12 @@ def one_wake_per_batch(trace: Sequence[Record]) -> list[Violation]:
     for batch in batches(trace):
         accepts = _wake_of(batch, seen.wake_accepts)
         answered = [r for r in accepts if r.seq in seen.answered]
+        unheard = [r for r in answered if _unheard_copy(seen, r)]
+        if unheard:
+            # The registry never learned of that take: a later send on a fresh key (after a
+            # refusal by the gateway, reference §c11) may wake the turn again.
+            answered = [r for r in answered
+                        if r.seq <= unheard[0].seq or r.data["key"] == unheard[0].data["key"]]
         if len(answered) > 1:
             violations.append(Violation(
                 "one-wake-per-batch", "YLD-1",
@@ -186,6 +192,23 @@ def one_wake_per_batch(trace: Sequence[Record]) -> list[Violation]:
                 f"{', '.join(runs)}, which are not the required children of any turn that "
                 "yielded", (r.seq,)))
     return violations
+
+
+def _unheard_copy(seen: _Seen, take: Record) -> bool:
+    """Whether the requester took a copy of a wake send it had refused (the network's duplicate,
+    arriving after its busy turn ended: no send of that key came between the refusal and the
+    take) while the delivery process was down, so the take's acknowledgement reached no live
+    process (seed 59278). The registry's row holds that send as refused (the wake still owed);
+    nothing it could read tells it the turn was resumed."""
+    key = take.data["key"]
+    refusals = [r for r in seen.wake_faults if r.kind == "requester.wake_refused"
+                and r.data["key"] == key and r.seq < take.seq]
+    if not refusals:
+        return False
+    refused = refusals[-1]
+    if any(refused.seq < s.seq < take.seq for s in seen.wake_sends if s.data["key"] == key):
+        return False  # a send of it went out since: the take may be that send's
+    return any(down <= take.t_ms < up for down, up in seen.downtime)
 
 
 def _still_delivering(seen: _Seen, asked: dict[str, Asked], run_id: str, at_ms: int) -> bool:
