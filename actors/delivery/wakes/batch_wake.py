@@ -187,8 +187,17 @@ class BatchWakeCore:
         if row.status != BatchStatus.DISPATCHING or ack.key != row.attempt_key() or \
                 ack.dispatch != self._tokens.get(row.batch_id):
             # A late answer of an earlier dispatch on the same key (a timed-out one, or one of
-            # a dead process) answers nothing now (reference §c17; seed 3555).
+            # a dead process) answers nothing now (reference §c17; seed 3555)...
             self._probe("batch.stale-answer")
+            if row.open and ack.accepted and (ack.visible_reply or not row.yielded
+                                              or row.private):
+                # ... except a take: the requester took a copy of this batch's wake (the
+                # network's duplicate of a send it had refused as busy, arriving after its
+                # turn ended), which is the wake done, as a late acknowledgement proves a run's
+                # own hand-off. Sending it again would resume the turn a second time (YLD-1,
+                # seed 28414: the retry went out on a fresh key the session took anew).
+                self._tokens.pop(row.batch_id, None)
+                return self._complete(row, members, ack, now_ms)
             return []
         self._tokens.pop(row.batch_id, None)
         if ack.abandoned:

@@ -61,7 +61,12 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]
     # frozen member still owes. A redrive before the batch had settled reopens the member while
     # the batch still waits: the batch waits for that delivery too, up to the member's next
     # request after the batch settled (seed 67650; a second redrive after the batch closed
-    # by its deferral limit starts a delivery of its own again: seed 4399).
+    # by its deferral limit starts a delivery of its own again: seed 4399). The batch is over
+    # when it settled or, whichever is first, when its deferral limit may have closed it (its
+    # descendants still unsettled 9 rechecks past the members and the last running one): a
+    # request at or after that is a delivery of the member's own, which must not date the
+    # member's settle past the close the oracle then excuses (seeds 30564, 85852: a member
+    # redriven long after its batch closed deferred, while a descendant settled later still).
     requests = {run_id: sorted(t for t in seen.operator.get(request.child, [])
                                if t >= batch.yielded.t_ms)
                 for run_id in batch.members if (request := asked.get(run_id)) is not None}
@@ -70,7 +75,8 @@ def _settled_at(batch: Batch, seen: _Seen, asked: dict[str, Asked]
     for _ in range(1 + sum(len(times) for times in requests.values())):
         if settled is None:
             return None
-        later = {run_id: next((t for t in times if t >= settled[0]), 2**62)
+        over = min(settled[0], _deferral_close(settled[1], settled[2]))
+        later = {run_id: next((t for t in times if t >= over), 2**62)
                  for run_id, times in requests.items()}
         if later == since:
             return settled
@@ -117,7 +123,14 @@ def _may_close_deferred(ready: int, running: int, members_ready: int) -> bool:
     """Descendants unsettled long after the members settled and the last descendant stopped
     running: the batch may have run out of deferrals and closed without a wake (reference §c9:
     "deferred too many times"; a deferral counts only while no descendant runs)."""
-    return ready > max(running, members_ready) + (DEFERRAL_LIMIT - 1) * RECHECK_MS
+    return ready > _deferral_close(running, members_ready)
+
+
+def _deferral_close(running: int, members_ready: int) -> int:
+    """The earliest moment the deferral limit may close a batch whose descendants stay
+    unsettled: 9 rechecks past the later of its members' settle and its last running
+    descendant's end (the tenth deferral closes it, reference §c9)."""
+    return max(running, members_ready) + (DEFERRAL_LIMIT - 1) * RECHECK_MS
 
 
 def wake_owed(trace: Sequence[Record], batch: Batch) -> bool:
@@ -141,6 +154,12 @@ def one_wake_per_batch(trace: Sequence[Record]) -> list[Violation]:
     for batch in batches(trace):
         accepts = _wake_of(batch, seen.wake_accepts)
         answered = [r for r in accepts if r.seq in seen.answered]
+        unheard = [r for r in answered if _unheard_copy(seen, r)]
+        if unheard:
+            # The registry never learned of that take: a later send on a fresh key (after a
+            # refusal by the gateway, reference §c11) may wake the turn again.
+            answered = [r for r in answered
+                        if r.seq <= unheard[0].seq or r.data["key"] == unheard[0].data["key"]]
         if len(answered) > 1:
             violations.append(Violation(
                 "one-wake-per-batch", "YLD-1",
@@ -173,6 +192,23 @@ def one_wake_per_batch(trace: Sequence[Record]) -> list[Violation]:
                 f"{', '.join(runs)}, which are not the required children of any turn that "
                 "yielded", (r.seq,)))
     return violations
+
+
+def _unheard_copy(seen: _Seen, take: Record) -> bool:
+    """Whether the requester took a copy of a wake send it had refused (the network's duplicate,
+    arriving after its busy turn ended: no send of that key came between the refusal and the
+    take) while the delivery process was down, so the take's acknowledgement reached no live
+    process (seed 59278). The registry's row holds that send as refused (the wake still owed);
+    nothing it could read tells it the turn was resumed."""
+    key = take.data["key"]
+    refusals = [r for r in seen.wake_faults if r.kind == "requester.wake_refused"
+                and r.data["key"] == key and r.seq < take.seq]
+    if not refusals:
+        return False
+    refused = refusals[-1]
+    if any(refused.seq < s.seq < take.seq for s in seen.wake_sends if s.data["key"] == key):
+        return False  # a send of it went out since: the take may be that send's
+    return any(down <= take.t_ms < up for down, up in seen.downtime)
 
 
 def _still_delivering(seen: _Seen, asked: dict[str, Asked], run_id: str, at_ms: int) -> bool:
