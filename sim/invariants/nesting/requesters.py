@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.delivery.retries import transport_tries
 from sim.invariants.index import of_kinds
 from sim.invariants.observations import is_wake, key_runs
 from sim.invariants.settled import settles
@@ -111,13 +112,18 @@ def requester_fallback(trace: Sequence[Record]) -> list[Violation]:
     records delivered was read by someone (or replied exactly ANNOUNCE_SKIP). The flow picks the
     fallback when it builds the call (reference §c2: "switches to it"), so the deletions are
     read as of the gateway's send of the copy that landed: a copy sent to the fallback while the
-    asked session was deleted may land after that session was spawned again (seed 10796)."""
+    asked session was deleted may land after that session was spawned again (seed 10796). A
+    transport try of an attempt under way (the retry policy's 5, 10, 20 s tries,
+    :func:`~sim.invariants.delivery.retries.transport_tries`) repeats the call its attempt built,
+    so it is read as of that attempt's first send: a session spawned again between two tries
+    of one attempt does not move it (seeds 83741, 89972); the next attempt picks again."""
     spawner: dict[str, str] = {}  # child session key -> the session that spawned it (latest)
     spawns: dict[str, Record] = {}
     deleted: dict[str, Record] = {}  # session -> its deletion, while it stays deleted
     ends: dict[str, Record] = {}
     landed: dict[str, str] = {}
     routed: dict[tuple[str, str], str | None] = {}  # (key, session sent to) -> want, at the send
+    tries = transport_tries(trace)  # sends that repeat their attempt's call (its target too)
     violations: list[Violation] = []
 
     def wanted(run_id: str) -> str | None:
@@ -141,8 +147,9 @@ def requester_fallback(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
         elif kind == "gateway.send" and r.data["run_id"] in spawns:
-            routed[(r.data["key"], r.data["requester"].removeprefix("requester:"))] = wanted(
-                r.data["run_id"])
+            at = (r.data["key"], r.data["requester"].removeprefix("requester:"))
+            if r.seq not in tries or at not in routed:
+                routed[at] = wanted(r.data["run_id"])
         elif kind == "requester.accept" and is_wake(r.data["key"]):
             # A yield batch's wake carries its members' results (YLD-2): where it may land is
             # the wake oracles' (it goes to the yielded turn's own session).
