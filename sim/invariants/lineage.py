@@ -1,7 +1,7 @@
 """Who spawned whom and who killed whom, as an outsider reads it (reference §c17, §c18): each run's
 spawn, start and end by trace position (``spawn``, ``lane.started``, ``child.end``), the runs a
 kill had to stop (the session's ``abort`` answer, its target and the target's unended
-descendants), and every run stopped with its completion suppressed, by
+descendants, below an ended one too), and every run stopped with its completion suppressed, by
 a kill or by its requester's reset or delete (and the runs spawned under it in that instant that
 the stop ended too). Shared by the oracles like ``observations``; computed once per trace, read,
 never changed.
@@ -84,7 +84,9 @@ class _Tree:
     def unended_descendants(self, run_id: str, seq: int) -> list[str]:
         """The runs ``run_id`` and its descendants spawned before trace position ``seq`` that
         had not ended by then (a spawn into its session before it started belongs to the
-        session's earlier run)."""
+        session's earlier run). The walk goes through a descendant that had ended to the runs
+        it spawned while it ran: a stopped tree's unfinished runs stop below an ended one too
+        (OpenClaw's ``killSubagentRunTree`` visits an ended run's children; seed 49388)."""
         found: list[str] = []
         frontier = [run_id]
         while frontier:
@@ -92,10 +94,12 @@ class _Tree:
             start = self.starts.get(parent)
             if start is None or start > seq:
                 continue
+            until = min(seq, self.ends.get(parent, seq))  # an ended run spawns no more
             for child in self.by_session.get(self.spawns[parent].data["child_session_key"], ()):
-                if start < self.spawns[child].seq < seq and not self.ended_by(child, seq):
-                    found.append(child)
+                if start < self.spawns[child].seq < until:
                     frontier.append(child)
+                    if not self.ended_by(child, seq):
+                        found.append(child)
         return found
 
     def killed_in_its_instant(self, stopped: Sequence[str], kill: Record) -> list[str]:

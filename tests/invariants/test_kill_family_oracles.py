@@ -1,7 +1,7 @@
 """Stop 43 triage, kills, resets and fallbacks (main 7bd57d7, seeds 20,001..100,000): each fix
 keeps its regression scenario clean (scenarios/regressions/), and the same oracle still catches
 the scenario's trace forged into the broken variant next to it (the fact its fix reads,
-changed)."""
+changed), or the model put back as it was."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+import pytest
 
+from actors.messages import AbortRun
+from actors.requester import shell, spawning
+from actors.requester.actor import Requester
 from sim import invariants, scenario
 from sim.invariants.delivery.retries import transport_tries
 from sim.trace import Record
@@ -33,6 +37,11 @@ def _edit(record: Record, **data: Any) -> Record:
 
 def _find(trace: list[Record], test: Callable[[Record], bool]) -> Record:
     return next(r for r in trace if test(r))
+
+
+def _renumbered(trace: list[Record]) -> list[Record]:
+    first = trace[0].seq
+    return [attrs.evolve(r, seq=first + i) for i, r in enumerate(trace)]
 
 
 def test_requester_fallback_reads_a_transport_try_as_of_its_attempts_first_send() -> None:
@@ -82,6 +91,53 @@ def test_a_run_spawned_under_a_killed_tree_in_the_kills_instant_may_be_killed_wi
     later = [attrs.evolve(r, t_ms=r.t_ms + 1) if r is spawn else r for r in trace]
     assert any("run-7 was asked for with expectsCompletionMessage true" in m
                for m in _check("required-reaches-requester", later))
+
+
+def _abort_run_stopping_at_ended(req: Requester, message: AbortRun) -> None:
+    """The cascade as it was before seed 49388's fix: an ended child's own children run on."""
+    cancelled = [c.child_id for c in req.store.direct_children(message.run_id)
+                 if c.ended_at_ms is None and c.child_id in req.scopes]
+    for child_id in cancelled:
+        spawning._kill(req.port, req.store, req.runs[child_id][0], req.scopes[child_id],
+                       req.mutants)
+        spawning._cascade(req.port, req.store, req.runs[child_id])
+
+
+def test_a_kill_stops_the_running_child_of_a_child_that_has_ended(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # c1 is killed at 30000 ms; its child c4a (run-3) ends in that instant, and c4a's child
+    # run-5 is still running: it is killed too (seed 49388).
+    trace = _trace("kill-cascades-past-ended-child-seed-49388")
+    for name in ("kill-suppresses", "abort-cascades"):
+        assert _check(name, trace) == [], name
+    end = _find(trace, lambda r: r.kind == "child.end" and r.data["run_id"] == "run-5")
+    assert end.t_ms == 30000 and end.data["error"] == "subagent run terminated"
+    # The model put back as it was: run-5 runs on, and both oracles see it.
+    monkeypatch.setitem(shell.HANDLERS, AbortRun, _abort_run_stopping_at_ended)
+    broken = _trace("kill-cascades-past-ended-child-seed-49388")
+    assert any("run-5 had not ended when a kill of c1 reached it" in m
+               for m in _check("kill-suppresses", broken))
+    assert any("run-5 was still running when its ancestor c1 was aborted" in m
+               for m in _check("abort-cascades", broken))
+
+
+def test_the_kill_oracles_walk_the_tree_through_a_run_that_ended_before_the_kill() -> None:
+    # Forged from seed 49388's run: c4a's end moved before the kill's answer (no tie left), and
+    # run-5 running on to end ok later: still a descendant the kill had to stop.
+    trace = _trace("kill-cascades-past-ended-child-seed-49388")
+    answer = _find(trace, lambda r: r.kind == "abort" and r.data["killed"])
+    middle = _find(trace, lambda r: r.kind == "child.end" and r.data["run_id"] == "run-3")
+    end = _find(trace, lambda r: r.kind == "child.end" and r.data["run_id"] == "run-5")
+    moved = [r for r in trace if r is not middle and r is not end]
+    at = moved.index(answer)
+    moved[at:at] = [attrs.evolve(middle, t_ms=answer.t_ms - 1)]
+    moved.insert(len(moved) - 1, attrs.evolve(_edit(end, status="ok", error=None),
+                                              t_ms=answer.t_ms + 60_000))
+    forged = _renumbered(moved)
+    assert any("run-5 was still running when its ancestor c1 was aborted" in m
+               for m in _check("abort-cascades", forged))
+    assert any("run-5 had not ended when a kill of c1 reached it" in m
+               for m in _check("kill-suppresses", forged))
 
 
 def test_a_steers_replacement_is_asked_as_the_steered_run_was() -> None:

@@ -189,7 +189,8 @@ def requester_fallback(trace: Sequence[Record]) -> list[Violation]:
 
 def abort_cascades(trace: Sequence[Record]) -> list[Violation]:
     """Aborting a run that has not ended cancels, at that instant, every run it spawned (and
-    theirs) that has not ended either: each ends as killed ("subagent run terminated")."""
+    theirs, below a run that had ended too) that has not ended either: each ends as killed
+    ("subagent run terminated")."""
     spawns: dict[str, Record] = {}
     by_session: dict[str, list[str]] = {}
     latest: dict[str, str] = {}  # (requester session, child id) -> latest run, as a key string
@@ -204,6 +205,8 @@ def abort_cascades(trace: Sequence[Record]) -> list[Violation]:
         spawn, start = spawns[run_id], starts[run_id]
         if start is None:
             return []
+        if run_id in ended:  # an ended run spawns no more
+            until = min(until, ended[run_id].seq)
         return [c for c in by_session.get(spawn.data["child_session_key"], ())
                 if start < spawns[c].seq < until]
 
@@ -228,7 +231,9 @@ def abort_cascades(trace: Sequence[Record]) -> list[Violation]:
                 run_id = frontier.pop()
                 if run_id not in ended:
                     owed.setdefault(run_id, r)
-                    frontier += children(run_id, r.seq)
+                # Below an ended run too: OpenClaw's tree kill visits an ended run's children
+                # (``killSubagentRunTree``; seed 49388).
+                frontier += children(run_id, r.seq)
         elif kind == "child.end":
             run_id = r.data["run_id"]
             ended[run_id] = r

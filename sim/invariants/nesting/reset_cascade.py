@@ -46,6 +46,7 @@ def reset_cascades(trace: Sequence[Record]) -> list[Violation]:
         spawn, start = spawns.get(run_id), starts.get(run_id)
         if spawn is None or start is None:
             return []
+        until = min(until, ended.get(run_id, until))  # an ended run spawns no more
         return [c for c in by_session.get(spawn.data["child_session_key"], ())
                 if start < spawns[c].seq < until]
 
@@ -87,11 +88,16 @@ def reset_cascades(trace: Sequence[Record]) -> list[Violation]:
         if r.seq in at_kill:
             for victim in at_kill[r.seq]:
                 frontier = children(victim, r.seq)
+                seen: set[str] = set()
                 while frontier:
                     run_id = frontier.pop()
+                    if run_id in seen:
+                        continue
+                    seen.add(run_id)
                     if run_id not in ended and run_id not in owed:
                         owed[run_id] = (victim, r)
-                        frontier += children(run_id, r.seq)
+                    # Below an ended run too: the stop visits its children (seed 49388).
+                    frontier += children(run_id, r.seq)
     for run_id, (ancestor, kill) in owed.items():
         violations.append(Violation(
             "reset-cascades", "DEL-6",
