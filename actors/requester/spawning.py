@@ -222,14 +222,21 @@ def steer_child(req: Requester, message: SteerChild) -> None:
 
 
 def abort_run(req: Requester, message: AbortRun) -> None:
-    # Their spawner was killed: its unfinished children go, suppressed the same way.
-    cancelled = [c.child_id for c in req.store.direct_children(message.run_id)
+    # Their spawner was killed: its unfinished children go, suppressed the same way. A child
+    # that has ended is not killed, but the stop goes on below it: OpenClaw's tree kill visits
+    # an ended run's children too (``killSubagentRunTree`` marks an ended node's descendants
+    # for the walk all the same), so its own unfinished children go as well (seed 49388).
+    children = req.store.direct_children(message.run_id)
+    cancelled = [c.child_id for c in children
                  if c.ended_at_ms is None and c.child_id in req.scopes]
     req.port.emit(events.AbortCascaded(req.session_key, cancelled))
     for child_id in cancelled:
         req.port.probe("requester.abort-cascaded")
         _kill(req.port, req.store, req.runs[child_id][0], req.scopes[child_id], req.mutants)
         _cascade(req.port, req.store, req.runs[child_id])
+    for ended in children:
+        if ended.ended_at_ms is not None:
+            _cascade(req.port, req.store, (ended.run_id, ended.child_session_key))
 
 
 def _cascade(port: Port, store: RequesterStore, run: tuple[str, str]) -> None:

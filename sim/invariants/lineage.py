@@ -1,9 +1,10 @@
 """Who spawned whom and who killed whom, as an outsider reads it (reference §c17, §c18): each run's
 spawn, start and end by trace position (``spawn``, ``lane.started``, ``child.end``), the runs a
 kill had to stop (the session's ``abort`` answer, its target and the target's unended
-descendants), and every run stopped with its completion suppressed, by a kill or by its
-requester's reset or delete. Shared by the oracles like ``observations``; computed once per
-trace, read, never changed.
+descendants, below an ended one too), and every run stopped with its completion suppressed, by
+a kill or by its requester's reset or delete (and the runs spawned under it in that instant that
+the stop ended too). Shared by the oracles like ``observations``; computed once per trace, read,
+never changed.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from sim.trace import Record
 # A session's answers that stop a child's running run with its completion suppressed: a kill,
 # and a steer (which then starts a replacement run, reference §c18).
 KILL_ANSWERS = ("abort", "steer")
+# The error a killed run ends with (reference §c6, §c18).
+KILLED = "subagent run terminated"
 
 
 @attrs.frozen
@@ -72,6 +75,7 @@ class _Tree:
     starts: dict[str, int]
     ends: dict[str, int]
     by_session: dict[str, list[str]]
+    end_records: dict[str, Record]  # each run's first ``child.end``
 
     def ended_by(self, run_id: str, seq: int) -> bool:
         end = self.ends.get(run_id)
@@ -80,7 +84,9 @@ class _Tree:
     def unended_descendants(self, run_id: str, seq: int) -> list[str]:
         """The runs ``run_id`` and its descendants spawned before trace position ``seq`` that
         had not ended by then (a spawn into its session before it started belongs to the
-        session's earlier run)."""
+        session's earlier run). The walk goes through a descendant that had ended to the runs
+        it spawned while it ran: a stopped tree's unfinished runs stop below an ended one too
+        (OpenClaw's ``killSubagentRunTree`` visits an ended run's children; seed 49388)."""
         found: list[str] = []
         frontier = [run_id]
         while frontier:
@@ -88,15 +94,40 @@ class _Tree:
             start = self.starts.get(parent)
             if start is None or start > seq:
                 continue
+            until = min(seq, self.ends.get(parent, seq))  # an ended run spawns no more
             for child in self.by_session.get(self.spawns[parent].data["child_session_key"], ()):
-                if start < self.spawns[child].seq < seq and not self.ended_by(child, seq):
+                if start < self.spawns[child].seq < until:
+                    frontier.append(child)
+                    if not self.ended_by(child, seq):
+                        found.append(child)
+        return found
+
+    def killed_in_its_instant(self, stopped: Sequence[str], kill: Record) -> list[str]:
+        """The runs a run of ``stopped`` (or one of these, in turn) spawned in the kill's very
+        instant but after it (after its answer or record), that ended killed (``subagent run
+        terminated``) in that instant: the stop goes session by session, and a session it had
+        not reached yet may spawn meanwhile; OpenClaw's kill re-reads the tree until no new
+        descendant shows (``killSubagentRunTree``'s refresh loop), so such a run may be
+        stopped with the rest (seed 50495). One that runs on is owed as usual."""
+        found: list[str] = []
+        frontier = list(stopped)
+        while frontier:
+            parent = frontier.pop(0)
+            start = self.starts.get(parent)
+            if start is None:
+                continue
+            for child in self.by_session.get(self.spawns[parent].data["child_session_key"], ()):
+                spawn, end = self.spawns[child], self.end_records.get(child)
+                if spawn.seq > max(start, kill.seq) and spawn.t_ms == kill.t_ms \
+                        and end is not None and end.t_ms == kill.t_ms \
+                        and end.data["error"] == KILLED and child not in found:
                     found.append(child)
                     frontier.append(child)
         return found
 
 
 def _tree(trace: Sequence[Record]) -> _Tree:
-    tree = _Tree({}, {}, {}, {})
+    tree = _Tree({}, {}, {}, {}, {})
     for r in of_kinds(trace, ("lane.queued", "session.queued", "lane.started", "spawn",
                               "child.end")):
         kind = r.kind
@@ -113,6 +144,7 @@ def _tree(trace: Sequence[Record]) -> _Tree:
             tree.starts[run_id] = r.seq
         elif run_id not in tree.ends:  # child.end
             tree.ends[run_id] = r.seq
+            tree.end_records[run_id] = r
     return tree
 
 
@@ -126,18 +158,23 @@ def killed_silently(trace: Sequence[Record]) -> dict[str, Record]:
     """run_id -> what killed it with its completion suppressed, so that nothing of it is owed:
     its requester's reset or delete (:func:`killed_by_reset`, reference §c17) or a kill of it
     (:func:`kills`, reference §c18), and in either case every descendant of it that had not
-    ended then (a kill stops the run's tree)."""
+    ended then (a kill stops the run's tree), and every run spawned under it in that instant
+    that the stop ended killed then (:meth:`_Tree.killed_in_its_instant`)."""
     return shared(trace, "killed-silently", _killed_silently)
 
 
 def _killed_silently(trace: Sequence[Record]) -> dict[str, Record]:
     killed = dict(killed_by_reset(trace))
+    found = kills(trace)
+    if not killed and not found:
+        return killed  # most runs kill nothing: no tree to read
+    tree = shared(trace, "tree", _tree)
     if killed:
-        tree = shared(trace, "tree", _tree)
         for run_id, reset in list(killed.items()):
-            for below in tree.unended_descendants(run_id, reset.seq):
-                killed.setdefault(below, reset)
-    for kill in kills(trace):
-        for run_id in kill.stopped:
+            below = tree.unended_descendants(run_id, reset.seq)
+            for late in (*below, *tree.killed_in_its_instant((run_id, *below), reset)):
+                killed.setdefault(late, reset)
+    for kill in found:
+        for run_id in (*kill.stopped, *tree.killed_in_its_instant(kill.stopped, kill.answer)):
             killed.setdefault(run_id, kill.answer)
     return killed

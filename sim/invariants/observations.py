@@ -129,13 +129,23 @@ def asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
     return shared(trace, "asked", _asked_runs)
 
 
+# What a steer's replacement takes from its own request; every other field of its ask is the
+# steered run's (reference §c18; OpenClaw's ``replaceSubagentRunAfterSteer`` copies the run it
+# replaces, ``completion.required`` included).
+_STEER_OWN = ("request", "caller", "turn", "incarnation", "answer_lost", "timeout_ms")
+
+
 def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
     waiting: dict[tuple[str, str], list[Record]] = {}
     asked: dict[str, Asked] = {}
+    latest: dict[tuple[str, str], Asked] = {}  # (requester actor, child) -> its latest run's ask
+    steered: dict[tuple[str, str], Asked] = {}  # a steer stopped this run: its replacement next
     for r in of_kinds(trace, ("world.spawn", "spawn.refused", "spawn", "steer",
                               "requester.refused")):
         if r.kind == "world.spawn":
             waiting.setdefault((r.data["actor"], r.data["child"]), []).append(r)
+        elif r.kind == "steer" and r.data["killed"] and (r.actor, r.data["child"]) in latest:
+            steered[(r.actor, r.data["child"])] = latest[(r.actor, r.data["child"])]
         elif r.kind in ("steer", "requester.refused"):
             # A steer's replacement is asked with it; a steer refused, or one that found
             # nothing running, starts none (reference §c18): that request never runs.
@@ -154,9 +164,19 @@ def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
             requests = waiting.get((r.actor, r.data["child"]))
             if requests:
                 request = requests.pop(0)
-                asked[r.data["run_id"]] = Asked(r.data["run_id"], request.data["child"],
-                                                request.data["actor"], request.data["required"],
-                                                request)
+                source = steered.pop((r.actor, r.data["child"]), None)
+                if source is not None:
+                    # A steer's replacement is the steered run again (its ask, with the
+                    # steer's own fields): the world's record of it was built from the latest
+                    # spawn the world asked for that child, which may have been refused since
+                    # (seed 47522: a refused ask with expectsCompletionMessage true).
+                    request = attrs.evolve(request, data={
+                        **source.request.data,
+                        **{k: request.data[k] for k in _STEER_OWN if k in request.data}})
+                found = asked[r.data["run_id"]] = Asked(
+                    r.data["run_id"], request.data["child"], request.data["actor"],
+                    request.data["required"], request)
+                latest[(r.actor, r.data["child"])] = found
     return asked
 
 

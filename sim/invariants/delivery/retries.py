@@ -130,6 +130,10 @@ def _backoff_bounds(attempt: int | None) -> tuple[int, int]:
 class _Judged:
     timing: list[Violation]  # retry-timing's
     expiry: list[Violation]  # expiry-ends-attempts'
+    # The gateway sends that are a later transport try of an attempt already under way (a
+    # retry 5, 10 or 20 s after a failed try), by trace position: the call was built at the
+    # attempt's start, so these repeat its target (read by requester-fallback).
+    tries: frozenset[int]
 
 
 def retry_timing(trace: Sequence[Record]) -> list[Violation]:
@@ -138,6 +142,14 @@ def retry_timing(trace: Sequence[Record]) -> list[Violation]:
 
 def expiry_ends_attempts(trace: Sequence[Record]) -> list[Violation]:
     return shared(trace, "delivery.retries", _judge).expiry
+
+
+def transport_tries(trace: Sequence[Record]) -> frozenset[int]:
+    """The trace positions of the ``gateway.send`` records that repeat an attempt under way (its
+    second to fourth transport try), as the retry policy reads the gateway's sends alone; an
+    attempt's first send (a key's first, the first after a restart of the delivery process, one
+    after a backoff) is not among them."""
+    return shared(trace, "delivery.retries", _judge).tries
 
 
 def _judge(trace: Sequence[Record]) -> _Judged:
@@ -171,6 +183,7 @@ def _judge(trace: Sequence[Record]) -> _Judged:
     sent: set[tuple[str, str]] = set()
     violations: list[Violation] = []
     expiry: list[Violation] = []
+    tries: set[int] = set()
     for r in of_kinds(trace, ("child.end", "child.correction", "world.operator", "crash", "fault",
                               "requester.gone", "gateway.refused", "gateway.send",
                               "delivery.give_up")):
@@ -256,7 +269,10 @@ def _judge(trace: Sequence[Record]) -> _Judged:
             since = (run.rejection.t_ms if run.rejection is not None
                      and run.rejection.kind == "requester.gone" else run.last_send.t_ms)
             attempts = run.attempt
+            answered = run.outcome  # how the last send ended, before the count moves on
             problem = None if run.crashed else _gap_problem(run, r.t_ms - since)
+            if not run.crashed and answered in ("unanswered", "transient") and run.failures:
+                tries.add(r.seq)  # the attempt's next transport try, not a new attempt
             if problem is not None:
                 violations.append(Violation(
                     "retry-timing", "DEL-10", f"{run_id}: {problem}",
@@ -281,7 +297,7 @@ def _judge(trace: Sequence[Record]) -> _Judged:
             if at not in sent:
                 violations += _early_give_up(r, asked.get(r.data["run_id"]), runs.get(at),
                                              ends.get(r.data["run_id"]))
-    return _Judged(violations, expiry)
+    return _Judged(violations, expiry, frozenset(tries))
 
 
 def _past_expiry(run: _Run, r: Record, which: str) -> list[Violation]:

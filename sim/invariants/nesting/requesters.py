@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
+from sim.invariants.delivery.retries import transport_tries
 from sim.invariants.index import of_kinds
 from sim.invariants.observations import is_wake, key_runs
 from sim.invariants.settled import settles
@@ -111,13 +112,18 @@ def requester_fallback(trace: Sequence[Record]) -> list[Violation]:
     records delivered was read by someone (or replied exactly ANNOUNCE_SKIP). The flow picks the
     fallback when it builds the call (reference §c2: "switches to it"), so the deletions are
     read as of the gateway's send of the copy that landed: a copy sent to the fallback while the
-    asked session was deleted may land after that session was spawned again (seed 10796)."""
+    asked session was deleted may land after that session was spawned again (seed 10796). A
+    transport try of an attempt under way (the retry policy's 5, 10, 20 s tries,
+    :func:`~sim.invariants.delivery.retries.transport_tries`) repeats the call its attempt built,
+    so it is read as of that attempt's first send: a session spawned again between two tries
+    of one attempt does not move it (seeds 83741, 89972); the next attempt picks again."""
     spawner: dict[str, str] = {}  # child session key -> the session that spawned it (latest)
     spawns: dict[str, Record] = {}
     deleted: dict[str, Record] = {}  # session -> its deletion, while it stays deleted
     ends: dict[str, Record] = {}
     landed: dict[str, str] = {}
     routed: dict[tuple[str, str], str | None] = {}  # (key, session sent to) -> want, at the send
+    tries = transport_tries(trace)  # sends that repeat their attempt's call (its target too)
     violations: list[Violation] = []
 
     def wanted(run_id: str) -> str | None:
@@ -141,8 +147,9 @@ def requester_fallback(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
         elif kind == "gateway.send" and r.data["run_id"] in spawns:
-            routed[(r.data["key"], r.data["requester"].removeprefix("requester:"))] = wanted(
-                r.data["run_id"])
+            at = (r.data["key"], r.data["requester"].removeprefix("requester:"))
+            if r.seq not in tries or at not in routed:
+                routed[at] = wanted(r.data["run_id"])
         elif kind == "requester.accept" and is_wake(r.data["key"]):
             # A yield batch's wake carries its members' results (YLD-2): where it may land is
             # the wake oracles' (it goes to the yielded turn's own session).
@@ -182,7 +189,8 @@ def requester_fallback(trace: Sequence[Record]) -> list[Violation]:
 
 def abort_cascades(trace: Sequence[Record]) -> list[Violation]:
     """Aborting a run that has not ended cancels, at that instant, every run it spawned (and
-    theirs) that has not ended either: each ends as killed ("subagent run terminated")."""
+    theirs, below a run that had ended too) that has not ended either: each ends as killed
+    ("subagent run terminated")."""
     spawns: dict[str, Record] = {}
     by_session: dict[str, list[str]] = {}
     latest: dict[str, str] = {}  # (requester session, child id) -> latest run, as a key string
@@ -197,6 +205,8 @@ def abort_cascades(trace: Sequence[Record]) -> list[Violation]:
         spawn, start = spawns[run_id], starts[run_id]
         if start is None:
             return []
+        if run_id in ended:  # an ended run spawns no more
+            until = min(until, ended[run_id].seq)
         return [c for c in by_session.get(spawn.data["child_session_key"], ())
                 if start < spawns[c].seq < until]
 
@@ -221,7 +231,9 @@ def abort_cascades(trace: Sequence[Record]) -> list[Violation]:
                 run_id = frontier.pop()
                 if run_id not in ended:
                     owed.setdefault(run_id, r)
-                    frontier += children(run_id, r.seq)
+                # Below an ended run too: OpenClaw's tree kill visits an ended run's children
+                # (``killSubagentRunTree``; seed 49388).
+                frontier += children(run_id, r.seq)
         elif kind == "child.end":
             run_id = r.data["run_id"]
             ended[run_id] = r

@@ -6,7 +6,8 @@ with it.
 a reset killed. OpenClaw's reset stops the session's runs (``stopSessionResetSubagents``), and a
 stopped run's unfinished descendants stop with it, as an aborted run's do (docs/nesting.md): so
 every run the killed run spawned (and theirs) that had not ended when the reset came ends killed
-(``subagent run terminated``) in that same instant.
+(``subagent run terminated``) in that same instant, unless it ended on its own in that instant
+(the cascade may reach its session after that end: which came first is the scheduler's).
 
 Read from what was asked and what each session recorded: the reset or delete as the session
 recorded it (``requester.lifecycle``; for a nested session the world deleted without its saying
@@ -37,7 +38,7 @@ def reset_cascades(trace: Sequence[Record]) -> list[Violation]:
     spawns: dict[str, Record] = {}
     by_session: dict[str, list[str]] = {}  # spawning session key -> the runs it spawned
     starts: dict[str, int | None] = {}  # run -> the seq it started at (None while it waits)
-    ended: set[str] = set()
+    ended: dict[str, int] = {}  # run -> the seq of its end
     owed: dict[str, tuple[str, Record]] = {}  # run -> (the killed ancestor, the kill)
     violations: list[Violation] = []
 
@@ -45,6 +46,7 @@ def reset_cascades(trace: Sequence[Record]) -> list[Violation]:
         spawn, start = spawns.get(run_id), starts.get(run_id)
         if spawn is None or start is None:
             return []
+        until = min(until, ended.get(run_id, until))  # an ended run spawns no more
         return [c for c in by_session.get(spawn.data["child_session_key"], ())
                 if start < spawns[c].seq < until]
 
@@ -64,8 +66,16 @@ def reset_cascades(trace: Sequence[Record]) -> list[Violation]:
             by_session.setdefault(r.data["requester"], []).append(r.data["run_id"])
         elif kind == "child.end":
             run_id = r.data["run_id"]
-            ended.add(run_id)
+            ended.setdefault(run_id, r.seq)
             due = owed.pop(run_id, None)
+            if due is not None and r.t_ms == due[1].t_ms and r.data["error"] != KILLED:
+                # It ended on its own (done, timed out) in the reset's very instant: the
+                # cascade goes session by session, and its end may come before the cascade
+                # reaches its spawner's session; a run that has ended is not killed (reference
+                # §c18: "answers killed: false and changes nothing"). Which came first in one
+                # instant is the scheduler's, as for a kill (kill-suppresses, seed 23451;
+                # seeds 62482, 67601).
+                continue
             if due is not None and (r.t_ms != due[1].t_ms or r.data["error"] != KILLED):
                 ancestor, kill = due
                 violations.append(Violation(
@@ -78,11 +88,16 @@ def reset_cascades(trace: Sequence[Record]) -> list[Violation]:
         if r.seq in at_kill:
             for victim in at_kill[r.seq]:
                 frontier = children(victim, r.seq)
+                seen: set[str] = set()
                 while frontier:
                     run_id = frontier.pop()
+                    if run_id in seen:
+                        continue
+                    seen.add(run_id)
                     if run_id not in ended and run_id not in owed:
                         owed[run_id] = (victim, r)
-                        frontier += children(run_id, r.seq)
+                    # Below an ended run too: the stop visits its children (seed 49388).
+                    frontier += children(run_id, r.seq)
     for run_id, (ancestor, kill) in owed.items():
         violations.append(Violation(
             "reset-cascades", "DEL-6",
