@@ -117,3 +117,75 @@ def test_a_batch_close_leaves_a_member_it_does_not_own_to_its_own_delivery(
     broken = world.run(scenario.load(REGRESSIONS / f"{name}.toml"))
     assert any(v.invariant == "retry-timing" and f"{run_id} was given up at" in v.message
                for v in broken.violations)
+
+
+def test_a_refusal_after_the_answer_timeout_is_stale() -> None:
+    # run-5's completion, delayed 121 s on its way to its deleted requester, is refused 1 s
+    # after the 120 s answer timeout; try 2 follows the timeout by 5 s (seed 74027).
+    trace = _trace("refusal-after-answer-timeout-seed-74027")
+    assert _check("retry-timing", trace) == []
+    first = _sends(trace, "run-5")[0]
+    gone = next(r for r in trace if r.kind == "requester.gone" and r.data["run_id"] == "run-5")
+    assert gone.t_ms > first.t_ms + 120_000
+    # Had the refusal come before the timeout, it was the answer: an error of no known class,
+    # after which the next attempt waits the registry backoff, not 5 s.
+    answered = [attrs.evolve(r, t_ms=first.t_ms + 119_000) if r is gone else r for r in trace]
+    assert any("run-5: attempt 1 ended in an error of no known class" in m
+               for m in _check("retry-timing", answered))
+
+
+def test_unsent_attempts_of_a_run_whose_requester_is_gone_count_their_backoffs() -> None:
+    # run-3's requester session and then its fallback were deleted: attempts with no route
+    # start and end unsent (retryable, reference §c2), and the next send comes after their
+    # backoffs in a row (seed 61501).
+    trace = _trace("unrouted-attempts-seed-61501")
+    assert _check("retry-timing", trace) == []
+    # Had no session been deleted, every attempt had its route: a send after two backoffs
+    # skipped an attempt.
+    kept = [r for r in trace if r.kind != "world.delete-session"
+            and not (r.kind == "world.lifecycle" and r.data.get("event") == "delete")]
+    assert any("run-3: attempt" in m and "outside the backoff" in m
+               for m in _check("retry-timing", kept))
+
+
+def test_retryable_keeps_trying_leaves_a_batch_abandoned_by_its_requester_to_it() -> None:
+    # run-3 was refused only with retryable errors, then frozen into its requester's yield;
+    # the requester was reset or deleted, and the batch closed without a wake, keeping the
+    # result for a redrive (docs/yield.md "Reset and delete"; seed 65647).
+    trace = _trace("abandoned-batch-member-seed-65647")
+    assert _check("retryable-keeps-trying", trace) == []
+    lifecycle = [r for r in trace if r.kind == "world.lifecycle"
+                 and r.data.get("event") in ("reset", "delete")]
+    assert lifecycle
+    # Had the user not started over, the batch owed run-3's result to its requester.
+    kept = [r for r in trace if not any(r is x for x in lifecycle)]
+    assert any("run-3 was refused only with retryable errors" in m
+               for m in _check("retryable-keeps-trying", kept))
+
+
+def test_blocked_warning_reads_a_deleted_sessions_refusal_after_a_fallback_as_stale() -> None:
+    # run-7's completion to c6 is refused by that deleted session in the instant the fallback
+    # sent it to agent:main:main, whose own refusal the warning carries (seed 92622).
+    trace = _trace("gone-refusal-after-fallback-seed-92622")
+    assert _check("blocked-warning", trace) == []
+    gone = next(r for r in trace if r.kind == "requester.gone" and r.data["run_id"] == "run-7")
+    last = max((r for r in _sends(trace, "run-7") if r.seq < gone.seq), key=lambda r: r.seq)
+    assert gone.actor != last.data["requester"]
+    # Had the fallback's session refused it, that was the latest refusal: the warning is wrong.
+    own = [attrs.evolve(r, actor=last.data["requester"]) if r is gone else r for r in trace]
+    assert any("the warning for run-7 says" in m for m in _check("blocked-warning", own))
+
+
+def test_blocked_warning_reads_a_refusal_of_a_dead_processs_try_as_stale() -> None:
+    # run-9's try to c6 goes out, the delivery process dies, and the deleted session's refusal
+    # reaches the new process, which never issued that try (§c17; seed 97011).
+    trace = _trace("refusal-after-restart-seed-97011")
+    assert _check("blocked-warning", trace) == []
+    gone = next(r for r in trace if r.kind == "requester.gone" and r.data["run_id"] == "run-9")
+    last = max((r for r in _sends(trace, "run-9") if r.seq < gone.seq), key=lambda r: r.seq)
+    restart = [r for r in trace if r.actor == "delivery" and r.kind in ("crash", "delivery.start")
+               and last.seq < r.seq < gone.seq]
+    assert restart
+    # Had the process lived, the refusal answered its try: the warnings after it are wrong.
+    alive = [r for r in trace if not any(r is x for x in restart)]
+    assert any("the warning for run-9 says" in m for m in _check("blocked-warning", alive))

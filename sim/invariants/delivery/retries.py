@@ -1,7 +1,8 @@
 """DEL-10 oracles: when a completion may be sent again, restated from what the gateway saw.
 
 They read the gateway's view (each completion it was handed, each rejection and its error text),
-the delivery process's crashes, each child's end and the registry's give-ups, and restate the retry
+the delivery process's crashes, each child's end, the registry's give-ups, the sessions that took a
+yield's wake (``requester.accept``) and the sessions the world deleted, and restate the retry
 policy of reference §c11 from those alone:
 
 - a permanent rejection stops every retry of that completion in its delivery generation (a newer
@@ -9,7 +10,9 @@ policy of reference §c11 from those alone:
 - after a transient failure the next transport try follows 5, 10 and 20 s later (a send that got
   no answer counts as a "gateway timeout" 120 s after it was made); after the fourth failed try, or
   an error of no known class, the next attempt waits the registry backoff: 15 s doubling to 300 s,
-  with up to +20 % jitter (the cap applies after the jitter);
+  with up to +20 % jitter (the cap applies after the jitter); an attempt whose requester is gone
+  with no fallback left starts and ends unsent (reference §c2), so after the last send's session
+  was deleted the next send may follow several backoffs in a row;
 - nothing but a permanent rejection or the 30-minute expiry (counted from the run's end) gives up;
 - and the expiry does give up: no attempt of a generation starts at or after it (reference §c11:
   "a passed deadline means give-up"). Its window starts at the producer's end (the child's end, or
