@@ -182,7 +182,16 @@ def test_blocked_warning_reads_a_refusal_after_a_correction_as_either() -> None:
     trace = _recorded("refusal-after-correction-seed-13065")
     assert _check("blocked-warning", trace) == []
     # Without the correction, that refusal was the latest: the warnings after it are wrong.
+    # (Without the restart between the send and that refusal too: a refusal reaching a process
+    # started since the send answers a dead process's try, stale whatever came between, seed
+    # 97011.)
+    send = max((r for r in trace if r.kind == "gateway.send" and r.data["run_id"] == "run-11"),
+               key=lambda r: r.seq)
+    refusal = _one(trace, "requester.gone", run_id="run-11",
+                   error={"message": "session not found: agent:main:subagent:c1"})
     uncorrected = [r for r in trace if not (r.kind == "child.correction"
-                                            and r.data["run_id"] == "run-11")]
+                                            and r.data["run_id"] == "run-11")
+                   and not (r.kind in ("crash", "delivery.start") and r.actor == "delivery"
+                            and send.seq < r.seq < refusal.seq)]
     assert any("the warning for run-11 says 'session not found: agent:main:subagent:c1:subagent:"
                "c3a'" in m for m in _check("blocked-warning", uncorrected))

@@ -74,6 +74,19 @@ SETTLE_TOOL = "subagent_settle"  # the wake's sourceTool: an internal call (refe
 
 
 
+def _owns(row: BatchRow, record: RunRecord) -> bool:
+    """Whether the batch resolves this member's delivery when it completes or closes: the
+    members ``store.batch_owner`` hands over to it, a yield batch's own (YLD-2). Not a wave's
+    (an unfrozen wave hands nothing over: its members are announced one by one, reference §c9),
+    nor a public sibling in a private batch (it keeps its own delivery: PRV-5, reference §c10).
+    Such a member is pending here only when a redrive or correction reopened it after the wake
+    left, and it goes on under its own retries and expiry; giving it up here left it sending
+    after its give-up (seeds 69144, 99401: an operator's redrive between two of its own tries
+    while the wake was out)."""
+    return record.run_id in row.members and record.yield_batch == row.batch_id \
+        and (record.private or not row.private)
+
+
 def settled(member: Member) -> bool:
     record = member.record
     return record.ended_at_ms is not None and not member.in_flight and (
@@ -330,7 +343,7 @@ class BatchWakeCore:
             record = member.record
             # A member whose own try is out (reopened by a correction since the wake left) is
             # left to that try's answer, as a hand-over leaves it.
-            if record.delivery_status == DeliveryStatus.PENDING and record.run_id in row.members \
+            if record.delivery_status == DeliveryStatus.PENDING and _owns(row, record) \
                     and not member.in_flight:
                 # DEL-13 as for a run's own delivery: the wake its requester took is the
                 # evidence (of the receipt the wake carried), saved before a claim left from
@@ -390,7 +403,7 @@ class BatchWakeCore:
             record = member.record
             # A member whose own try is out (reopened by a correction since the wake left) is
             # left to that try's answer, as a hand-over leaves it.
-            if record.delivery_status == DeliveryStatus.PENDING and record.run_id in row.members \
+            if record.delivery_status == DeliveryStatus.PENDING and _owns(row, record) \
                     and not member.in_flight:
                 change = GaveUp(DeliveryStatus.SUSPENDED, error, now_ms) \
                     if record.outcome_status == OutcomeStatus.OK \

@@ -153,6 +153,9 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
     session_of: dict[str, str] = {}
     answered: dict[str, bool] = {}  # run_id -> whether its latest send was refused already
     sent_key: dict[str, str] = {}  # run_id -> the key of its latest send
+    sent_to: dict[str, str] = {}  # run_id -> the requester its latest send went to
+    crashes = 0  # crashes of the delivery process so far
+    sent_in: dict[str, int] = {}  # run_id -> the crashes before its latest send
     latest: dict[str, str] = {}  # run_id -> the text of its latest refusal
     seen: dict[str, set[str]] = {}  # run_id -> every refusal text
     crashed: set[str] = set()  # runs refused before a crash of the delivery process
@@ -173,11 +176,23 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
         refusal = (is_rejection(r) and not (kind == "fault" and r.data.get("kind") in (
             "chunk-fail", "chunk-abort"))) or (kind == "gateway.chunk_failed"
                                                and r.data["index"] > 0)
+        # A deleted session's refusal when the run's latest send went to another session (a
+        # fallback to the requester's requester, DEL-4) answers an earlier send, delayed on its
+        # way there: the live process reads it as stale (seeds 92622, 97011).
+        elsewhere = kind == "requester.gone" and \
+            r.actor != sent_to.get(r.data["run_id"], r.actor)
+        # So is a refusal reaching a process started since the latest send: it answers a dead
+        # process's try, whose token the new one never issued (§c17; seed 97011: a delayed
+        # completion refused by its deleted session after the restart).
+        elsewhere = elsewhere or (refusal and not down and not is_wake(str(r.data.get("key") or ""))
+                                  and sent_in.get(r.data["run_id"], crashes) < crashes)
         if kind == "spawn":
             session_of[r.data["run_id"]] = r.data["child_session_key"]
         elif kind == "gateway.send":
             answered[r.data["run_id"]] = False
             sent_key[r.data["run_id"]] = r.data["key"]
+            sent_to[r.data["run_id"]] = r.data.get("requester", "")
+            sent_in[r.data["run_id"]] = crashes
             over.pop(r.data["run_id"], None)  # (a wake's send names no member run)
             corrected.discard(r.data["run_id"])
         elif kind == "child.correction":
@@ -187,11 +202,12 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
             # reached the process before the correction's notice did (seed 151).
             corrected.add(r.data["run_id"])
         elif refusal and not answered.get(r.data["run_id"]) and r.data["run_id"] in corrected \
-                and r.data.get("key") in (None, sent_key.get(r.data["run_id"])):
+                and r.data.get("key") in (None, sent_key.get(r.data["run_id"])) \
+                and not elsewhere:
             answered[r.data["run_id"]] = True
             maybe[r.data["run_id"]] = chain_text(r.data["error"])
             seen.setdefault(r.data["run_id"], set()).add(maybe[r.data["run_id"]])
-        elif refusal and (answered.get(r.data["run_id"]) or r.data.get("key") not in (
+        elif refusal and (answered.get(r.data["run_id"]) or elsewhere or r.data.get("key") not in (
                 None, sent_key.get(r.data["run_id"], r.data.get("key")))):
             seen.setdefault(r.data["run_id"], set()).add(chain_text(r.data["error"]))
         elif refusal:
@@ -219,6 +235,7 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
         elif is_delivery_crash(r):
             crashed.update(latest)
             down = True
+            crashes += 1
         elif kind == "delivery.start":
             down = False
         elif kind == "delivery.warning":

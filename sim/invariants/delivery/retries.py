@@ -1,7 +1,8 @@
 """DEL-10 oracles: when a completion may be sent again, restated from what the gateway saw.
 
 They read the gateway's view (each completion it was handed, each rejection and its error text),
-the delivery process's crashes, each child's end and the registry's give-ups, and restate the retry
+the delivery process's crashes, each child's end, the registry's give-ups, the sessions that took a
+yield's wake (``requester.accept``) and the sessions the world deleted, and restate the retry
 policy of reference §c11 from those alone:
 
 - a permanent rejection stops every retry of that completion in its delivery generation (a newer
@@ -9,7 +10,9 @@ policy of reference §c11 from those alone:
 - after a transient failure the next transport try follows 5, 10 and 20 s later (a send that got
   no answer counts as a "gateway timeout" 120 s after it was made); after the fourth failed try, or
   an error of no known class, the next attempt waits the registry backoff: 15 s doubling to 300 s,
-  with up to +20 % jitter (the cap applies after the jitter);
+  with up to +20 % jitter (the cap applies after the jitter); an attempt whose requester is gone
+  with no fallback left starts and ends unsent (reference §c2), so after the last send's session
+  was deleted the next send may follow several backoffs in a row;
 - nothing but a permanent rejection or the 30-minute expiry (counted from the run's end) gives up;
 - and the expiry does give up: no attempt of a generation starts at or after it (reference §c11:
   "a passed deadline means give-up"). Its window starts at the producer's end (the child's end, or
@@ -79,6 +82,10 @@ def permanent_stops_retries(trace: Sequence[Record]) -> list[Violation]:
             if reopened.get(r.data["run_id"]) != r.t_ms and (
                     first is None or generation(r.data["key"]) > generation(first.data["key"])):
                 stopped[r.data["run_id"]] = r  # the first of each newer generation
+                # A give-up recorded for an older generation says nothing of this one (seeds
+                # 33520, 78291: a correction's generation refused, then a crash before its
+                # give-up was recorded; the new process may send once more).
+                recorded.discard(r.data["run_id"])
         elif r.kind == "delivery.give_up" and r.data["run_id"] in stopped:
             recorded.add(r.data["run_id"])
         elif r.kind == "world.operator" and r.data["action"] == "redrive":
@@ -167,7 +174,19 @@ def _judge(trace: Sequence[Record]) -> _Judged:
             frozen[member] = min(frozen.get(member, batch.yielded.t_ms), batch.yielded.t_ms)
     ends: dict[str, int] = {}
     own_since_frozen: set[str] = set()  # frozen members sent under their own key since the yield
-    woken: set[str] = set()  # members of a yielded batch whose wake the gateway was handed
+    # Members of a yielded batch whose wake the requester took. Until then the batch is open
+    # and owns its members' newer receipts, even after its wake went out: a wake the session
+    # refused (busy in another turn, ``requester_turn_pending``) or the gateway refused is
+    # sent again (docs/yield.md, "The outbox and its budgets"), and only a taken wake delivers
+    # the batch (seed 49067: a correction after a wake the busy session refused, then the
+    # batch's close on a permanent refusal).
+    woken: set[str] = set()
+    # Members corrected (or redriven) after their batch's wake was taken: the batch may still
+    # be open (the woken turn gave no visible reply, ``visible_reply_missing``, or the
+    # acknowledgement was lost), and the batch sending its wake again says it was, so the
+    # correction was the batch's; a send of the member's own says it was not (the taken wake
+    # delivered the batch, and the correction went out on its own, DEL-12).
+    after_wake: set[str] = set()
     # Frozen members whose pending correction (or redrive) is the batch's: a send under the key
     # they were last sent under is their earlier generation's retry, not the correction's.
     batch_corrections: set[str] = set()
@@ -181,13 +200,21 @@ def _judge(trace: Sequence[Record]) -> _Judged:
     # Keys part of which reached the platform: every later send is refused (even one a restart
     # repeats), so giving up is right.
     sent: set[tuple[str, str]] = set()
+    # Sessions the world deleted (as asked): an attempt whose requester is gone with no
+    # fallback left starts and ends unsent ("retryable", reference §c2), so the next send may
+    # come after several backoffs in a row (seed 61501).
+    deleted: set[str] = set()
     violations: list[Violation] = []
     expiry: list[Violation] = []
     tries: set[int] = set()
     for r in of_kinds(trace, ("child.end", "child.correction", "world.operator", "crash", "fault",
                               "requester.gone", "gateway.refused", "gateway.send",
-                              "delivery.give_up")):
-        if r.kind == "child.end":
+                              "requester.accept", "delivery.give_up", "world.delete-session",
+                              "world.lifecycle")):
+        if r.kind in ("world.delete-session", "world.lifecycle"):
+            if r.kind == "world.delete-session" or r.data.get("event") == "delete":
+                deleted.add(f"requester:{r.data['session']}")
+        elif r.kind == "child.end":
             ends[r.data["run_id"]] = r.t_ms
             unsent.add(r.data["run_id"])
             opened[r.data["run_id"]] = max(opened.get(r.data["run_id"], 0), r.t_ms)
@@ -215,6 +242,8 @@ def _judge(trace: Sequence[Record]) -> _Judged:
                 # carries it, and the batch's close gives it up (seed 8247).
                 own_since_frozen.discard(r.data["run_id"])
                 batch_corrections.add(r.data["run_id"])
+            elif r.data["run_id"] in frozen and frozen[r.data["run_id"]] <= r.t_ms:
+                after_wake.add(r.data["run_id"])
         elif is_delivery_crash(r):
             for known in runs.values():
                 known.crashed = True
@@ -224,14 +253,33 @@ def _judge(trace: Sequence[Record]) -> _Judged:
             at = (r.data["run_id"], r.data.get("key") or latest[r.data["run_id"]])
             rejected = runs.get(at)
             # The first answer to the last send; a copy of it (a duplicated refusal arriving
-            # later) is stale, and the wait runs from the first (seed 1261).
-            if rejected is not None and rejected.rejection is None:
+            # later) is stale, and the wait runs from the first (seed 1261). So is a deleted
+            # session's refusal of an earlier send when the last went to another session (a
+            # fallback to the requester's requester, DEL-4): it answers that earlier send
+            # (seed 77546: the old session's refusal arrived after the fallback's send, whose
+            # own answer was an error after part of it reached the platform).
+            # A refusal later than the answer timeout is stale too: the try already counted as
+            # unanswered ("gateway timeout"), and the next try is due 5 s after that timeout
+            # (seed 74027: a completion delayed 124 s reached a deleted session, whose refusal
+            # came 4 s after the timeout).
+            if rejected is not None and rejected.rejection is None and not (
+                    r.kind == "requester.gone"
+                    and rejected.last_send.data.get("requester") != r.actor) \
+                    and r.t_ms <= rejected.last_send.t_ms + ANSWER_TIMEOUT_MS:
                 rejected.outcome, rejected.rejection = rejection_class(r) or "", r
                 if rejected.outcome == "sent":
                     sent.add(at)
+        elif r.kind == "requester.accept":
+            if is_wake(r.data.get("key", "")) and ":yield-" in r.data["key"]:
+                woken.update(key_runs(r.data["key"]))
         elif r.kind == "gateway.send" and is_wake(r.data.get("key", "")):
             if ":yield-" in r.data["key"]:
-                woken.update(key_runs(r.data["key"]))
+                for member in key_runs(r.data["key"]):
+                    if member not in after_wake:
+                        continue
+                    after_wake.discard(member)  # the batch was open: the correction is its
+                    own_since_frozen.discard(member)
+                    batch_corrections.add(member)
             continue  # batch wakes keep their own budgets (wake oracles)
         elif r.kind == "gateway.send":
             run_id, key = r.data["run_id"], r.data["key"]
@@ -244,11 +292,16 @@ def _judge(trace: Sequence[Record]) -> _Judged:
             # correction stays the batch's, and the batch's close gives it up.
             earlier = run_id in batch_corrections and latest.get(run_id) == key
             latest[run_id] = key
-            if run_id in frozen and frozen[run_id] <= r.t_ms and not earlier:
+            # A try in the very instant of the yield may be made before the requester froze
+            # the batch, whichever comes first in the trace (the harness's request is not the
+            # freeze): it is the run's own, its refusal hands it over, and the batch's close
+            # gives it up (seed 23986). An unanswered one is followed by a later try.
+            if run_id in frozen and frozen[run_id] < r.t_ms and not earlier:
                 own_since_frozen.add(run_id)
                 batch_corrections.discard(run_id)
             unsent.discard(run_id)
             reopened.discard(run_id)
+            after_wake.discard(run_id)
             if run is None:
                 window = opened.get(run_id, 0)
                 if run_id in private or run_id in redrive_asked:
@@ -270,7 +323,8 @@ def _judge(trace: Sequence[Record]) -> _Judged:
                      and run.rejection.kind == "requester.gone" else run.last_send.t_ms)
             attempts = run.attempt
             answered = run.outcome  # how the last send ended, before the count moves on
-            problem = None if run.crashed else _gap_problem(run, r.t_ms - since)
+            problem = None if run.crashed else _gap_problem(
+                run, r.t_ms - since, run.last_send.data.get("requester") in deleted)
             if not run.crashed and answered in ("unanswered", "transient") and run.failures:
                 tries.add(r.seq)  # the attempt's next transport try, not a new attempt
             if problem is not None:
@@ -311,8 +365,11 @@ def _past_expiry(run: _Run, r: Record, which: str) -> list[Violation]:
         if run.last_send is not r else (r.seq,))]
 
 
-def _gap_problem(run: _Run, gap: int) -> str | None:
-    """Advance the observer's count past the last send; what is wrong with ``gap``, if anything."""
+def _gap_problem(run: _Run, gap: int, unrouted: bool = False) -> str | None:
+    """Advance the observer's count past the last send; what is wrong with ``gap``, if anything.
+    ``unrouted``: the last send's requester session was deleted, so attempts may have started
+    and ended unsent in between (no fallback left: a retryable outcome, reference §c2), each
+    after its own backoff."""
     waited = ANSWER_TIMEOUT_MS if run.outcome == "unanswered" else 0
     why = {"unanswered": "no answer (gateway timeout)", "transient": "a transient rejection",
            "other": "an error of no known class", "permanent": "a permanent rejection",
@@ -332,6 +389,17 @@ def _gap_problem(run: _Run, gap: int) -> str | None:
     attempt = "?" if run.attempt is None else run.attempt
     run.failures = 0
     run.attempt = None if run.attempt is None else run.attempt + 1
+    if unrouted and isinstance(attempt, int):
+        # Attempts attempt+1, ... started and ended unsent, each after its own backoff. The
+        # ranges of one, two, ... backoffs in a row never overlap (each backoff is at least
+        # the sum of the jitters before it), so at most one count of unsent attempts fits.
+        total_low, total_high, skipped = low, high, 0
+        while waited + total_high < gap and skipped < 64:
+            skipped += 1
+            more_low, more_high = _backoff_bounds(attempt + skipped)
+            total_low, total_high = total_low + more_low, total_high + more_high
+        if waited + total_low <= gap <= waited + total_high:
+            low, high, run.attempt = total_low, total_high, attempt + skipped + 1
     if not waited + low <= gap <= waited + high:
         return (f"attempt {attempt} ended in {why}; the next attempt came {gap} ms later, "
                 f"outside the backoff of {waited + low}-{waited + high} ms")

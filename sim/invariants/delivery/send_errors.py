@@ -21,6 +21,7 @@ from sim.invariants.observations import chain_class as chain_class
 from sim.invariants.observations import is_closed_turn as is_closed_turn
 from sim.invariants.observations import is_wake, key_runs
 from sim.invariants.private.completion import releases
+from sim.invariants.yields.seen import batches
 from sim.trace import Record
 
 SEND_FAULTS = ("send-transient", "send-permanent", "send-partial", "send-other")
@@ -97,9 +98,23 @@ def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
     received: set[str] = set()
     heal_ms = 0
     end: Record | None = None
+    # Each session's yields, and the members of those its user reset or deleted afterwards: a
+    # yielded batch owns its members (YLD-2), and a batch whose requester was reset or deleted
+    # closes without a wake (``requester_abandoned``, "requester session unavailable"), each
+    # member's result kept for a redrive and nothing reaching the new conversation
+    # (docs/yield.md "Reset and delete", reference §c9; seeds 65647, 75607). The wake oracles
+    # judge the batch.
+    yields: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+    for batch in batches(trace):
+        yields.setdefault(batch.session, []).append((batch.yielded.seq, batch.members))
+    abandoned: set[str] = set()
     for r in of_kinds(trace, ("spawn", "child.end", "requester.accept", "requester.duplicate",
-                              "world.heal", "world.end")):
-        if r.kind == "spawn" and r.data["required"]:
+                              "world.heal", "world.end", "world.lifecycle")):
+        if r.kind == "world.lifecycle" and r.data.get("event") in ("reset", "delete"):
+            for yielded_at, members in yields.get(r.data["session"], ()):
+                if yielded_at < r.seq:
+                    abandoned.update(members)
+        elif r.kind == "spawn" and r.data["required"]:
             required.add(r.data["run_id"])
         elif r.kind == "child.end":
             ended[r.data["run_id"]] = r
@@ -121,7 +136,7 @@ def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
     for run_id, refusals in refused.items():
         child_end = ended.get(run_id)
         if run_id not in required or run_id in received or child_end is None \
-                or run_id in batched:
+                or run_id in batched or run_id in abandoned:
             continue
         if run_id in private and private[run_id].reset_at is not None:
             continue  # a private result whose requester was reset may be closed (PRV-3)
