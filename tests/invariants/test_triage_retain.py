@@ -1,0 +1,75 @@
+"""Stop-43 triage, the retention/archive/redrive family (main 7bd57d7, seeds 20,001..100,000):
+each fix keeps its regression scenario (scenarios/regressions/) clean, and the same oracle still
+catches the scenario's trace forged into the broken variant next to it (the fact the fix reads,
+changed), or the model's broken variant monkeypatched back in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from sim import invariants, scenario
+from sim.trace import Record
+from sim.world import core as world
+from tests.conftest import SCENARIOS
+
+REGRESSIONS = SCENARIOS / "regressions"
+
+
+def _trace(name: str) -> list[Record]:
+    return list(world.run(scenario.load(REGRESSIONS / f"{name}.toml")).trace)
+
+
+def _check(name: str, trace: list[Record]) -> list[str]:
+    return [v.message for v in invariants.BY_NAME[name].check(trace)]
+
+
+def _edit(record: Record, **data: Any) -> Record:
+    return attrs.evolve(record, data={**record.data, **data})
+
+
+def _moved(trace: list[Record], record: Record, before: Record) -> list[Record]:
+    """``trace`` with ``record`` moved to just before ``before``, at its time."""
+    moved = attrs.evolve(record, t_ms=before.t_ms)
+    out: list[Record] = []
+    for r in trace:
+        if r is before:
+            out.append(moved)
+        if r is not record:
+            out.append(r)
+    return out
+
+
+def test_a_take_after_the_refusal_leaves_the_run_given_up_for_a_redrive() -> None:
+    # run-8's first hand-off is held on its way; its retry is refused for good and the run
+    # given up; the held copy is taken after that, and an operator's redrive then sends g2
+    # (the requester drops it as a duplicate): the registry never knew of that take (seed 46523).
+    trace = _trace("redrive-after-late-take-seed-46523")
+    assert _check("redrive-from-retained", trace) == []
+    take = next(r for r in trace if r.kind == "requester.accept" and r.data["run_id"] == "run-8")
+    refusal = next(r for r in trace if r.kind == "fault" and r.data.get("run_id") == "run-8"
+                   and r.data["kind"] == "send-permanent")
+    # Had the take landed before the refusal, the registry knew the run delivered: a redrive
+    # may then send nothing new.
+    early = _moved(trace, take, refusal)
+    assert any("run-8 was delivered when an operator asked to redrive it" in m
+               for m in _check("redrive-from-retained", early))
+
+
+def test_a_redrive_in_the_archive_instant_sends_a_new_delivery() -> None:
+    # The sweeper archives run-1 (given up, suspended) at its deadline; in that instant an
+    # operator's redrive starts g2, whose first try fails and is retried after (seed 26992).
+    trace = _trace("redrive-in-archive-instant-seed-26992")
+    assert _check("archived-after-completion", trace) == []
+    request = next(r for r in trace if r.kind == "world.operator"
+                   and r.data["action"] == "redrive" and r.data["run_id"] == "run-1")
+    # Had nobody asked for that redrive, g2 went out in the archive's instant on the registry's
+    # own say-so: pending at the archive, and its retry after it is the archive's fault.
+    unasked = [r for r in trace if r is not request]
+    assert any("run-1 was archived at" in m and ":g2 was handed to the gateway again" in m
+               for m in _check("archived-after-completion", unasked))
+    # A request a millisecond before the archive does not excuse it either: its key was then
+    # pending when the archive came (the oracle excuses only requests in the instant or later).
+    earlier = [attrs.evolve(r, t_ms=r.t_ms - 1) if r is request else r for r in trace]
+    assert any("run-1 was archived at" in m for m in _check("archived-after-completion", earlier))
