@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+import pytest
 
+from actors.delivery import redrive
 from sim import invariants, scenario
 from sim.trace import Record
 from sim.world import core as world
@@ -73,3 +75,19 @@ def test_a_redrive_in_the_archive_instant_sends_a_new_delivery() -> None:
     # pending when the archive came (the oracle excuses only requests in the instant or later).
     earlier = [attrs.evolve(r, t_ms=r.t_ms - 1) if r is request else r for r in trace]
     assert any("run-1 was archived at" in m for m in _check("archived-after-completion", earlier))
+
+
+def test_a_redrive_at_exactly_7_days_is_refused_as_expired(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # run-1 was suspended; an operator's redrive comes at exactly its suspension + 7 days, in
+    # the sweeper's instant before it ran: refused, the payload expired (seed 82601, a model
+    # bug: it was sent as generation 2).
+    trace = _trace("redrive-at-seven-days-seed-82601")
+    assert _check("suspended-kept-seven-days", trace) == []
+    assert any(r.kind == "delivery.operator_refused" and r.data["reason"] == "payload expired"
+               for r in trace)
+    # The model as it was: the redrive judged the row only by its status, never its age.
+    monkeypatch.setattr(redrive, "RETENTION_MS", 10 ** 15)
+    broken = _trace("redrive-at-seven-days-seed-82601")
+    assert any("run-1 was suspended at" in m and "after they were up" in m
+               for m in _check("suspended-kept-seven-days", broken))
