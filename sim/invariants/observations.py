@@ -129,13 +129,28 @@ def asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
     return shared(trace, "asked", _asked_runs)
 
 
+# What a steer's replacement takes from the run it replaced, not from the steer (reference
+# §c18: the replacement runs in the same child session; OpenClaw's replaceSubagentRunAfterSteer
+# copies the replaced run's record): the steer itself asks only for a new message.
+STEER_INHERITS = ("required", "task", "session", "route_change", "completion_target",
+                  "run_timeout_seconds", "cleanup", "options")
+
+
 def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
     waiting: dict[tuple[str, str], list[Record]] = {}
     asked: dict[str, Asked] = {}
+    latest: dict[tuple[str, str], Asked] = {}  # (actor, child) -> its latest run's request
+    steers: set[int] = set()  # the request numbers of steers
+    steered: dict[tuple[str, str], Asked] = {}  # (actor, child) -> the run a steer stopped
     for r in of_kinds(trace, ("world.spawn", "spawn.refused", "spawn", "steer",
-                              "requester.refused")):
-        if r.kind == "world.spawn":
+                              "requester.refused", "world.action")):
+        if r.kind == "world.action":
+            if r.data["action"] == "steer":
+                steers.add(r.data["request"])
+        elif r.kind == "world.spawn":
             waiting.setdefault((r.data["actor"], r.data["child"]), []).append(r)
+        elif r.kind == "steer" and r.data["killed"] and (r.actor, r.data["child"]) in latest:
+            steered[(r.actor, r.data["child"])] = latest[(r.actor, r.data["child"])]
         elif r.kind in ("steer", "requester.refused"):
             # A steer's replacement is asked with it; a steer refused, or one that found
             # nothing running, starts none (reference §c18): that request never runs.
@@ -154,9 +169,17 @@ def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
             requests = waiting.get((r.actor, r.data["child"]))
             if requests:
                 request = requests.pop(0)
-                asked[r.data["run_id"]] = Asked(r.data["run_id"], request.data["child"],
-                                                request.data["actor"], request.data["required"],
-                                                request)
+                replaced = steered.pop((r.actor, r.data["child"]), None)
+                if replaced is not None and request.data["request"] in steers:
+                    # A steer's replacement: the world's record of it names the child's latest
+                    # request, which may be one refused since (seed 39180: a refused keep-mode
+                    # request after the delete-mode run the steer replaced).
+                    was = replaced.request.data
+                    request = attrs.evolve(request, data={
+                        **request.data, **{k: was[k] for k in STEER_INHERITS if k in was}})
+                asked[r.data["run_id"]] = latest[(r.actor, r.data["child"])] = Asked(
+                    r.data["run_id"], request.data["child"], request.data["actor"],
+                    request.data["required"], request)
     return asked
 
 

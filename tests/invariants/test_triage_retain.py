@@ -91,3 +91,17 @@ def test_a_redrive_at_exactly_7_days_is_refused_as_expired(
     broken = _trace("redrive-at-seven-days-seed-82601")
     assert any("run-1 was suspended at" in m and "after they were up" in m
                for m in _check("suspended-kept-seven-days", broken))
+
+
+def test_a_steers_replacement_is_judged_by_the_replaced_runs_cleanup() -> None:
+    # c2 is spawned with cleanup delete (run-2); a keep-mode spawn of c2 is refused; a steer
+    # replaces run-2 with run-3, which keeps run-2's delete mode and is archived (seed 39180).
+    trace = _trace("steer-keeps-replaced-cleanup-seed-39180")
+    assert _check("archived-after-completion", trace) == []
+    first = next(r for r in trace if r.kind == "world.spawn" and r.data["child"] == "c2")
+    assert first.data["cleanup"] == "delete"
+    # Had the replaced run been spawned keep-mode, its replacement is keep-mode too: archiving
+    # it is wrong, whatever the steer's own record says.
+    kept = [_edit(r, cleanup="keep") if r is first else r for r in trace]
+    assert any("run-3 was archived at" in m and "cleanup 'keep'" in m
+               for m in _check("archived-after-completion", kept))
