@@ -105,3 +105,17 @@ def test_a_steers_replacement_is_judged_by_the_replaced_runs_cleanup() -> None:
     kept = [_edit(r, cleanup="keep") if r is first else r for r in trace]
     assert any("run-3 was archived at" in m and "cleanup 'keep'" in m
                for m in _check("archived-after-completion", kept))
+
+
+def test_a_corrections_own_send_leaves_a_redrive_asked_in_its_instant_pending() -> None:
+    # run-2 is corrected and an operator asks to redrive it in one instant; the correction's
+    # reopen sends g2, the redrive then g3 with the same answer (seed 90466).
+    trace = _trace("redrive-beside-correction-seed-90466")
+    assert _check("announce-key", trace) == []
+    correction = next(r for r in trace
+                      if r.kind == "child.correction" and r.data["run_id"] == "run-2")
+    # Had no correction come, g2's newer answer was the redrive's: g3, the same answer under
+    # yet another key with no request left, is a wrong key.
+    uncorrected = [r for r in trace if r is not correction]
+    assert any("run-2 was handed to the gateway under key" in m and "no operator request" in m
+               and ":g3" in m for m in _check("announce-key", uncorrected))
