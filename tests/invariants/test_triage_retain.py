@@ -119,3 +119,17 @@ def test_a_corrections_own_send_leaves_a_redrive_asked_in_its_instant_pending() 
     uncorrected = [r for r in trace if r is not correction]
     assert any("run-2 was handed to the gateway under key" in m and "no operator request" in m
                and ":g3" in m for m in _check("announce-key", uncorrected))
+
+
+def test_an_acknowledgement_held_past_the_answer_timeout_owes_no_recovery() -> None:
+    # run-2's (no output) is taken 54 s after its send, and the take's acknowledgement is held
+    # 72 s more: it reaches the registry past the send's 120 s answer timeout (seed 26185).
+    trace = _trace("ack-held-past-timeout-seed-26185")
+    assert _check("lost-answer-recovery", trace) == []
+    held = next(r for r in trace if r.kind == "fault" and r.data.get("kind") == "delay"
+                and r.data.get("message") == "CompletionAck" and r.data["run_id"] == "run-2")
+    # Had the acknowledgement come back inside the timeout, the registry knew the (no output)
+    # landed: lost-answer recovery was owed.
+    prompt = [_edit(r, delay_ms=1000) if r is held else r for r in trace]
+    assert any("run-2 answered nothing visible" in m and "recovery never started" in m
+               for m in _check("lost-answer-recovery", prompt))
