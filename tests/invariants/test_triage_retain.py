@@ -133,3 +133,16 @@ def test_an_acknowledgement_held_past_the_answer_timeout_owes_no_recovery() -> N
     prompt = [_edit(r, delay_ms=1000) if r is held else r for r in trace]
     assert any("run-2 answered nothing visible" in m and "recovery never started" in m
                for m in _check("lost-answer-recovery", prompt))
+
+
+def test_a_confirmation_after_a_correction_holds_for_the_older_send_only() -> None:
+    # run-2's first send is taken, its acknowledgement held; a correction reopens it (handed to
+    # a batch); the held confirmation's callback fails later; the batch gives g2 up (98658).
+    trace = _trace("confirmation-after-correction-seed-98658")
+    assert _check("handoff-stays-delivered", trace) == []
+    correction = next(r for r in trace
+                      if r.kind == "child.correction" and r.data["run_id"] == "run-2")
+    # Had no correction come, the confirmed send was the run's latest: its give-up is wrong.
+    uncorrected = [r for r in trace if r is not correction]
+    assert any("the session confirmed run-2's hand-off" in m
+               for m in _check("handoff-stays-delivered", uncorrected))
