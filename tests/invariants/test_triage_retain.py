@@ -146,3 +146,17 @@ def test_a_confirmation_after_a_correction_holds_for_the_older_send_only() -> No
     uncorrected = [r for r in trace if r is not correction]
     assert any("the session confirmed run-2's hand-off" in m
                for m in _check("handoff-stays-delivered", uncorrected))
+
+
+def test_a_redrive_that_opened_nothing_leaves_the_run_resolved() -> None:
+    # run-3 is delivered; an operator's redrive of it is refused and opens no generation; a
+    # wave carries its result again an hour later (seed 48825).
+    trace = _trace("refused-redrive-then-wave-seed-48825")
+    assert _check("eventually-resolved", trace) == []
+    rows = next(r for r in trace if r.kind == "world.rows")
+    # Had the redrive opened generation 2 (the row says so) and no hand-off of it come before
+    # that wave, the run was resolved too late.
+    opened = [dict(row, generation=2) if row["run_id"] == "run-3" else row
+              for row in rows.data["rows"]]
+    forged = [_edit(r, rows=opened) if r is rows else r for r in trace]
+    assert any("run-3 was resolved at" in m for m in _check("eventually-resolved", forged))

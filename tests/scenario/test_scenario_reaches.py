@@ -107,7 +107,7 @@ def test_every_regression_file_states_the_moments_its_run_reaches() -> None:
     # 4, then 13 from issue 38, 13 of its wake / batch / blocked family past seed 2,000, 1 from
     # issue 36, then 10 from issue 38's second round, 2 from its third, 1 from issue 35 (seed 743),
     # then the stop-43 retention / archive / redrive family
-    assert len(files) == 51
+    assert len(files) == 52
     result = invoke("run", *map(str, files), "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
