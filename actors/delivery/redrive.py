@@ -14,7 +14,8 @@ Where the reference is silent (docs/recovery.md says why):
   failure. Its new generation's 30-minute expiry window starts at the redrive.
 - it is refused, with a traced reason, for a run already delivered (a newer receipt reopens a
   delivered run by itself), one whose payload an operator released (``discarded``) or the
-  sweeper discarded 7 days after its suspension (``expired``, actors/delivery/sweeper.py), one
+  sweeper discarded 7 days after its suspension (``expired``, actors/delivery/sweeper.py; so
+  is a suspended row whose 7 days are up in the request's instant, the sweeper not yet run), one
   with a send in flight, one not ended or not asked to report back.
 - a dismissal takes only a given-up run: ``discarded``, its delivery's replay payload released
   (never sent again); the run's result stays in the store for reads (history, findings).
@@ -31,6 +32,7 @@ from actors.delivery import attempts, receipts
 from actors.delivery.core import Active, Core, carried_error
 from actors.delivery.edge import Effect, Input, OperatorAsked, Persist
 from actors.mutants import MUTANT_GIVE_UP_CORRECTION_SENDS, MUTANT_REDRIVE_SAME_GENERATION
+from actors.records.retry import RETENTION_MS
 from actors.records.run_record import Dismissed, Redriven, RunRecord, apply
 from actors.states import DeliveryStatus, Waiting
 
@@ -64,8 +66,9 @@ _REDRIVE_PROBES = {"suspended": "delivery.redrive-suspended",
                    "failed": "delivery.redrive-failed", "paused": "delivery.redrive-paused"}
 
 
-def refusal(record: RunRecord, action: Action, paused: bool) -> Refusal | None:
-    """Why ``action`` may not proceed on the run as its row stands (None: it may)."""
+def refusal(record: RunRecord, action: Action, paused: bool, now_ms: int) -> Refusal | None:
+    """Why ``action`` may not proceed on the run as its row stands at ``now_ms`` (None: it
+    may)."""
     status = record.delivery_status
     if status == DeliveryStatus.NOT_REQUIRED or not record.required:
         return Refusal.NOT_REQUIRED
@@ -75,6 +78,13 @@ def refusal(record: RunRecord, action: Action, paused: bool) -> Refusal | None:
         return Refusal.RELEASED if record.expired_at_ms is None else Refusal.EXPIRED
     if status == DeliveryStatus.DELIVERED:
         return Refusal.DELIVERED
+    if status == DeliveryStatus.SUSPENDED and record.suspended_at_ms is not None \
+            and now_ms - record.suspended_at_ms >= RETENTION_MS:
+        # Its 7 days are up (reference §c18; OpenClaw's sweep: ``now - suspendedAt >=
+        # SUBAGENT_SUSPENDED_DELIVERY_RETENTION_MS``): the payload has expired even when the
+        # request reaches the row in the sweeper's own instant, before its discard (seed 82601:
+        # a redrive at exactly 7 days was sent as generation 2).
+        return Refusal.EXPIRED
     if status in GIVEN_UP or (paused and action is Action.REDRIVE):
         return None
     return Refusal.IN_FLIGHT
@@ -86,7 +96,7 @@ def operator(core: Core, active: Active | None, event: Input, now_ms: int) -> li
     # Paused: pending and waiting out a registry backoff (a retry is scheduled in its row).
     paused = (active is not None and active.waiting is Waiting.ATTEMPT_WAIT
               and record.next_attempt_at_ms is not None)
-    refused = refusal(record, action, paused)
+    refused = refusal(record, action, paused, now_ms)
     if refused is not None:
         core._probe(_REFUSAL_PROBES[refused])
         return [events.OperatorRefused(record.run_id, event.request, action, refused)]

@@ -31,12 +31,11 @@ from actors import events
 from actors.delivery.edge import Effect, Persist
 from actors.delivery.store import DeliveryStore
 from actors.mutants import MUTANT_ARCHIVE_WHILE_PENDING, MUTANT_RETENTION_FROM_END
+from actors.records.retry import RETENTION_MS
 from actors.records.run_record import Archived, Change, CleanedUp, Expired, GaveUp, RunRecord
 from actors.runtime import Port
 from actors.states import DeliveryStatus
 
-# SUBAGENT_SUSPENDED_DELIVERY_RETENTION_MS: 7 days.
-RETENTION_MS = 7 * 24 * 3600 * 1000
 # From this many suspended rows OpenClaw warns (and prunes nothing).
 BACKLOG_WARNING = 25
 EXPIRE, ARCHIVE = "expire", "archive"

@@ -32,6 +32,8 @@ BACKOFF_JITTER = 0.2
 # ANNOUNCE_COMPLETION_HARD_EXPIRY_MS / ANNOUNCE_EXPIRY_MS.
 COMPLETION_EXPIRY_MS = 30 * 60_000
 OPTIONAL_EXPIRY_MS = 5 * 60_000
+# SUBAGENT_SUSPENDED_DELIVERY_RETENTION_MS: a suspended result is kept 7 days (reference §c18).
+RETENTION_MS = 7 * 24 * 3600 * 1000
 # Jitter is drawn as one of this many evenly spaced fractions, so it is a recorded choice.
 JITTER_STEPS = 1001
 

@@ -140,9 +140,13 @@ def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
     asked: dict[str, Asked] = {}
     latest: dict[tuple[str, str], Asked] = {}  # (requester actor, child) -> its latest run's ask
     steered: dict[tuple[str, str], Asked] = {}  # a steer stopped this run: its replacement next
+    steers: set[int] = set()  # the request numbers of steers (``world.action``)
     for r in of_kinds(trace, ("world.spawn", "spawn.refused", "spawn", "steer",
-                              "requester.refused")):
-        if r.kind == "world.spawn":
+                              "requester.refused", "world.action")):
+        if r.kind == "world.action":
+            if r.data["action"] == "steer":
+                steers.add(r.data["request"])
+        elif r.kind == "world.spawn":
             waiting.setdefault((r.data["actor"], r.data["child"]), []).append(r)
         elif r.kind == "steer" and r.data["killed"] and (r.actor, r.data["child"]) in latest:
             steered[(r.actor, r.data["child"])] = latest[(r.actor, r.data["child"])]
@@ -165,11 +169,12 @@ def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
             if requests:
                 request = requests.pop(0)
                 source = steered.pop((r.actor, r.data["child"]), None)
-                if source is not None:
+                if source is not None and request.data["request"] in steers:
                     # A steer's replacement is the steered run again (its ask, with the
                     # steer's own fields): the world's record of it was built from the latest
                     # spawn the world asked for that child, which may have been refused since
-                    # (seed 47522: a refused ask with expectsCompletionMessage true).
+                    # (seed 47522: a refused ask with expectsCompletionMessage true; seed 39180:
+                    # a refused keep-mode ask after the delete-mode run the steer replaced).
                     request = attrs.evolve(request, data={
                         **source.request.data,
                         **{k: request.data[k] for k in _STEER_OWN if k in request.data}})

@@ -11,7 +11,8 @@ import attrs
 import pytest
 
 from actors.delivery.redrive import Action, Refusal, refusal
-from actors.delivery.sweeper import BACKLOG_WARNING, RETENTION_MS, Sweeper
+from actors.delivery.sweeper import BACKLOG_WARNING, Sweeper
+from actors.records.retry import RETENTION_MS
 from actors.records.run_record import Expired, RunRecord, apply
 from actors.states import DeliveryStatus, OutcomeStatus
 from sim import scenario
@@ -113,9 +114,20 @@ def test_the_bug_counts_from_the_run_end() -> None:
 
 def test_a_redrive_of_an_expired_result_is_refused_as_expired_not_as_dismissed() -> None:
     expired = apply(_row(), Expired(SUSPENDED_AT + RETENTION_MS))
-    assert refusal(expired, Action.REDRIVE, False) is Refusal.EXPIRED
+    later = SUSPENDED_AT + RETENTION_MS + 1
+    assert refusal(expired, Action.REDRIVE, False, later) is Refusal.EXPIRED
     dismissed = _row(delivery_status=DeliveryStatus.DISCARDED)
-    assert refusal(dismissed, Action.REDRIVE, False) is Refusal.RELEASED
+    assert refusal(dismissed, Action.REDRIVE, False, later) is Refusal.RELEASED
+
+
+def test_a_redrive_at_the_7_days_instant_is_refused_even_before_the_sweeper_ran() -> None:
+    # OpenClaw's sweep expires a row once now - suspendedAt >= 7 days; a request reaching the
+    # row in that very instant, before the sweeper's discard, finds its payload expired too
+    # (seed 82601: it was sent as generation 2). A millisecond earlier it is still redriven.
+    due = SUSPENDED_AT + RETENTION_MS
+    assert refusal(_row(), Action.REDRIVE, False, due) is Refusal.EXPIRED
+    assert refusal(_row(), Action.DISMISS, False, due) is Refusal.EXPIRED
+    assert refusal(_row(), Action.REDRIVE, False, due - 1) is None
 
 
 # -- the world --------------------------------------------------------------------------------
@@ -151,10 +163,11 @@ def test_the_oracle_catches_a_sweeper_that_never_expires(monkeypatch: pytest.Mon
     name = "suspended-retention.toml"
     monkeypatch.setattr(Sweeper, "note", lambda self, record: None)  # tracks nothing
     found = suspended_kept_seven_days(_outside(_run(name)))
-    # c2's redrive after its 7 days is taken and sent; c4 is still suspended at the end, yet
-    # inside its 7 days: not a violation.
+    # c2's redrive after its 7 days is refused by the redrive's own check of the row's age
+    # (seed 82601), so c2's row stays suspended past its 7 days; c4 is still suspended at the
+    # end, yet inside its 7 days: not a violation. (A send after the expiry: forged below.)
     assert [v.message.split(" ")[0] for v in found] == ["run-2"]
-    assert "after they were up" in found[0].message
+    assert "is still suspended when the world stops" in found[0].message
 
 
 def test_the_oracle_catches_a_row_kept_suspended_past_its_7_days() -> None:

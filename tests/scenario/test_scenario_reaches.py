@@ -106,10 +106,10 @@ def test_every_regression_file_states_the_moments_its_run_reaches() -> None:
     files = sorted(REGRESSIONS.glob("*.toml"))
     # 4, then 13 from issue 38, 13 of its wake / batch / blocked family past seed 2,000, 1 from
     # issue 36, then 10 from issue 38's second round, 2 from its third, 1 from issue 35 (seed 743),
-    # 21 from stop 43's sweep past seed 20,000 (84662; 30564, 28414, 85684, 59278; 49388,
-    # 50495, 47522, 67601, 83741; 11 of the retries family), less 13065's (now a recorded
-    # trace: tests/invariants/traces)
-    assert len(files) == 64
+    # 29 from stop 43's sweep past seed 20,000 (84662; 30564, 28414, 85684, 59278; 49388,
+    # 50495, 47522, 67601, 83741; 11 of the retries family; 8 of the retention / archive /
+    # redrive family), less 13065's (now a recorded trace: tests/invariants/traces)
+    assert len(files) == 72
     result = invoke("run", *map(str, files), "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)

@@ -90,7 +90,8 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
     handed the run under another key (a correction's next generation), the registry's records
     that follow may be that hand-off's (issue 36: a delayed first generation confirmed in the
     instant the second was refused, scenario older-confirmation-beside-newer-refusal), nor once
-    the child corrected its answer (a newer generation owes its own delivery), nor when it
+    the child corrected its answer (a newer generation owes its own delivery; so also when the
+    confirmation of a send comes after a correction made since it, seed 98658), nor when it
     answers a copy of a send the session had already taken (a network duplicate: the send was
     answered by the first copy). All three are read from outside, not from the registry's own
     word that an acknowledgement was stale (issue 36: that record dated the end of what the
@@ -99,6 +100,11 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
     sent_at: dict[str, int] = {}  # run_id -> its latest send
     sent_key: dict[str, str] = {}  # run_id -> the key of its latest send
     takes: dict[str, int] = {}  # run_id -> the session's takes of its latest send's key
+    # Runs whose child corrected its answer since their latest send: a confirmation of that send
+    # arriving after the correction confirms the older generation only, while the registry's
+    # records that follow are the newer one's (seed 98658: a correction handed to a batch, the
+    # first send's held acknowledgement failing its callback later, the batch then closing).
+    corrected: set[str] = set()
     violations: list[Violation] = []
     for r in of_kinds(trace, ("gateway.callback_failed", "fault", "crash", "delivery.start", "drop",
                               "delivery.delivered", "delivery.give_up", "child.correction",
@@ -108,6 +114,7 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
         if kind == "gateway.send":
             run_id = r.data["run_id"]
             sent_at[run_id], sent_key[run_id], takes[run_id] = r.t_ms, r.data["key"], 0
+            corrected.discard(run_id)
             if run_id in confirmed and confirmed[run_id].data["key"] != r.data["key"]:
                 del confirmed[run_id]  # a newer hand-off: what follows may be its
         elif kind in ("requester.accept", "requester.duplicate"):
@@ -116,10 +123,12 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
                 takes[run_id] = takes.get(run_id, 0) + 1
         elif kind == "child.correction":
             confirmed.pop(r.data["run_id"], None)
+            corrected.add(r.data["run_id"])
         elif kind == "gateway.callback_failed":
             run_id = r.data["run_id"]
             if r.t_ms - sent_at.get(run_id, r.t_ms) < ANSWER_TIMEOUT_MS and r.data["key"] == (
-                    sent_key.get(run_id, r.data["key"])) and takes.get(run_id, 1) <= 1:
+                    sent_key.get(run_id, r.data["key"])) and takes.get(run_id, 1) <= 1 \
+                    and run_id not in corrected:
                 confirmed[run_id] = r
         elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow"):
             confirmed.pop(r.data.get("run_id", ""), None)

@@ -38,12 +38,21 @@ def announce_key(trace: Sequence[Record]) -> list[Violation]:
     # yet: each may open one generation. Two asked in one instant both come before either's
     # send in the trace, yet the registry takes them one at a time (seed 17824).
     asked_since: dict[str, int] = {}
+    # run -> (when, the end time) of each correction its producer wrote: a correction reopens
+    # the run at once under its next generation (docs/receipts.md), so a send of that answer
+    # in the correction's instant is the correction's own, even with an operator's request
+    # pending: the registry may take a request asked in that instant after the correction, and
+    # that request then opens the generation after (seed 90466).
+    corrected: set[tuple[str, int, int]] = set()
     violations: list[Violation] = []
 
     def fail(what: str, *seqs: int) -> None:
         violations.append(Violation("announce-key", "DEL-3", what, seqs))
 
-    for r in of_kinds(trace, ("world.operator", "gateway.send")):
+    for r in of_kinds(trace, ("world.operator", "gateway.send", "child.correction")):
+        if r.kind == "child.correction":
+            corrected.add((r.data["run_id"], r.t_ms, r.data["ended_at"]))
+            continue
         if r.kind == "world.operator":
             run_id = r.data["run_id"]
             asked_since[run_id] = asked_since.get(run_id, 0) + 1  # a redrive may open the next
@@ -62,7 +71,9 @@ def announce_key(trace: Sequence[Record]) -> list[Violation]:
             fail(f"{run_id} was handed to the gateway under key {key!r}, not {base!r} (with "
                  f"':g<n>' for a reopened generation)", request.request.seq, r.seq)
         before = last.get(run_id)
-        if before is not None and asked_since.get(run_id, 0) and (
+        reopened = before is not None and before.data["ended_at"] < r.data["ended_at"] \
+            and (run_id, r.t_ms, r.data["ended_at"]) in corrected
+        if before is not None and asked_since.get(run_id, 0) and not reopened and (
                 before.data["key"] != key or before.data["ended_at"] != r.data["ended_at"]):
             asked_since[run_id] -= 1  # an operator's redrive: redrive-from-retained's to judge
             before = None

@@ -8,6 +8,7 @@ Trace kinds read here: ``spawn`` (a requester registered a child run, with ``req
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
@@ -22,6 +23,8 @@ from sim.invariants.observations import (
 )
 from sim.invariants.private.completion import releases
 from sim.trace import Record
+
+_GENERATION = re.compile(r":g([0-9]+)$")
 
 # Once faults heal, a required obligation must be resolved within this much virtual time after the
 # later of the child's end and the heal: the 30-minute completion expiry plus one capped backoff
@@ -130,7 +133,9 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     last send or refusal. Never the registry's own give-up, close or skip records: a model that
     records a give-up it never made leaves a pending row, and that is stuck. A correction of
     its result (DEL-12) or an operator's redrive (DEL-16) may open a new generation, which must
-    resolve too, in time counted from then. A run whose batch wake its session last refused
+    resolve too, in time counted from then; a redrive that opened none (no new key sent, the
+    row's generation unchanged when the world stops) leaves it resolved as it was before the
+    request (seed 48825). A run whose batch wake its session last refused
     while a turn ran that was still running when the world stopped is not stuck: the wake
     waits, armed, for that turn (reference §c17), and once that turn ended it is owed in time
     counted from then. A run its requester's reset or delete found not
@@ -152,6 +157,12 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     turns: dict[str, list[tuple[int, int]]] = {}  # each session's turns that ended: (from, to)
     waiting: dict[str, tuple[str, int]] = {}
     turn_ended: dict[str, int] = {}  # when the turn that spawned each run ended
+    generations: dict[str, int] = {}  # run -> the highest generation of its own keys sent
+    # run -> its resolution when an operator asked to redrive it, and its generation then: a
+    # redrive the registry rightly refused (a delivered run) opens nothing, and the row when
+    # the world stops shows that generation still; the run stays resolved as it was, whatever
+    # wake carried its result later (seed 48825: a wave took it an hour on).
+    unopened: dict[str, tuple[Record, int]] = {}
     for r in of_kinds(trace, ("world.turn", "world.turn_end", "world.lifecycle",
                               "requester.turn_end",
                               "requester.wake_refused", "spawn", "child.end", "requester.accept",
@@ -188,6 +199,9 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
             last[r.data["run_id"]] = r
         elif kind == "gateway.send" and not is_wake(r.data["key"]):
             last[r.data["run_id"]] = r
+            found = _GENERATION.search(r.data["key"])
+            generations[r.data["run_id"]] = max(generations.get(r.data["run_id"], 1),
+                                                1 if found is None else int(found.group(1)))
         elif rejection_class(r) is not None and r.data.get("run_id") in spawns:
             last[r.data["run_id"]] = r
             if rejection_class(r) in ("permanent", "sent"):
@@ -197,13 +211,22 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
             # A newer receipt (DEL-12) or an operator's redrive (DEL-16) may reopen it: that
             # generation must resolve too, in time counted from the reopening (if the registry
             # rightly did not reopen it, its row shows it settled).
-            resolved.pop(r.data["run_id"], None)
+            was = resolved.pop(r.data["run_id"], None)
+            if kind == "child.correction":
+                unopened.pop(r.data["run_id"], None)  # a newer receipt reopens by itself
+            elif was is not None:
+                unopened[r.data["run_id"]] = (was, generations.get(r.data["run_id"], 1))
             ends[r.data["run_id"]] = r
         elif kind == "world.heal":
             heal_ms = r.t_ms
         elif kind == "world.rows":
             for row in r.data["rows"]:
                 run_id = row["run_id"]
+                kept = unopened.get(run_id)
+                if kept is not None and row["delivery_status"] != "pending" \
+                        and row.get("generation") == kept[1] == generations.get(run_id, 1):
+                    resolved[run_id] = kept[0]
+                    continue
                 if row["delivery_status"] != "pending" and run_id not in resolved \
                         and run_id in ends:
                     resolved[run_id] = last.get(run_id, ends[run_id])

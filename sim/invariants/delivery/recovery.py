@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.child.output import _shown_result
+from sim.invariants.delivery.handoffs import ANSWER_TIMEOUT_MS
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
 from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, rejection_class
@@ -65,6 +66,7 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
     recovered: dict[tuple[str, str], Record] = {}
     refused: set[tuple[str, str]] = set()  # (run, key) refused for good
     world_end: Record | None = None
+    sent_at: dict[tuple[str, str], int] = {}  # (run, key) -> its latest hand-off
     violations: list[Violation] = []
 
     def fail(what: str, *records: Record) -> None:
@@ -79,10 +81,12 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
 
     for r in of_kinds(trace, ("child.end", "child.message", "requester.accept",
                               "requester.duplicate", "fault", "requester.gone", "gateway.refused",
-                              "recovery.attempt",
+                              "recovery.attempt", "gateway.send",
                               "recovery.end", "crash", "requester.recovered", "world.end")):
         kind = r.kind
-        if kind == "child.end":
+        if kind == "gateway.send":
+            sent_at[(r.data["run_id"], r.data["key"])] = r.t_ms
+        elif kind == "child.end":
             ends[r.data["run_id"]] = r
         elif kind == "child.message":
             messages.setdefault(r.data["run_id"], []).append(r)
@@ -97,6 +101,14 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
             refused.add((r.data["run_id"], r.data["key"]))
         elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow"):
             delivered.pop(r.data["run_id"], None)  # that acknowledgement never told it
+        elif kind == "fault" and r.data.get("kind") == "delay" \
+                and r.data.get("message") == "CompletionAck" and "run_id" in r.data \
+                and r.t_ms + int(r.data.get("delay_ms") or 0) >= sent_at.get(
+                    (r.data["run_id"], r.data.get("key", "")), r.t_ms) + ANSWER_TIMEOUT_MS:
+            # The take's acknowledgement held on its way back past the send's answer timeout:
+            # the registry had stopped waiting for it (its send timed out), and the late ack
+            # is stale, so it never learned the (no output) landed (seed 26185).
+            delivered.pop(r.data["run_id"], None)
         elif kind == "recovery.attempt":
             run_id = r.data["run_id"]
             made = attempts.setdefault(run_id, [])

@@ -172,6 +172,11 @@ class _GivenUp:
     # Runs whose latest key's acknowledgement was lost, slowed or held up in transit on its way
     # back: the registry may not know its requester took it.
     unacked: set[str] = attrs.field(factory=set)
+    # Runs whose latest key was taken only after the gateway refused it for good: a copy held
+    # on its way (a delayed hand-off) landed once the registry's attempt was over (DEL-10), so
+    # its acknowledgement answers nothing the registry still waits for and it may keep the run
+    # given up (seeds 46523, 96349; the archive oracle's seed 19381 is the same case).
+    late: set[str] = attrs.field(factory=set)
     redriven: dict[str, int] = attrs.field(factory=dict)  # run -> its latest redrive request
     # run -> when its refusal for good came, and when its producer last corrected it: a
     # correction in the refusal's very instant may reach the delivery actor first and reopen
@@ -205,6 +210,8 @@ class _GivenUp:
             self.down = False
         if kind in ("requester.accept", "requester.duplicate") and self._latest(r):
             self.taken.add(r.data["run_id"])
+            if r.data["run_id"] in self.refused:
+                self.late.add(r.data["run_id"])
         elif rejection_class(r) in ("permanent", "sent") and self._latest(r) and not self.down:
             self.refused.add(r.data["run_id"])
             self.refused_at[r.data["run_id"]] = r.t_ms
@@ -247,7 +254,8 @@ class _GivenUp:
 
     def delivered(self, run_id: str) -> bool:
         """Whether the registry surely knows its requester took the run's latest key."""
-        return run_id in self.taken and run_id not in self.unacked and run_id not in self.hidden
+        return run_id in self.taken and run_id not in self.unacked \
+            and run_id not in self.hidden and run_id not in self.late
 
     def sent(self, r: Record) -> None:
         run_id = r.data["run_id"]
@@ -258,7 +266,7 @@ class _GivenUp:
         self.window[run_id] = max(
             r.data["ended_at"] or 0, self.redriven.get(run_id, 0),
             release.at if release is not None and release.at is not None else 0)
-        for known in (self.taken, self.refused, self.hidden, self.unacked):
+        for known in (self.taken, self.refused, self.hidden, self.unacked, self.late):
             known.discard(run_id)
         self.released.pop(run_id, None)
 

@@ -219,7 +219,8 @@ def archived_after_completion(trace: Sequence[Record]) -> list[Violation]:
     ``delete`` under a non-zero archiveAfterMinutes, never before its end + that many minutes,
     and never while its completion was pending: none of its own keys sent before the archive is
     handed to the gateway again, nor first taken by its requester, after it (a key first sent
-    after it is a new delivery, an operator's redrive; a late take of a held copy does not count
+    after it is a new delivery, an operator's redrive, and so is one first sent in its instant
+    after an operator asked to redrive the run then; a late take of a held copy does not count
     once the gateway refused one of the run's sends for good before the archive). A delete-mode
     run whose row is resolved and cleaned up is archived once its deadline passed (when the
     world ran on to it with the delivery process up). After the archive, ``sessions_history`` of
@@ -277,9 +278,21 @@ def archived_after_completion(trace: Sequence[Record]) -> list[Violation]:
     # delivery was over then (DEL-10), so a copy of an earlier send held on its way that the
     # requester takes after the archive was not pending to the registry (seed 19381).
     refused: set[str] = set()
+    # Runs an operator asked to redrive in their archive's very instant (or later): a key first
+    # sent after that request is the redrive's new delivery, even in that instant, since the
+    # store's ``archived_at`` cannot order the archive against the request (seeds 26992, 85711:
+    # the sweeper archived the given-up run, then the request started ``:g<n>``).
+    redrive_asked: set[str] = set()
     for r in of_kinds(trace, ("spawn", "gateway.send", "requester.accept", "requester.history",
-                              "child.end", "fault", "requester.gone", "gateway.refused")):
+                              "child.end", "fault", "requester.gone", "gateway.refused",
+                              "world.operator")):
         kind = r.kind
+        if kind == "world.operator":
+            run_id = r.data.get("run_id")
+            if r.data["action"] == "redrive" and run_id in archived \
+                    and r.t_ms >= archived[run_id]:
+                redrive_asked.add(run_id)
+            continue
         if kind in ("fault", "requester.gone", "gateway.refused"):
             run_id = r.data.get("run_id")
             if run_id in archived and r.t_ms <= archived[run_id] \
@@ -317,7 +330,8 @@ def archived_after_completion(trace: Sequence[Record]) -> list[Violation]:
             continue
         at = archived[run_id]
         if kind == "gateway.send":
-            if r.t_ms <= at:
+            if r.t_ms <= at and not (run_id in redrive_asked
+                                     and key not in sent_before.get(run_id, ())):
                 sent_before.setdefault(run_id, set()).add(key)
             elif key in sent_before.get(run_id, ()):
                 fail(f"{run_id} was archived at {at} ms while its completion was pending: "
