@@ -67,7 +67,17 @@ def _core(*bugs: str) -> DeliveryCore[str]:
 ])
 def test_refusal(row: dict[str, Any], action: Action, paused: bool,
                  refused: Refusal | None) -> None:
-    assert refusal(_row(**row), action, paused) is refused
+    assert refusal(_row(**row), action, paused, 20_000) is refused
+
+
+def test_a_redrive_at_seven_days_from_the_suspension_is_refused_as_expired() -> None:
+    # The boundary (reference §c18; OpenClaw's sweep: now - suspendedAt >= retention): one
+    # millisecond before the 7 days are up the payload is still there; at them it is not, even
+    # before the sweeper discards the row in that instant (seed 82601).
+    row = _row(suspended_at_ms=10_000)
+    seven_days = 7 * 24 * 3600 * 1000
+    assert refusal(row, Action.REDRIVE, False, 10_000 + seven_days - 1) is None
+    assert refusal(row, Action.REDRIVE, False, 10_000 + seven_days) is Refusal.EXPIRED
 
 
 def test_a_redrive_sends_the_stored_payload_as_the_next_generation() -> None:
