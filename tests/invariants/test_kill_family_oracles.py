@@ -6,7 +6,6 @@ changed), or the model put back as it was."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 import pytest
@@ -14,25 +13,11 @@ import pytest
 from actors.messages import AbortRun
 from actors.requester import shell, spawning
 from actors.requester.actor import Requester
-from sim import invariants, scenario
 from sim.invariants.delivery.retries import transport_tries
 from sim.trace import Record
-from sim.world import core as world
-from tests.conftest import SCENARIOS
-
-REGRESSIONS = SCENARIOS / "regressions"
-
-
-def _trace(name: str) -> list[Record]:
-    return list(world.run(scenario.load(REGRESSIONS / f"{name}.toml")).trace)
-
-
-def _check(name: str, trace: list[Record]) -> list[str]:
-    return [v.message for v in invariants.BY_NAME[name].check(trace)]
-
-
-def _edit(record: Record, **data: Any) -> Record:
-    return attrs.evolve(record, data={**record.data, **data})
+from tests.invariants.regression_traces import check as _check
+from tests.invariants.regression_traces import edit as _edit
+from tests.invariants.regression_traces import trace as _trace
 
 
 def _find(trace: list[Record], test: Callable[[Record], bool]) -> Record:

@@ -5,30 +5,16 @@ the model with its fix undone."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 import pytest
 
 from actors.delivery.wakes import batch_wake
-from sim import invariants, scenario
+from sim import scenario
 from sim.trace import Record
 from sim.world import core as world
-from tests.conftest import SCENARIOS
-
-REGRESSIONS = SCENARIOS / "regressions"
-
-
-def _trace(name: str) -> list[Record]:
-    return list(world.run(scenario.load(REGRESSIONS / f"{name}.toml")).trace)
-
-
-def _check(name: str, trace: list[Record]) -> list[str]:
-    return [v.message for v in invariants.BY_NAME[name].check(trace)]
-
-
-def _edit(record: Record, **data: Any) -> Record:
-    return attrs.evolve(record, data={**record.data, **data})
+from tests.invariants.regression_traces import REGRESSIONS
+from tests.invariants.regression_traces import check as _check
+from tests.invariants.regression_traces import trace as _trace
 
 
 def _sends(trace: list[Record], run_id: str) -> list[Record]:

@@ -11,21 +11,11 @@ import pytest
 
 from actors.delivery.wakes.batch_wake import BatchWakeCore
 from actors.records.batch_record import BatchStatus
-from sim import invariants, scenario
+from sim import scenario
 from sim.explore.worlds import default_world_path
-from sim.trace import Record
 from sim.world import core as world
-from tests.conftest import SCENARIOS
-
-REGRESSIONS = SCENARIOS / "regressions"
-
-
-def _trace(name: str) -> list[Record]:
-    return list(world.run(scenario.load(REGRESSIONS / f"{name}.toml")).trace)
-
-
-def _check(name: str, trace: list[Record]) -> list[str]:
-    return [v.message for v in invariants.BY_NAME[name].check(trace)]
+from tests.invariants.regression_traces import check as _check
+from tests.invariants.regression_traces import trace as _trace
 
 
 def test_wake_not_delayed_reads_a_redrive_after_a_deferred_close_as_the_members_own() -> None:

@@ -4,28 +4,12 @@ scenario's trace forged into the broken variant next to it (the fact its fix rea
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 
-from sim import invariants, scenario
 from sim.trace import Record
-from sim.world import core as world
-from tests.conftest import SCENARIOS
-
-REGRESSIONS = SCENARIOS / "regressions"
-
-
-def _trace(name: str) -> list[Record]:
-    return list(world.run(scenario.load(REGRESSIONS / f"{name}.toml")).trace)
-
-
-def _check(name: str, trace: list[Record]) -> list[str]:
-    return [v.message for v in invariants.BY_NAME[name].check(trace)]
-
-
-def _edit(record: Record, **data: Any) -> Record:
-    return attrs.evolve(record, data={**record.data, **data})
+from tests.invariants.regression_traces import check as _check
+from tests.invariants.regression_traces import edit as _edit
+from tests.invariants.regression_traces import trace as _trace
 
 
 def test_retry_timing_leaves_a_correction_to_its_batch_past_an_older_keys_retry() -> None:

@@ -5,30 +5,14 @@ changed), or the model's broken variant monkeypatched back in."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 import pytest
 
 from actors.delivery import redrive
-from sim import invariants, scenario
 from sim.trace import Record
-from sim.world import core as world
-from tests.conftest import SCENARIOS
-
-REGRESSIONS = SCENARIOS / "regressions"
-
-
-def _trace(name: str) -> list[Record]:
-    return list(world.run(scenario.load(REGRESSIONS / f"{name}.toml")).trace)
-
-
-def _check(name: str, trace: list[Record]) -> list[str]:
-    return [v.message for v in invariants.BY_NAME[name].check(trace)]
-
-
-def _edit(record: Record, **data: Any) -> Record:
-    return attrs.evolve(record, data={**record.data, **data})
+from tests.invariants.regression_traces import check as _check
+from tests.invariants.regression_traces import edit as _edit
+from tests.invariants.regression_traces import trace as _trace
 
 
 def _moved(trace: list[Record], record: Record, before: Record) -> list[Record]:

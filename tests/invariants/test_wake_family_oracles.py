@@ -4,38 +4,15 @@ scenario's trace forged into the broken variant next to it (the fact its fix rea
 
 from __future__ import annotations
 
-import gzip
-import json
-from pathlib import Path
 from typing import Any
 
 import attrs
 
-from sim import invariants, scenario
 from sim.trace import Record
-from sim.world import core as world
-from tests.conftest import SCENARIOS
-
-REGRESSIONS = SCENARIOS / "regressions"
-TRACES = Path(__file__).parent / "traces"
-
-
-def _trace(name: str) -> list[Record]:
-    return list(world.run(scenario.load(REGRESSIONS / f"{name}.toml")).trace)
-
-
-def _recorded(name: str) -> list[Record]:
-    """A trace saved as JSON lines (``Record.jsonl``), gzipped, in tests/invariants/traces/."""
-    text = gzip.decompress((TRACES / f"{name}.jsonl.gz").read_bytes()).decode("utf-8")
-    return [Record(**json.loads(line)) for line in text.splitlines()]
-
-
-def _check(name: str, trace: list[Record]) -> list[str]:
-    return [v.message for v in invariants.BY_NAME[name].check(trace)]
-
-
-def _edit(record: Record, **data: Any) -> Record:
-    return attrs.evolve(record, data={**record.data, **data})
+from tests.invariants.regression_traces import check as _check
+from tests.invariants.regression_traces import edit as _edit
+from tests.invariants.regression_traces import recorded as _recorded
+from tests.invariants.regression_traces import trace as _trace
 
 
 def _one(trace: list[Record], record_kind: str, **data: Any) -> Record:
