@@ -102,6 +102,24 @@ class _Tree:
                         found.append(child)
         return found
 
+    def descendants(self, run_id: str) -> list[str]:
+        """Every run ``run_id`` spawned while it ran, and every run each of those spawned while
+        it ran, and so on, in walk order (a spawn into its session before it started belongs to
+        the session's earlier run)."""
+        found: list[str] = []
+        frontier = [run_id]
+        while frontier:
+            parent = frontier.pop(0)
+            start = self.starts.get(parent)
+            if start is None:
+                continue
+            until = self.ends.get(parent, 2**62)
+            for child in self.by_session.get(self.spawns[parent].data["child_session_key"], ()):
+                if start < self.spawns[child].seq < until:
+                    found.append(child)
+                    frontier.append(child)
+        return found
+
     def killed_in_its_instant(self, stopped: Sequence[str], kill: Record) -> list[str]:
         """The runs a run of ``stopped`` (or one of these, in turn) spawned in the kill's very
         instant but after it (after its answer or record), that ended killed (``subagent run
@@ -152,6 +170,11 @@ def unended_descendants(trace: Sequence[Record], run_id: str, seq: int) -> list[
     """The runs ``run_id`` and its descendants had spawned before trace position ``seq`` that had
     not ended by then, as the spawn records show them."""
     return shared(trace, "tree", _tree).unended_descendants(run_id, seq)
+
+
+def descendants(trace: Sequence[Record], run_id: str) -> list[str]:
+    """Every run under ``run_id``, as the spawn records show them (see ``_Tree.descendants``)."""
+    return shared(trace, "tree", _tree).descendants(run_id)
 
 
 def killed_silently(trace: Sequence[Record]) -> dict[str, Record]:

@@ -267,7 +267,8 @@ class World:
             world_lifecycle.draw_gateway_restart(self.chooser, self.plan, children, self.restarts)
             if not turns and "turns" in features:  # a scenario's own turns are what it scripts
                 children, turns, lifecycle = world_turns.draw(
-                    self.chooser, workload.requester, children, workload.run_max_ms)
+                    self.chooser, workload.requester, children, workload.run_max_ms,
+                    self.scenario.until_ms)
                 turns = draw_status_check(self.chooser, children, turns)
                 children = world_reach.big_finding(self.chooser, children, turns)
                 if "nesting" in features:

@@ -158,14 +158,27 @@ def finish_open_turns(kernel: Kernel, at_ms: int, drivers: dict[str, SessionDriv
 _SUB = "workload:turns"
 # A gap between spawns this long (or longer) may separate two turns.
 MIN_TURN_GAP_MS = 2000
+# A requester's turn is an agent run, and the released OpenClaw cuts an agent run off after
+# ``DEFAULT_AGENT_TIMEOUT_SECONDS`` (172,800 s, 48 h): no drawn turn outlasts it. A world of
+# weeks would otherwise hold one turn open for all of them, and a batch wake its session refuses
+# as busy goes again every 30 s as long as the turn lasts (reference §c17). The default world
+# (6 h) never reaches it.
+AGENT_TIMEOUT_MS = 172_800_000
+# A turn starts at most this long before its first spawn (see ``draw``: 500 ms x 0..2).
+_LEAD_MS = 1000
 
 
-def draw(chooser: Chooser, session: str, children: Sequence[ChildSpec], run_max_ms: int
+def draw(chooser: Chooser, session: str, children: Sequence[ChildSpec], run_max_ms: int,
+         until_ms: int = 0
          ) -> tuple[list[ChildSpec], tuple[TurnDef, ...], tuple[LifecycleDef, ...]]:
     """Group the session's top-level children into turns (each turn's spawns within it), draw
     how each turn ends (yield, finish, or still open) and when, status checks, and resets or a
     delete. Returns the children bound to their turns. One seed in ten runs no turns at all
-    (children spawned outside any turn), which is also what a shrunk run falls back to."""
+    (children spawned outside any turn), which is also what a shrunk run falls back to.
+
+    No turn outlasts the agent timeout (``AGENT_TIMEOUT_MS``): spawns further apart start a new
+    turn, and a turn drawn to end later (or to stay open in a world of ``until_ms`` that runs
+    past it) ends at it, finished (a timed-out run yields nothing)."""
     if not chooser.chance(_SUB, 0.9):
         return list(children), (), ()
     own = sorted((i for i, c in enumerate(children)
@@ -175,8 +188,9 @@ def draw(chooser: Chooser, session: str, children: Sequence[ChildSpec], run_max_
     indexes: list[list[int]] = []
     for i in own:
         child = children[i]
-        if groups and (child.spawn_at_ms - groups[-1][-1].spawn_at_ms < MIN_TURN_GAP_MS
-                       or len(groups) >= 4 or not chooser.chance(_SUB, 0.3)):
+        if groups and child.spawn_at_ms - groups[-1][0].spawn_at_ms < AGENT_TIMEOUT_MS - _LEAD_MS \
+                and (child.spawn_at_ms - groups[-1][-1].spawn_at_ms < MIN_TURN_GAP_MS
+                     or len(groups) >= 4 or not chooser.chance(_SUB, 0.3)):
             groups[-1].append(child)
             indexes[-1].append(i)
         else:
@@ -204,6 +218,9 @@ def draw(chooser: Chooser, session: str, children: Sequence[ChildSpec], run_max_
             end = last + 1 + chooser.choose(_SUB, max(1, next_first - last - 1))
         if end is not None and end <= start:
             end = start + 1
+        timeout = start + AGENT_TIMEOUT_MS
+        if (end is None and timeout <= until_ms) or (end is not None and end > timeout):
+            end, ends = timeout, TurnEnd.FINISH
         checks = []
         if chooser.chance(_SUB, 0.2):
             child = group[chooser.choose(_SUB, len(group))]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds
-from sim.invariants.lineage import killed_silently
+from sim.invariants.lineage import descendants, killed_silently
 from sim.invariants.observations import (
     asked_runs,
     final_rows,
@@ -22,6 +22,7 @@ from sim.invariants.observations import (
     rejection_class,
 )
 from sim.invariants.private.completion import releases
+from sim.invariants.settled import EarliestSettle, settles
 from sim.trace import Record
 
 _GENERATION = re.compile(r":g([0-9]+)$")
@@ -265,6 +266,16 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
             # Taken in a batch wake or a wave: sent only once the turn that spawned it is over
             # (§c9, §c17), owed from then too (a turn finished a week on: seed 750).
             owed_from = max(owed_from, turn_ended.get(run_id, owed_from))
+            if ":yield-" in resolution.data["key"]:
+                # A yield batch's member was handed to the batch: its wake goes once every
+                # member, and every run under those, settled (YLD-1, DEL-6), with no expiry of
+                # its own. A wave's members are announced one by one (§c9), and a run's own
+                # completion expires 30 minutes after its end, waiting or not: the bound holds
+                # for them as is (a redriven member a wave carried an hour on: seed 48825).
+                held = _held(trace, key_runs(resolution.data["key"]), settles(trace))
+                if held is None:
+                    continue  # a run the wake waited on never ended: that one is reported
+                owed_from = max(owed_from, held)
         bound = max(owed_from, heal_ms) + LIVENESS_BOUND_MS
         if resolution is None and wait is not None and open_turn.get(wait[0], 2**62) <= wait[1]:
             continue  # its wake waits on a turn still running when the world stopped (§c17)
@@ -282,6 +293,23 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
                 f"(40 min after the later of its end and the heal)",
                 (child_end.seq, resolution.seq)))
     return violations
+
+
+def _held(trace: Sequence[Record], runs: Sequence[str], settle: EarliestSettle) -> int | None:
+    """Until when these members may rightly hold their batch's wake back: each one's end (the
+    wake carries them once they all ended, YLD-1) and the settle of every run under each
+    (descendants first, DEL-6: the wake waits while one of them is pending), each at the
+    earliest its settle shows to an outsider (at most 30 minutes after its end); None if one of
+    them never ended."""
+    held = 0
+    for run_id in runs:
+        for each in (run_id, *descendants(trace, run_id)):
+            at = settle.earliest(each) if each != run_id else (
+                None if run_id not in settle.ends else (settle.ends[run_id], 0))
+            if at is None:
+                return None
+            held = max(held, at[0])
+    return held
 
 
 def required_reaches_requester(trace: Sequence[Record]) -> list[Violation]:
