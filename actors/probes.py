@@ -173,6 +173,9 @@ PROBES: dict[str, str] = {
     "delivery.answer-recovered": "lost-answer recovery found the answer and handed it over",
     "delivery.recovery-send-failed": "a recovered answer's hand-off failed; recovery tries again",
     "delivery.recovery-bound-reached": "lost-answer recovery stopped at its attempt bound (DEL-2)",
+    "delivery.recovered-on-last-attempt": "lost-answer recovery's hand-off was refused on two "
+                                          "attempts and took on the third, the last one (one "
+                                          "under its bound, DEL-2)",
     "delivery.payload-reloaded": "lost-answer recovery loaded a resolved run's full record "
                                   "from the store to hand its answer over (DEL-16)",
     # -- receipts, recovery claims and checkpoint reconciliation (DEL-12, DEL-13, DEL-15) ----
@@ -310,6 +313,8 @@ PROBES: dict[str, str] = {
     "batch.visible-reply-missing": "a woken message_tool turn gave no visible reply",
     "batch.retry": "a known undelivered wake is retried on a fresh key",
     "batch.attempts-exhausted": "a wake failed three attempts and closed",
+    "batch.taken-on-last-attempt": "a wake refused on its first two attempts was taken on "
+                                   "its third, the last one (one under its budget)",
     "batch.gave-up-corrected-member": "a batch closed undelivered, giving up a member whose "
                                       "correction it took (its first answer went on its own)",
     "batch.replay": "an unanswered wake is replayed on the same key",

@@ -53,6 +53,7 @@ from actors.mutants import (
     MUTANT_PRIVATE_USAGE_STATS,
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL,
     MUTANT_RECEIPT_BY_ARRIVAL,
+    MUTANT_RECOVERY_ONE_SHORT,
     MUTANT_RECOVERY_UNBOUNDED,
     MUTANT_REDRIVE_SAME_GENERATION,
     MUTANT_REOPEN_KEEPS_KEY,
@@ -73,6 +74,7 @@ from actors.mutants import (
     MUTANT_STORED_ROUTE_BEATS_ORIGIN,
     MUTANT_TWO_WAKES,
     MUTANT_WAIT_EARLIER_TURN,
+    MUTANT_WAKE_ATTEMPTS_ONE_SHORT,
     MUTANT_WAKE_INTO_BUSY_TURN,
     MUTANT_WAKE_KEEPS_SUSPENDED,
     MUTANT_WAKE_TOKEN_REUSED,
@@ -163,5 +165,7 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_FROZEN_CAP_CHARS: Breaks("FMT-2", "announce-block"),
     MUTANT_WAKE_KEEPS_SUSPENDED: Breaks("YLD-2", "wake-releases-suspended"),
     MUTANT_KILLED_BATCH_WOKEN: Breaks("YLD-1", "killed-batch-consumed"),
+    MUTANT_WAKE_ATTEMPTS_ONE_SHORT: Breaks("YLD-3", "wake-attempts-used"),
+    MUTANT_RECOVERY_ONE_SHORT: Breaks("DEL-2", "lost-answer-recovery"),
 }
 

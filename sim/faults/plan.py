@@ -15,7 +15,14 @@ from typing import Any, Protocol
 
 from actors import addresses
 from actors.gateway.core import SENT, ChunkFate, ChunkVerdict
-from actors.messages import AbortRun, ChildEnded, Completion, CompletionAck, SendRejected
+from actors.messages import (
+    AbortRun,
+    ChildEnded,
+    Completion,
+    CompletionAck,
+    RecoveredAnswer,
+    SendRejected,
+)
 from actors.nesting.lane import LaneGrant
 from actors.nesting.session_queue import SessionGrant
 from actors.records.send_error import SendError
@@ -60,6 +67,9 @@ _IN_PROCESS = {addresses.DELIVERY, addresses.GATEWAY}
 # Tuples, not ``A | B`` unions written in the call: a union is built anew at every message.
 _STAYS_IN_PROCESS = (LaneGrant, SessionGrant, SendRejected, AbortRun)
 _NAMES_A_RUN = (Completion, CompletionAck)
+# A delay's record names the run and key of these (a recovered answer's too: DEL-2's oracle
+# counts a held hand-off as an attempt that may have failed).
+_NOTED_RUN = (Completion, CompletionAck, RecoveredAnswer)
 # How many runs' last hand-off digests a plan remembers (see ``FaultPlan._text_digest``).
 SENT_DIGESTS_KEPT = 16
 
@@ -181,7 +191,7 @@ class FaultPlan:
                 delay += 1000 * self.chooser.choose("fault:delay:long", 121)
         if delay:  # a completion's or acknowledgement's names its run and key (redrive oracles)
             about = ({"run_id": message.run_id, "key": message.key}
-                     if isinstance(message, _NAMES_A_RUN) else {})
+                     if isinstance(message, _NOTED_RUN) else {})
             self._note("delay", {"dst": dst, "message": type(message).__name__,
                                  "delay_ms": delay, **about})
         deliveries = [(delay, dst, message)]
@@ -217,7 +227,10 @@ class FaultPlan:
         child = self._child_of_run(run_id)
         self.chooser.about(child)
         if index == 0:
-            return self._refusal(run_id, key, child)
+            # A batch wake's run id stands for its child in the armed faults only (an aimed
+            # refusal names it, sim/world/draws/edges.py): the seeded draws keep still.
+            return self._refusal(run_id, key, child, run_id if child is None and run_id
+                                 .startswith("batch:") else None)
         if self.armed.take("chunk-abort", child=child) or self.strikes("chunk-abort"):
             self._note("chunk-abort", {"run_id": run_id, "key": key, "chunk": index})
             return ChunkVerdict(ChunkFate.ABORTED)
@@ -231,7 +244,8 @@ class FaultPlan:
             return ChunkVerdict(ChunkFate.FAILED, error)
         return SENT
 
-    def _refusal(self, run_id: str, key: str, child: str | None) -> ChunkVerdict:
+    def _refusal(self, run_id: str, key: str, child: str | None,
+                 wake: str | None = None) -> ChunkVerdict:
         """The gateway refuses a send at its first chunk: scripted, seeded, or during an outage;
         now and then its answer arrives twice (the copy lands while the next try waits)."""
         now = self._now()
@@ -241,7 +255,7 @@ class FaultPlan:
         for candidate, errors in SEND_FAULTS:
             if kind is not None:
                 break
-            armed = self.armed.take(candidate, child=child)
+            armed = self.armed.take(candidate, child=child or wake)
             if armed is not None or self.strikes(candidate):
                 kind = candidate
                 error = (armed.error if armed is not None and armed.error else

@@ -28,27 +28,43 @@ probe several times (docs/oracles.md lists them with their hit counts).
   first attempt goes through (``delivery.delivered-on-last-transport-try``), or all four are
   refused and the registry backs off (``delivery.transient-retries-exhausted``), once more
   refused on the next attempt's first try (reference §c11: four tries, 5/10/20 s apart).
+- ``wake``: (send-transient on) a yielded batch's wake is refused transiently two, three or
+  four times: its first two attempts refused and the third taken
+  (``batch.taken-on-last-attempt``), or all three refused (``batch.attempts-exhausted``;
+  reference §c11 "Batch wake": three attempts, 30 s then 120 s apart).
+- ``recovery``: (recovery-fail on) a child whose captured answer is lost has its recovered
+  answer's hand-off refused two, three or four times: the third and last attempt recovers it
+  (``delivery.recovered-on-last-attempt``), or recovery stops at its bound
+  (``delivery.recovery-bound-reached``; seed 002, DEL-2: three attempts).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 
 from actors.messages import ChildSpec, RunHistoryRead, StepSpec
 from actors.records.retry import TRANSPORT_TRIES
+from actors.yields.turns import TurnEnd, turn_run_id
 from sim.choices import Chooser
 from sim.faults.armed import ArmedFault
 from sim.faults.kinds import FaultKind
 from sim.faults.plan import FaultPlan, TimelineEvent
+from sim.scenario.turns import LifecycleDef, TurnDef
 from sim.world.control import Control
 
 FROZEN_CAP_BYTES = 102_400  # reference §c14
 FIELD_LIMIT_UNITS = 4_000  # reference §c16
 # The share of drawn children given each shape (of some 12,000 children in 2,000 seeds).
 SHARES = {"frozen": 0.0025, "field": 0.0025, "page": 0.003,
-          "chunk": 0.02, "tie": 0.05, "tries": 0.02}
+          "chunk": 0.02, "tie": 0.05, "tries": 0.02,
+          # Of yielded turns with members (send-transient on), of children whose answer is
+          # lost (recovery-fail on).
+          "wake": 0.25, "recovery": 1.0}
+# Attempts of a batch wake and of lost-answer recovery (reference §c11, seed 002).
+WAKE_ATTEMPTS = 3
+RECOVERY_ATTEMPTS = 3
 CHUNK_LINES = (2, 4)  # lines at the limit's edge: each after the first starts a chunk
 PAGE_ROWS = (7, 12)  # earlier steps of 4,000 3-byte characters: 12,000 bytes of JSON each
 READ_AFTER_S = (5, 60)  # the transcript read, after the run should have ended
@@ -83,6 +99,42 @@ def tries(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
     count = TRANSPORT_TRIES + chooser.choose("edge:tries", 3) - 1
     plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_TRANSIENT, child=child.id),
                                  count))
+
+
+def recovery(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
+    """Maybe refuse the hand-off of ``child``'s recovered answer one under, exactly and one over
+    recovery's attempt bound (``edge:recovery``): when its captured answer is lost and the seed
+    turns recovery-fail on."""
+    if not child.answer_lost or FaultKind.RECOVERY_FAIL not in plan.rates or \
+            not chooser.chance("edge:recovery", SHARES["recovery"]):
+        return
+    count = RECOVERY_ATTEMPTS + chooser.choose("edge:recovery", 3) - 1
+    plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.RECOVERY_FAIL, child=child.id),
+                                 count))
+
+
+def wake(chooser: Chooser, plan: FaultPlan, children: Sequence[ChildSpec],
+         turns: Sequence[TurnDef], lifecycle: Sequence[LifecycleDef]) -> None:
+    """Maybe refuse a yielded batch's wake transiently one under, exactly and one over its
+    attempt budget (``edge:wake``): armed on the batch's run id, which the fault plan matches
+    like a child's. Only a yield no lifecycle event touched while its turn ran (so the
+    incarnation, and the batch id, are known), when the seed turns send-transient on."""
+    if FaultKind.SEND_TRANSIENT not in plan.rates:
+        return
+    for turn in turns:
+        if turn.ends is not TurnEnd.YIELD or turn.end_ms is None or not any(
+                c.requester == turn.session and c.turn == turn.id and c.expects_completion
+                for c in children):
+            continue
+        events = [e for e in lifecycle if e.session == turn.session]
+        if any(turn.start_ms <= e.at_ms <= turn.end_ms for e in events) or \
+                not chooser.chance("edge:wake", SHARES["wake"]):
+            continue
+        incarnation = 1 + sum(1 for e in events if e.at_ms < turn.start_ms)
+        batch = f"batch:{turn_run_id(turn.session, turn.id, incarnation)}"
+        count = WAKE_ATTEMPTS + chooser.choose("edge:wake", 3) - 1
+        plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_TRANSIENT, child=batch),
+                                     count))
 
 
 def draw(chooser: Chooser, child: ChildSpec, send_at: SendAt,
