@@ -92,6 +92,8 @@ MUTANT_KILLED_BATCH_WOKEN = "killed-batch-woken"
 # actors/delivery/recovery.py).
 MUTANT_WAKE_ATTEMPTS_ONE_SHORT = "wake-attempts-one-short"
 MUTANT_RECOVERY_ONE_SHORT = "recovery-one-short"
+# A try's 120 s answer timeout fires one ms early (actors/delivery/attempts.py).
+MUTANT_ANSWER_TIMEOUT_EARLY = "answer-timeout-early"
 # Private parent completion (actors/private/rules.py, wired in actors/delivery/table.py and
 # delivery.py).
 MUTANT_PRIVATE_TO_CHANNEL = "private-to-channel"
@@ -437,5 +439,10 @@ MUTANTS: dict[str, str] = {
     MUTANT_RECOVERY_ONE_SHORT: (
         "lost-answer recovery stops after two attempts, one short of its bound of three, so an "
         "answer whose hand-off was refused twice never reaches the requester (DEL-2)"
+    ),
+    MUTANT_ANSWER_TIMEOUT_EARLY: (
+        "a try's answer timeout fires at 119,999 ms, one ms before the 120 s announce timeout, "
+        "so an answer in that millisecond may count as a gateway timeout (DEL-10, reference "
+        "§c11 announceTimeoutMs)"
     ),
 }

@@ -9,6 +9,7 @@ import attrs
 from actors.mutants import (
     MUTANT_ACK_AS_CHECKPOINT,
     MUTANT_ANNOUNCE_SKIP_AS_TEXT,
+    MUTANT_ANSWER_TIMEOUT_EARLY,
     MUTANT_ARCHIVE_WHILE_PENDING,
     MUTANT_BACKOFF_UNCAPPED,
     MUTANT_CALLBACK_FAILURE_UNDELIVERS,
@@ -167,5 +168,6 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_KILLED_BATCH_WOKEN: Breaks("YLD-1", "killed-batch-consumed"),
     MUTANT_WAKE_ATTEMPTS_ONE_SHORT: Breaks("YLD-3", "wake-attempts-used"),
     MUTANT_RECOVERY_ONE_SHORT: Breaks("DEL-2", "lost-answer-recovery"),
+    MUTANT_ANSWER_TIMEOUT_EARLY: Breaks("DEL-10", "retry-timing"),
 }
 

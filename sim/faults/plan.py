@@ -27,6 +27,7 @@ from actors.nesting.lane import LaneGrant
 from actors.nesting.session_queue import SessionGrant
 from actors.records.send_error import SendError
 from sim.choices import Chooser
+from sim.faults.ack_aim import AckAim
 from sim.faults.armed import ArmedFault as ArmedFault
 from sim.faults.armed import ArmedFaults
 from sim.faults.armed import TimelineEvent as TimelineEvent
@@ -105,6 +106,8 @@ class FaultPlan:
         # (aimed by the world, sim/faults/findings_hold.py); set by the world: whether a run
         # that ended answered (ok, a visible answer: only then does its producer correct it).
         self.findings = FindingsHold()
+        # Acknowledgements aimed at their send's answer timeout (sim/faults/ack_aim.py).
+        self.ack_aim = AckAim()
         self.answered: Callable[[str], bool] = lambda run_id: False
         self._child_of_run = child_of_run  # run_id -> child_id
         # A seeded gateway outage: [start, end) in virtual ms and the error it answers with.
@@ -168,6 +171,8 @@ class FaultPlan:
                 "ended_at": message.ended_at_ms,
                 # What the session would read, by digest: a retried hand-off's input (PRV-8).
                 "text_sha256": self._text_digest(message.run_id, message.text)})
+            self.ack_aim.sent(self._child_of_run(message.run_id), message.run_id, message.key,
+                              self.kernel.now_ms)
         if src == addresses.TIMELINE or {src, dst} == _IN_PROCESS or isinstance(
                 message, _STAYS_IN_PROCESS):
             # A lane's or a session queue's wake-up, a session's refusal and an abort's cascade
@@ -183,8 +188,13 @@ class FaultPlan:
         self.chooser.about(child)  # for the shrinker: the draws below are about this child
         delay = 0
         armed = self.armed.take("delay", child=child)
+        aimed = None
+        if armed is None and isinstance(message, CompletionAck) and dst == addresses.GATEWAY:
+            aimed = self.ack_aim.delay_ms(child, message.run_id, message.key, self._now())
         if armed is not None:
             delay = armed.delay_ms
+        elif aimed is not None:
+            delay = aimed
         elif self.strikes("delay"):
             delay = 1000 * (1 + self.chooser.choose("fault:delay", 60))
             if self.chooser.chance("fault:delay:long", LONG_DELAY_SHARE):

@@ -77,3 +77,55 @@ def test_the_recovery_mutant_one_attempt_short_is_caught() -> None:
     found = invariants.check(_run("recovery-last-attempt.toml",
                                   mutants=["recovery-one-short"]))
     assert {v.invariant for v in found} == {"lost-answer-recovery"}
+
+
+def _insert_after(records: list[Record], at: Record, new: Record) -> list[Record]:
+    """``new`` right after ``at``, every later record's position moved one on."""
+    i = records.index(at) + 1
+    return [*records[:i], attrs.evolve(new, seq=at.seq + 1),
+            *(attrs.evolve(r, seq=r.seq + 1) for r in records[i:])]
+
+
+def test_a_confirmation_one_ms_before_the_answer_timeout_is_judged_at_it_not() -> None:
+    """handoff-stays-delivered judges a confirmation that came less than 120,000 ms after its
+    send (the try cannot have timed out), and not one in the timeout's very instant (the
+    scheduler orders the timer and the answer there, as Node's event loop does)."""
+    records = _run("ack-at-answer-timeout.toml")
+    assert _check(records, "handoff-stays-delivered") == []
+    callback = next(r for r in records if r.kind == "gateway.callback_failed")
+    send = next(r for r in records if r.kind == "gateway.send"
+                and r.data["run_id"] == callback.data["run_id"])
+    assert callback.t_ms - send.t_ms == 119_999
+    failed = next(r for r in records if r.kind == "delivery.send_failed")
+    timed_out = attrs.evolve(failed, t_ms=callback.t_ms, data={
+        **failed.data, "run_id": callback.data["run_id"]})
+    # The forged variant: the try timed out after the confirmation one ms before the timeout.
+    assert any("only its receive callback failed" in m for m in _check(
+        _insert_after(records, callback, timed_out), "handoff-stays-delivered"))
+    # The same at the timeout's instant: not judged.
+    at = attrs.evolve(callback, t_ms=callback.t_ms + 1)
+    forged = _insert_after([at if r is callback else r for r in records], at,
+                           attrs.evolve(timed_out, t_ms=at.t_ms))
+    assert _check(forged, "handoff-stays-delivered") == []
+
+
+
+def test_the_answer_timeout_one_ms_early_is_caught() -> None:
+    found = invariants.check(_run("mutant-answer-timeout-early.toml"))
+    assert {v.invariant for v in found} == {"retry-timing"}
+
+
+def test_a_private_window_ends_exactly_thirty_minutes_after_its_release() -> None:
+    """The reviewer's window runs from its release at 60 s (its turn's finish) to 1,860 s: a
+    give-up one ms before is caught (private-window-from-release), one at the instant is the
+    rule; an attempt started at the instant (the mutant expiry-inclusive) is caught too."""
+    records = _run("private-window-at-its-instant.toml")
+    assert _check(records, "private-window-from-release") == []
+    give_up = next(r for r in records if r.kind == "delivery.give_up")
+    assert give_up.t_ms == 60_000 + 30 * 60_000
+    early = [attrs.evolve(r, t_ms=r.t_ms - 1) if r is give_up else r for r in records]
+    assert any("before its window of 30 minutes" in m
+               for m in _check(early, "private-window-from-release"))
+    found = invariants.check(_run("private-window-at-its-instant.toml",
+                                  mutants=["expiry-inclusive"]))
+    assert "expiry-ends-attempts" in {v.invariant for v in found}

@@ -36,6 +36,14 @@ probe several times (docs/oracles.md lists them with their hit counts).
   answer's hand-off refused two, three or four times: the third and last attempt recovers it
   (``delivery.recovered-on-last-attempt``), or recovery stops at its bound
   (``delivery.recovery-bound-reached``; seed 002, DEL-2: three attempts).
+- ``ack``: (delay on) a child's first acknowledgement is held on its way back so that it reaches
+  the gateway one ms before its send's 120 s answer timeout, at it, or one ms past it
+  (sim/faults/ack_aim.py; ``delivery.ack-*-timeout``), half the time (callback-fail on) with its
+  receive callback failing, so ``handoff-stays-delivered`` judges the confirmation.
+- ``window``: (send-other on) a private child's sends are refused with an unclassified error
+  until its 30-minute window from its release runs out: the registry's last backoff is cut
+  short to end at the window's end, where the attempt then due gives up
+  (``private.window-ends-at-its-instant``; PRV-7, reference §c9, §c10).
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from actors.messages import ChildSpec, RunHistoryRead, StepSpec
+from actors.private.rules import COMPLETION_TARGET_PARENT
 from actors.records.retry import TRANSPORT_TRIES
 from actors.yields.turns import TurnEnd, turn_run_id
 from sim.choices import Chooser
@@ -61,7 +70,14 @@ SHARES = {"frozen": 0.0025, "field": 0.0025, "page": 0.003,
           "chunk": 0.02, "tie": 0.05, "tries": 0.02,
           # Of yielded turns with members (send-transient on), of children whose answer is
           # lost (recovery-fail on).
-          "wake": 0.25, "recovery": 1.0}
+          "wake": 0.25, "recovery": 1.0,
+          # Of children owed a completion (delay on).
+          "ack": 0.1}
+ACK_CALLBACK_FAILS = 0.5  # of aimed acknowledgements (callback-fail on)
+# Of private children (send-other on); refusals enough to outlast the window (backoffs of 15 s
+# doubling to 300 s: the tenth attempt is past 30 minutes).
+WINDOW_SHARE = 0.25
+WINDOW_REFUSALS = 20
 # Attempts of a batch wake and of lost-answer recovery (reference §c11, seed 002).
 WAKE_ATTEMPTS = 3
 RECOVERY_ATTEMPTS = 3
@@ -111,6 +127,29 @@ def recovery(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
     count = RECOVERY_ATTEMPTS + chooser.choose("edge:recovery", 3) - 1
     plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.RECOVERY_FAIL, child=child.id),
                                  count))
+
+
+def ack(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
+    """Maybe aim ``child``'s first acknowledgement one ms under, exactly at or one ms over its
+    send's answer timeout (``edge:ack``), when the seed turns delays on."""
+    if FaultKind.DELAY not in plan.rates or not child.expects_completion or \
+            not chooser.chance("edge:ack", SHARES["ack"]):
+        return
+    plan.ack_aim.arm(child.id, chooser.choose("edge:ack", 3) - 1)
+    if FaultKind.CALLBACK_FAIL in plan.rates and chooser.chance("edge:ack", ACK_CALLBACK_FAILS):
+        plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.CALLBACK_FAIL, child=child.id),
+                                     1))
+
+
+def window(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
+    """Maybe refuse a private ``child``'s sends (unclassified) until its window from its
+    release has run out (``edge:window``), when the seed turns send-other on."""
+    if child.completion_target != COMPLETION_TARGET_PARENT or \
+            FaultKind.SEND_OTHER not in plan.rates or \
+            not chooser.chance("edge:window", WINDOW_SHARE):
+        return
+    plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_OTHER, child=child.id),
+                                 WINDOW_REFUSALS))
 
 
 def wake(chooser: Chooser, plan: FaultPlan, children: Sequence[ChildSpec],
