@@ -33,7 +33,8 @@ probe several times (docs/oracles.md lists them with their hit counts).
   (``batch.taken-on-last-attempt``), or all three refused (``batch.attempts-exhausted``;
   reference §c11 "Batch wake": three attempts, 30 s then 120 s apart).
 - ``recovery``: (recovery-fail on) a child whose captured answer is lost has its recovered
-  answer's hand-off refused two, three or four times: the third and last attempt recovers it
+  answer's hand-off refused twice (half of them), three or four times: the third and last
+  attempt recovers it
   (``delivery.recovered-on-last-attempt``), or recovery stops at its bound
   (``delivery.recovery-bound-reached``; seed 002, DEL-2: three attempts).
 - ``ack``: (delay on) a child's first acknowledgement is held on its way back so that it reaches
@@ -81,6 +82,7 @@ WINDOW_REFUSALS = 20
 # Attempts of a batch wake and of lost-answer recovery (reference §c11, seed 002).
 WAKE_ATTEMPTS = 3
 RECOVERY_ATTEMPTS = 3
+RECOVERY_UNDER = 0.5  # of aimed recoveries, the share refused exactly twice
 CHUNK_LINES = (2, 4)  # lines at the limit's edge: each after the first starts a chunk
 PAGE_ROWS = (7, 12)  # earlier steps of 4,000 3-byte characters: 12,000 bytes of JSON each
 READ_AFTER_S = (5, 60)  # the transcript read, after the run should have ended
@@ -124,7 +126,10 @@ def recovery(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
     if not child.answer_lost or FaultKind.RECOVERY_FAIL not in plan.rates or \
             not chooser.chance("edge:recovery", SHARES["recovery"]):
         return
-    count = RECOVERY_ATTEMPTS + chooser.choose("edge:recovery", 3) - 1
+    # One under half the time: at and over the bound the plain draws reach often (silent runs
+    # read three times), two refusals then a hand-off only here.
+    count = RECOVERY_ATTEMPTS - 1 if chooser.chance("edge:recovery", RECOVERY_UNDER) else \
+        RECOVERY_ATTEMPTS + chooser.choose("edge:recovery", 2)
     plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.RECOVERY_FAIL, child=child.id),
                                  count))
 
