@@ -87,6 +87,13 @@ MUTANT_WAKE_INTO_BUSY_TURN = "wake-into-busy-turn"
 MUTANT_WAKE_TOKEN_REUSED = "wake-token-reused"
 MUTANT_WAKE_KEEPS_SUSPENDED = "wake-keeps-suspended"
 MUTANT_KILLED_BATCH_WOKEN = "killed-batch-woken"
+# The wake's attempt budget and lost-answer recovery's bound end one attempt early (``>=`` the
+# budget less one): issue 36's boundary draws refuse exactly two (actors/delivery/wakes,
+# actors/delivery/recovery.py).
+MUTANT_WAKE_ATTEMPTS_ONE_SHORT = "wake-attempts-one-short"
+MUTANT_RECOVERY_ONE_SHORT = "recovery-one-short"
+# A try's 120 s answer timeout fires one ms early (actors/delivery/attempts.py).
+MUTANT_ANSWER_TIMEOUT_EARLY = "answer-timeout-early"
 # Private parent completion (actors/private/rules.py, wired in actors/delivery/table.py and
 # delivery.py).
 MUTANT_PRIVATE_TO_CHANNEL = "private-to-channel"
@@ -424,5 +431,18 @@ MUTANTS: dict[str, str] = {
         "a yielded batch or an unfrozen wave whose every member was killed (delivery "
         "suppressed) still wakes its requester, with nothing but cancelled members in it, "
         "instead of being consumed without a wake (YLD-1, reference §c9)"
+    ),
+    MUTANT_WAKE_ATTEMPTS_ONE_SHORT: (
+        "a batch wake closes retries_exhausted after its second refused attempt, one short of "
+        "the three its budget allows (YLD-3, reference §c11 \"Batch wake\")"
+    ),
+    MUTANT_RECOVERY_ONE_SHORT: (
+        "lost-answer recovery stops after two attempts, one short of its bound of three, so an "
+        "answer whose hand-off was refused twice never reaches the requester (DEL-2)"
+    ),
+    MUTANT_ANSWER_TIMEOUT_EARLY: (
+        "a try's answer timeout fires at 119,999 ms, one ms before the 120 s announce timeout, "
+        "so an answer in that millisecond may count as a gateway timeout (DEL-10, reference "
+        "§c11 announceTimeoutMs)"
     ),
 }

@@ -10,6 +10,15 @@ from __future__ import annotations
 
 PROBES: dict[str, str] = {
     # -- the delivery core (actors/delivery/table.py) ----------------------------------------------
+    "delivery.ack-one-under-timeout": "a try's answer arrived 119,999 ms after its send, one ms "
+                                      "before its 120 s answer timeout",
+    "delivery.ack-at-timeout-answer-first": "a try's answer arrived in the very instant of its "
+                                            "120 s answer timeout, before the timer fired",
+    "delivery.ack-at-timeout-after-timer": "a try's answer arrived in the very instant of its "
+                                           "120 s answer timeout, after the timer fired (a late "
+                                           "answer that still proves the hand-off)",
+    "delivery.ack-one-over-timeout": "a try's answer arrived 120,001 ms after its send, one ms "
+                                     "past its answer timeout",
     "delivery.delivered-on-last-transport-try": "a completion refused on three transport tries "
                                                 "went through on the fourth, the last one "
                                                 "(one under the tries' budget)",
@@ -173,6 +182,9 @@ PROBES: dict[str, str] = {
     "delivery.answer-recovered": "lost-answer recovery found the answer and handed it over",
     "delivery.recovery-send-failed": "a recovered answer's hand-off failed; recovery tries again",
     "delivery.recovery-bound-reached": "lost-answer recovery stopped at its attempt bound (DEL-2)",
+    "delivery.recovered-on-last-attempt": "lost-answer recovery's hand-off was refused on two "
+                                          "attempts and took on the third, the last one (one "
+                                          "under its bound, DEL-2)",
     "delivery.payload-reloaded": "lost-answer recovery loaded a resolved run's full record "
                                   "from the store to hand its answer over (DEL-16)",
     # -- receipts, recovery claims and checkpoint reconciliation (DEL-12, DEL-13, DEL-15) ----
@@ -310,6 +322,8 @@ PROBES: dict[str, str] = {
     "batch.visible-reply-missing": "a woken message_tool turn gave no visible reply",
     "batch.retry": "a known undelivered wake is retried on a fresh key",
     "batch.attempts-exhausted": "a wake failed three attempts and closed",
+    "batch.taken-on-last-attempt": "a wake refused on its first two attempts was taken on "
+                                   "its third, the last one (one under its budget)",
     "batch.gave-up-corrected-member": "a batch closed undelivered, giving up a member whose "
                                       "correction it took (its first answer went on its own)",
     "batch.replay": "an unanswered wake is replayed on the same key",
@@ -333,6 +347,9 @@ PROBES: dict[str, str] = {
                                         "open: retained, no deadline running",
     "private.window-started-at-release": "a private result's window started at its release, "
                                          "after the child had ended",
+    "private.window-ends-at-its-instant": "a released private result's attempt was due at the "
+                                          "very end of its 30-minute window from the release, "
+                                          "and gave up (PRV-7, §c11: a passed deadline)",
     "private.handoff-unavailable": "a private result's requester was reset or deleted before the "
                                    "hand-off: closed as completion_handoff_unavailable",
     "private.refused-by-session": "a session refused a private hand-off bound to an earlier "

@@ -62,6 +62,8 @@ def start_attempt(core: Core, active: Active, now_ms: int) -> list[Effect]:
         core._probe("delivery.expiry")
         if now_ms > deadline:
             core._probe("delivery.expiry-overdue")
+        elif record.private:
+            core._probe("private.window-ends-at-its-instant")  # issue 36's private window draw
         return give_up(core, active, GiveUpReason.EXPIRY, record.last_error, now_ms)
     pending = core._pending_descendants(record)
     if pending and mutants.MUTANT_NO_DESCENDANT_GATING not in core._mutants:
@@ -117,6 +119,7 @@ def send_try(core: Core, active: Active, now_ms: int) -> list[Effect]:
     core._tries += 1
     active.token = core._tries
     active.waiting = Waiting.ACK
+    active.sent_at_ms = now_ms
     target = active.target or record.requester
     if active.text is None:
         active.text = core._render(record, core._requester_kind(target))
@@ -139,7 +142,9 @@ def send_try(core: Core, active: Active, now_ms: int) -> list[Effect]:
         events.AttemptSent(record.run_id, active.key, record.attempt_count,
                            active.failed_tries + 1),
         Send(target, completion),
-        StartTimer(retry.ANNOUNCE_TIMEOUT_MS, AckTimeout(record.run_id, active.token)),
+        StartTimer(retry.ANNOUNCE_TIMEOUT_MS
+                   - (mutants.MUTANT_ANSWER_TIMEOUT_EARLY in core._mutants),  # the bug: 119,999
+                   AckTimeout(record.run_id, active.token)),
     ]
 
 

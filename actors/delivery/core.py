@@ -45,6 +45,7 @@ class Active:
     text: str | None = None  # the rendered announce block, made once per run and target
     target: str | None = None  # the session this attempt sends to (a fallback, DEL-4)
     failed_tries: int = 0
+    sent_at_ms: int = 0  # when the current try was handed to the gateway (its timeout's start)
     token: int = 0  # identifies the current transport try; stale timers carry another
     waiting: Waiting = Waiting.IDLE
     # The latest error a send was refused with (DEL-9): an unanswered try does not replace it.

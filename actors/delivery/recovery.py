@@ -124,12 +124,14 @@ class RecoveryCore:
 
     def __init__(self, find_answer: Callable[[str, str], str | None],
                  load: Callable[[str], RunRecord], render: Callable[[RunRecord], str],
-                 probe: Callable[[str], None], unbounded: bool = False) -> None:
+                 probe: Callable[[str], None], unbounded: bool = False,
+                 short: bool = False) -> None:
         self._find_answer = find_answer
         self._load = load
         self._render = render
         self._probe = probe
-        self._bound = UNBOUNDED_CAP if unbounded else RECOVERY_ATTEMPTS
+        # ``short``: the off-by-one mutant, one attempt under the bound.
+        self._bound = UNBOUNDED_CAP if unbounded else RECOVERY_ATTEMPTS - short
         self._open: dict[str, _Open] = {}
 
     def start(self, record: RunRecord, attempts_done: int = 0) -> list[RecoveryEffect]:
@@ -169,6 +171,8 @@ class RecoveryCore:
         if ack.run_id not in self._open:
             return []  # a late or repeated acknowledgement
         self._probe("delivery.answer-recovered")
+        if self._open[ack.run_id].attempt == RECOVERY_ATTEMPTS:
+            self._probe("delivery.recovered-on-last-attempt")  # one under the bound (issue 36)
         return self._end(ack.run_id, RECOVERED)
 
     def failed(self, message: SendRejected | RecoveryTimeout) -> list[RecoveryEffect]:

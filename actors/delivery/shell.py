@@ -57,6 +57,7 @@ from actors.mutants import (
     MUTANT_NO_ANSWER_RECOVERY,
     MUTANT_PAYLOAD_DROPPED_EARLY,
     MUTANT_PRIVATE_USAGE_STATS,
+    MUTANT_RECOVERY_ONE_SHORT,
     MUTANT_RECOVERY_UNBOUNDED,
     MUTANT_STALE_FINDINGS,
 )
@@ -113,7 +114,8 @@ class _Recovery:
             # The recovered answer alone: the findings went with the run's first announcement.
             store.get, lambda record: render(attrs.evolve(record, findings_text=None),
                                              kind(record.requester)), port.probe,
-            unbounded=MUTANT_RECOVERY_UNBOUNDED in mutants)
+            unbounded=MUTANT_RECOVERY_UNBOUNDED in mutants,
+            short=MUTANT_RECOVERY_ONE_SHORT in mutants)
 
     def note(self, records: Iterable[RunRecord]) -> None:
         for record in records:

@@ -150,6 +150,7 @@ def acked(core: Core, active: Active | None, event: Input, now_ms: int) -> list[
     if event.key != active.key:
         core._probe("delivery.older-generation-ack")  # proves only an older receipt
         return [events.StaleInput(event.run_id, "ack")]
+    _probe_timeout_edge(core, active, now_ms)
     if active.waiting != Waiting.ACK:
         core._probe("delivery.late-ack")  # a late ack still proves the hand-off
     if event.callback_error is not None:  # DEL-9: the hand-off was confirmed all the same
@@ -167,6 +168,22 @@ def acked(core: Core, active: Active | None, event: Input, now_ms: int) -> list[
     return core._resolve(record, kind, event.key, record.receipt_at_ms,
                          now_ms, events.DeliveryRecorded(event.run_id, event.key,
                                                          not event.accepted))
+
+
+# An answer arriving this long after its try's send, around the 120 s timeout (issue 36's ack
+# draw): one ms under it, at it (the timer first or the answer first: the scheduler's order of
+# one instant) and one ms over it.
+_TIMEOUT_EDGE = {retry.ANNOUNCE_TIMEOUT_MS - 1: "delivery.ack-one-under-timeout",
+                 retry.ANNOUNCE_TIMEOUT_MS + 1: "delivery.ack-one-over-timeout"}
+
+
+def _probe_timeout_edge(core: Core, active: Active, now_ms: int) -> None:
+    since = now_ms - active.sent_at_ms
+    if since == retry.ANNOUNCE_TIMEOUT_MS:
+        core._probe("delivery.ack-at-timeout-answer-first" if active.waiting == Waiting.ACK
+                    else "delivery.ack-at-timeout-after-timer")
+    elif since in _TIMEOUT_EDGE:
+        core._probe(_TIMEOUT_EDGE[since])
 
 
 def stale_ack(core: Core, active: Active | None, event: Input, now_ms: int) -> list[Effect]:

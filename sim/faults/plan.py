@@ -15,11 +15,19 @@ from typing import Any, Protocol
 
 from actors import addresses
 from actors.gateway.core import SENT, ChunkFate, ChunkVerdict
-from actors.messages import AbortRun, ChildEnded, Completion, CompletionAck, SendRejected
+from actors.messages import (
+    AbortRun,
+    ChildEnded,
+    Completion,
+    CompletionAck,
+    RecoveredAnswer,
+    SendRejected,
+)
 from actors.nesting.lane import LaneGrant
 from actors.nesting.session_queue import SessionGrant
 from actors.records.send_error import SendError
 from sim.choices import Chooser
+from sim.faults.ack_aim import AckAim
 from sim.faults.armed import ArmedFault as ArmedFault
 from sim.faults.armed import ArmedFaults
 from sim.faults.armed import TimelineEvent as TimelineEvent
@@ -60,6 +68,9 @@ _IN_PROCESS = {addresses.DELIVERY, addresses.GATEWAY}
 # Tuples, not ``A | B`` unions written in the call: a union is built anew at every message.
 _STAYS_IN_PROCESS = (LaneGrant, SessionGrant, SendRejected, AbortRun)
 _NAMES_A_RUN = (Completion, CompletionAck)
+# A delay's record names the run and key of these (a recovered answer's too: DEL-2's oracle
+# counts a held hand-off as an attempt that may have failed).
+_NOTED_RUN = (Completion, CompletionAck, RecoveredAnswer)
 # How many runs' last hand-off digests a plan remembers (see ``FaultPlan._text_digest``).
 SENT_DIGESTS_KEPT = 16
 
@@ -95,6 +106,8 @@ class FaultPlan:
         # (aimed by the world, sim/faults/findings_hold.py); set by the world: whether a run
         # that ended answered (ok, a visible answer: only then does its producer correct it).
         self.findings = FindingsHold()
+        # Acknowledgements aimed at their send's answer timeout (sim/faults/ack_aim.py).
+        self.ack_aim = AckAim()
         self.answered: Callable[[str], bool] = lambda run_id: False
         self._child_of_run = child_of_run  # run_id -> child_id
         # A seeded gateway outage: [start, end) in virtual ms and the error it answers with.
@@ -158,6 +171,8 @@ class FaultPlan:
                 "ended_at": message.ended_at_ms,
                 # What the session would read, by digest: a retried hand-off's input (PRV-8).
                 "text_sha256": self._text_digest(message.run_id, message.text)})
+            self.ack_aim.sent(self._child_of_run(message.run_id), message.run_id, message.key,
+                              self.kernel.now_ms)
         if src == addresses.TIMELINE or {src, dst} == _IN_PROCESS or isinstance(
                 message, _STAYS_IN_PROCESS):
             # A lane's or a session queue's wake-up, a session's refusal and an abort's cascade
@@ -173,15 +188,20 @@ class FaultPlan:
         self.chooser.about(child)  # for the shrinker: the draws below are about this child
         delay = 0
         armed = self.armed.take("delay", child=child)
+        aimed = None
+        if armed is None and isinstance(message, CompletionAck) and dst == addresses.GATEWAY:
+            aimed = self.ack_aim.delay_ms(child, message.run_id, message.key, self._now())
         if armed is not None:
             delay = armed.delay_ms
+        elif aimed is not None:
+            delay = aimed
         elif self.strikes("delay"):
             delay = 1000 * (1 + self.chooser.choose("fault:delay", 60))
             if self.chooser.chance("fault:delay:long", LONG_DELAY_SHARE):
                 delay += 1000 * self.chooser.choose("fault:delay:long", 121)
         if delay:  # a completion's or acknowledgement's names its run and key (redrive oracles)
             about = ({"run_id": message.run_id, "key": message.key}
-                     if isinstance(message, _NAMES_A_RUN) else {})
+                     if isinstance(message, _NOTED_RUN) else {})
             self._note("delay", {"dst": dst, "message": type(message).__name__,
                                  "delay_ms": delay, **about})
         deliveries = [(delay, dst, message)]
@@ -217,7 +237,10 @@ class FaultPlan:
         child = self._child_of_run(run_id)
         self.chooser.about(child)
         if index == 0:
-            return self._refusal(run_id, key, child)
+            # A batch wake's run id stands for its child in the armed faults only (an aimed
+            # refusal names it, sim/world/draws/edges.py): the seeded draws keep still.
+            return self._refusal(run_id, key, child, run_id if child is None and run_id
+                                 .startswith("batch:") else None)
         if self.armed.take("chunk-abort", child=child) or self.strikes("chunk-abort"):
             self._note("chunk-abort", {"run_id": run_id, "key": key, "chunk": index})
             return ChunkVerdict(ChunkFate.ABORTED)
@@ -231,7 +254,8 @@ class FaultPlan:
             return ChunkVerdict(ChunkFate.FAILED, error)
         return SENT
 
-    def _refusal(self, run_id: str, key: str, child: str | None) -> ChunkVerdict:
+    def _refusal(self, run_id: str, key: str, child: str | None,
+                 wake: str | None = None) -> ChunkVerdict:
         """The gateway refuses a send at its first chunk: scripted, seeded, or during an outage;
         now and then its answer arrives twice (the copy lands while the next try waits)."""
         now = self._now()
@@ -241,7 +265,7 @@ class FaultPlan:
         for candidate, errors in SEND_FAULTS:
             if kind is not None:
                 break
-            armed = self.armed.take(candidate, child=child)
+            armed = self.armed.take(candidate, child=child or wake)
             if armed is not None or self.strikes(candidate):
                 kind = candidate
                 error = (armed.error if armed is not None and armed.error else

@@ -47,6 +47,7 @@ from sim.world import turns as world_turns
 from sim.world.clock import VirtualClock
 from sim.world.control import Control, ControlDesk
 from sim.world.draws import child as world_child
+from sim.world.draws import edges as world_edges
 from sim.world.draws import features as world_features
 from sim.world.draws import lifecycle as world_lifecycle
 from sim.world.draws import reach as world_reach
@@ -281,6 +282,7 @@ class World:
                                              (*lifecycle, *race.lifecycle))
                 lifecycle = self.scenario.lifecycle + lifecycle + race.lifecycle + wake.lifecycle
                 timeline += race.timeline + wake.timeline
+                world_edges.wake(self.chooser, self.plan, children, turns, lifecycle)
                 if self.chooser.chance("workload:turns", 0.45):
                     reply_modes[workload.requester] = ReplyMode.MESSAGE_TOOL
         kernel.trace.limit = max(MAX_RECORDS, PER_CHILD * len(children))

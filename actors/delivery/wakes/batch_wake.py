@@ -228,6 +228,8 @@ class BatchWakeCore:
         if ack.accepted and not ack.visible_reply and row.yielded and not row.private:
             self._probe("batch.visible-reply-missing")
             return self._retry(row, members, "visible_reply_missing", now_ms)
+        if row.attempt_count == MAX_ATTEMPTS:
+            self._probe("batch.taken-on-last-attempt")  # one under the budget (issue 36)
         return self._complete(row, members, ack, now_ms)
 
     def rejected(self, row: BatchRow, members: list[Member], rejection: SendRejected,
@@ -315,7 +317,8 @@ class BatchWakeCore:
     def _retry(self, row: BatchRow, members: list[Member], error: str,
                now_ms: int) -> list[Effect]:
         """A known undelivered attempt: another on a fresh key, while attempts are left."""
-        if row.attempt_count >= MAX_ATTEMPTS:
+        budget = MAX_ATTEMPTS - (mutants.MUTANT_WAKE_ATTEMPTS_ONE_SHORT in self._mutants)
+        if row.attempt_count >= budget:
             self._probe("batch.attempts-exhausted")
             return self._close(row, members, "retries_exhausted", error, now_ms)
         self._probe("batch.retry")

@@ -86,6 +86,12 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
     dropped because that process was down hides the confirmation; then nothing is judged. So
     does a confirmation that reached the gateway at or past the 120 s answer timeout of its send
     (reference §c11 ``announceTimeoutMs``): the try may have been given up first (seed 9874).
+    The rule is exact: one 119,999 ms after its send is judged; at 120,000 ms the timer and the
+    answer are due in one instant and the scheduler runs them in either order, as Node's event
+    loop runs a timer and an I/O callback due in one millisecond (OpenClaw's
+    ``runAnnounceAgentCall`` arms ``setTimeout(abort, announceTimeoutMs)`` and clears it on
+    acceptance; the reference is silent), so either outcome is OpenClaw's (issue 36's ack draw,
+    scenario ack-at-answer-timeout.toml).
     A confirmation holds for the hand-off confirmed, not for a newer one: once the gateway was
     handed the run under another key (a correction's next generation), the registry's records
     that follow may be that hand-off's (issue 36: a delayed first generation confirmed in the

@@ -15,11 +15,22 @@ import bisect
 from collections.abc import Sequence
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.yields.seen import _overlap, _seen, _wake_of, batches, wave_batches
+from sim.invariants.lineage import killed_silently
+from sim.invariants.observations import asked_runs, rejection_class
+from sim.invariants.yields.seen import (
+    _descendants,
+    _overlap,
+    _seen,
+    _wake_of,
+    batches,
+    wave_batches,
+)
+from sim.invariants.yields.yield_batches import _is_private
 from sim.trace import Record
 
 RETRY_DELAYS_MS = (30_000, 120_000)
 MAX_ATTEMPTS = 3
+MAX_REPLAYS = 3
 SESSION_REFUSAL = "requester.wake_refused"
 
 
@@ -136,9 +147,57 @@ def _second_answer(refusal: Record, sends: dict[str, list[int]],
     return first < len(seqs) and seqs[first] < refusal.seq
 
 
+def wake_attempts_used(trace: Sequence[Record]) -> list[Violation]:
+    """YLD-3 one under the budget (reference §c11 "Batch wake": three attempts, 30 s then 120 s
+    apart; an unanswered send replayed on its key up to three times): a yielded batch's wake
+    whose latest send the gateway refused as not delivered (transiently or unclassified, not
+    permanently nor after part of it went out) while attempts and replays are left is sent
+    again, on a fresh key or (a key that may have landed) the same one: after fewer than three
+    sends, or (a public wake) fewer than three attempt keys and fewer than three sends past
+    each key's first. Read once the world is quiescent;
+    a batch whose requester was reset or deleted after the yield, one with a descendant (its
+    deferrals may close it) and one with a member killed or steered (it may be consumed without
+    a wake) may close otherwise."""
+    seen = _seen(trace)
+    if seen.end is None or seen.end.data["reason"] != "quiescent":
+        return []
+    killed = killed_silently(trace)
+    asked = asked_runs(trace)
+    violations = []
+    for batch in batches(trace):
+        sends = _wake_of(batch, seen.wake_sends)
+        if not sends or (seen.lifecycle.get(batch.session) and any(
+                r.t_ms >= batch.yielded.t_ms for r in seen.lifecycle[batch.session])) or any(
+                run_id in killed or _descendants(seen, run_id) for run_id in batch.members):
+            continue
+        keys = list(dict.fromkeys(r.data["key"] for r in sends))
+        last = sends[-1]
+        # Every attempt and every replay is a send of its own (a restart may replay one more),
+        # so fewer than three sends leave both budgets unspent. A public wake's fresh keys
+        # count its attempts, and its sends past each key's first its replays, at most; a
+        # private wake keeps one key across attempts (reference §c10), so only its sends count.
+        public = not any(_is_private(asked.get(run_id)) for run_id in batch.members)
+        if len(sends) >= MAX_ATTEMPTS and not (
+                public and len(keys) < MAX_ATTEMPTS and len(sends) - len(keys) < MAX_REPLAYS):
+            continue
+        refused = [f for f in seen.wake_faults if f.kind == "fault" and f.seq > last.seq
+                   and f.data.get("key") == last.data["key"] and "error" in f.data
+                   and rejection_class(f) not in ("permanent", "sent")]
+        if refused:
+            violations.append(Violation(
+                "wake-attempts-used", "YLD-3", f"the wake of {batch.turn} was refused as not "
+                f"delivered at {refused[0].t_ms} ms on attempt {len(keys)} of {MAX_ATTEMPTS} "
+                "and never sent again", (last.seq, refused[0].seq, seen.end.seq)))
+    return violations
+
+
 INVARIANTS = (
     Invariant("wake-budgets", "YLD-3", "safety",
               "A wake makes at most three attempts, 30 s then 120 s apart, each fresh key only "
               "after the previous one was refused or answered without a visible reply.",
               wake_budgets),
+    Invariant("wake-attempts-used", "YLD-3", "liveness",
+              "A wake refused as not delivered with attempts (and replays) left is sent again: "
+              "refused on its first two attempts, it makes the third.",
+              wake_attempts_used),
 )

@@ -28,27 +28,61 @@ probe several times (docs/oracles.md lists them with their hit counts).
   first attempt goes through (``delivery.delivered-on-last-transport-try``), or all four are
   refused and the registry backs off (``delivery.transient-retries-exhausted``), once more
   refused on the next attempt's first try (reference §c11: four tries, 5/10/20 s apart).
+- ``wake``: (send-transient on) a yielded batch's wake is refused transiently two, three or
+  four times: its first two attempts refused and the third taken
+  (``batch.taken-on-last-attempt``), or all three refused (``batch.attempts-exhausted``;
+  reference §c11 "Batch wake": three attempts, 30 s then 120 s apart).
+- ``recovery``: (recovery-fail on) a child whose captured answer is lost has its recovered
+  answer's hand-off refused twice (half of them), three or four times: the third and last
+  attempt recovers it
+  (``delivery.recovered-on-last-attempt``), or recovery stops at its bound
+  (``delivery.recovery-bound-reached``; seed 002, DEL-2: three attempts).
+- ``ack``: (delay on) a child's first acknowledgement is held on its way back so that it reaches
+  the gateway one ms before its send's 120 s answer timeout, at it, or one ms past it
+  (sim/faults/ack_aim.py; ``delivery.ack-*-timeout``), half the time (callback-fail on) with its
+  receive callback failing, so ``handoff-stays-delivered`` judges the confirmation.
+- ``window``: (send-other on) a private child's sends are refused with an unclassified error
+  until its 30-minute window from its release runs out: the registry's last backoff is cut
+  short to end at the window's end, where the attempt then due gives up
+  (``private.window-ends-at-its-instant``; PRV-7, reference §c9, §c10).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 
 from actors.messages import ChildSpec, RunHistoryRead, StepSpec
+from actors.private.rules import COMPLETION_TARGET_PARENT
 from actors.records.retry import TRANSPORT_TRIES
+from actors.yields.turns import TurnEnd, turn_run_id
 from sim.choices import Chooser
 from sim.faults.armed import ArmedFault
 from sim.faults.kinds import FaultKind
 from sim.faults.plan import FaultPlan, TimelineEvent
+from sim.scenario.turns import LifecycleDef, TurnDef
 from sim.world.control import Control
 
 FROZEN_CAP_BYTES = 102_400  # reference §c14
 FIELD_LIMIT_UNITS = 4_000  # reference §c16
 # The share of drawn children given each shape (of some 12,000 children in 2,000 seeds).
 SHARES = {"frozen": 0.0025, "field": 0.0025, "page": 0.003,
-          "chunk": 0.02, "tie": 0.05, "tries": 0.02}
+          "chunk": 0.02, "tie": 0.05, "tries": 0.02,
+          # Of yielded turns with members (send-transient on), of children whose answer is
+          # lost (recovery-fail on).
+          "wake": 0.25, "recovery": 1.0,
+          # Of children owed a completion (delay on).
+          "ack": 0.1}
+ACK_CALLBACK_FAILS = 0.5  # of aimed acknowledgements (callback-fail on)
+# Of private children (send-other on); refusals enough to outlast the window (backoffs of 15 s
+# doubling to 300 s: the tenth attempt is past 30 minutes).
+WINDOW_SHARE = 0.25
+WINDOW_REFUSALS = 20
+# Attempts of a batch wake and of lost-answer recovery (reference §c11, seed 002).
+WAKE_ATTEMPTS = 3
+RECOVERY_ATTEMPTS = 3
+RECOVERY_UNDER = 0.5  # of aimed recoveries, the share refused exactly twice
 CHUNK_LINES = (2, 4)  # lines at the limit's edge: each after the first starts a chunk
 PAGE_ROWS = (7, 12)  # earlier steps of 4,000 3-byte characters: 12,000 bytes of JSON each
 READ_AFTER_S = (5, 60)  # the transcript read, after the run should have ended
@@ -83,6 +117,68 @@ def tries(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
     count = TRANSPORT_TRIES + chooser.choose("edge:tries", 3) - 1
     plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_TRANSIENT, child=child.id),
                                  count))
+
+
+def recovery(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
+    """Maybe refuse the hand-off of ``child``'s recovered answer one under, exactly and one over
+    recovery's attempt bound (``edge:recovery``): when its captured answer is lost and the seed
+    turns recovery-fail on."""
+    if not child.answer_lost or FaultKind.RECOVERY_FAIL not in plan.rates or \
+            not chooser.chance("edge:recovery", SHARES["recovery"]):
+        return
+    # One under half the time: at and over the bound the plain draws reach often (silent runs
+    # read three times), two refusals then a hand-off only here.
+    count = RECOVERY_ATTEMPTS - 1 if chooser.chance("edge:recovery", RECOVERY_UNDER) else \
+        RECOVERY_ATTEMPTS + chooser.choose("edge:recovery", 2)
+    plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.RECOVERY_FAIL, child=child.id),
+                                 count))
+
+
+def ack(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
+    """Maybe aim ``child``'s first acknowledgement one ms under, exactly at or one ms over its
+    send's answer timeout (``edge:ack``), when the seed turns delays on."""
+    if FaultKind.DELAY not in plan.rates or not child.expects_completion or \
+            not chooser.chance("edge:ack", SHARES["ack"]):
+        return
+    plan.ack_aim.arm(child.id, chooser.choose("edge:ack", 3) - 1)
+    if FaultKind.CALLBACK_FAIL in plan.rates and chooser.chance("edge:ack", ACK_CALLBACK_FAILS):
+        plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.CALLBACK_FAIL, child=child.id),
+                                     1))
+
+
+def window(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
+    """Maybe refuse a private ``child``'s sends (unclassified) until its window from its
+    release has run out (``edge:window``), when the seed turns send-other on."""
+    if child.completion_target != COMPLETION_TARGET_PARENT or \
+            FaultKind.SEND_OTHER not in plan.rates or \
+            not chooser.chance("edge:window", WINDOW_SHARE):
+        return
+    plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_OTHER, child=child.id),
+                                 WINDOW_REFUSALS))
+
+
+def wake(chooser: Chooser, plan: FaultPlan, children: Sequence[ChildSpec],
+         turns: Sequence[TurnDef], lifecycle: Sequence[LifecycleDef]) -> None:
+    """Maybe refuse a yielded batch's wake transiently one under, exactly and one over its
+    attempt budget (``edge:wake``): armed on the batch's run id, which the fault plan matches
+    like a child's. Only a yield no lifecycle event touched while its turn ran (so the
+    incarnation, and the batch id, are known), when the seed turns send-transient on."""
+    if FaultKind.SEND_TRANSIENT not in plan.rates:
+        return
+    for turn in turns:
+        if turn.ends is not TurnEnd.YIELD or turn.end_ms is None or not any(
+                c.requester == turn.session and c.turn == turn.id and c.expects_completion
+                for c in children):
+            continue
+        events = [e for e in lifecycle if e.session == turn.session]
+        if any(turn.start_ms <= e.at_ms <= turn.end_ms for e in events) or \
+                not chooser.chance("edge:wake", SHARES["wake"]):
+            continue
+        incarnation = 1 + sum(1 for e in events if e.at_ms < turn.start_ms)
+        batch = f"batch:{turn_run_id(turn.session, turn.id, incarnation)}"
+        count = WAKE_ATTEMPTS + chooser.choose("edge:wake", 3) - 1
+        plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_TRANSIENT, child=batch),
+                                     count))
 
 
 def draw(chooser: Chooser, child: ChildSpec, send_at: SendAt,
