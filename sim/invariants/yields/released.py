@@ -57,8 +57,11 @@ def wake_releases_suspended(trace: Sequence[Record]) -> list[Violation]:
     §c9: only then is no visible reply required), of the batch's latest key, before any
     refusal for good closed the batch. Not judged, where the registry may know better or
     nothing is left: an own send of the run between the render and the take (its own delivery
-    was deciding), a correction of it since the render (a newer receipt is a new delivery,
-    DEL-12, which may give up on its own), an operator's dismissal before the take, a take a
+    was deciding), a correction of it between the render and the take (the wake may carry the
+    older receipt, which releases nothing), a new generation sent after a correction that
+    followed the take (a newer receipt is a new delivery, DEL-12, which may give up on its
+    own), a private run's correction after the take (its new generation goes to its parent's
+    turn, which may be gone: PRV-3), an operator's dismissal before the take, a take a
     week or more after its end (the sweeper may have discarded its suspended row first,
     reference §c18), a fault on the way back of that wake's answer, a crash of the delivery
     process from the render to the take, a row gone when the world stopped."""
@@ -148,6 +151,13 @@ def wake_releases_suspended(trace: Sequence[Record]) -> list[Violation]:
         if again is not None and any(take.seq < seq < again.seq
                                      for seq in corrected.get(run_id, ())):
             continue  # a newer receipt's own delivery (DEL-12) decides from then on
+        if again is None and run_id in private \
+                and any(seq > take.seq for seq in corrected.get(run_id, ())):
+            # A private run's newer receipt goes to its parent's turn, not to the gateway: once
+            # that hand-off is gone (PRV-3) the new generation closes unsent, its row discarded
+            # (seeds 8406, 9884). A public one's is sent on its own (DEL-12), which a row kept
+            # suspended never does (a given-up run's correction only updates its payload).
+            continue
         if again is not None:
             violations.append(Violation(
                 "wake-releases-suspended", "YLD-2",

@@ -84,11 +84,24 @@ def wave_woken(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
-def _taken(seen: _Seen, run_id: str) -> bool:
-    """Whether the run's own completion reached its requester (taken, or answered as a
-    duplicate of one taken)."""
-    return any(r.kind in ("requester.accept", "requester.duplicate")
-               for r in seen.trail.get(run_id, []))
+def _first_generation(seen: _Seen, run_id: str) -> list[Record]:
+    """The run's own trail up to its first send under another key than its first one: what its
+    first delivery generation showed. Whether a wave of it alone is owed a wake is decided as
+    that generation settles (reference §c9: a lone child *already* delivered is consumed); a
+    take of a later generation a redrive or a correction sent (DEL-12, DEL-16: a week later in
+    the default world) does not make it delivered back then. (An operator's request alone cuts
+    nothing: a redrive found in flight sends the same key again, seeds 2419 and 7012.)"""
+    trail = seen.trail.get(run_id, [])
+    first = next((r.data["key"] for r in trail if r.kind == "gateway.send"), None)
+    cut = next((i for i, r in enumerate(trail)
+                if r.kind == "gateway.send" and r.data["key"] != first), len(trail))
+    return trail[:cut]
+
+
+def _taken(trail: Sequence[Record]) -> bool:
+    """Whether the trail shows the run's own completion reaching its requester (taken, or
+    answered as a duplicate of one taken)."""
+    return any(r.kind in ("requester.accept", "requester.duplicate") for r in trail)
 
 
 def _ready(component: list[_Child], finished: dict[str, Record], seen: _Seen,
@@ -98,7 +111,8 @@ def _ready(component: list[_Child], finished: dict[str, Record], seen: _Seen,
     delivered); None when it is not judged."""
     if any(c.end is None for c in component):
         return None
-    if len(component) == 1 and (_taken(seen, component[0].run_id) or announces_nothing(
+    lone = _first_generation(seen, component[0].run_id) if len(component) == 1 else None
+    if lone is not None and (_taken(lone) or announces_nothing(
             component[0].end.data.get("result") if component[0].end is not None else None)):
         # Reference §c9: a wave of exactly one required child already delivered is consumed
         # with no wake (so is one that announces nothing); one whose own delivery never
@@ -110,8 +124,9 @@ def _ready(component: list[_Child], finished: dict[str, Record], seen: _Seen,
     ready = 0
     for c in component:
         for run_id in (c.run_id, *_descendants(seen, c.run_id)):
-            own = own_settle(seen.ends.get(run_id), seen.trail.get(run_id, []),
-                             asked.get(run_id), member=False)
+            trail = lone if lone is not None and run_id == c.run_id \
+                else seen.trail.get(run_id, [])
+            own = own_settle(seen.ends.get(run_id), trail, asked.get(run_id), member=False)
             if own is None or own == UNKNOWN:
                 return None
             ready = max(ready, own)
