@@ -112,6 +112,11 @@ def _ready(component: list[_Child], finished: dict[str, Record], seen: _Seen,
     if any(c.end is None for c in component):
         return None
     lone = _first_generation(seen, component[0].run_id) if len(component) == 1 else None
+    if lone is not None and own_settle(component[0].end, lone, asked.get(component[0].run_id),
+                                       member=False) in (None, UNKNOWN):
+        # Its first generation never settled as an outsider tells (a newer receipt reopened it
+        # while a try was out, say): read its whole trail, as before.
+        lone = seen.trail.get(component[0].run_id, [])
     if lone is not None and (_taken(lone) or announces_nothing(
             component[0].end.data.get("result") if component[0].end is not None else None)):
         # Reference §c9: a wave of exactly one required child already delivered is consumed
