@@ -12,13 +12,14 @@ wake is a send the gateway was handed (``gateway.send``) keyed
 
 Judged: each connected set of overlapping siblings (of one session incarnation, the session
 never reset nor deleted; a set of one only when that child's own completion never reached its
-requester and it does not announce nothing: reference §c9 consumes a one-child wave already
-delivered without a wake) whose turns had all ended before the first of them ended,
-so none of them could be settled alone before the others were siblings (no earlier wave could
-carry part of it: the joined-late case is left to the wave oracle), once every member and every
-member's descendant settled as an outsider can tell (a trail that does not say when: not
-judged) and the world ran on for ten minutes after that. Such a set is owed one wake naming
-exactly its members.
+requester in its first delivery generation (a later generation's take, a redrive's a week on,
+comes after the wave was due) and it does not announce nothing: reference §c9 consumes a
+one-child wave already delivered without a wake) whose turns had all ended before the first of
+them ended, so none of them could be settled alone before the others were siblings (no earlier
+wave could carry part of it: the joined-late case is left to the wave oracle), once every
+member and every member's descendant settled as an outsider can tell (a trail that does not
+say when: not judged) and the world ran on for ten minutes after that. Such a set is owed one
+wake naming exactly its members.
 """
 
 from __future__ import annotations
