@@ -272,8 +272,10 @@ def test_a_wave_of_one_undelivered_child_that_is_never_woken_is_caught() -> None
     wakes = [r for r in trace if r.kind == "gateway.send"
              and r.data["key"] == "announce:requester-settle:main:agent:main:main:run-1"]
     assert wakes and _check("wave-woken", trace) == []
-    # (Seed 5 with the mutant now gets an operator's redrive of run-1 a week later, which
-    # delivers it: the oracle then reads the lone child as taken. Seed 9 shows the mutant.)
+    # Seed 5 with the mutant gets an operator's redrive of run-1 a week later, which delivers
+    # it: the oracle used to read the lone child as taken then (first seen at seed 9 again).
+    # Whether it was already delivered is read off its first generation, before the redrive.
+    assert _default(5, "wave-never-woken") == ["wave-woken"]
     assert _default(9, "wave-never-woken") == ["wave-woken"]
     # A one-child wave whose child was taken owes nothing: seed 5 with run-1's wake removed and
     # run-1's own completion forged as taken passes.
@@ -281,10 +283,37 @@ def test_a_wave_of_one_undelivered_child_that_is_never_woken_is_caught() -> None
     unwoken = [r for r in trace
                if not (r.kind == "gateway.send" and r.data["run_id"] == "wave:run-1")]
     assert any("the wave run-1 " in m for m in _check("wave-woken", unwoken))
+    # Forged: the week-later redrive (refused here, already delivered) goes out as a second
+    # generation the requester takes; the first was never taken, so the wave was still owed.
+    redrive = next(r for r in trace if r.kind == "world.operator"
+                   and r.data["run_id"] == "run-1")
+    own = next(r for r in trace if r.kind == "gateway.send" and r.data["run_id"] == "run-1")
+    key = own.data["key"] + ":g2"
+    again = [attrs.evolve(own, seq=len(trace) + 2, t_ms=redrive.t_ms, data={
+                 **own.data, "key": key}),
+             attrs.evolve(took, seq=len(trace) + 3, t_ms=redrive.t_ms, data={
+                 **took.data, "run_id": "run-1", "key": key})]
+    at = unwoken.index(redrive) + 1  # right after the request, before the rows and the end
+    redriven = [*unwoken[:at], *again, *unwoken[at:]]
+    assert any("the wave run-1 " in m for m in _check("wave-woken", redriven))
     forged = [*unwoken, attrs.evolve(took, seq=len(trace) + 1, t_ms=548_000, data={
         **took.data, "run_id": "run-1", "key": "announce:v1:agent:main:subagent:c1:run-1"})]
     forged.sort(key=lambda r: (r.t_ms, r.seq))
     assert _check("wave-woken", forged) == []
+
+
+def test_a_lone_child_whose_first_generation_was_taken_after_a_redrive_owes_no_wake() -> None:
+    # Seeds 2419, 7012 (found by the 8,000-seed sweep of the first version of the sharpening,
+    # which cut a lone child's trail at the operator's request): the redrive found the run's
+    # first generation still its own, and the same key went out again and was taken; the wave
+    # of it alone is consumed with no wake (reference §c9).
+    for seed, run_id in ((2419, "run-1"), (7012, "run-2")):
+        trace = list(world.run(scenario.load(cli.default_world_path()), seed=seed).trace)
+        sends = {r.data["key"] for r in trace
+                 if r.kind == "gateway.send" and r.data["run_id"] == run_id}
+        assert len(sends) == 1 and any(r.kind == "world.operator" and r.data["run_id"] == run_id
+                                       for r in trace)
+        assert _check("wave-woken", trace) == [], seed
 
 
 def test_a_confirmed_hand_off_the_registry_calls_stale_then_gives_up_is_caught() -> None:

@@ -5,10 +5,15 @@ generation). Each oracle is shown catching a model that breaks it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+import attrs
 
 from actors.states import DeliveryStatus
 from sim import scenario
+from sim.invariants.yields.released import wake_releases_suspended
+from sim.trace import Record
 from sim.world import core as world
 from tests.conftest import SCENARIOS
 
@@ -80,3 +85,115 @@ def test_a_correction_after_an_unreleased_give_up_still_waits_for_the_operator()
     # (the refusal was final for the first generation only).
     result = _run("mutant-give-up-correction-sent.toml")
     assert _names(result) == {"given-up-waits-for-operator"}
+
+
+# Issue 36 item 5: the oracle judges every member a counted wake's take named, whatever made its
+# own delivery end (a refusal for good, or no own key ever sent: handed to the batch, or expired
+# before any try). Default-world seeds where the bug changes what an outsider sees.
+_CAUGHT = {
+    5: "handed over again as a new generation",  # a wave's take, then a week-later redrive
+    9: "handed over again as a new generation",
+    37: "no own key of it was ever sent",  # expired unsent, then a yield's take
+    62: "its own key was refused for good",  # a private batch's take with no visible reply
+}
+
+
+def _seed(seed: int, *mutants: str) -> world.RunResult:
+    from sim.explore.worlds import default_world_path
+
+    return world.run(scenario.load(default_world_path()), seed=seed, mutants=list(mutants))
+
+
+def _oracle(records: Sequence[Record]) -> list[str]:
+    return [v.message for v in wake_releases_suspended(records)]
+
+
+def test_the_oracle_catches_the_bug_in_default_world_seeds() -> None:
+    for seed, why in _CAUGHT.items():
+        caught = _oracle(_seed(seed, "wake-keeps-suspended").trace.records)
+        assert caught and all(why in message for message in caught[:1]), (seed, caught)
+        assert _oracle(_seed(seed).trace.records) == [], seed
+
+
+def _forge(records: Sequence[Record], seq: int, **data: Any) -> list[Record]:
+    return [attrs.evolve(r, data={**r.data, **data}) if r.seq == seq else r for r in records]
+
+
+def test_a_forged_trace_of_a_member_handed_over_unsent_and_left_suspended_is_caught() -> None:
+    # Seed 37 as the model runs it: run-3 never had an own key sent (it waited on its
+    # descendants past its expiry), then the yield's wake carried it and it was released.
+    records = list(_seed(37).trace.records)
+    rows = next(r for r in records if r.kind == "world.rows")
+    assert any(row["run_id"] == "run-3" and row["delivery_status"] == "delivered"
+               for row in rows.data["rows"])
+    kept = [{**row, "delivery_status": "suspended"} if row["run_id"] == "run-3" else row
+            for row in rows.data["rows"]]
+    caught = _oracle(_forge(records, rows.seq, rows=kept))
+    assert len(caught) == 1 and "run-3" in caught[0] and "reads suspended" in caught[0]
+    # Forged the other way: a dismissal of run-3 before the take leaves nothing to release.
+    take = next(r for r in records if r.kind == "requester.accept" and ":yield-" in r.data["key"])
+    dismissal = Record(seq=take.seq, t_ms=take.t_ms, actor="harness", kind="world.operator",
+                       data={"request": 99, "action": "dismiss", "child": "c3",
+                             "run_id": "run-3"})
+    forged = _forge(records, rows.seq, rows=kept)
+    forged = [*forged[:take.seq], dismissal, *(attrs.evolve(r, seq=r.seq + 1)
+                                               for r in forged[take.seq:])]
+    assert _oracle(forged) == []
+
+
+def test_a_forged_redrive_after_the_take_is_caught() -> None:
+    # Seed 5: run-1's own send was refused for good (a later chunk failed), then its wave's
+    # wake was taken; the week-later redrive is refused (already delivered). Forge the send of
+    # a new generation after it.
+    records = list(_seed(5).trace.records)
+    own = next(r for r in records if r.kind == "gateway.send" and r.data["run_id"] == "run-1")
+    refused = next(r for r in records if r.kind == "delivery.operator_refused"
+                   and r.data["run_id"] == "run-1")
+    again = attrs.evolve(own, seq=refused.seq, t_ms=refused.t_ms,
+                         data={**own.data, "key": own.data["key"] + ":g2"})
+    forged = [*records[:refused.seq], again,
+              *(attrs.evolve(r, seq=r.seq + 1) for r in records[refused.seq + 1:])]
+    caught = _oracle(forged)
+    assert len(caught) == 1 and "new generation under " + again.data["key"] in caught[0]
+    # A correction of run-1 after the take and before that send: its own delivery (DEL-12).
+    correction = Record(seq=refused.seq, t_ms=refused.t_ms, actor="child:c1",
+                        kind="child.correction",
+                        data={"run_id": "run-1", "ended_at": refused.t_ms, "result": "newer"})
+    corrected = [*forged[:refused.seq], correction,
+                 *(attrs.evolve(r, seq=r.seq + 1) for r in forged[refused.seq:])]
+    assert _oracle(corrected) == []
+
+
+def test_a_crash_in_the_takes_instant_leaves_the_member_unjudged() -> None:
+    # Seed 56: the delivery process died in the very instant after the requester took run-9's
+    # wake, before it heard the answer; its next incarnation's replay was refused for good and
+    # the batch closed, so run-9 stayed suspended (and was swept a week later). Not judged.
+    result = _seed(56)
+    records = result.trace.records
+    take = next(r for r in records if r.kind == "requester.accept"
+                and r.data["key"].endswith("run-8,run-9:yield-3"))
+    assert any(r.kind == "crash" and r.actor == "delivery" and r.seq > take.seq
+               and r.t_ms == take.t_ms for r in records)
+    assert _oracle(records) == []
+
+
+def test_a_private_member_corrected_after_the_take_is_its_new_deliverys() -> None:
+    # Seeds 8406, 9884 of the default world at 195485c (found by the 8,000-seed sweep of the
+    # first version): a private member handed to its yield batch is delivered by the take; its
+    # producer's correction then opens a new generation bound for the parent's turn, which is
+    # gone (PRV-3), so it closes unsent and the row ends discarded. Not the wake's to answer
+    # for. Forged here on a private yield batch of one (the world's seeds move).
+    records = list(_run("private-yield-message-tool.toml").trace.records)
+    assert wake_releases_suspended(records) == []
+    take = next(r for r in records if r.kind == "requester.accept")
+    rows = next(r for r in records if r.kind == "world.rows")
+    discarded = [{**row, "delivery_status": "discarded"} for row in rows.data["rows"]]
+    forged = _forge(records, rows.seq, rows=discarded)
+    caught = _oracle(forged)
+    assert len(caught) == 1 and "run-1" in caught[0] and "reads discarded" in caught[0]
+    correction = Record(seq=take.seq + 1, t_ms=take.t_ms, actor="child:reviewer",
+                        kind="child.correction",
+                        data={"run_id": "run-1", "ended_at": take.t_ms, "result": "newer"})
+    corrected = [*forged[:take.seq + 1], correction,
+                 *(attrs.evolve(r, seq=r.seq + 1) for r in forged[take.seq + 1:])]
+    assert _oracle(corrected) == []

@@ -22,12 +22,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import ClassVar
-
-import attrs
 
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.frozen import frozen
+from sim.invariants.given_up import GivenUp
 from sim.invariants.index import of_kinds
 from sim.invariants.observations import (
     DATA_CLOSE,
@@ -37,9 +35,7 @@ from sim.invariants.observations import (
     rejection_class,
     shown_block,
 )
-from sim.invariants.private.completion import Release, releases
-from sim.invariants.settled import EXPIRY_MS
-from sim.invariants.yields.carried import WakeTakes
+from sim.invariants.private.completion import releases
 from sim.trace import Record
 
 _GENERATION = re.compile(r":g(\d+)$")
@@ -66,7 +62,7 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
     keys: dict[str, set[str]] = {}  # run -> keys handed to the gateway
     top: dict[str, int] = {}  # run -> highest generation handed over
     last_end: dict[str, int] = {}  # run -> the producer end time of its last send
-    gone = _GivenUp(releases(trace))  # given up or delivered, as an outsider tells
+    gone = GivenUp(releases(trace))  # given up or delivered, as an outsider tells
     released: set[str] = set()  # runs an operator dismissed once given up
     awaiting: dict[str, Record] = {}  # run -> a redrive of it given up, not yet sent
     # run -> a redrive of it delivered, the end time and the key of its latest send then
@@ -81,7 +77,7 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
         violations.append(Violation("redrive-from-retained", "DEL-16", what,
                                     tuple(r.seq for r in records)))
 
-    for r in of_kinds(trace, (*_GivenUp.KINDS, "child.end", "child.correction",
+    for r in of_kinds(trace, (*GivenUp.KINDS, "child.end", "child.correction",
                               "world.operator", "gateway.send", "requester.accept")):
         kind = r.kind
         gone.see(r)
@@ -154,132 +150,15 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
-@attrs.define
-class _GivenUp:
-    """Whether a run's current generation was given up, as an outsider can tell: its latest key
-    was never taken by its requester, and the gateway refused it for good or its expiry (30
-    minutes from the receipt's end the send carries; a private result's from its release,
-    PRV-7; a redriven generation's from the operator's request) passed. A restart of the
-    delivery process since that key's first send hides it (the new process may count an
-    unanswered send as landed, and a refusal that reached only the dead one was never heard):
-    then nothing is said."""
-
-    private: dict[str, Release]
-    latest: dict[str, Record] = attrs.field(factory=dict)  # run -> its latest key's first send
-    taken: set[str] = attrs.field(factory=set)
-    refused: set[str] = attrs.field(factory=set)
-    hidden: set[str] = attrs.field(factory=set)
-    # Runs whose latest key's acknowledgement was lost, slowed or held up in transit on its way
-    # back: the registry may not know its requester took it.
-    unacked: set[str] = attrs.field(factory=set)
-    # Runs whose latest key was taken only after the gateway refused it for good: a copy held
-    # on its way (a delayed hand-off) landed once the registry's attempt was over (DEL-10), so
-    # its acknowledgement answers nothing the registry still waits for and it may keep the run
-    # given up (seeds 46523, 96349; the archive oracle's seed 19381 is the same case).
-    late: set[str] = attrs.field(factory=set)
-    redriven: dict[str, int] = attrs.field(factory=dict)  # run -> its latest redrive request
-    # run -> when its refusal for good came, and when its producer last corrected it: a
-    # correction in the refusal's very instant may reach the delivery actor first and reopen
-    # it (a newer receipt, DEL-12), the refusal then answering the older generation (seed 15697).
-    refused_at: dict[str, int] = attrs.field(factory=dict)
-    corrected: dict[str, int] = attrs.field(factory=dict)
-    window: dict[str, int] = attrs.field(factory=dict)  # run -> its latest key's window start
-    down: bool = False
-    # Runs given up whose result a settle wake their requester took carried since (YLD-2: the
-    # batch's results count as delivered; reference §b, §c12 release the suspended row, a
-    # wave's wake too), with that
-    # take and why the run counted as given up then. Its generation is no longer given up: a
-    # newer receipt opens the next one, a new delivery (DEL-12), which may be sent. Whether
-    # the registry could tell the take landed (an acknowledgement lost, a restart) is
-    # ``wake-releases-suspended``'s to judge: here such a run is only no longer judged.
-    wakes: WakeTakes = attrs.field(factory=WakeTakes)
-    released: dict[str, tuple[Record, str]] = attrs.field(factory=dict)
-    # The kinds :meth:`see` reads: an oracle may feed it only these.
-    KINDS: ClassVar[tuple[str, ...]] = ("delivery.start", "requester.accept", "requester.duplicate",
-                                        "fault", "requester.gone", "gateway.refused", "crash",
-                                        "world.operator", "child.correction", "spawn",
-                                        "gateway.send")
-
-    def see(self, r: Record) -> None:
-        kind = r.kind
-        for run_id in self.wakes.see(r):
-            why = self.why(run_id, r.t_ms)
-            if why is not None:
-                self.released[run_id] = (r, why)
-        if kind == "delivery.start":
-            self.down = False
-        if kind in ("requester.accept", "requester.duplicate") and self._latest(r):
-            self.taken.add(r.data["run_id"])
-            if r.data["run_id"] in self.refused:
-                self.late.add(r.data["run_id"])
-        elif rejection_class(r) in ("permanent", "sent") and self._latest(r) and not self.down:
-            self.refused.add(r.data["run_id"])
-            self.refused_at[r.data["run_id"]] = r.t_ms
-        elif kind == "child.correction":
-            self.corrected[r.data["run_id"]] = r.t_ms
-        elif kind == "fault" and (r.data.get("kind") in ("send-ambiguous", "ack-slow") or (
-                r.data.get("kind") == "delay" and r.data.get("message") == "CompletionAck"
-                and "run_id" in r.data)) and self._latest(r):
-            # A take whose acknowledgement was lost, slowed or held up on its way back to the
-            # gateway: until it arrives the registry's send is still in flight.
-            self.unacked.add(r.data["run_id"])
-        elif is_delivery_crash(r):
-            self.down = True
-            self.hidden.update(self.latest)
-        elif kind == "world.operator" and r.data["action"] == "redrive" and r.data["run_id"]:
-            self.redriven[r.data["run_id"]] = r.t_ms
-
-    def _latest(self, r: Record) -> bool:
-        send = self.latest.get(r.data["run_id"])
-        return send is not None and r.data.get("key", send.data["key"]) == send.data["key"]
-
-    def why(self, run_id: str, t_ms: int, asked: bool = False) -> str | None:
-        """Why the run counts as given up at ``t_ms`` (None: it does not, or nobody can tell);
-        ``asked``: for an operator's request made at ``t_ms``."""
-        send = self.latest.get(run_id)
-        if send is None or run_id in self.taken or run_id in self.hidden \
-                or run_id in self.released:
-            return None
-        if run_id in self.refused:
-            if self.corrected.get(run_id) == self.refused_at.get(run_id):
-                return None  # reopened in the refusal's instant, maybe before it was heard
-            if asked and self.refused_at.get(run_id) == t_ms:
-                # Asked in the refusal's very instant: the registry may hear the refusal after
-                # the request (an operator's redrive then finds the send in flight, seed 2538).
-                return None
-            return "refused for good"
-        window = self.window[run_id]
-        return f"past its expiry at {window + EXPIRY_MS} ms" if t_ms >= window + EXPIRY_MS \
-            else None
-
-    def delivered(self, run_id: str) -> bool:
-        """Whether the registry surely knows its requester took the run's latest key."""
-        return run_id in self.taken and run_id not in self.unacked \
-            and run_id not in self.hidden and run_id not in self.late
-
-    def sent(self, r: Record) -> None:
-        run_id = r.data["run_id"]
-        self.latest[run_id] = r
-        # Its window: from the receipt's end, a private result's release (PRV-7), or the
-        # operator's redrive that asked for it (a redriven generation's expiry counts from then).
-        release = self.private.get(run_id)
-        self.window[run_id] = max(
-            r.data["ended_at"] or 0, self.redriven.get(run_id, 0),
-            release.at if release is not None and release.at is not None else 0)
-        for known in (self.taken, self.refused, self.hidden, self.unacked, self.late):
-            known.discard(run_id)
-        self.released.pop(run_id, None)
-
-
 def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
-    """Once a run's current generation was given up, as an outsider can tell (:class:`_GivenUp`),
+    """Once a run's current generation was given up, as an outsider can tell (:class:`GivenUp`),
     no new generation of it is handed to the gateway but after an operator asked to redrive it
     (a newer receipt only updates the retained payload); once an operator dismissed a given-up
     run (and the registry's row shows it discarded when the world stops), nothing of it after
     that request ever. A transport try of the same key after the expiry belongs to an attempt
     started before it (retry-timing judges those). Never the registry's own give-up or
     dismissal records."""
-    gone = _GivenUp(releases(trace))
+    gone = GivenUp(releases(trace))
     redriven: dict[str, int] = {}  # run -> when an operator last asked to redrive it
     dismissed: dict[str, Record] = {}  # run -> an operator's dismissal of it once given up
     # Runs whose only hand-off so far was a batch wake the gateway refused for good (reference
@@ -294,7 +173,7 @@ def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
     down = False
     sends: list[Record] = []
     violations: list[Violation] = []
-    for r in of_kinds(trace, (*_GivenUp.KINDS, "gateway.send", "world.rows")):
+    for r in of_kinds(trace, (*GivenUp.KINDS, "gateway.send", "world.rows")):
         kind = r.kind
         gone.see(r)
         if kind == "delivery.start":

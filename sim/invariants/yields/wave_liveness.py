@@ -12,13 +12,14 @@ wake is a send the gateway was handed (``gateway.send``) keyed
 
 Judged: each connected set of overlapping siblings (of one session incarnation, the session
 never reset nor deleted; a set of one only when that child's own completion never reached its
-requester and it does not announce nothing: reference §c9 consumes a one-child wave already
-delivered without a wake) whose turns had all ended before the first of them ended,
-so none of them could be settled alone before the others were siblings (no earlier wave could
-carry part of it: the joined-late case is left to the wave oracle), once every member and every
-member's descendant settled as an outsider can tell (a trail that does not say when: not
-judged) and the world ran on for ten minutes after that. Such a set is owed one wake naming
-exactly its members.
+requester in its first delivery generation (a later generation's take, a redrive's a week on,
+comes after the wave was due) and it does not announce nothing: reference §c9 consumes a
+one-child wave already delivered without a wake) whose turns had all ended before the first of
+them ended, so none of them could be settled alone before the others were siblings (no earlier
+wave could carry part of it: the joined-late case is left to the wave oracle), once every
+member and every member's descendant settled as an outsider can tell (a trail that does not
+say when: not judged) and the world ran on for ten minutes after that. Such a set is owed one
+wake naming exactly its members.
 """
 
 from __future__ import annotations
@@ -84,11 +85,24 @@ def wave_woken(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
-def _taken(seen: _Seen, run_id: str) -> bool:
-    """Whether the run's own completion reached its requester (taken, or answered as a
-    duplicate of one taken)."""
-    return any(r.kind in ("requester.accept", "requester.duplicate")
-               for r in seen.trail.get(run_id, []))
+def _first_generation(seen: _Seen, run_id: str) -> list[Record]:
+    """The run's own trail up to its first send under another key than its first one: what its
+    first delivery generation showed. Whether a wave of it alone is owed a wake is decided as
+    that generation settles (reference §c9: a lone child *already* delivered is consumed); a
+    take of a later generation a redrive or a correction sent (DEL-12, DEL-16: a week later in
+    the default world) does not make it delivered back then. (An operator's request alone cuts
+    nothing: a redrive found in flight sends the same key again, seeds 2419 and 7012.)"""
+    trail = seen.trail.get(run_id, [])
+    first = next((r.data["key"] for r in trail if r.kind == "gateway.send"), None)
+    cut = next((i for i, r in enumerate(trail)
+                if r.kind == "gateway.send" and r.data["key"] != first), len(trail))
+    return trail[:cut]
+
+
+def _taken(trail: Sequence[Record]) -> bool:
+    """Whether the trail shows the run's own completion reaching its requester (taken, or
+    answered as a duplicate of one taken)."""
+    return any(r.kind in ("requester.accept", "requester.duplicate") for r in trail)
 
 
 def _ready(component: list[_Child], finished: dict[str, Record], seen: _Seen,
@@ -98,7 +112,13 @@ def _ready(component: list[_Child], finished: dict[str, Record], seen: _Seen,
     delivered); None when it is not judged."""
     if any(c.end is None for c in component):
         return None
-    if len(component) == 1 and (_taken(seen, component[0].run_id) or announces_nothing(
+    lone = _first_generation(seen, component[0].run_id) if len(component) == 1 else None
+    if lone is not None and own_settle(component[0].end, lone, asked.get(component[0].run_id),
+                                       member=False) in (None, UNKNOWN):
+        # Its first generation never settled as an outsider tells (a newer receipt reopened it
+        # while a try was out, say): read its whole trail, as before.
+        lone = seen.trail.get(component[0].run_id, [])
+    if lone is not None and (_taken(lone) or announces_nothing(
             component[0].end.data.get("result") if component[0].end is not None else None)):
         # Reference §c9: a wave of exactly one required child already delivered is consumed
         # with no wake (so is one that announces nothing); one whose own delivery never
@@ -110,8 +130,9 @@ def _ready(component: list[_Child], finished: dict[str, Record], seen: _Seen,
     ready = 0
     for c in component:
         for run_id in (c.run_id, *_descendants(seen, c.run_id)):
-            own = own_settle(seen.ends.get(run_id), seen.trail.get(run_id, []),
-                             asked.get(run_id), member=False)
+            trail = lone if lone is not None and run_id == c.run_id \
+                else seen.trail.get(run_id, [])
+            own = own_settle(seen.ends.get(run_id), trail, asked.get(run_id), member=False)
             if own is None or own == UNKNOWN:
                 return None
             ready = max(ready, own)
