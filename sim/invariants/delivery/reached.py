@@ -22,6 +22,7 @@ from sim.invariants.observations import (
     rejection_class,
 )
 from sim.invariants.private.completion import releases
+from sim.invariants.unended import unended_runs
 from sim.trace import Record
 
 _GENERATION = re.compile(r":g([0-9]+)$")
@@ -207,7 +208,10 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
             if rejection_class(r) in ("permanent", "sent"):
                 resolved.setdefault(r.data["run_id"], r)
         elif kind == "child.correction" or (
-                kind == "world.operator" and r.data["action"] == "redrive" and r.data["run_id"]):
+                kind == "world.operator" and r.data["action"] == "redrive"
+                and r.data["run_id"] in ends):
+            # (A redrive asked of a run not yet ended reopens nothing: the registry refuses it,
+            # and the run is owed its end first; the edge workload's run-305.)
             # A newer receipt (DEL-12) or an operator's redrive (DEL-16) may reopen it: that
             # generation must resolve too, in time counted from the reopening (if the registry
             # rightly did not reopen it, its row shows it settled).
@@ -235,13 +239,21 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     if end is None:
         return [Violation("eventually-resolved", "liveness", "the run never ended", ())]
     violations = []
+    # A time-limit end leaves runs unended that may legitimately still be running or waiting:
+    # each excuse computed exactly from the plan asked and the transcripts (unended.py).
+    unended = unended_runs(trace)
+    until = end.data.get("until_ms") if end.data["reason"] == "time-limit" else None
     for run_id, spawn in spawns.items():
         child_end = ends.get(run_id)
         if child_end is None:
+            verdict = unended.get(run_id)
+            if verdict is not None and verdict.excused:
+                continue
+            why = "" if verdict is None else f": {verdict.why}"
             violations.append(Violation(
                 "eventually-resolved", "liveness",
                 f"stuck: {run_id} (child {spawn.data['child']}) never ended "
-                f"(world ended at {end.t_ms} ms: {end.data['reason']})",
+                f"(world ended at {end.t_ms} ms: {end.data['reason']}){why}",
                 (spawn.seq, end.seq)))
             continue
         run = asked.get(run_id)
@@ -268,6 +280,8 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
         bound = max(owed_from, heal_ms) + LIVENESS_BOUND_MS
         if resolution is None and wait is not None and open_turn.get(wait[0], 2**62) <= wait[1]:
             continue  # its wake waits on a turn still running when the world stopped (§c17)
+        if resolution is None and until is not None and bound > until:
+            continue  # still within its bound when the time limit stopped the world
         if resolution is None:
             violations.append(Violation(
                 "eventually-resolved", "liveness",
