@@ -234,14 +234,7 @@ def test_a_forged_lane_start_is_caught() -> None:
     assert "recorded its start at 10000 ms (child.start)" in _starts(untold)[0]
 
 
-def test_a_model_that_records_its_start_while_it_waits_is_caught(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    original = actors.child.shell._wait_for_slot
-
-    async def wait(run: Any, store: Any, lane: Any, queued: bool) -> None:
-        if queued:  # says it started as it begins to wait
-            run.port.emit(actors.child.shell.events.LaneStarted(run.run_id))
-        await original(run, store, lane, queued)
-
-    monkeypatch.setattr(actors.child.shell, "_wait_for_slot", wait)
-    assert "recorded its start at 10000 ms (lane.started)" in _starts(_trace(_LANE))[0]
+def test_a_model_that_records_its_start_while_it_waits_is_caught() -> None:
+    # The built-in mutant queue-start-early: the start recorded as the run begins to wait.
+    trace = list(world.run(scenario.loads(_LANE), mutants=["queue-start-early"]).trace)
+    assert "recorded its start at 10000 ms (lane.started)" in _starts(trace)[0]
