@@ -73,11 +73,14 @@ def start_observed(trace: Sequence[Record]) -> list[Violation]:
     said_started: set[str] = set()
     judged: set[str] = set()
     violations: list[Violation] = []
-    for r in of_kinds(trace, ("world.gateway-restart", "lane.queued", "session.queued",
-                              "child.start", "lane.started", "child.message", "child.end")):
+    kinds = ("world.gateway-restart", "lane.queued", "session.queued", "child.start",
+             "lane.started", "child.message", "child.end")
+    for r in of_kinds(trace, kinds):
         kind = r.kind
         if kind == "world.gateway-restart":
             outages.append((r.t_ms, int(r.data["back_ms"])))
+            continue
+        if kind not in kinds:
             continue
         run_id = r.data["run_id"]
         if kind in ("lane.queued", "session.queued"):
