@@ -1,7 +1,8 @@
 """Runs that a time-limit end found unended: which could still legitimately be running or waiting.
 
 A world that stops at its time limit (``world.end`` reason ``time-limit``, with ``until_ms``: the
-limit it ran under; no work due after it ran) may leave runs unended that nothing is wrong with:
+limit it ran under; no work due after it ran; or at its step limit: no work due after the instant
+before it stopped is sure to have run) may leave runs unended that nothing is wrong with:
 a run whose script asks for 30-day steps, or one waiting in its child session's queue behind such
 a run (a session runs one run at a time: actors/nesting/session_queue.py, docs/nesting.md), or one
 waiting for a slot of the global ``maxConcurrent`` lane (reference §c15: "``maxConcurrent``
@@ -24,7 +25,7 @@ step's duration, a scripted ``error`` step twice (one retry), a ``stream-error``
 (and the run ends), a step with no tool call (or one cut at ``max-tokens``) the last; moved on by
 every Gateway outage after the anchor (:func:`advance`); or less, its deadline (start +
 runTimeoutSeconds floored, or its own budget; the start read back exactly from its first step's
-end). It may still be running iff that latest end lies past ``until_ms``.
+end). It may still be running iff that latest end lies past the horizon (``until_ms``).
 
 A run that never streamed either waits behind an earlier run of its child session that has not
 ended (excused iff each such run is), or its session was free from ``A`` (its spawn, or the last
@@ -122,17 +123,29 @@ def first_logged_ms(plan: Sequence[Sequence[object]]) -> int:
     return round(duration * 0.5) if finish == "stream-error" else duration
 
 
+def horizon_ms(end: Record | None) -> int | None:
+    """The last instant all of whose work ran when the world stopped short (None: it quiesced,
+    or an old trace): its time limit (no work due after ``until_ms`` ran); at its step limit the
+    instant before it stopped (work due in that instant may not have run)."""
+    if end is None or end.data["reason"] not in ("time-limit", "step-limit"):
+        return None
+    if end.data["reason"] == "step-limit":
+        return end.t_ms - 1
+    until = end.data.get("until_ms")
+    return None if until is None else int(until)
+
+
 def unended_runs(trace: Sequence[Record]) -> dict[str, Unended]:
     """Each run a time-limit end found unended, by run id (none for any other end: a world that
-    quiesced or hit its step limit excuses nothing). Computed once per trace."""
+    quiesced excuses nothing). Computed once per trace."""
     return shared(trace, "unended-runs", _unended_runs)
 
 
 def _unended_runs(trace: Sequence[Record]) -> dict[str, Unended]:
     end = last_of_kind(trace, "world.end")
-    if end is None or end.data["reason"] != "time-limit" or end.data.get("until_ms") is None:
+    until = horizon_ms(end)
+    if until is None:
         return {}
-    until = int(end.data["until_ms"])
     asked = asked_runs(trace)
     limits = last_of_kind(trace, "world.limits")
     width = None if limits is None else limits.data.get("max_concurrent")
@@ -197,7 +210,7 @@ def _unended_runs(trace: Sequence[Record]) -> dict[str, Unended]:
         if due > until:
             verdicts[run_id] = Unended(
                 run_id, True, f"free to start from {free[run_id]} ms, its first step's end is "
-                f"due at {due} ms at the earliest, past the time limit ({until} ms)", True)
+                f"due at {due} ms at the earliest, past the world's horizon ({until} ms)", True)
     # The lane's holders when the world stopped, excused as running: each streamed (None), or
     # may be in its first step, free for the lane from then.
     holders = {run_id: free.get(run_id) for run_id, verdict in verdicts.items()
@@ -251,6 +264,6 @@ def _streamed(run_id: str, plan: Sequence[Sequence[object]], request: Mapping[st
     where = "its last logged step end" if last_end is not None else "its first streamed text"
     if latest > until:
         return Unended(run_id, True, f"running: from {where} at {anchor} ms its plan (and "
-                       f"deadline) end at {latest} ms, past the time limit ({until} ms)", True)
+                       f"deadline) end at {latest} ms, past the world's horizon ({until} ms)", True)
     return Unended(run_id, False, f"from {where} at {anchor} ms its plan (and deadline) end at "
-                   f"{latest} ms, within the time limit ({until} ms)")
+                   f"{latest} ms, within the world's horizon ({until} ms)")

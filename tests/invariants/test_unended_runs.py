@@ -18,7 +18,7 @@ import actors.nesting.session_queue
 from sim import scenario
 from sim.invariants.delivery.reached import eventually_resolved
 from sim.invariants.nesting.queue_start import start_observed, start_span
-from sim.invariants.unended import advance, remaining_ms, unended_runs
+from sim.invariants.unended import advance, horizon_ms, remaining_ms, unended_runs
 from sim.trace import Record
 from sim.world import core as world
 
@@ -238,3 +238,50 @@ def test_a_model_that_records_its_start_while_it_waits_is_caught() -> None:
     # The built-in mutant queue-start-early: the start recorded as the run begins to wait.
     trace = list(world.run(scenario.loads(_LANE), mutants=["queue-start-early"]).trace)
     assert "recorded its start at 10000 ms (lane.started)" in _starts(trace)[0]
+
+
+def test_the_horizon_of_a_world_stopped_short() -> None:
+    def end(reason: str, until: int | None = 5_000) -> Record:
+        return Record(9, 4_000, "harness", "world.end",
+                      {"reason": reason, "steps": 1, "until_ms": until})
+    assert horizon_ms(end("time-limit")) == 5_000  # nothing due after the limit ran
+    assert horizon_ms(end("step-limit")) == 3_999  # work due in its last instant may not have
+    assert horizon_ms(end("quiescent")) is None  # a world with nothing left excuses nothing
+    assert horizon_ms(end("time-limit", None)) is None
+
+
+_BATCH = _HEAD.replace("until = 600", "until = 4000") + """
+[[turns]]
+id = "t1"
+start = 0
+end = 10
+ends = "yield"
+[[children]]
+id = "quick"
+turn = "t1"
+spawn_at = 1
+run_for = 60
+[[children]]
+id = "slow"
+turn = "t1"
+spawn_at = 2
+run_for = RUN
+"""
+
+
+def test_a_batch_member_waits_for_its_legitimately_running_sibling(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # quick ended at 61 s; its yielded batch is woken only once slow settles (reference §c9),
+    # and slow's 2-hour step runs past the limit (4,000 s, past quick's 40-minute bound):
+    # neither is stuck.
+    assert _stuck(_trace(_BATCH.replace("RUN", "7200"))) == []
+    # slow asked for 2 minutes but its model hangs: both are reported.
+    async def stream(self: Any, step: Any, n: int, attempt: int, fraction: float = 1.0) -> None:
+        if self.spec.id == "slow":
+            await self.port.sleep(10**12)
+        await original(self, step, n, attempt, fraction)
+
+    original = actors.child.shell._Run.stream
+    monkeypatch.setattr(actors.child.shell._Run, "stream", stream)
+    stuck = _stuck(_trace(_BATCH.replace("RUN", "120")))
+    assert len(stuck) == 2 and "run-1" in stuck[0] and "still pending" in stuck[0]

@@ -15,6 +15,7 @@ from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds
 from sim.invariants.lineage import killed_silently
 from sim.invariants.observations import (
+    Asked,
     asked_runs,
     final_rows,
     is_wake,
@@ -22,7 +23,7 @@ from sim.invariants.observations import (
     rejection_class,
 )
 from sim.invariants.private.completion import releases
-from sim.invariants.unended import unended_runs
+from sim.invariants.unended import Unended, horizon_ms, unended_runs
 from sim.trace import Record
 
 _GENERATION = re.compile(r":g([0-9]+)$")
@@ -155,6 +156,7 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     # (reference §c17): each session's open turn (when it started), and the runs each wake
     # named when its session last refused it.
     open_turn: dict[str, int] = {}
+    yielded: set[tuple[str, str]] = set()  # (session, turn) of each turn that yielded (§c9)
     turns: dict[str, list[tuple[int, int]]] = {}  # each session's turns that ended: (from, to)
     waiting: dict[str, tuple[str, int]] = {}
     turn_ended: dict[str, int] = {}  # when the turn that spawned each run ended
@@ -174,6 +176,8 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
         if kind == "world.turn":
             open_turn[r.data["session"]] = r.t_ms
         elif kind in ("world.turn_end", "world.lifecycle"):
+            if kind == "world.turn_end" and r.data["how"] == "yield":
+                yielded.add((r.data["session"], r.data["turn"]))
             started = open_turn.pop(r.data["session"], None)
             if started is not None:
                 turns.setdefault(r.data["session"], []).append((started, r.t_ms))
@@ -242,7 +246,7 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     # A time-limit end leaves runs unended that may legitimately still be running or waiting:
     # each excuse computed exactly from the plan asked and the transcripts (unended.py).
     unended = unended_runs(trace)
-    until = end.data.get("until_ms") if end.data["reason"] == "time-limit" else None
+    until = horizon_ms(end)
     for run_id, spawn in spawns.items():
         child_end = ends.get(run_id)
         if child_end is None:
@@ -282,6 +286,9 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
             continue  # its wake waits on a turn still running when the world stopped (§c17)
         if resolution is None and until is not None and bound > until:
             continue  # still within its bound when the time limit stopped the world
+        if resolution is None and until is not None \
+                and _batch_waits(run_id, asked, yielded, ends, unended):
+            continue  # its yielded batch waits for a member still legitimately running (§c9)
         if resolution is None:
             violations.append(Violation(
                 "eventually-resolved", "liveness",
@@ -296,6 +303,21 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
                 f"(40 min after the later of its end and the heal)",
                 (child_end.seq, resolution.seq)))
     return violations
+
+
+def _batch_waits(run_id: str, asked: dict[str, Asked], yielded: set[tuple[str, str]],
+                 ends: dict[str, Record], unended: dict[str, Unended]) -> bool:
+    """Whether the run was asked in a turn that yielded (its completion goes with that turn's
+    batch, reference §c9: sent once every member settled) and another member of that batch had
+    not ended when the world stopped short, legitimately (``unended.py``)."""
+    ask = asked[run_id].request.data
+    batch = (ask["requester"], ask["turn"])
+    if ask["turn"] is None or batch not in yielded:
+        return False
+    return any(other != run_id and other not in ends and unended.get(other) is not None
+               and unended[other].excused
+               and (member.request.data["requester"], member.request.data["turn"]) == batch
+               for other, member in asked.items())
 
 
 def required_reaches_requester(trace: Sequence[Record]) -> list[Violation]:
