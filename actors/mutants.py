@@ -17,6 +17,9 @@ MUTANT_OVERRIDE_KEEPS_THREAD = "override-keeps-thread"
 MUTANT_STORED_ROUTE_BEATS_ORIGIN = "stored-route-first"
 # A freed lane slot goes to the run that began to wait last (actors/nesting/lane.py).
 MUTANT_LANE_NEWEST_FIRST = "lane-newest-first"
+# A run told to wait records its start as it begins to wait, not when the line lets it go
+# (actors/child/shell.py): it still runs only then.
+MUTANT_QUEUE_START_EARLY = "queue-start-early"
 # A run spawned into a busy session starts at once; or the session hands itself to the newest
 # waiting run, not the first (actors/nesting/session_queue.py).
 MUTANT_SESSION_QUEUE_OFF = "session-queue-off"
@@ -379,6 +382,11 @@ MUTANTS: dict[str, str] = {
         "a busy child session hands itself, when its run ends, to the newest run waiting for it "
         "instead of the first: no two runs overlap, but a session's runs no longer start in the "
         "order they were spawned (DEL-6)"
+    ),
+    MUTANT_QUEUE_START_EARLY: (
+        "a run told to wait for its child session or a lane slot records its start (the "
+        "registry's startedAt, lane.started) as it begins to wait, not when the line lets it go; "
+        "it still streams only then (DEL-6)"
     ),
     MUTANT_LANE_NEWEST_FIRST: (
         "a freed slot of the maxConcurrent lane goes to the run that began to wait last, not the "

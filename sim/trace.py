@@ -62,7 +62,8 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     "world.start": ("scenario", "seed", "strategy", "mutants", "faults", "features", "versions",
                     "archive_after_minutes"),
     "world.heal": (),
-    "world.end": ("reason", "steps"),
+    # ``until_ms``: the time limit the world ran under (work due after it never ran).
+    "world.end": ("reason", "steps", "until_ms"),
     "timeline.arm": ("fault", "child", "point"),
     "timeline.noop": ("fault", "why"),
     "fault": ("kind", "run_id", "key", "error", "lost", "dst", "message", "delay_ms",
@@ -72,7 +73,7 @@ HARNESS_KINDS: dict[str, tuple[str, ...]] = {
     "world.spawn": ("child", "requester", "actor", "required", "task", "caller", "request",
                     "answer_lost", "session", "turn", "incarnation",
                     "route_change", "completion_target", "options", "run_timeout_seconds",
-                    "timeout_ms", "cleanup"),
+                    "timeout_ms", "cleanup", "plan"),
     "gateway.send": ("run_id", "key", "requester", "ended_at", "text_sha256"),
     "world.rows": ("rows",),
     "world.memory": ("runs",),

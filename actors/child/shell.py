@@ -45,6 +45,7 @@ from actors.messages import ChildEnded, ChildSpec, StepSpec
 from actors.mutants import (
     MUTANT_FAILED_RESULT_REPLAYED,
     MUTANT_LAST_ASSISTANT_MESSAGE,
+    MUTANT_QUEUE_START_EARLY,
     MUTANT_STOP_REASON_COMPLETED,
 )
 from actors.nesting.lane import Lane, LaneGrant
@@ -77,7 +78,7 @@ async def run_child(
     run = _Run(port, spec, run_id, session, loop, budget, started, session_queued, gate)
 
     with scope, gate.guard() as lost:
-        await _wait_for_slot(run, store, lane, queued)
+        await _wait_for_slot(run, store, lane, queued, MUTANT_QUEUE_START_EARLY in mutants)
         await _run_steps(run)
     aborted = scope.cancelled_caught
     if lost.caught:  # recovery found its execution context gone (reference §c18)
@@ -184,11 +185,16 @@ def _open_session(port: Port, spec: ChildSpec, run_id: str
     return session, loop, seed_length
 
 
-async def _wait_for_slot(run: _Run, store: ChildStore, lane: Lane | None, queued: bool) -> None:
+async def _wait_for_slot(run: _Run, store: ChildStore, lane: Lane | None, queued: bool,
+                         start_early: bool = False) -> None:
     """Wait for its session's earlier run to end, then for a slot of the lane; once either
-    waited, the run starts now."""
+    waited, the run starts now (``start_early``: the mutant that records it as it begins to
+    wait)."""
     port, run_id = run.port, run.run_id
     waiting = queued or run.session_queued
+    if waiting and start_early:
+        store.apply(run_id, RunStarted(port.now_ms))
+        port.emit(events.LaneStarted(run_id))
     if run.session_queued:
         # Waiting for the session's earlier run to end (actors/nesting/session_queue.py); then
         # for a slot of the lane, which it did not hold while it waited.
@@ -204,8 +210,9 @@ async def _wait_for_slot(run: _Run, store: ChildStore, lane: Lane | None, queued
         await port.receive()
     if waiting:
         run.started = port.now_ms
-        store.apply(run_id, RunStarted(run.started))
-        port.emit(events.LaneStarted(run_id))
+        if not start_early:
+            store.apply(run_id, RunStarted(run.started))
+            port.emit(events.LaneStarted(run_id))
 
 
 async def _run_steps(run: _Run) -> None:

@@ -42,6 +42,7 @@ from sim.invariants.nesting.findings import INVARIANTS as _FINDINGS
 from sim.invariants.nesting.kills import INVARIANTS as _KILLS
 from sim.invariants.nesting.limits import INVARIANTS as _LIMITS
 from sim.invariants.nesting.queue_order import INVARIANTS as _QUEUE_ORDER
+from sim.invariants.nesting.queue_start import INVARIANTS as _QUEUE_START
 from sim.invariants.nesting.requesters import INVARIANTS as _NESTING
 from sim.invariants.nesting.reset_cascade import INVARIANTS as _RESET_CASCADE
 from sim.invariants.nesting.sessions import INVARIANTS as _SESSIONS
@@ -64,6 +65,7 @@ ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _O
                               + _RECEIPTS + _FINDINGS + _LIMITS + _REDRIVE + _TURNS
                               + _YIELDS + _WAKE_MESSAGE + _PRIVATE + _SESSIONS + _PRIVATE_TURNS
                               + _WAVES + _WAKE_BUDGETS + _WAKE_SENDS + _WAVE_LIVENESS + _QUEUE_ORDER
+                              + _QUEUE_START
                               + _CHUNK_LIMITS + _NEWEST_DELIVERED + _HISTORY_PAGING + _KEYS
                               + _RESET_CASCADE + _KILLS + _RUN_TIMEOUT + _RELEASED
                               + _RESTARTS)

@@ -132,7 +132,7 @@ def asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:
 # What a steer's replacement takes from its own request; every other field of its ask is the
 # steered run's (reference §c18; OpenClaw's ``replaceSubagentRunAfterSteer`` copies the run it
 # replaces, ``completion.required`` included).
-_STEER_OWN = ("request", "caller", "turn", "incarnation", "answer_lost", "timeout_ms")
+_STEER_OWN = ("request", "caller", "turn", "incarnation", "answer_lost", "timeout_ms", "plan")
 
 
 def _asked_runs(trace: Sequence[Record]) -> dict[str, Asked]:

@@ -135,6 +135,11 @@ class ControlDesk:
             "run_timeout_seconds": None if child.run_timeout_ms is None
             else child.run_timeout_ms / 1000, "timeout_ms": child.timeout_ms,
             "cleanup": child.cleanup,  # the spawn's cleanup mode (reference §c18)
+            # What the world asked the child to do, step by step: each step's duration (ms), how
+            # it ends and its tool calls (eventually-resolved reads how long a run that a
+            # time-limit end found unended may legitimately still take: sim/invariants/unended.py).
+            "plan": [[step.duration_ms, step.finish.value, step.tool_calls]
+                     for step in child.steps],
             "options": dict(_options_json(child.options))})  # each record its own dict
         return Spawn(child, caller, request or self._requests)
 

@@ -323,7 +323,7 @@ class World:
             self.end_reason = await kernel.run(until_ms, max(MAX_STEPS, PER_CHILD * len(children)))
             world_observe.emit_final_state(kernel, self.store, self._memory)
             kernel.emit(addresses.HARNESS, "world.end", {"reason": self.end_reason,
-                                                 "steps": kernel.steps})
+                                                 "steps": kernel.steps, "until_ms": until_ms})
             kernel.closed = True
             root.cancel_scope.cancel()
 

@@ -15,6 +15,7 @@ from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds
 from sim.invariants.lineage import descendants, killed_silently
 from sim.invariants.observations import (
+    Asked,
     asked_runs,
     final_rows,
     is_wake,
@@ -23,6 +24,7 @@ from sim.invariants.observations import (
 )
 from sim.invariants.private.completion import releases
 from sim.invariants.settled import EarliestSettle, settles
+from sim.invariants.unended import Unended, horizon_ms, unended_runs
 from sim.trace import Record
 
 _GENERATION = re.compile(r":g([0-9]+)$")
@@ -155,6 +157,7 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     # (reference §c17): each session's open turn (when it started), and the runs each wake
     # named when its session last refused it.
     open_turn: dict[str, int] = {}
+    yielded: set[tuple[str, str]] = set()  # (session, turn) of each turn that yielded (§c9)
     turns: dict[str, list[tuple[int, int]]] = {}  # each session's turns that ended: (from, to)
     waiting: dict[str, tuple[str, int]] = {}
     turn_ended: dict[str, int] = {}  # when the turn that spawned each run ended
@@ -174,6 +177,8 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
         if kind == "world.turn":
             open_turn[r.data["session"]] = r.t_ms
         elif kind in ("world.turn_end", "world.lifecycle"):
+            if kind == "world.turn_end" and r.data["how"] == "yield":
+                yielded.add((r.data["session"], r.data["turn"]))
             started = open_turn.pop(r.data["session"], None)
             if started is not None:
                 turns.setdefault(r.data["session"], []).append((started, r.t_ms))
@@ -208,7 +213,10 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
             if rejection_class(r) in ("permanent", "sent"):
                 resolved.setdefault(r.data["run_id"], r)
         elif kind == "child.correction" or (
-                kind == "world.operator" and r.data["action"] == "redrive" and r.data["run_id"]):
+                kind == "world.operator" and r.data["action"] == "redrive"
+                and r.data["run_id"] in ends):
+            # (A redrive asked of a run not yet ended reopens nothing: the registry refuses it,
+            # and the run is owed its end first; the edge workload's run-305.)
             # A newer receipt (DEL-12) or an operator's redrive (DEL-16) may reopen it: that
             # generation must resolve too, in time counted from the reopening (if the registry
             # rightly did not reopen it, its row shows it settled).
@@ -236,13 +244,21 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
     if end is None:
         return [Violation("eventually-resolved", "liveness", "the run never ended", ())]
     violations = []
+    # A time-limit end leaves runs unended that may legitimately still be running or waiting:
+    # each excuse computed exactly from the plan asked and the transcripts (unended.py).
+    unended = unended_runs(trace)
+    until = horizon_ms(end)
     for run_id, spawn in spawns.items():
         child_end = ends.get(run_id)
         if child_end is None:
+            verdict = unended.get(run_id)
+            if verdict is not None and verdict.excused:
+                continue
+            why = "" if verdict is None else f": {verdict.why}"
             violations.append(Violation(
                 "eventually-resolved", "liveness",
                 f"stuck: {run_id} (child {spawn.data['child']}) never ended "
-                f"(world ended at {end.t_ms} ms: {end.data['reason']})",
+                f"(world ended at {end.t_ms} ms: {end.data['reason']}){why}",
                 (spawn.seq, end.seq)))
             continue
         run = asked.get(run_id)
@@ -279,6 +295,11 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
         bound = max(owed_from, heal_ms) + LIVENESS_BOUND_MS
         if resolution is None and wait is not None and open_turn.get(wait[0], 2**62) <= wait[1]:
             continue  # its wake waits on a turn still running when the world stopped (§c17)
+        if resolution is None and until is not None and bound > until:
+            continue  # still within its bound when the time limit stopped the world
+        if resolution is None and until is not None \
+                and _batch_waits(run_id, asked, yielded, ends, unended):
+            continue  # its yielded batch waits for a member still legitimately running (§c9)
         if resolution is None:
             violations.append(Violation(
                 "eventually-resolved", "liveness",
@@ -310,6 +331,21 @@ def _held(trace: Sequence[Record], runs: Sequence[str], settle: EarliestSettle) 
                 return None
             held = max(held, at[0])
     return held
+
+
+def _batch_waits(run_id: str, asked: dict[str, Asked], yielded: set[tuple[str, str]],
+                 ends: dict[str, Record], unended: dict[str, Unended]) -> bool:
+    """Whether the run was asked in a turn that yielded (its completion goes with that turn's
+    batch, reference §c9: sent once every member settled) and another member of that batch had
+    not ended when the world stopped short, legitimately (``unended.py``)."""
+    ask = asked[run_id].request.data
+    batch = (ask["requester"], ask["turn"])
+    if ask["turn"] is None or batch not in yielded:
+        return False
+    return any(other != run_id and other not in ends and unended.get(other) is not None
+               and unended[other].excused
+               and (member.request.data["requester"], member.request.data["turn"]) == batch
+               for other, member in asked.items())
 
 
 def required_reaches_requester(trace: Sequence[Record]) -> list[Violation]:
