@@ -24,6 +24,7 @@ from actors.announce.labels import js_trim
 from actors.child.frozen import cap_frozen_result
 from actors.records.retry import js_round
 from actors.records.send_error import ErrorClass, SendError, classify, closed_turn
+from sim.conform import history_sides
 
 
 @attrs.frozen
@@ -163,6 +164,9 @@ def _stats_seed_fields(value: Any, model: Any, real: Any) -> bool:
 
 
 EXPLAINERS: dict[str, Explainer] = {
+    "history-display-projection": history_sides.display_projection,
+    "history-redaction": history_sides.openclaw_redaction,
+    "history-signature-dropped": history_sides.signature_kept,
     "frozen-cap-keeps-whitespace": _frozen_cap_trims,
     "writer-claim-rebound-retryable": _writer_claim_both,
     "prompt-data-exact-text": _prompt_data_exact,
