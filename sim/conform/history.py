@@ -17,8 +17,16 @@ requester may read it).
 
 The model reads the rows as OpenClaw's store holds them: the message the store kept (its own
 redaction applied on write) with the ``__openclaw`` row metadata the gateway reads back for it
-(id, record time, display position, seq), both staged before either side answers. A row the
-gateway's projection does not show at all comes without metadata.
+(id, record time, display position, seq), so that both sides count the same bytes. The stage
+(node ``historyStore``) writes the transcript, reads every row back through the gateway (the
+rows its display projection shows, for the explainers), calls the tool at once and keeps its
+answer for ``_real`` (read ~1,500 sessions later, an early session answered as empty,
+``totalMessages`` 0: not looked into, the store's maintenance presumably); it also hands back
+what OpenClaw's read-time masking (redactToolPayloadText) makes of each shown text it changes,
+which the ``history-redaction`` explainer puts in place of the model's patterns. Rows that show
+nothing (blank text, only thinking) are hidden by OpenClaw's display projection and not drawn:
+``history-display-projection`` lists it. Differences are explained by the ``history-*`` rows of
+differences.toml (sim/conform/history_sides.py states each).
 """
 
 from __future__ import annotations

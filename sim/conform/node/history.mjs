@@ -45,8 +45,8 @@ export async function historyStore(fn, { inputs }) {
   const out = [];
   for (const { rows, args } of inputs) {
     const kept = await session(storePath, replace, append, rows);
-    // The tool is called now, while the session is new: OpenClaw's session store prunes old
-    // entries as more are written, and a pruned session reads as empty.
+    // The tool is called now, while the session is new: read ~1,500 sessions later, an early
+    // session answered as empty (totalMessages 0; the store's maintenance, presumably).
     tickets += 1;
     answers.set(tickets, await call(kept.sessionKey, args));
     out.push({ ...kept, ticket: tickets, redactions: await redactions(fn, kept.shown) });
