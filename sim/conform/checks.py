@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisWarning
 
 from actors.records.send_error import SendError
-from sim.conform.differences import Difference, explain, js_string
+from sim.conform.differences import Difference, explain
 from sim.conform.driver import Driver
+from sim.conform.jsvalues import js_string
 
 DEFAULT_INPUTS = 2_000
 _BATCH_CHARS = 4_000_000  # a request line stays a few megabytes

@@ -17,6 +17,7 @@ from typing import Any
 import actors.history.sessions as sessions_module
 from actors.history.arguments import read_arguments
 from actors.history.sessions import sessions_history
+from sim.conform.jsvalues import js_value
 
 
 def stored_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -58,12 +59,6 @@ def _openclaw_rules(masks: Mapping[str, str] | None, keep_signature: bool) -> It
         sessions_module.redact_credentials, sessions_module.BLOCK_DROPPED_FIELDS = kept
 
 
-def _canonical(value: Any) -> Any:
-    from sim.conform.checks import canonical  # (checks imports differences, which imports this)
-
-    return canonical(value)
-
-
 def _over_shown(value: Mapping[str, Any], real: Any, *, openclaw_masks: bool = False,
                 keep_signature: bool = False) -> bool:
     """Is OpenClaw's answer the model's over the rows as the gateway's display projection
@@ -72,7 +67,7 @@ def _over_shown(value: Mapping[str, Any], real: Any, *, openclaw_masks: bool = F
         return False
     masks = {text: masked for text, masked in value["redactions"]} if openclaw_masks else None
     with _openclaw_rules(masks, keep_signature):
-        return bool(_canonical(model_answer(value, value["shown"])) == real)
+        return bool(js_value(model_answer(value, value["shown"])) == real)
 
 
 def display_projection(value: Any, model: Any, real: Any) -> bool:
