@@ -20,8 +20,8 @@ redaction applied on write) with the ``__openclaw`` row metadata the gateway rea
 (id, record time, display position, seq), so that both sides count the same bytes. The stage
 (node ``historyStore``) writes the transcript, reads every row back through the gateway (the
 rows its display projection shows, for the explainers), calls the tool at once and keeps its
-answer for ``_real`` (read ~1,500 sessions later, an early session answered as empty,
-``totalMessages`` 0: not looked into, the store's maintenance presumably); it also hands back
+answer for ``_real`` (the store's maintenance prunes entries older than 30 days, which then read
+back empty: each entry is dated at its write); it also hands back
 what OpenClaw's read-time masking (redactToolPayloadText) makes of each shown text it changes,
 which the ``history-redaction`` explainer puts in place of the model's patterns. Rows that show
 nothing (blank text, only thinking) are hidden by OpenClaw's display projection and not drawn:

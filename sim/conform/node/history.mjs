@@ -45,8 +45,8 @@ export async function historyStore(fn, { inputs }) {
   const out = [];
   for (const { rows, args } of inputs) {
     const kept = await session(storePath, replace, append, rows);
-    // The tool is called now, while the session is new: read ~1,500 sessions later, an early
-    // session answered as empty (totalMessages 0; the store's maintenance, presumably).
+    // The tool is called now, while the session is new (with each entry updated at write time
+    // no session has been seen pruned, but answers are taken as early as they can be).
     tickets += 1;
     answers.set(tickets, await call(kept.sessionKey, args));
     out.push({ ...kept, ticket: tickets, redactions: await redactions(fn, kept.shown) });
@@ -62,7 +62,9 @@ async function session(storePath, replace, append, rows) {
   transcripts += 1;
   const sessionKey = `agent:main:subagent:history-${transcripts}`;
   const sessionId = `history-${transcripts}`;
-  await replace({ storePath, sessionKey }, { sessionId, updatedAt: 1 });
+  // Updated now: the store's maintenance prunes entries older than 30 days
+  // (DEFAULT_SESSION_PRUNE_AFTER_MS); with updatedAt 1 some sessions read back empty.
+  await replace({ storePath, sessionKey }, { sessionId, updatedAt: Date.now() });
   const stored = rows.length === 0 ? [] : await append(
     { agentId: "main", sessionId, sessionKey, storePath },
     { messages: rows.map((message, index) => ({
