@@ -25,18 +25,21 @@ BYTE_CAP = 80 * 1024
 OMITTED_MESSAGE = "[sessions_history omitted: message too large]"
 REDACTED = "[redacted]"
 
-# Message-level fields left out. Tool-result `details` and reasoning replay payloads are content
-# (dropping them marks the message contentTruncated); usage and cost are bookkeeping.
+# Message-level fields left out; dropping any of them marks the page contentTruncated, usage
+# and cost too (OpenClaw 2026.9.6's tool does: ``handoff conform --check sessions-history``).
 DROPPED_FIELDS = ("details", "usage", "cost", "openclawReasoningReplay")
-_DROPPED_CONTENT = ("details", "openclawReasoningReplay")
+_DROPPED_CONTENT = DROPPED_FIELDS
 # Block-level fields left out: thinking signatures and reasoning replay payloads. Block `details`
 # and `textSignature` are kept (reference §c16).
 SIGNATURE_FIELDS = ("thinkingSignature", "signature")
-BLOCK_DROPPED_FIELDS = (*SIGNATURE_FIELDS, "openclawReasoningReplay")
+BLOCK_DROPPED_FIELDS: tuple[str, ...] = (*SIGNATURE_FIELDS, "openclawReasoningReplay")
 TEXT_FIELDS = ("text", "thinking", "partialJson")
 TOOL_ROLES = ("toolResult", "tool")
-# The gateway's page when no limit is asked for (chat.history: ``limit ?? 200``, §c19).
+# The gateway's page when no limit is asked for (chat.history: ``limit ?? 200``, §c19), and
+# its largest (CHAT_HISTORY_MAX_ENTRIES: a larger limit reads 1,000 rows; OpenClaw 2026.9.6,
+# found by ``handoff conform --check sessions-history``).
 DEFAULT_PAGE = 200
+MAX_PAGE = 1_000
 
 # Credential-like text: provider key prefixes, bearer tokens, PEM private keys and
 # `name = value` assignments whose name says secret. The value is replaced, the name kept, so
@@ -171,6 +174,9 @@ def _decoded_size(data: str) -> int:
 
 
 def _clean_block(block: Any, flags: _Flags) -> Any:
+    """A content block cleaned. Dropping a block's signature, reasoning replay or image data
+    does not mark the page contentTruncated: OpenClaw 2026.9.6's gateway drops them before its
+    tool counts what it cut (``handoff conform --check sessions-history``)."""
     if isinstance(block, str):
         return _clean_text(block, flags)
     if not isinstance(block, Mapping):
@@ -179,23 +185,18 @@ def _clean_block(block: Any, flags: _Flags) -> Any:
     cleaned: dict[str, Any] = {}
     for key, value in block.items():
         if key in BLOCK_DROPPED_FIELDS or (image and key == "data"):
-            if value is not None:
-                flags.truncated = True  # content was dropped
             continue
         if key in TEXT_FIELDS and isinstance(value, str):
             cleaned[key] = _clean_text(value, flags)
         else:
             cleaned[key] = value
-    if image:
-        # Inline data is never returned; the block says so and how large it was, also when it
-        # had no data at all.
-        data = block.get("data")
-        known = block.get("bytes")
+    if image and "data" in block:
+        # Inline data is never returned: the block says so, and how large the data was when
+        # it was text (a block without data is left as it is, as the gateway leaves it).
+        data = block["data"]
         cleaned["omitted"] = True
         if isinstance(data, str):
             cleaned["bytes"] = _decoded_size(data)
-        elif not (isinstance(known, int | float) and not isinstance(known, bool)):
-            cleaned["bytes"] = 0  # a numeric ``bytes`` (3.5 too) is kept, as the code does
     return cleaned
 
 
@@ -316,12 +317,12 @@ def sessions_history(
 
     ``offset`` counts the newest messages to skip (the window ends at ``total - offset``); None
     (not passed) reads like 0 but the answer has no paging fields (§c19);
-    ``limit`` (a positive integer; 200 when not given, the gateway's page) keeps at most that
-    many of the newest messages in the window, tool rows included, before tool rows are dropped
-    (reference §c16, §c19). Then text fields are cleaned and
-    the 80 KiB JSON cap drops the oldest rows first."""
+    ``limit`` (a positive integer; 200 when not given, the gateway's page, and at most 1,000)
+    keeps at most that many of the newest messages in the window, tool rows included, before
+    tool rows are dropped (reference §c16, §c19). Then text fields are cleaned and the 80 KiB
+    JSON cap drops the oldest rows first."""
     if offset is not None and offset < 0:
-        raise ValueError("offset must be >= 0")
+        raise ValueError("offset must be a non-negative integer")  # (the tool's words)
     if limit is not None and limit < 1:
         # OpenClaw 2026.9.6 reads it as a positive integer (reference §c19): 0 is refused.
         raise ValueError("limit must be a positive integer")
@@ -332,7 +333,7 @@ def sessions_history(
     # The gateway keeps the newest ``limit`` rows before tool messages are dropped (tool rows
     # count toward it), and a limit past the rows keeps them all (reference §c16).
     # Without a limit the gateway pages DEFAULT_PAGE rows (reference §c19).
-    page = DEFAULT_PAGE if limit is None else limit
+    page = DEFAULT_PAGE if limit is None else min(limit, MAX_PAGE)
     window = window[max(len(window) - page, 0) :]
     # Where the page began before tool rows were dropped: a page of only tool rows still pages
     # on from there (OpenClaw 2026.9.6 takes the gateway's nextOffset then, §c19), so paging

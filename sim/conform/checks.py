@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisWarning
 
 from actors.records.send_error import SendError
-from sim.conform.differences import Difference, explain, js_string
+from sim.conform.differences import Difference, explain
 from sim.conform.driver import Driver
+from sim.conform.jsvalues import js_string
 
 DEFAULT_INPUTS = 2_000
 _BATCH_CHARS = 4_000_000  # a request line stays a few megabytes
@@ -39,6 +40,9 @@ class Check:
     # How an input reads in a report (the default: its repr, cut).
     show: Callable[[Any], str] = repr
     needs: tuple[str, ...] = ()  # manifest names the check calls
+    # OpenClaw's side of an input, made before both answers (a batch at a time): what the
+    # model then reads too (sessions_history: the rows as OpenClaw's store holds them).
+    stage: Callable[[Driver, Sequence[Any]], list[Any]] | None = None
 
 
 @attrs.define
@@ -103,6 +107,16 @@ def _size(value: Any) -> int:
     return len(repr(value))
 
 
+def staged(check: Check, driver: Driver, inputs: Sequence[Any]) -> list[Any]:
+    """The inputs as both sides read them: through the check's stage when it has one."""
+    if check.stage is None:
+        return list(inputs)
+    out: list[Any] = []
+    for batch in _batches(inputs, _size):
+        out.extend(canonical(value) for value in check.stage(driver, batch))
+    return out
+
+
 def real_answers(check: Check, driver: Driver, inputs: Sequence[Any]) -> list[Any]:
     out: list[Any] = []
     for batch in _batches(inputs, _size):
@@ -131,7 +145,7 @@ def _minimal(check: Check, driver: Driver, table: Sequence[Difference],
               phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
     @given(check.strategy)
     def compare(value: Any) -> None:
-        value = canonical(value)
+        value = staged(check, driver, [canonical(value)])[0]
         model, (real,) = model_answer(check, value), check.real(driver, [value])
         if model != real and explain(table, check.name, value, model, real) is None:
             failing.append({"input": _cut(check.show(value)), "model": _cut(repr(model)),
@@ -150,6 +164,7 @@ def _minimal(check: Check, driver: Driver, table: Sequence[Difference],
 def run(check: Check, driver: Driver, table: Sequence[Difference],
         count: int = DEFAULT_INPUTS) -> Outcome:
     inputs = [*(canonical(edge) for edge in check.edges), *generate(check.strategy, count)]
+    inputs = staged(check, driver, inputs)
     answers = real_answers(check, driver, inputs)
     outcome = Outcome(check.name, inputs=len(inputs))
     first_undocumented: dict[str, str] | None = None

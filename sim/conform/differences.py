@@ -11,7 +11,6 @@ promise the seed states, each shown by a difference row: reported apart from the
 from __future__ import annotations
 
 import math
-import re
 import tomllib
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -24,6 +23,8 @@ from actors.announce.labels import js_trim
 from actors.child.frozen import cap_frozen_result
 from actors.records.retry import js_round
 from actors.records.send_error import ErrorClass, SendError, classify, closed_turn
+from sim.conform import history_sides
+from sim.conform.jsvalues import js_string
 
 
 @attrs.frozen
@@ -64,21 +65,6 @@ def load() -> list[Difference]:
 
 def load_findings() -> list[Finding]:
     return [Finding(**row) for row in _table().get("finding", [])]
-
-
-_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
-
-
-def _joined(pair: re.Match[str]) -> str:
-    text = pair.group()
-    high, low = text[0], text[1]
-    return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
-
-
-def js_string(text: str) -> str:
-    """A string as JavaScript holds it: each high-low surrogate pair one character (Python
-    keeps two lone surrogates apart; JSON carries both the same way)."""
-    return _PAIR.sub(_joined, text)
 
 
 Explainer = Callable[[Any, Any, Any], bool]
@@ -163,6 +149,9 @@ def _stats_seed_fields(value: Any, model: Any, real: Any) -> bool:
 
 
 EXPLAINERS: dict[str, Explainer] = {
+    "history-display-projection": history_sides.display_projection,
+    "history-redaction": history_sides.openclaw_redaction,
+    "history-signature-dropped": history_sides.signature_kept,
     "frozen-cap-keeps-whitespace": _frozen_cap_trims,
     "writer-claim-rebound-retryable": _writer_claim_both,
     "prompt-data-exact-text": _prompt_data_exact,

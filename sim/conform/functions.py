@@ -19,6 +19,7 @@ from actors.records.run_record import completion_key
 from actors.records.send_error import PLATFORM_REJECTED, ErrorClass, SendError, classify
 from sim.conform.checks import Check
 from sim.conform.driver import Driver
+from sim.conform.history import HISTORY
 
 # Every whitespace class JavaScript or Python knows, line terminators, format characters.
 SPACES = ("\t\n\v\f\r \x1c\x1d\x1e\x1f\x85\xa0\u1680\u180e\u2000\u200a\u200b\u2028\u2029"
@@ -296,4 +297,4 @@ STATS_LINE = Check(
     needs=("buildCompactAnnounceStatsLine", "replaceSessionEntry", "resolveSessionStorePathCore"))
 
 CHECKS: tuple[Check, ...] = (DURATION, TOKENS, FROZEN_CAP, BACKOFF, IDEMPOTENCY, CLASSIFIER,
-                             PROMPT_DATA, STATUS_TASK, STATS_LINE)
+                             PROMPT_DATA, STATUS_TASK, STATS_LINE, HISTORY)

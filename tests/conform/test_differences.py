@@ -88,3 +88,50 @@ def test_equal_answers_are_no_difference() -> None:
 def test_a_version_without_its_own_manifest_uses_the_newest() -> None:
     assert manifest_for("2026.9.6")[0] == "2026.9.6"
     assert manifest_for("2099.1.1")[0] == "2026.9.6"
+
+
+def _staged_history(shown: list[dict[str, Any]], redactions: list[list[str]] | None = None,
+                    rows: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A sessions-history input as the check stages it (store and gateway forged)."""
+    stored = rows if rows is not None else shown
+    return {"sessionKey": "agent:main:subagent:x", "args": {}, "ticket": 1, "shown": shown,
+            "redactions": redactions or [], "rows": [{"message": row, "meta": None}
+                                                     for row in stored]}
+
+
+def test_history_explainers_accept_only_what_openclaw_is_said_to_do() -> None:
+    from sim.conform.history_sides import model_answer
+
+    table = differences.load()
+    stored = [{"role": "assistant", "content": "a", "details": {"x": 1}}]
+    shown = [{"role": "assistant", "content": "a"}]  # the projection dropped the details
+    value = _staged_history(shown, rows=stored)
+    over_shown = model_answer(value, shown)
+    model = model_answer(value)
+    assert model != over_shown  # the model marks the dropped details; OpenClaw never saw them
+    check = "sessions-history"
+    assert differences.explain(table, check, value, model, over_shown) == (
+        "history-display-projection")
+    assert differences.explain(table, check, value, model, {"ok": {}}) is None
+    # A row the projection hides (fewer shown than stored) is explained by no row.
+    hidden = _staged_history([], rows=stored)
+    assert differences.explain(table, check, hidden, model, model_answer(hidden, [])) is None
+    # OpenClaw's read-time masking in place of the model's patterns.
+    secret = [{"role": "user", "content": "password=hunter2hunter2"}]
+    masked = _staged_history(secret, [["password=hunter2hunter2", "password=***"]])
+    real = model_answer(_staged_history([{"role": "user", "content": "password=***"}]))
+    real["ok"]["contentRedacted"] = True
+    mine = model_answer(masked)
+    assert mine["ok"]["messages"][0]["content"] == "password=[redacted]"
+    assert differences.explain(table, check, masked, mine, real) == "history-redaction"
+    # A thinking block's `signature` (masked by OpenClaw's store) kept.
+    signed = [{"role": "assistant", "content": [
+        {"type": "text", "text": "t"}, {"type": "thinking", "thinking": "h", "signature": "***"}]}]
+    value = _staged_history(signed)
+    real = model_answer(_staged_history(signed))
+    real["ok"]["messages"][0]["content"][1]["signature"] = "***"
+    real["ok"]["bytes"] += len(',"signature":"***"')
+    assert differences.explain(table, check, value, model_answer(value), real) == (
+        "history-signature-dropped")
+    # The explainers leave the model as it was.
+    assert model_answer(masked)["ok"]["messages"][0]["content"] == "password=[redacted]"

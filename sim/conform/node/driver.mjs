@@ -208,6 +208,10 @@ ops.statsLine = async ({ calls }) => {
   return out;
 };
 
+// The sessions_history check (history.mjs): OpenClaw's tool over its own chat.history.
+ops.historyStore = async (request) => (await import("./history.mjs")).historyStore(fn, request);
+ops.sessionsHistory = async (request) => (await import("./history.mjs")).sessionsHistory(fn, request);
+
 // The registry check (registry.mjs): one simulator run replayed on OpenClaw's registry per call.
 ops.registryReplay = async (request) => (await import("./registry.mjs")).replay(fn, request);
 

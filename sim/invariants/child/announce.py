@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sim.invariants.base import Invariant, Violation
-from sim.invariants.child.history_reads import served_reads
+from sim.invariants.child.history_reads import MAX_PAGE, served_reads
 from sim.invariants.delivery.receipts import produced
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
@@ -311,8 +311,8 @@ def history_bounds(trace: Sequence[Record]) -> list[Violation]:
         # With tool rows asked for and nothing dropped for size, the page is the newest
         # ``limit`` rows of the window (all of them when the limit is past the rows, §c16).
         if total is not None and read.include_tools and not result["droppedMessages"]:
-            # No limit: the gateway's page of 200 rows (reference §c19).
-            page = HISTORY_DEFAULT_PAGE if limit is None else limit
+            # No limit: the gateway's page of 200 rows (reference §c19); at most 1,000.
+            page = HISTORY_DEFAULT_PAGE if limit is None else min(limit, MAX_PAGE)
             want = min(page, max(total - offset, 0))
             if len(messages) != want:
                 problems.append(f"{len(messages)} rows for limit {limit} at offset {offset} of "

@@ -29,6 +29,9 @@ from sim.invariants.index import of_kinds
 from sim.trace import Record
 
 DEFAULT_PAGE = 200  # chat.history's page when no limit is asked (reference §c19)
+# chat.history's largest page (CHAT_HISTORY_MAX_ENTRIES, OpenClaw 2026.9.6: a larger limit reads
+# 1,000 rows; `handoff conform --check sessions-history` compares it with the package).
+MAX_PAGE = 1_000
 PAGING_FIELDS = ("offset", "nextOffset", "hasMore", "totalMessages")
 _KINDS = ("world.action", "spawn", "child.message", "child.tool_result", "child.inherited",
           "child.end", "session.cleanup", "world.delete-session", "requester.history",
@@ -59,13 +62,14 @@ class Read:
 
 def gateway_next_offset(total: int, offset: int, limit: int | None) -> int | None:
     """chat.history's own nextOffset (resolveChatHistoryNextOffset, OpenClaw 2026.9.6): its
-    page is the newest ``limit`` (200) rows up to ``total - offset``, tool rows included;
+    page is the newest ``limit`` (200; at most 1,000) rows up to ``total - offset``, tool rows
+    included;
     ``max(offset + 1, total - oldest row of that page + 1)``, given only when below the total
     (``hasMore``). An empty page (offset past the rows) has none."""
     top = total - offset
     if top <= 0:
         return None
-    oldest = max(top - (DEFAULT_PAGE if limit is None else limit), 0) + 1
+    oldest = max(top - (DEFAULT_PAGE if limit is None else min(limit, MAX_PAGE)), 0) + 1
     candidate = max(offset + 1, total - oldest + 1)
     return candidate if candidate < total else None
 
