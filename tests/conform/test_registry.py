@@ -68,6 +68,20 @@ def test_retries_match_openclaw_attempt_count_and_next_attempt_time(driver: Driv
     assert found["run-1"].field == "nextAttemptAt"  # the clamp: an open difference
 
 
+@pytest.mark.parametrize("name", ["restart-after-confirmed-send.toml",
+                                  "crash-between-send-and-record.toml",
+                                  "restart-between-evidence-and-claim.toml"])
+def test_a_restarted_delivery_process_restores_the_row_and_announces_again(
+        driver: Driver, name: str) -> None:
+    # The process dies during the attempt; a new one on the same state folder restores the row
+    # from SQLite and calls the announce flow again, which finds the completion delivered.
+    replay, snapshots = _snapshots(driver, name)
+    assert list(replay.runs) == ["run-1"] and not replay.skipped
+    assert [s["kind"] for s in replay.request()["steps"]].count("restart") == 1
+    assert divergences(replay.expects, snapshots) == {}
+    assert snapshots[-1]["status"] == "delivered" and len(snapshots[-1]["handed"]) == 2
+
+
 def test_a_broken_model_is_an_undocumented_divergence(driver: Driver) -> None:
     # The built-in mutant doubles the backoff without its 300 s cap: OpenClaw's row says when
     # the next attempt really is, and no row of the table explains the difference.

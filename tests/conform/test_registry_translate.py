@@ -41,10 +41,46 @@ def test_a_run_with_a_record_not_driven_is_left_out_with_its_reason() -> None:
     assert "nested requester" in translate([nested, END]).skipped["run-1"]
 
 
-def test_a_restart_while_the_run_is_open_leaves_it_out() -> None:
-    starts = [rec(0, 0, "delivery.start"), rec(5, 5_000, "delivery.start")]
-    replay = translate([starts[0], SPAWN, starts[1], END])
-    assert "restart" in replay.skipped["run-1"]
+RESTART = rec(0, 0, "world.restart", process="delivery")
+
+
+def _attempt(seq: int, t_ms: int, number: int) -> Record:
+    return rec(seq, t_ms, "delivery.attempt", run_id="run-1", attempt=number, key="k")
+
+
+def test_a_crash_and_restart_become_steps_and_the_attempt_in_flight_never_answers() -> None:
+    crash = rec(4, 10_000, "crash", point="timeline")
+    again = rec(5, 15_000, "world.restart", process="delivery")
+    delivered = rec(7, 15_000, "delivery.delivered", run_id="run-1", key="k")
+    replay = translate([RESTART, SPAWN, END, _attempt(3, 10_000, 1), crash, again,
+                        _attempt(6, 15_000, 2), delivered])
+    assert not replay.skipped
+    assert [s["kind"] for s in replay.steps if s["kind"] in ("crash", "restart")] == [
+        "crash", "restart"]  # the world's first start is no restart
+    assert [a["outcome"] for a in replay.runs["run-1"].attempts] == ["crashed", "delivered"]
+    assert replay.expects[-1].fields["handed"] == 2
+
+
+def test_a_delivery_the_restarted_process_reconciled_is_one_more_announce_call() -> None:
+    crash = rec(4, 10_000, "crash", point="before-record-delivered")
+    again = rec(5, 15_000, "world.restart", process="delivery")
+    delivered = rec(6, 15_000, "delivery.delivered", run_id="run-1", key="k", duplicate=True)
+    replay = translate([RESTART, SPAWN, END, _attempt(3, 10_000, 1), crash, again, delivered])
+    assert [a["outcome"] for a in replay.runs["run-1"].attempts] == ["crashed", "delivered"]
+    assert replay.expects[-1].fields["handed"] == 2
+
+
+def test_an_end_the_process_died_on_reaches_the_restarted_one() -> None:
+    crash = rec(3, 10_000, "crash", point="before-persist")
+    again = rec(4, 15_000, "world.restart", process="delivery")
+    replay = translate([RESTART, SPAWN, END, crash, again, _attempt(5, 15_000, 1)])
+    kinds = [(s["kind"], s["t"]) for s in replay.steps if s["kind"] != "check"]
+    assert kinds == [("spawn", 0), ("crash", 10_000), ("restart", 15_000), ("end", 15_000)]
+    # ... but one it had counted an attempt for was handed to the announce flow, which died.
+    replay = translate([RESTART, SPAWN, END, crash, again, _attempt(5, 15_000, 2)])
+    kinds = [(s["kind"], s["t"]) for s in replay.steps if s["kind"] != "check"]
+    assert kinds == [("spawn", 0), ("end", 10_000), ("crash", 10_000), ("restart", 15_000)]
+    assert [a["outcome"] for a in replay.runs["run-1"].attempts] == ["crashed"]
 
 
 def test_a_delayed_end_message_reaches_the_registry_late_with_the_child_s_end_time() -> None:

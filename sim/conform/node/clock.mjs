@@ -108,6 +108,11 @@ export function reset(start) {
   now = start;
 }
 
+// A process that dies takes its timers with it (the registry check's delivery-process crash).
+export function dropTimers() {
+  timers.clear();
+}
+
 export function feedRandom(values) {
   randoms.push(...values);
 }

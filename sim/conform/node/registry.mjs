@@ -58,6 +58,10 @@ async function announce(params) {
     task: params.task ?? null,
   });
   const attempt = run.attempts.shift();
+  if (attempt && attempt.outcome === "crashed") {
+    // The delivery process died during this attempt: its answer never comes back.
+    return new Promise(() => {});
+  }
   if (!attempt) {
     // OpenClaw tried more often than the simulator did: the attempt is answered as a spent
     // transient one (its own outcome shows in the row).
@@ -145,6 +149,13 @@ function endEvent(run, step) {
   return { stream: "lifecycle", runId: run.id, sessionKey: run.childSessionKey, data: { phase, ...data } };
 }
 
+function deliverEnd(run, step) {
+  if (!listener) throw new Error("the registry registered no lifecycle listener");
+  run.reply = typeof step.reply === "string" ? step.reply : undefined;
+  registry.runGone(run.id);
+  listener(endEvent(run, step));
+}
+
 // One simulator run, replayed: {runs: {runId: {...}}, steps: [{t, kind, run, ...}]}.
 // Answers the row's state at each `check` step, in order.
 export async function replay(fn, request) {
@@ -196,11 +207,22 @@ export async function replay(fn, request) {
       // The child's agent run is live in this process until it ends (OpenClaw's sweeper
       // finishes a run with no live context as orphaned after a minute).
       registry.liveRun(run.id, { sessionKey: run.childSessionKey });
+    } else if (step.kind === "crash") {
+      // The delivery process dies: its timers and in-flight calls die with it, and its
+      // in-memory registry is dropped unpersisted (what it had saved stays in SQLite).
+      clock.dropTimers();
+      registry.api.resetSubagentRegistryForTests({ persist: false });
+      listener = null;
+    } else if (step.kind === "restart") {
+      // A new process on the same state folder: OpenClaw restores the rows from SQLite and
+      // resumes each one (initSubagentRegistry, then activateSubagentRegistry).
+      registry.api.testing.setDepsForTest(deps());
+      registry.init();
+      // Restored rows are resumed only once a gateway context is bound (bindGatewayOwners):
+      // a present, empty one (no recovery runtime: agent.wait goes to callGateway).
+      registry.activate(() => ({ resolveGatewayContext: () => ({}) }));
     } else if (step.kind === "end") {
-      if (!listener) throw new Error("the registry registered no lifecycle listener");
-      run.reply = typeof step.reply === "string" ? step.reply : undefined;
-      registry.runGone(run.id);
-      listener(endEvent(run, step));
+      deliverEnd(run, step);
     } else if (step.kind === "check") {
       await clock.settle();
       checks.push(snapshot(step.run));

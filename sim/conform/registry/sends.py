@@ -48,12 +48,24 @@ class Attempts:
         self.error: str | None = None
         self.permanent = False
         self.result: str | None = None  # the child's result, once it ended (child_end)
+        # Deliveries a restarted process settled without an attempt of its own (the requester's
+        # checkpoint already held the completion): OpenClaw's registry calls its announce flow
+        # again for such a row, and the flow finds the completion delivered.
+        self.reconciled = 0
+        self.crash_seen = False  # the delivery process crashed since this run's last attempt
 
     def read(self, record: Record) -> None:
         data = record.data
         if record.kind == "delivery.attempt":
             if data.get("attempt") != self.number or self.started_at is None:
-                self.number = int(data.get("attempt", self.number + 1))
+                number = int(data.get("attempt", self.number + 1))
+                if self.crash_seen:
+                    # Attempts a crashed process counted (claimed) but never got to record:
+                    # each was an announce call that died with the process.
+                    for _ in range(self.number + 1, number):
+                        self._crashed_call()
+                    self.crash_seen = False
+                self.number = number
                 self.started_at = record.t_ms
                 self.permanent = False
         elif record.kind == "delivery.send_failed":
@@ -63,9 +75,24 @@ class Attempts:
         elif record.kind in ENDS:
             self._end(record)
 
+    def crashed(self) -> None:
+        """The delivery process died during the attempt under way (if any): it never answers."""
+        self.crash_seen = True
+        if self.started_at is not None:
+            self._crashed_call()
+            self.started_at = None
+
+    def _crashed_call(self) -> None:
+        self.replay.runs[self.run_id].attempts.append({
+            "outcome": "crashed", "error": None, "durationMs": 0})
+
     def _end(self, record: Record) -> None:
         data = record.data
-        fields: dict[str, Any] = {"handed": self.number, "handedResult": self.result}
+        if record.kind == "delivery.delivered" and self.started_at is None:
+            self.reconciled += 1
+            self.started_at = record.t_ms
+        fields: dict[str, Any] = {"handed": self.number + self.reconciled,
+                                  "handedResult": self.result}
         if record.kind == "delivery.delivered":
             outcome = "delivered"
             fields["status"] = "delivered"

@@ -6,35 +6,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from actors.child.frozen import cap_frozen_result
-from sim.conform.registry import child_end, scope, spawn
+from sim.conform.registry import child_end, restart, scope, spawn
 from sim.conform.registry.model import Replay
 from sim.conform.registry.sends import Attempts
 from sim.trace import Record
 
 
-def restarts(records: Sequence[Record]) -> list[int]:
-    """When the delivery process restarted (its first start, at the world's start, is not one)."""
-    starts = [record.t_ms for record in records if record.kind == "delivery.start"]
-    return starts[1:]
-
-
 def translate(records: Sequence[Record]) -> Replay:
     replay = Replay()
     by_run = scope.run_records(records)
-    again = restarts(records)
     private = scope.private_children(records)
     admitted: dict[str, Attempts] = {}
     messages: dict[str, list[Record]] = {}
     for candidate, mine in by_run.items():
         if mine[0].kind != "spawn":
             continue  # not a child's run (a requester's turn or wake carries its own run id)
-        why = scope.reason(mine, again, private)
+        why = scope.reason(mine, private)
         if why is None:
             admitted[candidate] = Attempts(candidate, replay)
         else:
             replay.skipped[candidate] = why
     last_end: str | None = None  # an admitted run whose end is the latest record
+    process = restart.Process(replay, admitted.values(), records)
     for record in records:
+        if process.read(record):
+            last_end = None
+            continue
         if record.kind == "fault" and "run_id" not in record.data:
             if last_end is not None:
                 child_end.delivered_late(record, replay)
@@ -48,7 +45,9 @@ def translate(records: Sequence[Record]) -> Replay:
         elif record.kind == "child.message":
             messages.setdefault(run_id, []).append(record)
         elif record.kind == "child.end":
+            mark = len(replay.steps)
             child_end.translate(record, replay, messages.get(run_id, []))
+            process.ended(run_id, mark)
             result = record.data.get("result")
             admitted[run_id].result = (cap_frozen_result(result) if isinstance(result, str)
                                        else None)
