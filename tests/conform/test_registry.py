@@ -82,6 +82,20 @@ def test_a_restarted_delivery_process_restores_the_row_and_announces_again(
     assert snapshots[-1]["status"] == "delivered" and len(snapshots[-1]["handed"]) == 2
 
 
+def test_an_announce_skip_is_one_announce_call_that_leaves_the_row_delivered(
+        driver: Driver) -> None:
+    replay, snapshots = _snapshots(driver, "announce-skip.toml")
+    assert not replay.skipped  # the skip, and the delivery process's crash before its cleanup
+    skip = [s for e, s in zip(replay.expects, snapshots, strict=True)
+            if e.kind == "delivery.announce_skip"]
+    assert skip and skip[0]["status"] == "delivered" and len(skip[0]["handed"]) == 1
+    # Only the trimmed frozen text differs (the seed keeps the child's answer as written).
+    outcome = replay_world(driver, run(load(SCENARIOS / "announce-skip.toml")).trace.records,
+                           differences.load(), "announce-skip", "-")
+    assert not outcome.undocumented and set(outcome.documented.values()) <= {
+        "registry-frozen-trimmed"}
+
+
 def test_a_broken_model_is_an_undocumented_divergence(driver: Driver) -> None:
     # The built-in mutant doubles the backoff without its 300 s cap: OpenClaw's row says when
     # the next attempt really is, and no row of the table explains the difference.

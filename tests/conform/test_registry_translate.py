@@ -83,6 +83,20 @@ def test_an_end_the_process_died_on_reaches_the_restarted_one() -> None:
     assert [a["outcome"] for a in replay.runs["run-1"].attempts] == ["crashed"]
 
 
+def test_a_lost_answer_reaches_the_registry_as_no_reply_and_its_recovery_is_read() -> None:
+    lost = rec(0, 0, "world.spawn", child="c1", answer_lost=True)
+    said = rec(2, 10_000, "child.message", run_id="run-1",
+               blocks=[{"type": "text", "text": "the answer"}])
+    end = rec(3, 10_000, "child.end", run_id="run-1", status="ok", error=None, result=None)
+    found = rec(4, 10_000, "recovery.attempt", run_id="run-1", attempt=1, found=True)
+    replay = translate([lost, SPAWN, said, end, found])
+    assert not replay.skipped
+    assert next(s for s in replay.steps if s["kind"] == "end")["reply"] is None
+    # Without the world's answer_lost, the end carries the child's last text as before.
+    replay = translate([SPAWN, said, end])
+    assert next(s for s in replay.steps if s["kind"] == "end")["reply"] == "the answer"
+
+
 def test_a_delayed_end_message_reaches_the_registry_late_with_the_child_s_end_time() -> None:
     delay = rec(3, 10_000, "fault", kind="delay", dst="delivery", message="ChildEnded",
                 delay_ms=42_000)
@@ -102,6 +116,10 @@ def _context(kind: str, field: str, status: str = "ok", result: str | None = "do
 
 def test_each_registry_explainer_accepts_only_what_it_says_openclaw_does() -> None:
     table = differences.load()
+    # A lost answer fails OpenClaw's required ok run; the model's stays ok (DEL-2).
+    lost = {**_context("child.end", "outcome"), "answer_lost": True}
+    assert explain.explain(table, lost, "ok", "error") == "registry-lost-answer-error"
+    assert explain.explain(table, _context("child.end", "outcome"), "ok", "error") is None
     # The 15 s grace holds error and timeout ends, never an ok one.
     assert explain.explain(table, _context("child.end", "ended", "error"), True, False)
     assert explain.explain(table, _context("child.end", "ended", "ok"), True, False) is None

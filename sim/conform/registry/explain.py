@@ -135,6 +135,15 @@ def duplicate_end_resent(context: Mapping[str, Any], model: Any, real: Any) -> b
                 and isinstance(real, int) and isinstance(model, int) and real > model)
 
 
+def lost_answer_error(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    # The capture missed the answer (the world's answer_lost): the end carried no terminal
+    # reply, and OpenClaw fails a required ok run that has none.
+    divergence = context["divergence"]
+    return bool(context.get("answer_lost") and divergence.kind == "child.end"
+                and divergence.field == "outcome" and model == "ok" and real == "error"
+                and _end_status(context) == "ok")
+
+
 def explain(table: Sequence[Difference], context: Mapping[str, Any], model: Any,
             real: Any) -> str | None:
     """The id of the ``registry`` row that explains this divergence, or None."""
@@ -154,4 +163,5 @@ EXPLAINERS: dict[str, Callable[[Any, Any, Any], bool]] = {
     "registry-silent-reply-token": silent_reply_token,
     "registry-partial-send-retried": partial_send_retried,
     "registry-duplicate-end-resent": duplicate_end_resent,
+    "registry-lost-answer-error": lost_answer_error,
 }

@@ -25,9 +25,14 @@ DRIVEN = frozenset({
     "gateway.chunk", "gateway.chunk_failed",
     # Reads that change no row (the seed: a status check does not consume a result).
     "requester.status_check", "requester.archive",
+    # An announce skip (ANNOUNCE_SKIP: the flow sends nothing and the row is delivered) and a
+    # not-required run's skip are row states the check compares.
+    "delivery.announce_skip", "delivery.skip",
+    # Lost-answer recovery after a silent reply (DEL-2) keeps its own table and changes no
+    # registry row; OpenClaw's counterpart lives in the announce flow the check replaces.
+    "recovery.attempt", "recovery.end", "requester.recovered",
 })
 
-SKIP = "announce skip (NO_REPLY): the child's reply disposition is not driven"
 # Why a run with such a record is not replayed (the first one met is reported).
 NOT_DRIVEN: Mapping[str, str] = {
     "delivery.batch_owned": "yield batch: the requester's settle wake is not driven",
@@ -39,11 +44,6 @@ NOT_DRIVEN: Mapping[str, str] = {
     "child.correction": "correction: not driven",
     "child.abort": "kill/abort: the kill path (claimSubagentRunKill) is not driven",
     "child.inherited": "nested child: the descendant registry is not driven",
-    "recovery.attempt": "delivery-process restart recovery: a second process is not driven",
-    "recovery.end": "delivery-process restart recovery: a second process is not driven",
-    "requester.recovered": "delivery-process restart recovery: a second process is not driven",
-    "delivery.skip": SKIP,
-    "delivery.announce_skip": SKIP,
     "private.retained": "private child: private completion is not driven",
 }
 OTHER = "record kind {kind}: not driven"
@@ -64,6 +64,12 @@ def private_children(records: Iterable[Record]) -> frozenset[str]:
     """Children spawned with ``completionTarget: parent`` (the world's spawn requests)."""
     return frozenset(str(r.data.get("child")) for r in records
                      if r.kind == "world.spawn" and r.data.get("completion_target") == "parent")
+
+
+def lost_answers(records: Iterable[Record]) -> frozenset[str]:
+    """Children whose captured answer the world made lost (``answer_lost``, DEL-2)."""
+    return frozenset(str(r.data.get("child")) for r in records
+                     if r.kind == "world.spawn" and r.data.get("answer_lost"))
 
 
 def spawn_reason(spawn: Mapping[str, Any], private: frozenset[str]) -> str | None:

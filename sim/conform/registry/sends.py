@@ -19,7 +19,8 @@ from actors.records.retry import JITTER_STEPS, backoff_ms
 from sim.conform.registry.model import Expect, Replay
 from sim.trace import Record
 
-ENDS = frozenset({"delivery.retry", "delivery.delivered", "delivery.give_up"})
+ENDS = frozenset({"delivery.retry", "delivery.delivered", "delivery.give_up",
+                  "delivery.announce_skip"})
 
 
 def jitter_for(attempt: int, delay_ms: int) -> float:
@@ -74,6 +75,10 @@ class Attempts:
             self.permanent = data.get("class") == "permanent"
         elif record.kind in ENDS:
             self._end(record)
+        elif record.kind == "delivery.skip":
+            # Not required (or not any more): no announce; the row says so.
+            self.replay.check(Expect(self.run_id, record.seq, record.t_ms, record.kind, {
+                "status": plain(data.get("reason")), "handed": self.number + self.reconciled}))
 
     def crashed(self) -> None:
         """The delivery process died during the attempt under way (if any): it never answers."""
@@ -88,12 +93,13 @@ class Attempts:
 
     def _end(self, record: Record) -> None:
         data = record.data
-        if record.kind == "delivery.delivered" and self.started_at is None:
+        if record.kind in ("delivery.delivered", "delivery.announce_skip") \
+                and self.started_at is None:
             self.reconciled += 1
             self.started_at = record.t_ms
         fields: dict[str, Any] = {"handed": self.number + self.reconciled,
                                   "handedResult": self.result}
-        if record.kind == "delivery.delivered":
+        if record.kind in ("delivery.delivered", "delivery.announce_skip"):
             outcome = "delivered"
             fields["status"] = "delivered"
         elif record.kind == "delivery.retry":

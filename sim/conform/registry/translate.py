@@ -16,6 +16,9 @@ def translate(records: Sequence[Record]) -> Replay:
     replay = Replay()
     by_run = scope.run_records(records)
     private = scope.private_children(records)
+    lost = scope.lost_answers(records)
+    child_of = {str(r.data["run_id"]): str(r.data.get("child")) for r in records
+                if r.kind == "spawn"}
     admitted: dict[str, Attempts] = {}
     messages: dict[str, list[Record]] = {}
     for candidate, mine in by_run.items():
@@ -46,7 +49,8 @@ def translate(records: Sequence[Record]) -> Replay:
             messages.setdefault(run_id, []).append(record)
         elif record.kind == "child.end":
             mark = len(replay.steps)
-            child_end.translate(record, replay, messages.get(run_id, []))
+            child_end.translate(record, replay, messages.get(run_id, []),
+                                lost=child_of.get(run_id) in lost)
             process.ended(run_id, mark)
             result = record.data.get("result")
             admitted[run_id].result = (cap_frozen_result(result) if isinstance(result, str)
