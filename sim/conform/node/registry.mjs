@@ -99,6 +99,8 @@ async function load(fn) {
     liveRun: await fn("registerAgentRunContext"),
     runGone: await fn("clearAgentRunContext"),
     terminalReply: await fn("buildAgentRunTerminalReplySnapshot"),
+    redrive: await fn("retrySubagentCompletionDelivery"),
+    findTask: await fn("findTaskByRunId"),
   };
   registry.api = globalThis[TEST_HANDLE];
   if (!registry.api) throw new Error("openclaw: the subagent registry's test handle is absent (VITEST)");
@@ -110,7 +112,12 @@ function snapshot(runId) {
   const run = script.runs[runId];
   const entry = registry.get(run.id);
   const handed = run.handed.map((h) => ({ ...h }));
-  if (!entry) return { row: false, handed, extra: run.extra, aborted: run.aborted };
+  // An operator's latest redrive: accepted, or refused with OpenClaw's reason.
+  const redriven = run.redrive ? run.redrive.ok === true : null;
+  const redriveRefusal = run.redrive?.reason ?? null;
+  if (!entry) {
+    return { row: false, handed, extra: run.extra, aborted: run.aborted, redriven, redriveRefusal };
+  }
   const delivery = entry.delivery || {};
   return {
     row: true,
@@ -124,6 +131,8 @@ function snapshot(runId) {
     handed,
     extra: run.extra,
     aborted: run.aborted,
+    redriven,
+    redriveRefusal,
   };
 }
 
@@ -221,6 +230,10 @@ export async function replay(fn, request) {
       // Restored rows are resumed only once a gateway context is bound (bindGatewayOwners):
       // a present, empty one (no recovery runtime: agent.wait goes to callGateway).
       registry.activate(() => ({ resolveGatewayContext: () => ({}) }));
+    } else if (step.kind === "redrive") {
+      // An operator's redrive: OpenClaw's operator retry on the run's task.
+      const task = registry.findTask(run.id);
+      run.redrive = task ? await registry.redrive(task.taskId) : { ok: false, reason: "the run has no task" };
     } else if (step.kind === "end") {
       deliverEnd(run, step);
     } else if (step.kind === "check") {

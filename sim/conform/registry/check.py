@@ -53,6 +53,8 @@ def replay_world(driver: Driver, records: Sequence[Record], table: Sequence[Diff
                                                      if r.data.get("run_id") == run_id],
                    "spawn": spawn_of.get(run_id),
                    "duplicated_end": run_id in replay.duplicated_ends,
+                   "crashed_calls": sum(1 for a in replay.runs[run_id].attempts
+                                        if a["outcome"] == "crashed"),
                    "answer_lost": run_id in spawn_of
                    and str(spawn_of[run_id].data.get("child")) in lost}
         reason = explain(table, context, divergence.model, divergence.openclaw)

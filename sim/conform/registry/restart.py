@@ -31,9 +31,24 @@ class Process:
         self.held: list[dict[str, Any]] = []  # steps of children's ends while it was down
         self.unhandled = unhandled_ends(records, {attempts.run_id for attempts in self.runs})
         self.taken: list[dict[str, Any]] = []  # steps of such an end, until the crash
+        self.restarted_at: tuple[int, int] | None = None  # the last restart: time, step index
+        self.acted = False  # the delivery process recorded something since that restart
 
     def read(self, record: Record) -> bool:
         """True when ``record`` was the process's crash or (re)start."""
+        if record.kind.startswith("delivery.") and record.kind != "delivery.start":
+            self.acted = True
+            return False
+        if record.kind == "crash" and self.restarted_at is not None \
+                and not self.acted and self.restarted_at[0] == record.t_ms:
+            # The new process died in the instant it started, before it did anything: OpenClaw's
+            # would have resumed its rows at once, so that start is not replayed at all.
+            index = self.restarted_at[1]
+            self.held = self.replay.steps[index + 1:]
+            del self.replay.steps[index:]
+            self.restarted_at = None
+            self.down = True
+            return True
         if record.kind == "crash":
             for attempts in self.runs:
                 attempts.crashed()
@@ -49,6 +64,8 @@ class Process:
             return False
         self.starts += 1
         if self.starts > 1:
+            self.restarted_at = (record.t_ms, len(self.replay.steps))
+            self.acted = False
             self.replay.steps.append({"t": record.t_ms, "kind": "restart"})
             for step in self.held:
                 self.replay.steps.append({**step, "t": record.t_ms})
@@ -57,13 +74,39 @@ class Process:
         return True
 
     def ended(self, run_id: str, mark: int) -> None:
-        """A child's end was translated into ``replay.steps[mark:]``: held while the process
-        is down, or until the crash that cut its handling short."""
-        if self.down:
-            self.held.extend(self.replay.steps[mark:])
-            del self.replay.steps[mark:]
-        elif run_id in self.unhandled:
+        """A child's end was translated into ``replay.steps[mark:]``: held until the crash
+        that cut its handling short (an end while the process is down waits in :meth:`finish`)."""
+        if not self.down and run_id in self.unhandled:
             self.taken.extend(self.replay.steps[mark:])
+
+    def finish(self) -> None:
+        """Ends that reach the registry while the process is down (at their own time, or late
+        through a delayed message) reach the next process when it starts: each end, with the
+        check after it, moves to just after that restart."""
+        steps = sorted(self.replay.steps, key=lambda step: step["t"])
+        out: list[dict[str, Any]] = []
+        waiting: list[dict[str, Any]] = []
+        down = False
+        for step in steps:
+            if step["kind"] == "crash":
+                down = True
+            elif step["kind"] == "restart":
+                down = False
+                out.append(step)
+                out.extend({**late, "t": step["t"]} for late in waiting)
+                waiting = []
+                continue
+            elif down and (step["kind"] == "end" or self._after_end(step, waiting)):
+                waiting.append(step)
+                continue
+            out.append(step)
+        self.replay.steps = out + waiting  # a world that ends with the process down
+
+    def _after_end(self, step: dict[str, Any], waiting: list[dict[str, Any]]) -> bool:
+        """``step`` is the check after an end that waits (the same run, the same time)."""
+        return step["kind"] == "check" and any(
+            late["kind"] == "end" and late["run"] == step["run"] and late["t"] == step["t"]
+            and self.replay.expects[step["expect"]].kind == "child.end" for late in waiting)
 
 
 def unhandled_ends(records: Sequence[Record], runs: set[str]) -> frozenset[str]:

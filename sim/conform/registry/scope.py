@@ -31,15 +31,18 @@ DRIVEN = frozenset({
     # Lost-answer recovery after a silent reply (DEL-2) keeps its own table and changes no
     # registry row; OpenClaw's counterpart lives in the announce flow the check replaces.
     "recovery.attempt", "recovery.end", "requester.recovered",
+    # An operator's redrive: the harness's request, and the delivery's answer (taken or
+    # refused), replayed as OpenClaw's operator retry.
+    "delivery.redrive",
 })
+REDRIVE = "redrive"
 
 # Why a run with such a record is not replayed (the first one met is reported).
 NOT_DRIVEN: Mapping[str, str] = {
     "delivery.batch_owned": "yield batch: the requester's settle wake is not driven",
     "delivery.defer": "requester turn pending: the busy requester is not driven",
-    "delivery.redrive": "operator redrive: not driven",
-    "world.operator": "operator action: not driven",
-    "delivery.operator_refused": "operator action: not driven",
+    "world.operator": "operator dismissal: not driven",
+    "delivery.operator_refused": "operator dismissal: not driven",
     "delivery.reopen": "correction after delivery (reopened generation): not driven",
     "child.correction": "correction: not driven",
     "child.abort": "kill/abort: the kill path (claimSubagentRunKill) is not driven",
@@ -94,6 +97,9 @@ def reason(records: list[Record], private: frozenset[str] = frozenset()) -> str 
             # batch's wake reaching it (YLD-2 releases a suspended member) is still not driven.
             return NOT_DRIVEN["delivery.batch_owned"]
         if record.kind in DRIVEN:
+            continue
+        if record.kind in ("world.operator", "delivery.operator_refused") \
+                and record.data.get("action") == REDRIVE:
             continue
         return NOT_DRIVEN.get(record.kind, OTHER.format(kind=record.kind))
     return None

@@ -54,8 +54,11 @@ class Attempts:
         # again for such a row, and the flow finds the completion delivered.
         self.reconciled = 0
         self.crash_seen = False  # the delivery process crashed since this run's last attempt
+        self.redriven = False  # an operator's redrive was taken: compared no further
 
     def read(self, record: Record) -> None:
+        if self.redriven:
+            return
         data = record.data
         if record.kind == "delivery.attempt":
             if data.get("attempt") != self.number or self.started_at is None:
@@ -75,10 +78,30 @@ class Attempts:
             self.permanent = data.get("class") == "permanent"
         elif record.kind in ENDS:
             self._end(record)
+        elif record.kind in ("delivery.redrive", "delivery.operator_refused"):
+            self._redrive(record)
         elif record.kind == "delivery.skip":
             # Not required (or not any more): no announce; the row says so.
             self.replay.check(Expect(self.run_id, record.seq, record.t_ms, record.kind, {
-                "status": plain(data.get("reason")), "handed": self.number + self.reconciled}))
+                "status": plain(data.get("reason")), "handed": self.calls()}))
+
+    def calls(self) -> int:
+        """How often OpenClaw's registry has called the announce flow for this run so far."""
+        return self.number + self.reconciled
+
+    def _redrive(self, record: Record) -> None:
+        """An operator's redrive (``handoff``'s answer: ``delivery.redrive`` took it,
+        ``delivery.operator_refused`` refused it): OpenClaw's operator retry of the run's task.
+        An accepted one starts the next delivery generation, its attempts counted from 1."""
+        accepted = record.kind == "delivery.redrive"
+        self.replay.steps.append({"t": record.t_ms, "kind": "redrive", "run": self.run_id})
+        self.replay.check(Expect(self.run_id, record.seq, record.t_ms, record.kind,
+                                 {"redriven": accepted}))
+        if accepted:
+            # What follows is not compared: OpenClaw's redriven row (pending, its next
+            # generation) gets no announce call in this harness, even across a restart
+            # (docs/fidelity.md), so the new generation's attempts have nothing to meet.
+            self.redriven = True
 
     def crashed(self) -> None:
         """The delivery process died during the attempt under way (if any): it never answers."""
@@ -97,7 +120,7 @@ class Attempts:
                 and self.started_at is None:
             self.reconciled += 1
             self.started_at = record.t_ms
-        fields: dict[str, Any] = {"handed": self.number + self.reconciled,
+        fields: dict[str, Any] = {"handed": self.calls(),
                                   "handedResult": self.result}
         if record.kind in ("delivery.delivered", "delivery.announce_skip"):
             outcome = "delivered"

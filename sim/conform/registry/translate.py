@@ -58,5 +58,6 @@ def translate(records: Sequence[Record]) -> Replay:
             last_end = run_id
         else:
             admitted[run_id].read(record)
+    process.finish()
     replay.in_time_order()
     return replay
