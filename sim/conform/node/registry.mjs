@@ -58,8 +58,9 @@ async function announce(params) {
     task: params.task ?? null,
   });
   const attempt = run.attempts.shift();
-  if (attempt && attempt.outcome === "crashed") {
-    // The delivery process died during this attempt: its answer never comes back.
+  if (attempt && (attempt.outcome === "crashed" || attempt.outcome === "hung")) {
+    // The delivery process died during this attempt (or the simulator's run states no answer
+    // for it before a correction reopened the run): its answer never comes back.
     return new Promise(() => {});
   }
   if (!attempt) {

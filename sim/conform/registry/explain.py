@@ -163,6 +163,16 @@ def crashed_attempt_uncounted(context: Mapping[str, Any], model: Any, real: Any)
                 and isinstance(real, int) and 0 < model - real <= crashed)
 
 
+def correction_not_reannounced(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    # A correction after the first announce (the model's delivery.reopen): OpenClaw keeps the
+    # corrected result in the row but never calls the announce flow for it.
+    divergence = context["divergence"]
+    reopened = any(r.kind == "delivery.reopen" and r.seq < divergence.seq
+                   for r in context["run"])
+    return bool(reopened and divergence.field == "handed" and isinstance(model, int)
+                and isinstance(real, int) and real < model)
+
+
 def explain(table: Sequence[Difference], context: Mapping[str, Any], model: Any,
             real: Any) -> str | None:
     """The id of the ``registry`` row that explains this divergence, or None."""
@@ -185,4 +195,5 @@ EXPLAINERS: dict[str, Callable[[Any, Any, Any], bool]] = {
     "registry-lost-answer-error": lost_answer_error,
     "registry-redrive-only-suspended": redrive_only_suspended,
     "registry-crashed-attempt-uncounted": crashed_attempt_uncounted,
+    "registry-correction-not-reannounced": correction_not_reannounced,
 }

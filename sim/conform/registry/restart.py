@@ -19,6 +19,12 @@ from sim.conform.registry.sends import Attempts
 from sim.trace import Record
 
 
+# Crash points inside an attempt the model had claimed (and counted): the process that died
+# there was making an announce call.
+IN_ATTEMPT = frozenset({"before-claim-reserved", "before-claim-attempted", "before-send",
+                        "before-record-delivered", "before-save-evidence", "before-clear-claim"})
+
+
 class Process:
     """The delivery process's crashes and restarts, read record by record in trace order."""
 
@@ -39,10 +45,12 @@ class Process:
         if record.kind.startswith("delivery.") and record.kind != "delivery.start":
             self.acted = True
             return False
-        if record.kind == "crash" and self.restarted_at is not None \
-                and not self.acted and self.restarted_at[0] == record.t_ms:
-            # The new process died in the instant it started, before it did anything: OpenClaw's
-            # would have resumed its rows at once, so that start is not replayed at all.
+        point = str(getattr(record.data.get("point"), "value", record.data.get("point")))
+        if record.kind == "crash" and self.restarted_at is not None and not self.acted \
+                and self.restarted_at[0] == record.t_ms and point not in IN_ATTEMPT:
+            # The new process died in the instant it started, before it did anything (not inside
+            # an attempt it claimed): OpenClaw's would have resumed its rows at once, so that
+            # start is not replayed at all.
             index = self.restarted_at[1]
             self.held = self.replay.steps[index + 1:]
             del self.replay.steps[index:]
@@ -106,7 +114,8 @@ class Process:
         """``step`` is the check after an end that waits (the same run, the same time)."""
         return step["kind"] == "check" and any(
             late["kind"] == "end" and late["run"] == step["run"] and late["t"] == step["t"]
-            and self.replay.expects[step["expect"]].kind == "child.end" for late in waiting)
+            and self.replay.expects[step["expect"]].kind in ("child.end", "child.correction")
+            for late in waiting)
 
 
 def unhandled_ends(records: Sequence[Record], runs: set[str]) -> frozenset[str]:

@@ -34,6 +34,11 @@ DRIVEN = frozenset({
     # An operator's redrive: the harness's request, and the delivery's answer (taken or
     # refused), replayed as OpenClaw's operator retry.
     "delivery.redrive",
+    # A correction (a newer receipt of the run) and the generation it reopens.
+    "child.correction", "delivery.reopen",
+    # The requester's side of a duplicate, and a stale acknowledgement the delivery drops:
+    # neither changes a registry row.
+    "requester.duplicate", "delivery.stale",
 })
 REDRIVE = "redrive"
 
@@ -43,8 +48,6 @@ NOT_DRIVEN: Mapping[str, str] = {
     "delivery.defer": "requester turn pending: the busy requester is not driven",
     "world.operator": "operator dismissal: not driven",
     "delivery.operator_refused": "operator dismissal: not driven",
-    "delivery.reopen": "correction after delivery (reopened generation): not driven",
-    "child.correction": "correction: not driven",
     "child.abort": "kill/abort: the kill path (claimSubagentRunKill) is not driven",
     "child.inherited": "nested child: the descendant registry is not driven",
     "private.retained": "private child: private completion is not driven",

@@ -55,6 +55,7 @@ class Attempts:
         self.reconciled = 0
         self.crash_seen = False  # the delivery process crashed since this run's last attempt
         self.redriven = False  # an operator's redrive was taken: compared no further
+        self.earlier = 0  # announce calls of the run's earlier delivery generations
 
     def read(self, record: Record) -> None:
         if self.redriven:
@@ -78,6 +79,17 @@ class Attempts:
             self.permanent = data.get("class") == "permanent"
         elif record.kind in ENDS:
             self._end(record)
+        elif record.kind == "delivery.reopen":
+            # A correction opened the run's next delivery generation: attempts count from 1.
+            # An attempt of the older generation still waiting for its answer never gets one
+            # the trace states before the reopen (its late acknowledgement is stale).
+            if self.started_at is not None:
+                self.replay.runs[self.run_id].attempts.append({
+                    "outcome": "hung", "error": None, "durationMs": 0})
+            self.earlier = self.calls()
+            self.number = 0
+            self.reconciled = 0
+            self.started_at = None
         elif record.kind in ("delivery.redrive", "delivery.operator_refused"):
             self._redrive(record)
         elif record.kind == "delivery.skip":
@@ -87,7 +99,7 @@ class Attempts:
 
     def calls(self) -> int:
         """How often OpenClaw's registry has called the announce flow for this run so far."""
-        return self.number + self.reconciled
+        return self.earlier + self.number + self.reconciled
 
     def _redrive(self, record: Record) -> None:
         """An operator's redrive (``handoff``'s answer: ``delivery.redrive`` took it,

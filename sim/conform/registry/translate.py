@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
+
 from actors.child.frozen import cap_frozen_result
-from sim.conform.registry import child_end, restart, scope, spawn
+from sim.conform.registry import child_end, correction, restart, scope, spawn
 from sim.conform.registry.model import Replay
 from sim.conform.registry.sends import Attempts
 from sim.trace import Record
@@ -21,6 +23,7 @@ def translate(records: Sequence[Record]) -> Replay:
                 if r.kind == "spawn"}
     admitted: dict[str, Attempts] = {}
     messages: dict[str, list[Record]] = {}
+    ends: dict[str, str] = {}  # each run's end status
     for candidate, mine in by_run.items():
         if mine[0].kind != "spawn":
             continue  # not a child's run (a requester's turn or wake carries its own run id)
@@ -47,7 +50,11 @@ def translate(records: Sequence[Record]) -> Replay:
             spawn.translate(record, replay)
         elif record.kind == "child.message":
             messages.setdefault(run_id, []).append(record)
+        elif record.kind == "child.correction":
+            at = correction.reopened_at(by_run[run_id], record)
+            correction.translate(attrs.evolve(record, t_ms=at), replay, ends.get(run_id, "ok"))
         elif record.kind == "child.end":
+            ends[run_id] = str(record.data.get("status"))
             mark = len(replay.steps)
             child_end.translate(record, replay, messages.get(run_id, []),
                                 lost=child_of.get(run_id) in lost)
