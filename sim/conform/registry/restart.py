@@ -18,7 +18,6 @@ from sim.conform.registry.model import Replay
 from sim.conform.registry.sends import Attempts
 from sim.trace import Record
 
-
 # Crash points inside an attempt the model had claimed (and counted): the process that died
 # there was making an announce call.
 IN_ATTEMPT = frozenset({"before-claim-reserved", "before-claim-attempted", "before-send",
