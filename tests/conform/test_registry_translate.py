@@ -57,8 +57,11 @@ def test_a_crash_and_restart_become_steps_and_the_attempt_in_flight_never_answer
     assert not replay.skipped
     assert [s["kind"] for s in replay.steps if s["kind"] in ("crash", "restart")] == [
         "crash", "restart"]  # the world's first start is no restart
-    assert [a["outcome"] for a in replay.runs["run-1"].attempts] == ["crashed", "delivered"]
-    assert replay.expects[-1].fields["handed"] == 2
+    attempts = replay.runs["run-1"].attempts
+    assert [(a["outcome"], a["incarnation"]) for a in attempts] == [("crashed", 1),
+                                                                    ("delivered", 2)]
+    # After a crash the call count is not compared (where the crash fell is not pinned down).
+    assert "handed" not in replay.expects[-1].fields
 
 
 def test_a_delivery_the_restarted_process_reconciled_is_one_more_announce_call() -> None:
@@ -67,7 +70,7 @@ def test_a_delivery_the_restarted_process_reconciled_is_one_more_announce_call()
     delivered = rec(6, 15_000, "delivery.delivered", run_id="run-1", key="k", duplicate=True)
     replay = translate([RESTART, SPAWN, END, _attempt(3, 10_000, 1), crash, again, delivered])
     assert [a["outcome"] for a in replay.runs["run-1"].attempts] == ["crashed", "delivered"]
-    assert replay.expects[-1].fields["handed"] == 2
+    assert replay.expects[-1].fields["status"] == "delivered"
 
 
 def test_an_end_the_process_died_on_reaches_the_restarted_one() -> None:
@@ -76,25 +79,11 @@ def test_an_end_the_process_died_on_reaches_the_restarted_one() -> None:
     replay = translate([RESTART, SPAWN, END, crash, again, _attempt(5, 15_000, 1)])
     kinds = [(s["kind"], s["t"]) for s in replay.steps if s["kind"] != "check"]
     assert kinds == [("spawn", 0), ("crash", 10_000), ("restart", 15_000), ("end", 15_000)]
-    # ... but one it had counted an attempt for was handed to the announce flow, which died.
+    # An end the next attempt's number shows was claimed before the crash is held all the same:
+    # the process that answers it is the one that made the attempt.
     replay = translate([RESTART, SPAWN, END, crash, again, _attempt(5, 15_000, 2)])
     kinds = [(s["kind"], s["t"]) for s in replay.steps if s["kind"] != "check"]
-    assert kinds == [("spawn", 0), ("end", 10_000), ("crash", 10_000), ("restart", 15_000)]
-    assert [a["outcome"] for a in replay.runs["run-1"].attempts] == ["crashed"]
-
-
-def test_a_lost_answer_reaches_the_registry_as_no_reply_and_its_recovery_is_read() -> None:
-    lost = rec(0, 0, "world.spawn", child="c1", answer_lost=True)
-    said = rec(2, 10_000, "child.message", run_id="run-1",
-               blocks=[{"type": "text", "text": "the answer"}])
-    end = rec(3, 10_000, "child.end", run_id="run-1", status="ok", error=None, result=None)
-    found = rec(4, 10_000, "recovery.attempt", run_id="run-1", attempt=1, found=True)
-    replay = translate([lost, SPAWN, said, end, found])
-    assert not replay.skipped
-    assert next(s for s in replay.steps if s["kind"] == "end")["reply"] is None
-    # Without the world's answer_lost, the end carries the child's last text as before.
-    replay = translate([SPAWN, said, end])
-    assert next(s for s in replay.steps if s["kind"] == "end")["reply"] == "the answer"
+    assert kinds == [("spawn", 0), ("crash", 10_000), ("restart", 15_000), ("end", 15_000)]
 
 
 def test_a_delayed_end_message_reaches_the_registry_late_with_the_child_s_end_time() -> None:

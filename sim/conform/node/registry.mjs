@@ -16,6 +16,7 @@ let listener = null;
 let script = null; // the replay being driven: runs by id, their attempts left, what was handed
 let replays = 0;
 let baseStateDir;
+let incarnation = 1; // the delivery process now running (1 + the restarts so far)
 
 function deps() {
   return {
@@ -57,7 +58,19 @@ async function announce(params) {
     outcome: params.outcome?.status ?? null,
     task: params.task ?? null,
   });
+  // Each answer belongs to the delivery process that made the simulator's attempt: answers of
+  // an earlier process that this replay's never asked for are dropped; a call of a process the
+  // simulator's run shows dying before its next attempt gets no answer (it dies with it).
+  while (run.attempts.length && (run.attempts[0].incarnation ?? incarnation) < incarnation) {
+    run.attempts.shift();
+  }
+  if (run.attempts.length && (run.attempts[0].incarnation ?? incarnation) > incarnation) {
+    return new Promise(() => {});
+  }
   const attempt = run.attempts.shift();
+  // A retryable answer's backoff is computed as the registry takes this answer: its jitter is
+  // this run's next one.
+  clock.useRandoms(run.random);
   if (attempt && (attempt.outcome === "crashed" || attempt.outcome === "hung")) {
     // The delivery process died during this attempt (or the simulator's run states no answer
     // for it before a correction reopened the run): its answer never comes back.
@@ -179,6 +192,7 @@ export async function replay(fn, request) {
   registry.api.resetSubagentRegistryForTests({ persist: false });
   clock.reset(0);
   listener = null;
+  incarnation = 1;
   registry.api.testing.setDepsForTest(deps());
   registry.init();
   registry.activate(() => undefined);
@@ -191,6 +205,7 @@ export async function replay(fn, request) {
       id,
       childSessionKey: run.childSessionKey.replace(/([^:]*)$/, `${prefix}$1`),
       attempts: run.attempts.map((a) => ({ ...a })),
+      random: [...(run.random || [])],
       handed: [],
       extra: 0,
       aborted: 0,
@@ -226,6 +241,7 @@ export async function replay(fn, request) {
     } else if (step.kind === "restart") {
       // A new process on the same state folder: OpenClaw restores the rows from SQLite and
       // resumes each one (initSubagentRegistry, then activateSubagentRegistry).
+      incarnation += 1;
       registry.api.testing.setDepsForTest(deps());
       registry.init();
       // Restored rows are resumed only once a gateway context is bound (bindGatewayOwners):

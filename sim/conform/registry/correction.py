@@ -12,17 +12,21 @@ from sim.conform.registry.model import Expect, Replay
 from sim.trace import Record
 
 
-def translate(record: Record, replay: Replay, status: str) -> None:
-    """``record``: the run's ``child.correction``; ``status``: the run's end status."""
+def translate(record: Record, replay: Replay, status: str, given_up: str | None) -> None:
+    """``record``: the run's ``child.correction``; ``status``: the run's end status;
+    ``given_up``: the delivery status the run gave up with, if it did (a correction after a
+    give-up changes only the retained payload: the row stays given up)."""
     data = record.data
     run_id = str(data["run_id"])
     result = data.get("result")
     replay.steps.append({"t": record.t_ms, "kind": "end", "run": run_id, "status": status,
                          "error": None, "reply": result if isinstance(result, str) else None,
                          "endedAt": int(data.get("ended_at", record.t_ms))})
-    replay.check(Expect(run_id, record.seq, record.t_ms, record.kind, {
-        "row": True, "ended": True,
-        "frozen": cap_frozen_result(result) if isinstance(result, str) else None}))
+    fields = {"row": True, "ended": True,
+              "frozen": cap_frozen_result(result) if isinstance(result, str) else None}
+    if given_up is not None:
+        fields["status"] = given_up
+    replay.check(Expect(run_id, record.seq, record.t_ms, record.kind, fields))
 
 
 def reopened_at(records: list[Record], correction: Record) -> int:

@@ -173,6 +173,14 @@ def correction_not_reannounced(context: Mapping[str, Any], model: Any, real: Any
                 and isinstance(real, int) and real < model)
 
 
+def correction_after_give_up_resent(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    # A correction of a given-up run: OpenClaw's registry makes its delivery pending again and
+    # announces it; the model keeps it given up (only the retained payload changes).
+    divergence = context["divergence"]
+    return bool(divergence.kind == "child.correction" and divergence.field == "status"
+                and model in ("suspended", "failed") and real == "pending")
+
+
 def explain(table: Sequence[Difference], context: Mapping[str, Any], model: Any,
             real: Any) -> str | None:
     """The id of the ``registry`` row that explains this divergence, or None."""
@@ -196,4 +204,5 @@ EXPLAINERS: dict[str, Callable[[Any, Any, Any], bool]] = {
     "registry-redrive-only-suspended": redrive_only_suspended,
     "registry-crashed-attempt-uncounted": crashed_attempt_uncounted,
     "registry-correction-not-reannounced": correction_not_reannounced,
+    "registry-correction-after-give-up-resent": correction_after_give_up_resent,
 }

@@ -2,12 +2,13 @@
 in flight die with it; what it saved stays in SQLite), and a new process on the same state folder
 restores the rows and resumes them, as OpenClaw's gateway does on start
 (``initSubagentRegistry`` then ``activateSubagentRegistry``). An attempt the crash cut short
-never answers; a child's end while the process was down reaches the new one when it starts
-(the model's restarted delivery actor reads it then), so its end and the row check after it
-move to the restart. So does an end the process took but died on before it recorded anything
-of the run's delivery or counted an attempt for it (a crash at the instant the end came):
-OpenClaw's registry starts the announce on the end at once, so the end is given to the
-process that acted on it."""
+never answers, and each answer the trace states belongs to the process that made the attempt
+(the Node end answers a call of a process that the model's run shows dying before its next
+attempt with no answer at all). A child's end while the process was down reaches the new one
+when it starts (the model's restarted delivery actor reads it then), so its end and the row
+check after it move to the restart. So does an end the process died on before it recorded
+anything of the run's delivery (a crash at the instant the end came): OpenClaw's registry
+starts the announce on the end at once, so the end is given to the process that acted on it."""
 
 from __future__ import annotations
 
@@ -17,11 +18,6 @@ from typing import Any
 from sim.conform.registry.model import Replay
 from sim.conform.registry.sends import Attempts
 from sim.trace import Record
-
-# Crash points inside an attempt the model had claimed (and counted): the process that died
-# there was making an announce call.
-IN_ATTEMPT = frozenset({"before-claim-reserved", "before-claim-attempted", "before-send",
-                        "before-record-delivered", "before-save-evidence", "before-clear-claim"})
 
 
 class Process:
@@ -36,26 +32,9 @@ class Process:
         self.held: list[dict[str, Any]] = []  # steps of children's ends while it was down
         self.unhandled = unhandled_ends(records, {attempts.run_id for attempts in self.runs})
         self.taken: list[dict[str, Any]] = []  # steps of such an end, until the crash
-        self.restarted_at: tuple[int, int] | None = None  # the last restart: time, step index
-        self.acted = False  # the delivery process recorded something since that restart
 
     def read(self, record: Record) -> bool:
         """True when ``record`` was the process's crash or (re)start."""
-        if record.kind.startswith("delivery.") and record.kind != "delivery.start":
-            self.acted = True
-            return False
-        point = str(getattr(record.data.get("point"), "value", record.data.get("point")))
-        if record.kind == "crash" and self.restarted_at is not None and not self.acted \
-                and self.restarted_at[0] == record.t_ms and point not in IN_ATTEMPT:
-            # The new process died in the instant it started, before it did anything (not inside
-            # an attempt it claimed): OpenClaw's would have resumed its rows at once, so that
-            # start is not replayed at all.
-            index = self.restarted_at[1]
-            self.held = self.replay.steps[index + 1:]
-            del self.replay.steps[index:]
-            self.restarted_at = None
-            self.down = True
-            return True
         if record.kind == "crash":
             for attempts in self.runs:
                 attempts.crashed()
@@ -71,9 +50,9 @@ class Process:
             return False
         self.starts += 1
         if self.starts > 1:
-            self.restarted_at = (record.t_ms, len(self.replay.steps))
-            self.acted = False
             self.replay.steps.append({"t": record.t_ms, "kind": "restart"})
+            for attempts in self.runs:
+                attempts.incarnation = self.starts
             for step in self.held:
                 self.replay.steps.append({**step, "t": record.t_ms})
             self.held = []
@@ -119,25 +98,20 @@ class Process:
 
 def unhandled_ends(records: Sequence[Record], runs: set[str]) -> frozenset[str]:
     """Runs whose end the delivery process died on: a crash after the end before any record
-    of the run's delivery, and the restarted process's first attempt is the run's first (a
-    crashed process that had counted an attempt acted on the end: that attempt is a call that
-    died with it, see :meth:`Attempts.crashed`)."""
+    of the run's delivery (an attempt it may have claimed died with it; the Node end answers
+    no call of a process with another process's answer)."""
     ended: set[str] = set()  # ended, nothing of its delivery recorded since
-    crashed: set[str] = set()  # ... and the process crashed since
     found: set[str] = set()
     for record in records:
         if record.kind == "crash":
-            crashed |= ended
+            found |= ended
+            ended = set()
             continue
         run_id = record.data.get("run_id")
         if not isinstance(run_id, str) or run_id not in runs:
             continue
         if record.kind == "child.end":
             ended.add(run_id)
-        elif run_id in ended and (record.kind.startswith("delivery.")
-                                  or record.kind == "run.cleanup"):
+        elif record.kind.startswith("delivery.") or record.kind == "run.cleanup":
             ended.discard(run_id)
-            counted = record.kind == "delivery.attempt" and int(record.data.get("attempt", 1)) > 1
-            if run_id in crashed and not counted:
-                found.add(run_id)
     return frozenset(found)

@@ -106,3 +106,18 @@ def reason(records: list[Record], private: frozenset[str] = frozenset()) -> str 
             continue
         return NOT_DRIVEN.get(record.kind, OTHER.format(kind=record.kind))
     return None
+
+
+SAME_INSTANT = ("backs off in the same instant as another run: which of them takes which jitter "
+                "is not pinned down by the trace")
+
+
+def same_instant_backoffs(records: Iterable[Record]) -> dict[str, str]:
+    """Runs that retry in the same instant as another run's retry: OpenClaw's registry may back
+    them off in either order, and the jitter each takes follows that order."""
+    retries: dict[int, set[str]] = {}
+    for record in records:
+        if record.kind == "delivery.retry":
+            retries.setdefault(record.t_ms, set()).add(str(record.data.get("run_id")))
+    return {run: SAME_INSTANT for runs in retries.values() if len(runs) > 1
+            for run in sorted(runs)}

@@ -53,9 +53,15 @@ class Attempts:
         # checkpoint already held the completion): OpenClaw's registry calls its announce flow
         # again for such a row, and the flow finds the completion delivered.
         self.reconciled = 0
-        self.crash_seen = False  # the delivery process crashed since this run's last attempt
+        # The delivery process crashed while this run was open: from then on, how often
+        # OpenClaw's registry called the announce flow depends on where each crash fell inside
+        # an attempt, which the trace does not pin down, so the call count is not compared.
+        self.through_crash = False
+        self.incarnation = 1  # the delivery process now running (restart.Process sets it)
+        self.started_in = 1  # ... and the one that started the attempt under way
         self.redriven = False  # an operator's redrive was taken: compared no further
         self.earlier = 0  # announce calls of the run's earlier delivery generations
+        self.given_up: str | None = None  # the status its delivery gave up with, until reopened
 
     def read(self, record: Record) -> None:
         if self.redriven:
@@ -63,15 +69,9 @@ class Attempts:
         data = record.data
         if record.kind == "delivery.attempt":
             if data.get("attempt") != self.number or self.started_at is None:
-                number = int(data.get("attempt", self.number + 1))
-                if self.crash_seen:
-                    # Attempts a crashed process counted (claimed) but never got to record:
-                    # each was an announce call that died with the process.
-                    for _ in range(self.number + 1, number):
-                        self._crashed_call()
-                    self.crash_seen = False
-                self.number = number
+                self.number = int(data.get("attempt", self.number + 1))
                 self.started_at = record.t_ms
+                self.started_in = self.incarnation
                 self.permanent = False
         elif record.kind == "delivery.send_failed":
             error = data.get("error")
@@ -84,18 +84,27 @@ class Attempts:
             # An attempt of the older generation still waiting for its answer never gets one
             # the trace states before the reopen (its late acknowledgement is stale).
             if self.started_at is not None:
-                self.replay.runs[self.run_id].attempts.append({
-                    "outcome": "hung", "error": None, "durationMs": 0})
+                self._answer({"outcome": "hung", "error": None, "durationMs": 0})
             self.earlier = self.calls()
             self.number = 0
             self.reconciled = 0
             self.started_at = None
+            self.given_up = None
         elif record.kind in ("delivery.redrive", "delivery.operator_refused"):
             self._redrive(record)
         elif record.kind == "delivery.skip":
             # Not required (or not any more): no announce; the row says so.
             self.replay.check(Expect(self.run_id, record.seq, record.t_ms, record.kind, {
-                "status": plain(data.get("reason")), "handed": self.calls()}))
+                "status": plain(data.get("reason")), **self._handed()}))
+
+    def _handed(self) -> dict[str, int]:
+        return {} if self.through_crash else {"handed": self.calls()}
+
+    def _answer(self, attempt: dict[str, Any]) -> None:
+        """The announce flow's answer for the attempt under way, tagged with the process that
+        made it (the Node end never hands one process's answer to another's call)."""
+        self.replay.runs[self.run_id].attempts.append({**attempt,
+                                                       "incarnation": self.started_in})
 
     def calls(self) -> int:
         """How often OpenClaw's registry has called the announce flow for this run so far."""
@@ -117,14 +126,10 @@ class Attempts:
 
     def crashed(self) -> None:
         """The delivery process died during the attempt under way (if any): it never answers."""
-        self.crash_seen = True
+        self.through_crash = True
         if self.started_at is not None:
-            self._crashed_call()
+            self._answer({"outcome": "crashed", "error": None, "durationMs": 0})
             self.started_at = None
-
-    def _crashed_call(self) -> None:
-        self.replay.runs[self.run_id].attempts.append({
-            "outcome": "crashed", "error": None, "durationMs": 0})
 
     def _end(self, record: Record) -> None:
         data = record.data
@@ -132,8 +137,8 @@ class Attempts:
                 and self.started_at is None:
             self.reconciled += 1
             self.started_at = record.t_ms
-        fields: dict[str, Any] = {"handed": self.calls(),
-                                  "handedResult": self.result}
+            self.started_in = self.incarnation
+        fields: dict[str, Any] = {**self._handed(), "handedResult": self.result}
         if record.kind in ("delivery.delivered", "delivery.announce_skip"):
             outcome = "delivered"
             fields["status"] = "delivered"
@@ -141,7 +146,8 @@ class Attempts:
             outcome = "transient"
             next_at = int(data["next_attempt_at_ms"])
             fields.update(status="pending", attempts=int(data["attempt"]), nextAttemptAt=next_at)
-            self.replay.random.append(jitter_for(int(data["attempt"]), next_at - record.t_ms))
+            self.replay.runs[self.run_id].random.append(
+                jitter_for(int(data["attempt"]), next_at - record.t_ms))
         else:
             reason = plain(data.get("reason"))
             # Part of the send reached the platform before the error.
@@ -149,11 +155,11 @@ class Attempts:
                        "sent_before_error": "sent"}.get(str(reason), "transient")
             status = plain(data.get("status"))
             fields["status"] = status
+            self.given_up = str(status)
             if status == "suspended":
                 fields["suspendedReason"] = plain(reason)
         if self.started_at is not None:
-            self.replay.runs[self.run_id].attempts.append({
-                "outcome": outcome, "error": self.error,
-                "durationMs": record.t_ms - self.started_at})
+            self._answer({"outcome": outcome, "error": self.error,
+                          "durationMs": record.t_ms - self.started_at})
             self.started_at = None
         self.replay.check(Expect(self.run_id, record.seq, record.t_ms, record.kind, fields))

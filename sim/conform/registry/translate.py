@@ -21,13 +21,14 @@ def translate(records: Sequence[Record]) -> Replay:
     lost = scope.lost_answers(records)
     child_of = {str(r.data["run_id"]): str(r.data.get("child")) for r in records
                 if r.kind == "spawn"}
+    same_instant = scope.same_instant_backoffs(records)
     admitted: dict[str, Attempts] = {}
     messages: dict[str, list[Record]] = {}
     ends: dict[str, str] = {}  # each run's end status
     for candidate, mine in by_run.items():
         if mine[0].kind != "spawn":
             continue  # not a child's run (a requester's turn or wake carries its own run id)
-        why = scope.reason(mine, private)
+        why = scope.reason(mine, private) or same_instant.get(candidate)
         if why is None:
             admitted[candidate] = Attempts(candidate, replay)
         else:
@@ -52,7 +53,8 @@ def translate(records: Sequence[Record]) -> Replay:
             messages.setdefault(run_id, []).append(record)
         elif record.kind == "child.correction":
             at = correction.reopened_at(by_run[run_id], record)
-            correction.translate(attrs.evolve(record, t_ms=at), replay, ends.get(run_id, "ok"))
+            correction.translate(attrs.evolve(record, t_ms=at), replay, ends.get(run_id, "ok"),
+                                 admitted[run_id].given_up)
         elif record.kind == "child.end":
             ends[run_id] = str(record.data.get("status"))
             mark = len(replay.steps)
@@ -68,3 +70,4 @@ def translate(records: Sequence[Record]) -> Replay:
     process.finish()
     replay.in_time_order()
     return replay
+
