@@ -33,10 +33,13 @@ def test_the_jitter_gives_the_model_s_delay_through_the_backoff() -> None:
 
 
 def test_a_run_with_a_record_not_driven_is_left_out_with_its_reason() -> None:
-    steer = rec(3, 5_000, "child.abort", run_id="run-1")
-    replay = translate([SPAWN, steer, END])
+    owned = rec(3, 5_000, "delivery.batch_owned", run_id="run-1")
+    replay = translate([SPAWN, owned, END])
     assert not replay.runs
-    assert replay.skipped == {"run-1": scope.NOT_DRIVEN["child.abort"]}
+    assert replay.skipped == {"run-1": scope.NOT_DRIVEN["delivery.batch_owned"]}
+    # A correction while the delivery is pending (no reopened generation) is not driven yet.
+    fix = rec(3, 12_000, "child.correction", run_id="run-1", ended_at=12_000, result="fixed")
+    assert translate([SPAWN, END, fix]).skipped == {"run-1": scope.PENDING_CORRECTION}
     nested = rec(1, 0, "spawn", **{**SPAWN.data, "requester": "agent:main:subagent:p"})
     assert "nested requester" in translate([nested, END]).skipped["run-1"]
 

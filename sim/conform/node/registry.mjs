@@ -114,6 +114,8 @@ async function load(fn) {
     runGone: await fn("clearAgentRunContext"),
     terminalReply: await fn("buildAgentRunTerminalReplySnapshot"),
     redrive: await fn("retrySubagentCompletionDelivery"),
+    claimKill: await fn("claimSubagentRunKill"),
+    markKilled: await fn("markSubagentRunTerminated"),
     findTask: await fn("findTaskByRunId"),
   };
   registry.api = globalThis[TEST_HANDLE];
@@ -251,6 +253,12 @@ export async function replay(fn, request) {
       // An operator's redrive: OpenClaw's operator retry on the run's task.
       const task = registry.findTask(run.id);
       run.redrive = task ? await registry.redrive(task.taskId) : { ok: false, reason: "the run has no task" };
+    } else if (step.kind === "kill") {
+      // The requester kills the running child: OpenClaw's kill path (subagent-control-kill):
+      // the kill's durable intent, then its tombstone; the child's run then ends aborted.
+      const entry = registry.get(run.id);
+      if (entry) registry.claimKill({ runId: run.id, expected: entry });
+      run.killed = registry.markKilled({ runId: run.id, reason: "killed" });
     } else if (step.kind === "end") {
       deliverEnd(run, step);
     } else if (step.kind === "check") {

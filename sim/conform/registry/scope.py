@@ -1,8 +1,10 @@
 """Which runs the registry check can replay, and why the others cannot.
 
 A run translates when every record about it is one the translation drives or reads (its
-spawn, the child's own progress, its end, its announce attempts and their sends' outcomes) and
-nothing around it needs machinery the Node end does not drive yet. Each other kind is left
+spawn, the child's own progress, its end, its announce attempts and their sends' outcomes, an
+announce skip, an operator's redrive, a correction and the generation it reopens; the delivery
+process's crashes and restarts name no run and are always driven) and nothing around it needs
+machinery the Node end does not drive yet. Each other kind is left
 out with the reason it is not driven, so the report can say what was not compared.
 """
 
@@ -39,6 +41,8 @@ DRIVEN = frozenset({
     # The requester's side of a duplicate, and a stale acknowledgement the delivery drops:
     # neither changes a registry row.
     "requester.duplicate", "delivery.stale",
+    # A kill of the running child: OpenClaw's kill path (its intent, then its tombstone).
+    "child.abort",
 })
 REDRIVE = "redrive"
 
@@ -48,11 +52,14 @@ NOT_DRIVEN: Mapping[str, str] = {
     "delivery.defer": "requester turn pending: the busy requester is not driven",
     "world.operator": "operator dismissal: not driven",
     "delivery.operator_refused": "operator dismissal: not driven",
-    "child.abort": "kill/abort: the kill path (claimSubagentRunKill) is not driven",
     "child.inherited": "nested child: the descendant registry is not driven",
     "private.retained": "private child: private completion is not driven",
 }
 OTHER = "record kind {kind}: not driven"
+# OpenClaw's registry announces such a correction again at once (and more than once), beside
+# the retry the model makes with the corrected payload: not yet matched call for call.
+PENDING_CORRECTION = ("correction while its delivery is still pending (no reopened generation): "
+                      "not driven yet")
 SETTLE_WAKE = "announce:requester-settle:"  # a batch wake's idempotency key (reference §a)
 
 
@@ -99,6 +106,9 @@ def reason(records: list[Record], private: frozenset[str] = frozenset()) -> str 
             # A run that joined a yield batch after it froze has no `delivery.batch_owned`; the
             # batch's wake reaching it (YLD-2 releases a suspended member) is still not driven.
             return NOT_DRIVEN["delivery.batch_owned"]
+        if record.kind == "child.correction" and not any(
+                later.kind == "delivery.reopen" and later.seq > record.seq for later in records):
+            return PENDING_CORRECTION
         if record.kind in DRIVEN:
             continue
         if record.kind in ("world.operator", "delivery.operator_refused") \
