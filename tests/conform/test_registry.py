@@ -15,7 +15,13 @@ import pytest
 
 from sim.conform import differences, install
 from sim.conform.driver import Driver, manifest_path
-from sim.conform.registry.check import replay_world, run_scenarios, run_seeds, scenario_files
+from sim.conform.registry.check import (
+    WorldOutcome,
+    replay_world,
+    run_scenarios,
+    run_seeds,
+    scenario_files,
+)
 from sim.conform.registry.compare import divergences
 from sim.conform.registry.translate import translate
 from sim.scenario.loader import load
@@ -94,6 +100,37 @@ def test_an_announce_skip_is_one_announce_call_that_leaves_the_row_delivered(
                            differences.load(), "announce-skip", "-")
     assert not outcome.undocumented and set(outcome.documented.values()) <= {
         "registry-frozen-trimmed"}
+
+
+def _outcome(driver: Driver, name: str) -> WorldOutcome:
+    return replay_world(driver, run(load(SCENARIOS / name)).trace.records, differences.load(),
+                        name, "-")
+
+
+def test_redrives_kills_and_corrections_diverge_only_where_the_table_says(
+        driver: Driver) -> None:
+    # A paused run's redrive is refused by OpenClaw (only a suspended one is taken).
+    assert _outcome(driver, "redrive-new-generation.toml").documented.get("run-2") == \
+        "registry-redrive-only-suspended"
+    # A killed run: never announced either way; OpenClaw's row stays pending.
+    killed = _outcome(driver, "aborted-child.toml")
+    assert killed.documented.get("run-1") == "registry-killed-run-delivery-pending"
+    # A correction after delivery: the row takes the corrected result (compared, equal), but
+    # OpenClaw never announces it.
+    for name in ("receipt-correction-supersedes.toml", "receipt-out-of-order.toml"):
+        corrected = _outcome(driver, name)
+        assert corrected.documented == {"run-1": "registry-correction-not-reannounced"}
+    assert not killed.undocumented
+
+
+def test_a_suspended_run_s_redrive_is_taken_by_openclaw(driver: Driver) -> None:
+    replay = translate(run(load(SCENARIOS / "permanent-rejection.toml")).trace.records)
+    request = replay.request()
+    request["steps"] += [{"t": 60_000, "kind": "redrive", "run": "run-1"},
+                         {"t": 60_000, "kind": "check", "run": "run-1", "expect": -1}]
+    snapshots = driver.request("registryReplay", **request)
+    assert snapshots[-2]["status"] == "suspended"
+    assert snapshots[-1]["redriven"] is True and snapshots[-1]["status"] == "pending"
 
 
 def test_a_broken_model_is_an_undocumented_divergence(driver: Driver) -> None:
