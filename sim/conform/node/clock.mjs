@@ -51,7 +51,7 @@ class FakeDate extends real.Date {
 
 // Lets every promise chain a callback started run to its next real wait (none: OpenClaw's
 // SQLite calls are synchronous), a few hundred turns of the event loop.
-export async function settle(turns = 40) {
+export async function settle(turns = 200) {
   for (let i = 0; i < turns; i += 1) await new Promise((resolve) => real.setImmediate(resolve));
 }
 
