@@ -15,7 +15,13 @@ import pytest
 
 from sim.conform import differences, install
 from sim.conform.driver import Driver, manifest_path
-from sim.conform.registry.check import replay_world, run_scenarios, run_seeds, scenario_files
+from sim.conform.registry.check import (
+    WorldOutcome,
+    replay_world,
+    run_scenarios,
+    run_seeds,
+    scenario_files,
+)
 from sim.conform.registry.compare import divergences
 from sim.conform.registry.translate import translate
 from sim.scenario.loader import load
@@ -68,6 +74,65 @@ def test_retries_match_openclaw_attempt_count_and_next_attempt_time(driver: Driv
     assert found["run-1"].field == "nextAttemptAt"  # the clamp: an open difference
 
 
+@pytest.mark.parametrize("name", ["restart-after-confirmed-send.toml",
+                                  "crash-between-send-and-record.toml",
+                                  "restart-between-evidence-and-claim.toml"])
+def test_a_restarted_delivery_process_restores_the_row_and_announces_again(
+        driver: Driver, name: str) -> None:
+    # The process dies during the attempt; a new one on the same state folder restores the row
+    # from SQLite and calls the announce flow again, which finds the completion delivered.
+    replay, snapshots = _snapshots(driver, name)
+    assert list(replay.runs) == ["run-1"] and not replay.skipped
+    assert [s["kind"] for s in replay.request()["steps"]].count("restart") == 1
+    assert divergences(replay.expects, snapshots) == {}
+    assert snapshots[-1]["status"] == "delivered" and len(snapshots[-1]["handed"]) == 2
+
+
+def test_an_announce_skip_is_one_announce_call_that_leaves_the_row_delivered(
+        driver: Driver) -> None:
+    replay, snapshots = _snapshots(driver, "announce-skip.toml")
+    assert not replay.skipped  # the skip, and the delivery process's crash before its cleanup
+    skip = [s for e, s in zip(replay.expects, snapshots, strict=True)
+            if e.kind == "delivery.announce_skip"]
+    assert skip and skip[0]["status"] == "delivered" and len(skip[0]["handed"]) == 1
+    # Only the trimmed frozen text differs (the seed keeps the child's answer as written).
+    outcome = replay_world(driver, run(load(SCENARIOS / "announce-skip.toml")).trace.records,
+                           differences.load(), "announce-skip", "-")
+    assert not outcome.undocumented and set(outcome.documented.values()) <= {
+        "registry-frozen-trimmed"}
+
+
+def _outcome(driver: Driver, name: str) -> WorldOutcome:
+    return replay_world(driver, run(load(SCENARIOS / name)).trace.records, differences.load(),
+                        name, "-")
+
+
+def test_redrives_kills_and_corrections_diverge_only_where_the_table_says(
+        driver: Driver) -> None:
+    # A paused run's redrive is refused by OpenClaw (only a suspended one is taken).
+    assert _outcome(driver, "redrive-new-generation.toml").documented.get("run-2") == \
+        "registry-redrive-only-suspended"
+    # A killed run: never announced either way; OpenClaw's row stays pending.
+    killed = _outcome(driver, "aborted-child.toml")
+    assert killed.documented.get("run-1") == "registry-killed-run-delivery-pending"
+    # A correction after delivery: the row takes the corrected result (compared, equal), but
+    # OpenClaw never announces it.
+    for name in ("receipt-correction-supersedes.toml", "receipt-out-of-order.toml"):
+        corrected = _outcome(driver, name)
+        assert corrected.documented == {"run-1": "registry-correction-not-reannounced"}
+    assert not killed.undocumented
+
+
+def test_a_suspended_run_s_redrive_is_taken_by_openclaw(driver: Driver) -> None:
+    replay = translate(run(load(SCENARIOS / "permanent-rejection.toml")).trace.records)
+    request = replay.request()
+    request["steps"] += [{"t": 60_000, "kind": "redrive", "run": "run-1"},
+                         {"t": 60_000, "kind": "check", "run": "run-1", "expect": -1}]
+    snapshots = driver.request("registryReplay", **request)
+    assert snapshots[-2]["status"] == "suspended"
+    assert snapshots[-1]["redriven"] is True and snapshots[-1]["status"] == "pending"
+
+
 def test_a_broken_model_is_an_undocumented_divergence(driver: Driver) -> None:
     # The built-in mutant doubles the backoff without its 300 s cap: OpenClaw's row says when
     # the next attempt really is, and no row of the table explains the difference.
@@ -108,7 +173,7 @@ def test_default_world_seeds_have_no_undocumented_divergence(driver: Driver) -> 
 
 
 def test_the_command_replays_a_scenario_and_a_seed_and_names_what_it_cannot() -> None:
-    skipped = SCENARIOS / "cancelled-mid-stream.toml"  # a kill: not driven
+    skipped = SCENARIOS / "frozen-cap-shared.toml"  # a yield batch: not driven
     done = subprocess.run([sys.executable, "-m", "sim", "conform", "--json", "--check",
                            "registry", "--scenario", str(SCENARIOS / "chunked-partial-send.toml"),
                            "--scenario", str(skipped), "--seed", "36"],

@@ -18,6 +18,7 @@ let nextId = 1;
 const timers = new Map(); // id -> {at, callback, args, every, order}
 let order = 0;
 const randoms = []; // values Math.random hands out, in order (then 0)
+let active = null; // the run whose backoff comes next: its own queue
 
 class Timer {
   constructor(id) { this.id = id; }
@@ -50,7 +51,7 @@ class FakeDate extends real.Date {
 
 // Lets every promise chain a callback started run to its next real wait (none: OpenClaw's
 // SQLite calls are synchronous), a few hundred turns of the event loop.
-export async function settle(turns = 40) {
+export async function settle(turns = 200) {
   for (let i = 0; i < turns; i += 1) await new Promise((resolve) => real.setImmediate(resolve));
 }
 
@@ -95,8 +96,9 @@ export function install(start) {
   // The registry's backoff jitter takes the simulator's values in order; any other caller
   // (ids, sweeps) gets a fixed 0.5, so nothing else eats the backoff's values.
   Math.random = () => {
-    if (randoms.length && /resolveAnnounceRetryDelayMs|computeBackoff/.test(new Error().stack || "")) {
-      return randoms.shift();
+    const queue = active && active.length ? active : randoms;
+    if (queue.length && /resolveAnnounceRetryDelayMs|computeBackoff/.test(new Error().stack || "")) {
+      return queue.shift();
     }
     return 0.5;
   };
@@ -104,8 +106,19 @@ export function install(start) {
 
 export function reset(start) {
   timers.clear();
+  active = null;
   randoms.length = 0;
   now = start;
+}
+
+// A process that dies takes its timers with it (the registry check's delivery-process crash).
+export function dropTimers() {
+  timers.clear();
+}
+
+// The backoff's jitter from now on comes from this run's own queue (see registry.mjs).
+export function useRandoms(queue) {
+  active = queue;
 }
 
 export function feedRandom(values) {

@@ -16,6 +16,7 @@ let listener = null;
 let script = null; // the replay being driven: runs by id, their attempts left, what was handed
 let replays = 0;
 let baseStateDir;
+let incarnation = 1; // the delivery process now running (1 + the restarts so far)
 
 function deps() {
   return {
@@ -57,7 +58,24 @@ async function announce(params) {
     outcome: params.outcome?.status ?? null,
     task: params.task ?? null,
   });
+  // Each answer belongs to the delivery process that made the simulator's attempt: answers of
+  // an earlier process that this replay's never asked for are dropped; a call of a process the
+  // simulator's run shows dying before its next attempt gets no answer (it dies with it).
+  while (run.attempts.length && (run.attempts[0].incarnation ?? incarnation) < incarnation) {
+    run.attempts.shift();
+  }
+  if (run.attempts.length && (run.attempts[0].incarnation ?? incarnation) > incarnation) {
+    return new Promise(() => {});
+  }
   const attempt = run.attempts.shift();
+  // A retryable answer's backoff is computed as the registry takes this answer: its jitter is
+  // this run's next one.
+  clock.useRandoms(run.random);
+  if (attempt && (attempt.outcome === "crashed" || attempt.outcome === "hung")) {
+    // The delivery process died during this attempt (or the simulator's run states no answer
+    // for it before a correction reopened the run): its answer never comes back.
+    return new Promise(() => {});
+  }
   if (!attempt) {
     // OpenClaw tried more often than the simulator did: the attempt is answered as a spent
     // transient one (its own outcome shows in the row).
@@ -95,6 +113,10 @@ async function load(fn) {
     liveRun: await fn("registerAgentRunContext"),
     runGone: await fn("clearAgentRunContext"),
     terminalReply: await fn("buildAgentRunTerminalReplySnapshot"),
+    redrive: await fn("retrySubagentCompletionDelivery"),
+    claimKill: await fn("claimSubagentRunKill"),
+    markKilled: await fn("markSubagentRunTerminated"),
+    findTask: await fn("findTaskByRunId"),
   };
   registry.api = globalThis[TEST_HANDLE];
   if (!registry.api) throw new Error("openclaw: the subagent registry's test handle is absent (VITEST)");
@@ -106,7 +128,12 @@ function snapshot(runId) {
   const run = script.runs[runId];
   const entry = registry.get(run.id);
   const handed = run.handed.map((h) => ({ ...h }));
-  if (!entry) return { row: false, handed, extra: run.extra, aborted: run.aborted };
+  // An operator's latest redrive: accepted, or refused with OpenClaw's reason.
+  const redriven = run.redrive ? run.redrive.ok === true : null;
+  const redriveRefusal = run.redrive?.reason ?? null;
+  if (!entry) {
+    return { row: false, handed, extra: run.extra, aborted: run.aborted, redriven, redriveRefusal };
+  }
   const delivery = entry.delivery || {};
   return {
     row: true,
@@ -120,6 +147,8 @@ function snapshot(runId) {
     handed,
     extra: run.extra,
     aborted: run.aborted,
+    redriven,
+    redriveRefusal,
   };
 }
 
@@ -145,6 +174,13 @@ function endEvent(run, step) {
   return { stream: "lifecycle", runId: run.id, sessionKey: run.childSessionKey, data: { phase, ...data } };
 }
 
+function deliverEnd(run, step) {
+  if (!listener) throw new Error("the registry registered no lifecycle listener");
+  run.reply = typeof step.reply === "string" ? step.reply : undefined;
+  registry.runGone(run.id);
+  listener(endEvent(run, step));
+}
+
 // One simulator run, replayed: {runs: {runId: {...}}, steps: [{t, kind, run, ...}]}.
 // Answers the row's state at each `check` step, in order.
 export async function replay(fn, request) {
@@ -158,6 +194,7 @@ export async function replay(fn, request) {
   registry.api.resetSubagentRegistryForTests({ persist: false });
   clock.reset(0);
   listener = null;
+  incarnation = 1;
   registry.api.testing.setDepsForTest(deps());
   registry.init();
   registry.activate(() => undefined);
@@ -170,6 +207,7 @@ export async function replay(fn, request) {
       id,
       childSessionKey: run.childSessionKey.replace(/([^:]*)$/, `${prefix}$1`),
       attempts: run.attempts.map((a) => ({ ...a })),
+      random: [...(run.random || [])],
       handed: [],
       extra: 0,
       aborted: 0,
@@ -196,11 +234,33 @@ export async function replay(fn, request) {
       // The child's agent run is live in this process until it ends (OpenClaw's sweeper
       // finishes a run with no live context as orphaned after a minute).
       registry.liveRun(run.id, { sessionKey: run.childSessionKey });
+    } else if (step.kind === "crash") {
+      // The delivery process dies: its timers and in-flight calls die with it, and its
+      // in-memory registry is dropped unpersisted (what it had saved stays in SQLite).
+      clock.dropTimers();
+      registry.api.resetSubagentRegistryForTests({ persist: false });
+      listener = null;
+    } else if (step.kind === "restart") {
+      // A new process on the same state folder: OpenClaw restores the rows from SQLite and
+      // resumes each one (initSubagentRegistry, then activateSubagentRegistry).
+      incarnation += 1;
+      registry.api.testing.setDepsForTest(deps());
+      registry.init();
+      // Restored rows are resumed only once a gateway context is bound (bindGatewayOwners):
+      // a present, empty one (no recovery runtime: agent.wait goes to callGateway).
+      registry.activate(() => ({ resolveGatewayContext: () => ({}) }));
+    } else if (step.kind === "redrive") {
+      // An operator's redrive: OpenClaw's operator retry on the run's task.
+      const task = registry.findTask(run.id);
+      run.redrive = task ? await registry.redrive(task.taskId) : { ok: false, reason: "the run has no task" };
+    } else if (step.kind === "kill") {
+      // The requester kills the running child: OpenClaw's kill path (subagent-control-kill):
+      // the kill's durable intent, then its tombstone; the child's run then ends aborted.
+      const entry = registry.get(run.id);
+      if (entry) registry.claimKill({ runId: run.id, expected: entry });
+      run.killed = registry.markKilled({ runId: run.id, reason: "killed" });
     } else if (step.kind === "end") {
-      if (!listener) throw new Error("the registry registered no lifecycle listener");
-      run.reply = typeof step.reply === "string" ? step.reply : undefined;
-      registry.runGone(run.id);
-      listener(endEvent(run, step));
+      deliverEnd(run, step);
     } else if (step.kind === "check") {
       await clock.settle();
       checks.push(snapshot(step.run));

@@ -16,6 +16,7 @@ from sim.conform.differences import Difference
 from sim.conform.driver import Driver
 from sim.conform.registry.compare import Divergence, divergences
 from sim.conform.registry.explain import explain
+from sim.conform.registry.scope import lost_answers
 from sim.conform.registry.translate import translate
 from sim.scenario import Scenario
 from sim.trace import Record
@@ -46,11 +47,16 @@ def replay_world(driver: Driver, records: Sequence[Record], table: Sequence[Diff
     outcome.checks = len(replay.expects)
     outcome.events = sum(1 for r in records if r.data.get("run_id") in replay.runs)
     spawn_of = {r.data["run_id"]: r for r in records if r.kind == "spawn"}
+    lost = lost_answers(records)
     for run_id, divergence in divergences(replay.expects, snapshots).items():
         context = {"divergence": divergence, "run": [r for r in records
                                                      if r.data.get("run_id") == run_id],
                    "spawn": spawn_of.get(run_id),
-                   "duplicated_end": run_id in replay.duplicated_ends}
+                   "duplicated_end": run_id in replay.duplicated_ends,
+                   "crashed_calls": sum(1 for a in replay.runs[run_id].attempts
+                                        if a["outcome"] == "crashed"),
+                   "answer_lost": run_id in spawn_of
+                   and str(spawn_of[run_id].data.get("child")) in lost}
         reason = explain(table, context, divergence.model, divergence.openclaw)
         if reason is None:
             outcome.undocumented.append(divergence)

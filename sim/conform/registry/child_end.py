@@ -24,14 +24,17 @@ def final_text(messages: list[Record]) -> str | None:
     return None
 
 
-def translate(record: Record, replay: Replay, messages: list[Record]) -> None:
+def translate(record: Record, replay: Replay, messages: list[Record],
+              lost: bool = False) -> None:
     """``messages``: the run's ``child.message`` records so far (its final reply's source when
-    the model kept no result, e.g. a silent ``NO_REPLY``)."""
+    the model kept no result, e.g. a silent ``NO_REPLY``). ``lost``: the world made the capture
+    miss the child's answer (``answer_lost``, DEL-2's lost answer): the end carries no terminal
+    reply and the capture finds none, as when OpenClaw's runtime loses it."""
     data = record.data
     run_id = str(data["run_id"])
     status = str(data["status"])
     result = data.get("result")
-    reply = result if isinstance(result, str) else final_text(messages)
+    reply = result if isinstance(result, str) else None if lost else final_text(messages)
     replay.steps.append({"t": record.t_ms, "kind": "end", "run": run_id, "status": status,
                          "error": data.get("error"), "reply": reply, "endedAt": record.t_ms})
     frozen = cap_frozen_result(result) if isinstance(result, str) else None

@@ -135,6 +135,69 @@ def duplicate_end_resent(context: Mapping[str, Any], model: Any, real: Any) -> b
                 and isinstance(real, int) and isinstance(model, int) and real > model)
 
 
+def lost_answer_error(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    # The capture missed the answer (the world's answer_lost): the end carried no terminal
+    # reply, and OpenClaw fails a required ok run that has none.
+    divergence = context["divergence"]
+    return bool(context.get("answer_lost") and divergence.kind == "child.end"
+                and divergence.field == "outcome" and model == "ok" and real == "error"
+                and _end_status(context) == "ok")
+
+
+def redrive_only_suspended(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    # OpenClaw's operator retry takes only a suspended completion (or one in flight with a
+    # queue entry); the model's redrive also takes a failed or a paused (backing-off) one.
+    divergence = context["divergence"]
+    redrive = next((r for r in context["run"] if r.kind == "delivery.redrive"
+                    and r.seq == divergence.seq), None)
+    return bool(divergence.field == "redriven" and model is True and real is False
+                and redrive is not None and redrive.data.get("was") in ("failed", "paused"))
+
+
+def crashed_attempt_uncounted(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    # OpenClaw counts an attempt when its answer is recorded; the model counts it when it
+    # claims it, so each attempt a crash cut short is one more in the model's count.
+    divergence = context["divergence"]
+    crashed = int(context.get("crashed_calls", 0))
+    return bool(divergence.field == "attempts" and isinstance(model, int)
+                and isinstance(real, int) and 0 < model - real <= crashed)
+
+
+def correction_not_reannounced(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    # A correction after the first announce (the model's delivery.reopen): OpenClaw keeps the
+    # corrected result in the row but never calls the announce flow for it.
+    divergence = context["divergence"]
+    reopened = any(r.kind == "delivery.reopen" and r.seq < divergence.seq
+                   for r in context["run"])
+    if not reopened:
+        return False
+    if divergence.field == "handed":
+        return bool(isinstance(model, int) and isinstance(real, int) and real < model)
+    # After a crash the call count is not compared: the announce flow was last handed the
+    # first answer, never the corrected one.
+    end = next((r for r in context["run"] if r.kind == "child.end"), None)
+    first = end.data.get("result") if end is not None else None
+    return bool(divergence.field == "handedResult" and isinstance(first, str)
+                and real == cap_frozen_result(first) and model != real)
+
+
+def correction_after_give_up_resent(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    # A correction of a given-up run: OpenClaw's registry makes its delivery pending again and
+    # announces it; the model keeps it given up (only the retained payload changes).
+    divergence = context["divergence"]
+    return bool(divergence.kind == "child.correction" and divergence.field == "status"
+                and model in ("suspended", "failed") and real == "pending")
+
+
+def killed_run_pending(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    # A run killed while it ran: OpenClaw's tombstone ends it (error) and suppresses its
+    # announce, but its delivery status stays pending; the model records not_required.
+    divergence = context["divergence"]
+    killed = any(r.kind == "child.abort" for r in context["run"])
+    return bool(killed and divergence.kind == "delivery.skip" and divergence.field == "status"
+                and model == "not_required" and real == "pending")
+
+
 def explain(table: Sequence[Difference], context: Mapping[str, Any], model: Any,
             real: Any) -> str | None:
     """The id of the ``registry`` row that explains this divergence, or None."""
@@ -154,4 +217,10 @@ EXPLAINERS: dict[str, Callable[[Any, Any, Any], bool]] = {
     "registry-silent-reply-token": silent_reply_token,
     "registry-partial-send-retried": partial_send_retried,
     "registry-duplicate-end-resent": duplicate_end_resent,
+    "registry-lost-answer-error": lost_answer_error,
+    "registry-redrive-only-suspended": redrive_only_suspended,
+    "registry-crashed-attempt-uncounted": crashed_attempt_uncounted,
+    "registry-correction-not-reannounced": correction_not_reannounced,
+    "registry-correction-after-give-up-resent": correction_after_give_up_resent,
+    "registry-killed-run-delivery-pending": killed_run_pending,
 }

@@ -31,11 +31,14 @@ class RunScript:
     task: str
     required: bool
     attempts: list[dict[str, Any]] = attrs.field(factory=list)
+    # The jitter Math.random hands the backoff after each of this run's retryable attempts
+    # (per run: two runs retrying in one instant may back off in either order).
+    random: list[float] = attrs.field(factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"childSessionKey": self.child_session_key,
                 "requesterSessionKey": self.requester_session_key, "task": self.task,
-                "required": self.required, "attempts": self.attempts}
+                "required": self.required, "attempts": self.attempts, "random": self.random}
 
 
 @attrs.define

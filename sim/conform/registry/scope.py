@@ -1,8 +1,10 @@
 """Which runs the registry check can replay, and why the others cannot.
 
 A run translates when every record about it is one the translation drives or reads (its
-spawn, the child's own progress, its end, its announce attempts and their sends' outcomes) and
-nothing around it needs machinery the Node end does not drive yet. Each other kind is left
+spawn, the child's own progress, its end, its announce attempts and their sends' outcomes, an
+announce skip, an operator's redrive, a correction and the generation it reopens; the delivery
+process's crashes and restarts name no run and are always driven) and nothing around it needs
+machinery the Node end does not drive yet. Each other kind is left
 out with the reason it is not driven, so the report can say what was not compared.
 """
 
@@ -25,28 +27,39 @@ DRIVEN = frozenset({
     "gateway.chunk", "gateway.chunk_failed",
     # Reads that change no row (the seed: a status check does not consume a result).
     "requester.status_check", "requester.archive",
+    # An announce skip (ANNOUNCE_SKIP: the flow sends nothing and the row is delivered) and a
+    # not-required run's skip are row states the check compares.
+    "delivery.announce_skip", "delivery.skip",
+    # Lost-answer recovery after a silent reply (DEL-2) keeps its own table and changes no
+    # registry row; OpenClaw's counterpart lives in the announce flow the check replaces.
+    "recovery.attempt", "recovery.end", "requester.recovered",
+    # An operator's redrive: the harness's request, and the delivery's answer (taken or
+    # refused), replayed as OpenClaw's operator retry.
+    "delivery.redrive",
+    # A correction (a newer receipt of the run) and the generation it reopens.
+    "child.correction", "delivery.reopen",
+    # The requester's side of a duplicate, and a stale acknowledgement the delivery drops:
+    # neither changes a registry row.
+    "requester.duplicate", "delivery.stale",
+    # A kill of the running child: OpenClaw's kill path (its intent, then its tombstone).
+    "child.abort",
 })
+REDRIVE = "redrive"
 
-SKIP = "announce skip (NO_REPLY): the child's reply disposition is not driven"
 # Why a run with such a record is not replayed (the first one met is reported).
 NOT_DRIVEN: Mapping[str, str] = {
     "delivery.batch_owned": "yield batch: the requester's settle wake is not driven",
     "delivery.defer": "requester turn pending: the busy requester is not driven",
-    "delivery.redrive": "operator redrive: not driven",
-    "world.operator": "operator action: not driven",
-    "delivery.operator_refused": "operator action: not driven",
-    "delivery.reopen": "correction after delivery (reopened generation): not driven",
-    "child.correction": "correction: not driven",
-    "child.abort": "kill/abort: the kill path (claimSubagentRunKill) is not driven",
+    "world.operator": "operator dismissal: not driven",
+    "delivery.operator_refused": "operator dismissal: not driven",
     "child.inherited": "nested child: the descendant registry is not driven",
-    "recovery.attempt": "delivery-process restart recovery: a second process is not driven",
-    "recovery.end": "delivery-process restart recovery: a second process is not driven",
-    "requester.recovered": "delivery-process restart recovery: a second process is not driven",
-    "delivery.skip": SKIP,
-    "delivery.announce_skip": SKIP,
     "private.retained": "private child: private completion is not driven",
 }
 OTHER = "record kind {kind}: not driven"
+# OpenClaw's registry announces such a correction again at once (and more than once), beside
+# the retry the model makes with the corrected payload: not yet matched call for call.
+PENDING_CORRECTION = ("correction while its delivery is still pending (no reopened generation): "
+                      "not driven yet")
 SETTLE_WAKE = "announce:requester-settle:"  # a batch wake's idempotency key (reference §a)
 
 
@@ -66,6 +79,12 @@ def private_children(records: Iterable[Record]) -> frozenset[str]:
                      if r.kind == "world.spawn" and r.data.get("completion_target") == "parent")
 
 
+def lost_answers(records: Iterable[Record]) -> frozenset[str]:
+    """Children whose captured answer the world made lost (``answer_lost``, DEL-2)."""
+    return frozenset(str(r.data.get("child")) for r in records
+                     if r.kind == "world.spawn" and r.data.get("answer_lost"))
+
+
 def spawn_reason(spawn: Mapping[str, Any], private: frozenset[str]) -> str | None:
     """A spawned inside a requester's turn is replayed like any other (the registry holds its
     completion only for a private child; a busy requester shows as ``delivery.defer``)."""
@@ -76,8 +95,7 @@ def spawn_reason(spawn: Mapping[str, Any], private: frozenset[str]) -> str | Non
     return None
 
 
-def reason(records: list[Record], restarts: list[int],
-           private: frozenset[str] = frozenset()) -> str | None:
+def reason(records: list[Record], private: frozenset[str] = frozenset()) -> str | None:
     """Why this run (its records start with its spawn) cannot be replayed, or None."""
     first = records[0]
     why = spawn_reason(first.data, private)
@@ -88,10 +106,28 @@ def reason(records: list[Record], restarts: list[int],
             # A run that joined a yield batch after it froze has no `delivery.batch_owned`; the
             # batch's wake reaching it (YLD-2 releases a suspended member) is still not driven.
             return NOT_DRIVEN["delivery.batch_owned"]
+        if record.kind == "child.correction" and not any(
+                later.kind == "delivery.reopen" and later.seq > record.seq for later in records):
+            return PENDING_CORRECTION
         if record.kind in DRIVEN:
             continue
+        if record.kind in ("world.operator", "delivery.operator_refused") \
+                and record.data.get("action") == REDRIVE:
+            continue
         return NOT_DRIVEN.get(record.kind, OTHER.format(kind=record.kind))
-    last = records[-1].t_ms
-    if any(first.t_ms <= at <= last for at in restarts):
-        return "delivery-process restart while the run was open: a second process is not driven"
     return None
+
+
+SAME_INSTANT = ("backs off in the same instant as another run: which of them takes which jitter "
+                "is not pinned down by the trace")
+
+
+def same_instant_backoffs(records: Iterable[Record]) -> dict[str, str]:
+    """Runs that retry in the same instant as another run's retry: OpenClaw's registry may back
+    them off in either order, and the jitter each takes follows that order."""
+    retries: dict[int, set[str]] = {}
+    for record in records:
+        if record.kind == "delivery.retry":
+            retries.setdefault(record.t_ms, set()).add(str(record.data.get("run_id")))
+    return {run: SAME_INSTANT for runs in retries.values() if len(runs) > 1
+            for run in sorted(runs)}

@@ -19,7 +19,8 @@ from actors.records.retry import JITTER_STEPS, backoff_ms
 from sim.conform.registry.model import Expect, Replay
 from sim.trace import Record
 
-ENDS = frozenset({"delivery.retry", "delivery.delivered", "delivery.give_up"})
+ENDS = frozenset({"delivery.retry", "delivery.delivered", "delivery.give_up",
+                  "delivery.announce_skip"})
 
 
 def jitter_for(attempt: int, delay_ms: int) -> float:
@@ -48,13 +49,29 @@ class Attempts:
         self.error: str | None = None
         self.permanent = False
         self.result: str | None = None  # the child's result, once it ended (child_end)
+        # Deliveries a restarted process settled without an attempt of its own (the requester's
+        # checkpoint already held the completion): OpenClaw's registry calls its announce flow
+        # again for such a row, and the flow finds the completion delivered.
+        self.reconciled = 0
+        # The delivery process crashed while this run was open: from then on, how often
+        # OpenClaw's registry called the announce flow depends on where each crash fell inside
+        # an attempt, which the trace does not pin down, so the call count is not compared.
+        self.through_crash = False
+        self.incarnation = 1  # the delivery process now running (restart.Process sets it)
+        self.started_in = 1  # ... and the one that started the attempt under way
+        self.redriven = False  # an operator's redrive was taken: compared no further
+        self.earlier = 0  # announce calls of the run's earlier delivery generations
+        self.given_up: str | None = None  # the status its delivery gave up with, until reopened
 
     def read(self, record: Record) -> None:
+        if self.redriven:
+            return
         data = record.data
         if record.kind == "delivery.attempt":
             if data.get("attempt") != self.number or self.started_at is None:
                 self.number = int(data.get("attempt", self.number + 1))
                 self.started_at = record.t_ms
+                self.started_in = self.incarnation
                 self.permanent = False
         elif record.kind == "delivery.send_failed":
             error = data.get("error")
@@ -62,18 +79,75 @@ class Attempts:
             self.permanent = data.get("class") == "permanent"
         elif record.kind in ENDS:
             self._end(record)
+        elif record.kind == "delivery.reopen":
+            # A correction opened the run's next delivery generation: attempts count from 1.
+            # An attempt of the older generation still waiting for its answer never gets one
+            # the trace states before the reopen (its late acknowledgement is stale).
+            if self.started_at is not None:
+                self._answer({"outcome": "hung", "error": None, "durationMs": 0})
+            self.earlier = self.calls()
+            self.number = 0
+            self.reconciled = 0
+            self.started_at = None
+            self.given_up = None
+        elif record.kind in ("delivery.redrive", "delivery.operator_refused"):
+            self._redrive(record)
+        elif record.kind == "delivery.skip":
+            # Not required (or not any more): no announce; the row says so.
+            self.replay.check(Expect(self.run_id, record.seq, record.t_ms, record.kind, {
+                "status": plain(data.get("reason")), **self._handed()}))
+
+    def _handed(self) -> dict[str, int]:
+        return {} if self.through_crash else {"handed": self.calls()}
+
+    def _answer(self, attempt: dict[str, Any]) -> None:
+        """The announce flow's answer for the attempt under way, tagged with the process that
+        made it (the Node end never hands one process's answer to another's call)."""
+        self.replay.runs[self.run_id].attempts.append({**attempt,
+                                                       "incarnation": self.started_in})
+
+    def calls(self) -> int:
+        """How often OpenClaw's registry has called the announce flow for this run so far."""
+        return self.earlier + self.number + self.reconciled
+
+    def _redrive(self, record: Record) -> None:
+        """An operator's redrive (``handoff``'s answer: ``delivery.redrive`` took it,
+        ``delivery.operator_refused`` refused it): OpenClaw's operator retry of the run's task.
+        An accepted one starts the next delivery generation, its attempts counted from 1."""
+        accepted = record.kind == "delivery.redrive"
+        self.replay.steps.append({"t": record.t_ms, "kind": "redrive", "run": self.run_id})
+        self.replay.check(Expect(self.run_id, record.seq, record.t_ms, record.kind,
+                                 {"redriven": accepted}))
+        if accepted:
+            # What follows is not compared: OpenClaw's redriven row (pending, its next
+            # generation) gets no announce call in this harness, even across a restart
+            # (docs/fidelity.md), so the new generation's attempts have nothing to meet.
+            self.redriven = True
+
+    def crashed(self) -> None:
+        """The delivery process died during the attempt under way (if any): it never answers."""
+        self.through_crash = True
+        if self.started_at is not None:
+            self._answer({"outcome": "crashed", "error": None, "durationMs": 0})
+            self.started_at = None
 
     def _end(self, record: Record) -> None:
         data = record.data
-        fields: dict[str, Any] = {"handed": self.number, "handedResult": self.result}
-        if record.kind == "delivery.delivered":
+        if record.kind in ("delivery.delivered", "delivery.announce_skip") \
+                and self.started_at is None:
+            self.reconciled += 1
+            self.started_at = record.t_ms
+            self.started_in = self.incarnation
+        fields: dict[str, Any] = {**self._handed(), "handedResult": self.result}
+        if record.kind in ("delivery.delivered", "delivery.announce_skip"):
             outcome = "delivered"
             fields["status"] = "delivered"
         elif record.kind == "delivery.retry":
             outcome = "transient"
             next_at = int(data["next_attempt_at_ms"])
             fields.update(status="pending", attempts=int(data["attempt"]), nextAttemptAt=next_at)
-            self.replay.random.append(jitter_for(int(data["attempt"]), next_at - record.t_ms))
+            self.replay.runs[self.run_id].random.append(
+                jitter_for(int(data["attempt"]), next_at - record.t_ms))
         else:
             reason = plain(data.get("reason"))
             # Part of the send reached the platform before the error.
@@ -81,11 +155,11 @@ class Attempts:
                        "sent_before_error": "sent"}.get(str(reason), "transient")
             status = plain(data.get("status"))
             fields["status"] = status
+            self.given_up = str(status)
             if status == "suspended":
                 fields["suspendedReason"] = plain(reason)
         if self.started_at is not None:
-            self.replay.runs[self.run_id].attempts.append({
-                "outcome": outcome, "error": self.error,
-                "durationMs": record.t_ms - self.started_at})
+            self._answer({"outcome": outcome, "error": self.error,
+                          "durationMs": record.t_ms - self.started_at})
             self.started_at = None
         self.replay.check(Expect(self.run_id, record.seq, record.t_ms, record.kind, fields))
