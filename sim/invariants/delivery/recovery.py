@@ -72,6 +72,14 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
     refused: set[tuple[str, str]] = set()  # (run, key) refused for good
     world_end: Record | None = None
     sent_at: dict[tuple[str, str], int] = {}  # (run, key) -> its latest hand-off
+    # When each take's acknowledgement reaches the delivery process (at the take, or later by a
+    # delay fault on it), and the spans the process was down (a crash to its restart): an
+    # acknowledgement reaching a dead process is dropped, so one that told the registry must
+    # arrive while it runs (seed 11263: both acks of the take, held 20 s and 29 s, reached the
+    # process between its crash and its restart; it never learned, and retried).
+    arrivals: dict[str, list[int]] = {}
+    down: list[tuple[int, int]] = []
+    down_from: int | None = None
     violations: list[Violation] = []
 
     def fail(what: str, *records: Record) -> None:
@@ -87,7 +95,8 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
     for r in of_kinds(trace, ("child.end", "child.message", "requester.accept",
                               "requester.duplicate", "fault", "requester.gone", "gateway.refused",
                               "recovery.attempt", "gateway.send",
-                              "recovery.end", "crash", "requester.recovered", "world.end")):
+                              "recovery.end", "crash", "world.restart", "requester.recovered",
+                              "world.end")):
         kind = r.kind
         if kind == "gateway.send":
             sent_at[(r.data["run_id"], r.data["key"])] = r.t_ms
@@ -100,6 +109,7 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
             # Its (no output) reached its requester and the acknowledgement may tell the
             # registry so: recovery is owed (the registry's own delivered record is no premise).
             delivered[r.data["run_id"]] = r
+            arrivals.setdefault(r.data["run_id"], []).append(r.t_ms)
         elif rejection_class(r) in ("permanent", "sent") and r.data.get("key"):
             # Given up on that key: a copy of it taken late (a delayed hand-off) is news the
             # registry no longer acts on.
@@ -117,6 +127,16 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
             # the registry had stopped waiting for it (its send timed out), and the late ack
             # is stale, so it never learned the (no output) landed (seed 26185).
             delivered.pop(r.data["run_id"], None)
+        elif kind == "fault" and r.data.get("kind") == "delay" \
+                and r.data.get("message") == "CompletionAck" and "run_id" in r.data:
+            # The acknowledgement of the take just made is held: it arrives later.
+            times = arrivals.get(r.data["run_id"], [])
+            if times and times[-1] == r.t_ms:
+                times[-1] = r.t_ms + int(r.data.get("delay_ms") or 0)
+        elif kind == "world.restart" and r.data.get("process") == "delivery":
+            if down_from is not None:
+                down.append((down_from, r.t_ms))
+            down_from = None
         elif kind == "recovery.attempt":
             run_id = r.data["run_id"]
             made = attempts.setdefault(run_id, [])
@@ -130,6 +150,7 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "recovery.end":
             ended[r.data["run_id"]] = r
         elif is_delivery_crash(r):
+            down_from = r.t_ms if down_from is None else down_from
             crashed.update(run_id for run_id in delivered
                            if not any(key[1] == run_id for key in recovered))
             # An acknowledgement on its way to the dead process is dropped.
@@ -165,8 +186,16 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
             world_end = r
     if world_end is None or world_end.data["reason"] != "quiescent":
         return violations
+    if down_from is not None:
+        down.append((down_from, world_end.t_ms))
+
+    def heard(at: int) -> bool:
+        # An arrival in a crash's or a restart's very instant may come before either: not
+        # surely heard (the order of one instant's records is the scheduler's).
+        return not any(since <= at <= until for since, until in down)
+
     for run_id, record in delivered.items():
-        if not needs(run_id):
+        if not needs(run_id) or not any(heard(at) for at in arrivals.get(run_id, ())):
             continue
         if run_id not in attempts:
             fail(f"{run_id} answered nothing visible and its (no output) was delivered at "
