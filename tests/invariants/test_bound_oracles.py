@@ -129,3 +129,24 @@ def test_a_private_window_ends_exactly_thirty_minutes_after_its_release() -> Non
     found = invariants.check(_run("private-window-at-its-instant.toml",
                                   mutants=["expiry-inclusive"]))
     assert "expiry-ends-attempts" in {v.invariant for v in found}
+
+
+def test_a_wake_taken_visibly_owes_no_send_after_its_replay_is_refused() -> None:
+    """Seed 6241 (stop 44): the yielded turn took the wake and answered visibly, the take's
+    acknowledgement came back slow, the replay of the key was refused, then the late
+    acknowledgement closed the wake done. Only a visible take excuses the refused replay."""
+    records = list(world.run(scenario.load(
+        SCENARIOS / "regressions" / "wake-taken-then-replay-refused-seed-6241.toml")).trace.records)
+    assert _check(records, "wake-attempts-used") == []
+    take = next(r for r in records if r.kind == "requester.accept"
+                and r.data["run_id"].startswith("batch:"))
+    turn = take.data["run_id"].removeprefix("batch:")
+    # Forged: the turn took the wake but gave no visible reply (a fresh key is then owed).
+    silent = [r for r in records if not (r.kind == "conversation.reply"
+                                         and r.data["turn_run_id"] == turn)]
+    assert any("attempt 1 of 3 and never sent again" in m
+               for m in _check(silent, "wake-attempts-used"))
+    # Forged: nothing took it at all.
+    untaken = [r for r in silent if r is not take]
+    assert any("attempt 1 of 3 and never sent again" in m
+               for m in _check(untaken, "wake-attempts-used"))

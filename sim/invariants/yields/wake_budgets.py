@@ -157,7 +157,13 @@ def wake_attempts_used(trace: Sequence[Record]) -> list[Violation]:
     each key's first. Read once the world is quiescent;
     a batch whose requester was reset or deleted after the yield, one with a descendant (its
     deferrals may close it) and one with a member killed or steered (it may be consumed without
-    a wake) may close otherwise."""
+    a wake) may close otherwise. A wake some send of which the yielded turn took
+    (``requester.accept`` of one of its keys) and answered visibly (``conversation.reply``) has
+    reached its requester and owes no further send, whatever a later replay of that key met:
+    the take's acknowledgement came back slow, the unanswered key was replayed and refused,
+    then the late acknowledgement closed the wake done (seeds 6241, 10745, 13254, 18818; the
+    rule `wake-sends-budget` applies since seed 1468). A take without a visible reply does not
+    count: the wake then owes a fresh key (`wake-budgets`)."""
     seen = _seen(trace)
     if seen.end is None or seen.end.data["reason"] != "quiescent":
         return []
@@ -170,6 +176,8 @@ def wake_attempts_used(trace: Sequence[Record]) -> list[Violation]:
                 r.t_ms >= batch.yielded.t_ms for r in seen.lifecycle[batch.session])) or any(
                 run_id in killed or _descendants(seen, run_id) for run_id in batch.members):
             continue
+        if any(a.seq in seen.answered for a in _wake_of(batch, seen.wake_accepts)):
+            continue  # taken, answered visibly: delivered (see above)
         keys = list(dict.fromkeys(r.data["key"] for r in sends))
         last = sends[-1]
         # Every attempt and every replay is a send of its own (a restart may replay one more),
