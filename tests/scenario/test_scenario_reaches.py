@@ -109,8 +109,10 @@ def test_every_regression_file_states_the_moments_its_run_reaches() -> None:
     # 29 from stop 43's sweep past seed 20,000 (84662; 30564, 28414, 85684, 59278; 49388,
     # 50495, 47522, 67601, 83741; 11 of the retries family; 8 of the retention / archive /
     # redrive family), less 13065's (now a recorded trace: tests/invariants/traces), and 2 of
-    # stop 44's workload edges (a yield batch's wake held by its members, issue 38 item 5)
-    assert len(files) == 74
+    # stop 44's workload edges (a yield batch's wake held by its members, issue 38 item 5), and 3
+    # of stop 44's waves past seed 20,000 (28862, 35745: a lone wave's quick redrive; 34975: a
+    # wake's copy held past the answer timeout)
+    assert len(files) == 77
     result = invoke("run", *map(str, files), "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
