@@ -127,8 +127,8 @@ def _due(member: _Child, siblings: list[_Child], spawned: dict[str, int], ready:
     wave rule (actors/yields/waves.py) waits while a sibling whose interval overlaps it then has
     not settled, and a sibling still waiting for its lane spans from its spawn to no end yet: so
     a sibling spawned before the member ended and not ended before it started may hold the wave
-    (transitively) until that sibling settled too (seeds 35745, 35751, 36784); and the wave is
-    judged no earlier than its own settle (``ready``)."""
+    (transitively) until that sibling settled too (seed 35745); and the wave is judged no
+    earlier than its own settle (``ready``: seeds 28862, 35751, 36784)."""
     held = [member]
     left = [c for c in siblings if c is not member]
     grew = True
