@@ -108,11 +108,11 @@ def test_every_regression_file_states_the_moments_its_run_reaches() -> None:
     # issue 36, then 10 from issue 38's second round, 2 from its third, 1 from issue 35 (seed 743),
     # 29 from stop 43's sweep past seed 20,000 (84662; 30564, 28414, 85684, 59278; 49388,
     # 50495, 47522, 67601, 83741; 11 of the retries family; 8 of the retention / archive /
-    # redrive family), less 13065's (now a recorded trace: tests/invariants/traces), and 2 of
+    # redrive family), less 13065's (now a recorded trace: tests/invariants/traces), 2 of
     # stop 44's workload edges (a yield batch's wake held by its members, issue 38 item 5), and
-    # 2 of stop 44's sweep past seed 2,000 (11263; 6241: a wake taken visibly, its replay
-    # refused)
-    assert len(files) == 76
+    # 5 of stop 44's sweep past seed 2,000 (11263; 6241: a wake taken visibly, its replay
+    # refused; 28862, 35745, 34975: waves and released wakes)
+    assert len(files) == 79
     result = invoke("run", *map(str, files), "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)

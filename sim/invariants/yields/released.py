@@ -34,6 +34,7 @@ from sim.invariants.observations import (
 )
 from sim.invariants.private.completion import private_runs, releases
 from sim.invariants.yields.carried import batch_of
+from sim.invariants.yields.waves import ANSWER_MS
 from sim.trace import Record
 
 _LOST = ("send-ambiguous", "ack-slow")  # a take's answer lost or slowed on its way back
@@ -63,8 +64,10 @@ def wake_releases_suspended(trace: Sequence[Record]) -> list[Violation]:
     own), a private run's correction after the take (its new generation goes to its parent's
     turn, which may be gone: PRV-3), an operator's dismissal before the take, a take a
     week or more after its end (the sweeper may have discarded its suspended row first,
-    reference §c18), a fault on the way back of that wake's answer, a crash of the delivery
-    process from the render to the take, a row gone when the world stopped."""
+    reference §c18), a fault on the way back of that wake's answer, a take of a copy of it
+    held on its way past the answer timeout (the registry gave that try up unanswered first),
+    a crash of the delivery process from the render to the take, a row gone when the world
+    stopped."""
     end = trace[-1] if trace else None
     if end is None or end.kind != "world.end" or end.data["reason"] != "quiescent":
         return []
@@ -78,6 +81,10 @@ def wake_releases_suspended(trace: Sequence[Record]) -> list[Violation]:
     dismissed: dict[str, int] = {}  # run -> an operator's first dismissal of it
     corrected: dict[str, list[int]] = {}  # run -> where in the trace it was corrected
     lost: dict[str, list[int]] = {}  # a run or batch -> when an answer of it was held up
+    # a run or batch -> (when, delay) a send of it was held past the answer timeout on its
+    # way to the requester: the registry gave that try up unanswered (and may have closed the
+    # batch as ambiguous) before the held copy was taken (seed 34975)
+    held: dict[str, list[tuple[int, int]]] = {}
     crashes: list[Record] = []  # the delivery process's deaths
     rows: dict[str, str] = {}
     # run -> (take, the render: its batch's first send, why judged). Records of one instant
@@ -131,6 +138,9 @@ def wake_releases_suspended(trace: Sequence[Record]) -> list[Violation]:
         elif kind == "fault" and _lost(r) and "run_id" in r.data:
             # (A wake's answer names its batch as the run.)
             lost.setdefault(r.data["run_id"], []).append(r.t_ms)
+        elif kind == "fault" and r.data.get("kind") == "delay" and "run_id" in r.data \
+                and int(r.data.get("delay_ms") or 0) >= ANSWER_MS:
+            held.setdefault(r.data["run_id"], []).append((r.t_ms, int(r.data["delay_ms"])))
         elif rejection_class(r) in ("permanent", "sent") and is_wake(r.data.get("key") or ""):
             closed.setdefault(batch_of(r.data["key"]), r.t_ms)
         elif is_delivery_crash(r):
@@ -142,6 +152,8 @@ def wake_releases_suspended(trace: Sequence[Record]) -> list[Violation]:
         if dismissed.get(run_id, take.t_ms + 1) <= take.t_ms \
                 or take.t_ms >= ended[run_id][0] + RETENTION_MS \
                 or any(t >= take.t_ms for t in lost.get(take.data["run_id"], ())) \
+                or any(t <= take.t_ms <= t + delay
+                       for t, delay in held.get(take.data["run_id"], ())) \
                 or any(c.seq > rendered.seq and c.t_ms <= take.t_ms for c in crashes) \
                 or any(rendered.seq < seq < take.seq for seq in corrected.get(run_id, ())):
             continue

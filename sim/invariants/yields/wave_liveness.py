@@ -12,9 +12,12 @@ wake is a send the gateway was handed (``gateway.send``) keyed
 
 Judged: each connected set of overlapping siblings (of one session incarnation, the session
 never reset nor deleted; a set of one only when that child's own completion never reached its
-requester in its first delivery generation (a later generation's take, a redrive's a week on,
-comes after the wave was due) and it does not announce nothing: reference §c9 consumes a
-one-child wave already delivered without a wake) whose turns had all ended before the first of
+requester in its first delivery generation nor, in any generation, by the latest moment its
+wave may have been judged at (its own settle and its descendants', and every sibling's that may
+have overlapped it while it waited or ran: a quick operator's redrive is taken before that,
+seeds 28862, 35745, while a redrive a week on is taken after the wave was due), and it does not
+announce nothing: reference §c9 consumes a one-child wave already delivered without a wake)
+whose turns had all ended before the first of
 them ended, so none of them could be settled alone before the others were siblings (no earlier
 wave could carry part of it: the joined-late case is left to the wave oracle), once every
 member and every member's descendant settled as an outsider can tell (a trail that does not
@@ -66,12 +69,17 @@ def wave_woken(trace: Sequence[Record]) -> list[Violation]:
     for child in waves.children.values():
         if _sibling(waves, child, seen.end.seq):
             groups.setdefault((child.session, child.incarnation), []).append(child)
+    spawned = {r.data["run_id"]: r.t_ms for r in trace if r.kind == "spawn"}
     violations = []
     for (session, _), siblings in groups.items():
         if seen.lifecycle.get(session):
             continue  # reset or deleted: its waves may close without a wake
         for component in _components(siblings):
             ready = _ready(component, waves.finished, seen, asked)
+            if ready is not None and len(component) == 1 and _taken_by(
+                    seen.trail.get(component[0].run_id, []),
+                    _due(component[0], siblings, spawned, ready, seen, asked)):
+                continue  # already delivered (a quick redrive's take) when the wave was due
             if ready is None or seen.end.t_ms < ready + GRACE_MS:
                 continue
             members = tuple(sorted(c.run_id for c in component))
@@ -97,6 +105,58 @@ def _first_generation(seen: _Seen, run_id: str) -> list[Record]:
     cut = next((i for i, r in enumerate(trail)
                 if r.kind == "gateway.send" and r.data["key"] != first), len(trail))
     return trail[:cut]
+
+
+def _settled_by(run_ids: Sequence[str], seen: _Seen, asked: dict[str, Asked]) -> int | None:
+    """When every run named and every descendant of it had settled as an outsider tells; None
+    when one never did or its trail does not say when."""
+    latest = 0
+    for top in run_ids:
+        for run_id in (top, *_descendants(seen, top)):
+            own = own_settle(seen.ends.get(run_id), seen.trail.get(run_id, []),
+                             asked.get(run_id), member=False)
+            if own is None or own == UNKNOWN:
+                return None
+            latest = max(latest, own)
+    return latest
+
+
+def _due(member: _Child, siblings: list[_Child], spawned: dict[str, int], ready: int,
+         seen: _Seen, asked: dict[str, Asked]) -> int | None:
+    """The latest moment a lone member's wave may have been judged at (None: no bound). The
+    wave rule (actors/yields/waves.py) waits while a sibling whose interval overlaps it then has
+    not settled, and a sibling still waiting for its lane spans from its spawn to no end yet: so
+    a sibling spawned before the member ended and not ended before it started may hold the wave
+    (transitively) until that sibling settled too (seed 35745); and the wave is judged no
+    earlier than its own settle (``ready``: seeds 28862, 35751, 36784)."""
+    held = [member]
+    left = [c for c in siblings if c is not member]
+    grew = True
+    while grew:
+        grew = False
+        for c in list(left):
+            if any(_may_hold(c, h, spawned) for h in held):
+                held.append(c)
+                left.remove(c)
+                grew = True
+    others = _settled_by([c.run_id for c in held if c is not member], seen, asked)
+    return None if others is None else max(ready, others)
+
+
+def _may_hold(c: _Child, h: _Child, spawned: dict[str, int]) -> bool:
+    """Whether sibling ``c``'s interval as the wave rule read it at some point (from its spawn
+    while it waited, its end open while it ran) overlapped ``h``'s."""
+    h0, h1 = h.interval()
+    c0 = min(spawned.get(c.run_id, c.interval()[0]), c.interval()[0])
+    c1 = c.interval()[1]
+    return c0 < h1 and h0 < c1
+
+
+def _taken_by(trail: Sequence[Record], due: int | None) -> bool:
+    """Whether the run's own completion reached its requester (any generation) by ``due``
+    (None: ever): a wave of it alone then is consumed (reference §c9)."""
+    return any(r.kind in ("requester.accept", "requester.duplicate")
+               and (due is None or r.t_ms <= due) for r in trail)
 
 
 def _taken(trail: Sequence[Record]) -> bool:
