@@ -80,6 +80,7 @@ def wake_releases_suspended(trace: Sequence[Record]) -> list[Violation]:
     closed: dict[str, int] = {}  # batch -> when a send of it was first refused for good
     dismissed: dict[str, int] = {}  # run -> an operator's first dismissal of it
     corrected: dict[str, list[int]] = {}  # run -> where in the trace it was corrected
+    receipts: dict[str, list[Record]] = {}  # run -> its corrections (newer receipts)
     lost: dict[str, list[int]] = {}  # a run or batch -> when an answer of it was held up
     # a run or batch -> (when, delay) a send of it was held past the answer timeout on its
     # way to the requester: the registry gave that try up unanswered (and may have closed the
@@ -135,6 +136,7 @@ def wake_releases_suspended(trace: Sequence[Record]) -> list[Violation]:
                 gone.sent(r)  # a new generation: its own delivery decides from now on
         elif kind == "child.correction":
             corrected.setdefault(r.data["run_id"], []).append(r.seq)
+            receipts.setdefault(r.data["run_id"], []).append(r)
         elif kind == "fault" and _lost(r) and "run_id" in r.data:
             # (A wake's answer names its batch as the run.)
             lost.setdefault(r.data["run_id"], []).append(r.t_ms)
@@ -163,6 +165,14 @@ def wake_releases_suspended(trace: Sequence[Record]) -> list[Violation]:
         if again is not None and any(take.seq < seq < again.seq
                                      for seq in corrected.get(run_id, ())):
             continue  # a newer receipt's own delivery (DEL-12) decides from then on
+        if again is not None and any(
+                c.seq < take.seq and _escaped(c.data.get("result") or "") not in take.data["text"]
+                for c in receipts.get(run_id, ())):
+            # The wake carried an older receipt than one the producer made before the take (a
+            # yield batch's member is frozen as it is handed over): the newer one is owed its
+            # own delivery (DEL-12; seed 20305: corrected 14 s after it ended, 12 s before the
+            # wake first went out). A wake whose text shows the correction releases it whole.
+            continue
         if again is None and run_id in private \
                 and any(seq > take.seq for seq in corrected.get(run_id, ())):
             # A private run's newer receipt goes to its parent's turn, not to the gateway: once
@@ -183,6 +193,11 @@ def wake_releases_suspended(trace: Sequence[Record]) -> list[Violation]:
                 "wake-releases-suspended", "YLD-2",
                 f"{took}, yet its row reads {status}, not delivered", (take.seq, end.seq)))
     return violations
+
+
+def _escaped(text: str) -> str:
+    """A result as a wake's ``<prompt-data>`` block shows it (FMT-2: ``&`` and ``<`` escaped)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
 INVARIANTS = (
