@@ -9,7 +9,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from actors.mutants import MUTANTS
+from actors.mutant_catalogue import MUTANTS
 from sim import invariants, scenario
 from sim.cli import root as cli
 from sim.explore import sweeps as explore

@@ -76,7 +76,7 @@ def detection(mutants: Sequence[str] | None = None, cap: int = STEP_CAP,
               guided: bool = False) -> dict[str, Any]:
     """``detection`` per mutant (catalogue order), its median and max steps and the steps per
     CPU second of these very runs (a mutant never found counts its capped steps)."""
-    from actors.mutants import MUTANTS
+    from actors.mutant_catalogue import MUTANTS
 
     names = list(MUTANTS) if mutants is None else list(mutants)
     scenario = default_world()

@@ -201,7 +201,7 @@ def measure(seeds: Sequence[int], mutants: Sequence[str] | None = None,
     """The whole measurement: draws per seed, every mutant over every seed, the summary
     (``partial`` gets the measurement so far after each mutant: a long run can be read, and
     is not lost, before it ends)."""
-    from actors.mutants import MUTANTS
+    from actors.mutant_catalogue import MUTANTS
     from sim.bench.detect import default_world
 
     scenario = default_world()

@@ -47,7 +47,7 @@ def shrinking(mutants: Sequence[str] | None = None,
               progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """``shrink_row`` per mutant (catalogue order); ``first_seeds``: the detection table's, so
     a bench that measured them does not sweep again. With the count at or under a tenth."""
-    from actors.mutants import MUTANTS
+    from actors.mutant_catalogue import MUTANTS
     from sim.bench.detect import default_world
 
     names = list(MUTANTS) if mutants is None else list(mutants)

@@ -25,7 +25,7 @@ def load_world(path: str | None) -> scenario_mod.Scenario:
 
 
 def check_mutants(names: Sequence[str]) -> tuple[str, ...]:
-    from actors.mutants import MUTANTS
+    from actors.mutant_catalogue import MUTANTS
 
     for name in names:
         if name not in MUTANTS:

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from actors.mutants import MUTANTS
+from actors.mutant_catalogue import MUTANTS
 from sim.cli.style import console
 from sim.explore.breaks import BREAKS
 from sim.textout import listed

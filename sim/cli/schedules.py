@@ -59,7 +59,7 @@ def load_schedule(path: str, text: str) -> Schedule:
 
 
 def _checked(root: Node) -> Schedule:
-    from actors.mutants import MUTANTS
+    from actors.mutant_catalogue import MUTANTS
     from sim.faults.kinds import FAULT_KINDS
 
     root.check_keys(_SCHEDULE_FIELDS)

@@ -21,7 +21,7 @@ from actors.messages import (
     ExtraReceipt,
     StepSpec,
 )
-from actors.mutants import MUTANTS
+from actors.mutant_catalogue import MUTANTS
 from actors.nesting.spawn_limits import CHILDREN_RANGE, CONCURRENT_RANGE, DEPTH_RANGE, SpawnLimits
 from actors.requester.session import child_session_key
 from actors.states import StepFinish, values

@@ -87,7 +87,7 @@ def test_quick_json_has_the_spec_keys() -> None:
 
 def test_detection_counts_the_steps_explore_runs() -> None:
     """The steps of a mutant's detection are those of seeds 1..first_seed of a plain sweep."""
-    from actors.mutants import MUTANTS
+    from actors.mutant_catalogue import MUTANTS
     from sim.bench.detect import default_world, detect
     from sim.explore.sweeps import Sweep, run_seed
 

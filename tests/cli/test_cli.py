@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from actors.mutants import MUTANTS
+from actors.mutant_catalogue import MUTANTS
 from sim import scenario
 from sim.cli.root import main
 from sim.export import FORMATS

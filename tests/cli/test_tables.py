@@ -100,7 +100,7 @@ def test_list_mutants_wraps_at_words_in_an_80_column_terminal(
     import os
     import types
 
-    from actors.mutants import MUTANTS
+    from actors.mutant_catalogue import MUTANTS
     from sim.cli import probes
 
     monkeypatch.setattr(probes, "sys", types.SimpleNamespace(

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from actors.errors import InputError
-from actors.mutants import MUTANTS
+from actors.mutant_catalogue import MUTANTS
 from sim import scenario
 from sim.choices import Chooser
 from sim.cli.root import main

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from actors.errors import InputError
 from actors.inputs import Positions
-from actors.mutants import MUTANTS
+from actors.mutant_catalogue import MUTANTS
 from sim import scenario
 from sim.faults.plan import FAULT_KINDS
 from sim.invariants import BY_NAME
