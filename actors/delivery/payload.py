@@ -106,17 +106,22 @@ def probed_render(probe: Callable[[str], None], usage_in_private: bool = False,
     its block, so the block's own opening and a marker after its closing are the formatter's,
     never the child's."""
     def render_probed(record: RunRecord, kind: announce.RequesterKind) -> str:
-        formatted = laid_out(record, kind, stats=True if usage_in_private else None,
-                             cut_at_cap=cut_at_cap)
-        payload = formatted.payload
+        stats = True if usage_in_private else None
+        # Only the switches on are passed: a test stands in for ``render(record, kind)``.
+        options = {k: True for k, on in (("stats", usage_in_private), ("cut_at_cap", cut_at_cap))
+                   if on}
+        payload = render(record, kind, **options)
         text = record.result_text or ""
         if announce.DATA_OPEN not in payload:
             probe("announce.no-output")
             return payload
+        whole: int | None = len(payload)
         if announce.DATA_CLOSE + "\n[truncated: " in payload:
             probe("announce.truncated")
-        whole = formatted.whole_length or len(payload)
-        edge = _CAP_EDGES.get(whole)
+            # How long it would have been whole (laid out again: a cut near the cap is rare).
+            whole = laid_out(record, kind, stats=stats, cut_at_cap=cut_at_cap).whole_length \
+                if len(payload) >= announce.DEFAULT_CAP - 1_000 else None
+        edge = _CAP_EDGES.get(whole or 0)
         if edge is not None:
             probe(edge)
         if "<" in text or "&" in text:
