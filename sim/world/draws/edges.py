@@ -22,6 +22,7 @@ probe several times (docs/oracles.md lists them with their hit counts).
 - ``shared-cap``: a child owed a completion has its final answer sized, as its last step begins
   to stream, so that its announce block is 159,999, 160,000 or 160,001 characters whole (the
   shared cap, FMT-2; sim/world/aims.py; ``announce.*-shared-cap``).
+  (The floor's draw, ``edge:floor``, pads a wide batch's tasks: sim/world/turns.py, aims.py.)
 - ``tie``: a child spawned in the instant an earlier sibling (same requester, same parent run)
   was and running exactly as long, so both end, settle and are sent in one instant: a wake
   naming both orders them by session key alone (``batch.sections-ordered-by-session-key``)
