@@ -109,6 +109,10 @@ class ChildSpec:
     # Reference §c18: the spawn's cleanup mode, "keep" (the default) or "delete" (the registry's
     # sweeper archives the run archive_after_minutes after its end, actors/delivery/sweeper.py).
     cleanup: str = "keep"
+    # Issue 36's boundary draws: the world sizes the final answer as its step begins to stream
+    # (sim/world/aims.py) so that the run's announce block is the 160,000-character shared
+    # cap plus this many characters (-1, 0 or 1); None: the answer as scripted.
+    reply_to_cap: int | None = None
 
     @property
     def run_ms(self) -> int:

@@ -65,6 +65,7 @@ from actors.mutants import (
     MUTANT_RUN_TIMEOUT_UNFLOORED,
     MUTANT_SESSION_QUEUE_NEWEST_FIRST,
     MUTANT_SESSION_QUEUE_OFF,
+    MUTANT_SHARED_CAP_CUT_AT_LIMIT,
     MUTANT_SILENT_NO_REPLY,
     MUTANT_SPAWNER_PERMISSION,
     MUTANT_STALE_FINDINGS,
@@ -388,6 +389,12 @@ MUTANTS: dict[str, str] = {
         "sessions_history answers offset, totalMessages and hasMore (and nextOffset) also when "
         "the caller passed no offset, as if it had asked for offset 0 (FMT-5, reference §c19: "
         "OpenClaw 2026.9.6 gives the paging fields only with an offset)"
+    ),
+    MUTANT_SHARED_CAP_CUT_AT_LIMIT: (
+        "the shared cap's layout keeps every payload strictly under 160,000 characters: a lone "
+        "completion's announce block of exactly 160,000 characters, which fits, is cut with a "
+        "truncation marker, and a cut one keeps a head a character short: < written for <= at "
+        "the cap (FMT-2)"
     ),
     MUTANT_FROZEN_CAP_CHARS: (
         "the frozen-result cap counts and cuts characters instead of UTF-8 bytes, so a result of "

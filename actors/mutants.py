@@ -9,6 +9,10 @@ from __future__ import annotations
 # Switches read outside the delivery core, each beside the code it breaks.
 # The frozen result's cap counts and cuts characters, not UTF-8 bytes (actors/child/frozen.py).
 MUTANT_FROZEN_CAP_CHARS = "frozen-cap-chars"
+# A lone completion's announce block of exactly 160,000 characters, which fits the shared cap, is
+# cut as if it were over it: ``<`` written for ``<=`` (actors/announce/layout.py, wired in
+# actors/delivery/payload.py).
+MUTANT_SHARED_CAP_CUT_AT_LIMIT = "shared-cap-cut-at-limit"
 # Lines are kept whole by running past the limit to the next line break, so a chunk overflows
 # its channel's longest message (actors/gateway/core.py).
 MUTANT_CHUNK_TO_LINE_END = "chunk-overflows-to-line-end"

@@ -78,6 +78,18 @@ PROBES: dict[str, str] = {
     "delivery.crash-in-backoff": "the delivery process died during a registry backoff",
     # -- rendering the announce block (actors/delivery/table.py) ----------------------------------
     "announce.truncated": "a result was cut at the 160,000-character cap and a marker written",
+    "announce.one-under-shared-cap": "a completion's announce block was 159,999 characters: one "
+    "under the shared cap, whole",
+    "announce.at-shared-cap": "a completion's announce block was exactly 160,000 characters: at "
+    "the shared cap, whole",
+    "batch.floor-heads-one-under-cap": "a wake's findings were summarized, the shown children "
+    "at floor-sized heads one character under the cap",
+    "batch.floor-heads-at-cap": "a wake's findings were summarized, the shown children at "
+    "floor-sized heads exactly at the cap",
+    "batch.floor-heads-one-over-cap": "a wake's findings left out a child whose floor-sized head "
+    "would have passed the cap by one character",
+    "announce.one-over-shared-cap": "a completion's announce block would have been 160,001 "
+    "characters whole: one over the shared cap, so its result was cut",
     "announce.no-output": "a required result was delivered as (no output)",
     "announce.escaped": "a result carried < or & that had to be escaped",
     "announce.forged-framing": "a result carried text that looks like block framing or a marker",

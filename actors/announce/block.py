@@ -74,11 +74,13 @@ def format_announce(
     private: bool = False,
     cap: int = DEFAULT_CAP,
     floor: int = HEAD_FLOOR,
+    cut_at_cap: bool = False,
 ) -> FormattedPayload:
     """The announce context block (FMT-1) for one or more completion events.
 
     ``private`` (``completionTarget: "parent"``) leaves the stats line out so that a retried
-    hand-off carries exactly the same input (PRV-8)."""
+    hand-off carries exactly the same input (PRV-8); ``cut_at_cap``: the known-bug variant of
+    :func:`actors.announce.layout.layout`."""
     ordered = delivery_order(children)
     instruction = REPLY_INSTRUCTIONS[requester]
     sections: list[Section] = []
@@ -107,4 +109,5 @@ def format_announce(
         separator=EVENT_SEPARATOR,
         cap=cap,
         floor=floor,
+        cut_at_cap=cut_at_cap,
     )

@@ -60,6 +60,13 @@ class FormattedPayload:
     shown: tuple[ShownChild, ...]
     # Session keys of the children folded into the summary line, in delivery order.
     summarized: tuple[str, ...]
+    # When the payload did not fit whole: the characters the shown children at floor-sized heads
+    # (and the summary line) leave under the cap, and how far over it one more shown child at
+    # its floor would have gone (None: none was left out). The probes of issue 36's floor draw.
+    floor_room: int | None = None
+    floor_short: int | None = None
+    # The payload's length had every section fitted whole (set when it did not fit).
+    whole_length: int | None = None
 
     @property
     def length(self) -> int:
@@ -273,13 +280,20 @@ def layout(
     separator: str,
     cap: int,
     floor: int,
+    cut_at_cap: bool = False,
+    floor_fit_summarized: bool = False,
 ) -> FormattedPayload:
     """Fit the sections under ``cap``: all whole if they fit; otherwise as many leading sections
-    as floor-sized heads allow, heads sharing the rest, the others in one summary line."""
+    as floor-sized heads allow, heads sharing the rest, the others in one summary line. Broken
+    variants (``<`` for ``<=``): ``cut_at_cap`` cuts a payload of exactly ``cap`` (mutant
+    ``shared-cap-cut-at-limit``); ``floor_fit_summarized`` summarizes a child whose floor-sized
+    head fits exactly (tests only: docs/oracles.md says why it is not a built-in mutant)."""
     if cap < MIN_CAP:
         raise ValueError(f"cap must be at least {MIN_CAP} characters, got {cap}")
     if floor < 0:
         raise ValueError(f"floor must not be negative, got {floor}")
+    if cut_at_cap:
+        cap -= 1
     n = len(sections)
     if n == 0:
         payload = header + NO_CHILD_RESULTS + footer
@@ -296,6 +310,7 @@ def layout(
     # keep the whole scan O(n); the summary length only needs the count and five keys.
     best_k = 0
     prefix = 0
+    totals: list[int] = []
     for k in range(n + 1):
         if k > 0:
             prefix += sections[k - 1].framing + sections[k - 1].min_cost(floor)
@@ -303,7 +318,8 @@ def layout(
         parts = k + (1 if rest else 0)
         summary_len = len(summary_line(rest, key_fields[k : k + SUMMARY_KEYS])) if rest else 0
         total = fixed + prefix + summary_len + len(separator) * max(parts - 1, 0)
-        if total <= cap:
+        totals.append(total)
+        if total < cap or (total == cap and not floor_fit_summarized):
             best_k = k
     shown_sections = sections[:best_k]
     rest = n - best_k
@@ -332,7 +348,9 @@ def layout(
         rendered.append(summary)
     payload = header + separator.join(rendered) + footer
     assert len(payload) <= cap, (len(payload), cap)
-    return FormattedPayload(payload, tuple(shown_info), tuple(keys[best_k:]))
+    short = totals[best_k + 1] - cap if best_k < n else None
+    return FormattedPayload(payload, tuple(shown_info), tuple(keys[best_k:]),
+                            cap - totals[best_k], short, whole)
 
 
 def section_text(child: ChildResult) -> tuple[str | None, int]:
@@ -341,9 +359,11 @@ def section_text(child: ChildResult) -> tuple[str | None, int]:
 
 
 def format_results(
-    children: Iterable[ChildResult], *, cap: int = DEFAULT_CAP, floor: int = HEAD_FLOOR
+    children: Iterable[ChildResult], *, cap: int = DEFAULT_CAP, floor: int = HEAD_FLOOR,
+    floor_fit_summarized: bool = False,
 ) -> FormattedPayload:
-    """Several child results delivered together (FMT-2, FMT-3), in delivery order."""
+    """Several child results delivered together (FMT-2, FMT-3), in delivery order
+    (``floor_fit_summarized``: a known-bug variant, see :func:`layout`)."""
     ordered = delivery_order(children)
     sections: list[Section] = []
     for index, child in enumerate(ordered, start=1):
@@ -363,4 +383,5 @@ def format_results(
         separator=BATCH_SEPARATOR,
         cap=cap,
         floor=floor,
+        floor_fit_summarized=floor_fit_summarized,
     )

@@ -59,7 +59,8 @@ def route_section(notices: Sequence[str]) -> str:
     return joined
 
 
-def format_wake(wake: Wake, *, cap: int = DEFAULT_CAP, floor: int = HEAD_FLOOR) -> FormattedWake:
+def format_wake(wake: Wake, *, cap: int = DEFAULT_CAP, floor: int = HEAD_FLOOR,
+                floor_fit_summarized: bool = False) -> FormattedWake:
     head = (f"{CONTEXT_BEGIN}\n{CONTEXT_HEADER}\n{CONTEXT_NOTICE}\n\n{WAKE_HEADER}\n"
             f"{SETTLED_NOTICE}\n{POLICY_VISIBLE if wake.require_visible_reply else POLICY}\n\n")
     tail = ""
@@ -72,5 +73,6 @@ def format_wake(wake: Wake, *, cap: int = DEFAULT_CAP, floor: int = HEAD_FLOOR) 
     tail += f"\n{CONTEXT_END}"
     if not wake.findings:
         return FormattedWake(head + ANNOUNCED_INDIVIDUALLY + tail, None)
-    findings = format_results(wake.findings, cap=cap - len(head) - len(tail), floor=floor)
+    findings = format_results(wake.findings, cap=cap - len(head) - len(tail), floor=floor,
+                              floor_fit_summarized=floor_fit_summarized)
     return FormattedWake(head + findings.payload + tail, findings)

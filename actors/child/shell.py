@@ -38,6 +38,7 @@ from actors.child.output import (
 from actors.child.receipts import later_receipts
 from actors.child.restart import LOST_CONTEXT_ERROR, RestartGate
 from actors.child.session_log import Attempt, SessionLog
+from actors.child.sizing import ReplySizer, sized
 from actors.child.steps import KILLED_ERROR as KILLED_ERROR
 from actors.child.steps import step_chunks, token_usage, tool_events, transcript_messages
 from actors.child.store import ChildStore
@@ -64,7 +65,7 @@ async def run_child(
     port: Port, spec: ChildSpec, run_id: str, child_key: str, store: ChildStore,
     scope: trio.CancelScope, mutants: frozenset[str] = frozenset(), lane: Lane | None = None,
     queued: bool = False, sessions: SessionQueue | None = None, session_queued: bool = False,
-    restarts: RestartGate | None = None,
+    restarts: RestartGate | None = None, sizer: ReplySizer | None = None,
 ) -> None:
     port.emit(events.ChildStarted(run_id, spec.id, spec.encoding))
     session, loop, seed_length = _open_session(port, spec, run_id)
@@ -75,7 +76,7 @@ async def run_child(
         port.probe("child.run-timeout-zero")  # asked with 0: no deadline
     # Gateway restarts interrupt its streaming (§c18).
     gate = restarts or RestartGate()
-    run = _Run(port, spec, run_id, session, loop, budget, started, session_queued, gate)
+    run = _Run(port, spec, run_id, session, loop, budget, started, session_queued, gate, sizer)
 
     with scope, gate.guard() as lost:
         await _wait_for_slot(run, store, lane, queued, MUTANT_QUEUE_START_EARLY in mutants)
@@ -120,6 +121,7 @@ class _Run:
     started: int
     session_queued: bool  # still waiting for its session's earlier run to end
     gate: RestartGate  # the world's Gateway restarts (actors/child/restart.py)
+    sizer: ReplySizer | None  # the world's final-answer sizing (actors/child/sizing.py)
     state: Attempt = attrs.field(factory=Attempt)
     timed_out: bool = False
     retried: bool = False
@@ -222,6 +224,8 @@ async def _run_steps(run: _Run) -> None:
     session.append(loop.begin_turn())
     for n, step in enumerate(spec.steps, start=1):
         session.append(loop.begin_step())
+        if n == len(spec.steps):
+            step = sized(run.sizer, run.run_id, spec, step, port.now_ms, session.events)
         if step.finish is StepFinish.STREAM_ERROR:
             await run.stream(attrs.evolve(step, finish=StepFinish.AUTO), n, 1, fraction=0.5)
             if run.budget is not None and port.now_ms >= run.started + run.budget:

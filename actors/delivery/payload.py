@@ -73,30 +73,57 @@ def with_findings(own: str | None, section: str | None) -> str | None:
     return f"{own}\n\n{section}"
 
 
-def render(record: RunRecord, kind: announce.RequesterKind, *, stats: bool | None = None) -> str:
+def render(record: RunRecord, kind: announce.RequesterKind, *, stats: bool | None = None,
+           cut_at_cap: bool = False) -> str:
     """What the requester's model reads for this completion: the announce context block, with
     the findings frozen at the generation's first rendering (``RunRecord.findings_text``). A
     private hand-off leaves the stats line (the changing usage statistics) out (PRV-8) unless
-    ``stats`` says otherwise (the known-bug variant)."""
+    ``stats`` says otherwise (the known-bug variant); ``cut_at_cap``: mutant
+    ``shared-cap-cut-at-limit``."""
+    return laid_out(record, kind, stats=stats, cut_at_cap=cut_at_cap).payload
+
+
+def laid_out(record: RunRecord, kind: announce.RequesterKind, *, stats: bool | None = None,
+             cut_at_cap: bool = False) -> announce.FormattedPayload:
+    """:func:`render`'s layout: the payload and how it was fitted under the cap."""
     child = child_result(record, with_findings(record.result_text, record.findings_text))
     private = record.private if stats is None else not stats
-    return announce.format_announce([child], kind, private=private).payload
+    return announce.format_announce([child], kind, private=private, cut_at_cap=cut_at_cap)
+
+
+# A block within a character of the shared cap (issue 36's boundary draws,
+# sim/world/aims.py): the probe each length of the whole block fires.
+_CAP_EDGES = {announce.DEFAULT_CAP - 1: "announce.one-under-shared-cap",
+              announce.DEFAULT_CAP: "announce.at-shared-cap",
+              announce.DEFAULT_CAP + 1: "announce.one-over-shared-cap"}
 
 
 def probed_render(probe: Callable[[str], None], usage_in_private: bool = False,
+                  cut_at_cap: bool = False,
                   ) -> Callable[[RunRecord, announce.RequesterKind], str]:
-    """``render``, naming the rare renderings (a cut at the cap, no output, escaping, forged
-    framing) as code probes. The child's text is escaped inside its block, so the block's own
-    opening and a marker after its closing are the formatter's, never the child's."""
+    """``render``, naming the rare renderings (a cut at the cap, a block within a character of
+    it, no output, escaping, forged framing) as code probes. The child's text is escaped inside
+    its block, so the block's own opening and a marker after its closing are the formatter's,
+    never the child's."""
     def render_probed(record: RunRecord, kind: announce.RequesterKind) -> str:
-        payload = (render(record, kind, stats=True) if usage_in_private
-                   else render(record, kind))
+        stats = True if usage_in_private else None
+        # Only the switches on are passed: a test stands in for ``render(record, kind)``.
+        options = {k: True for k, on in (("stats", usage_in_private), ("cut_at_cap", cut_at_cap))
+                   if on}
+        payload = render(record, kind, **options)
         text = record.result_text or ""
         if announce.DATA_OPEN not in payload:
             probe("announce.no-output")
             return payload
+        whole: int | None = len(payload)
         if announce.DATA_CLOSE + "\n[truncated: " in payload:
             probe("announce.truncated")
+            # How long it would have been whole (laid out again: a cut near the cap is rare).
+            whole = laid_out(record, kind, stats=stats, cut_at_cap=cut_at_cap).whole_length \
+                if len(payload) >= announce.DEFAULT_CAP - 1_000 else None
+        edge = _CAP_EDGES.get(whole or 0)
+        if edge is not None:
+            probe(edge)
         if "<" in text or "&" in text:
             probe("announce.escaped")
         if "prompt-data>" in text or "[truncated:" in text:

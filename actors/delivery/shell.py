@@ -59,6 +59,7 @@ from actors.mutants import (
     MUTANT_PRIVATE_USAGE_STATS,
     MUTANT_RECOVERY_ONE_SHORT,
     MUTANT_RECOVERY_UNBOUNDED,
+    MUTANT_SHARED_CAP_CUT_AT_LIMIT,
     MUTANT_STALE_FINDINGS,
 )
 from actors.nesting import findings
@@ -323,7 +324,8 @@ def _delivery_core(port: Port, store: DeliveryStore, mutants: frozenset[str],
             port.probe("delivery.findings-failed-child")
         return findings_section(chosen.rows)
 
-    render_probed = probed_render(port.probe, MUTANT_PRIVATE_USAGE_STATS in mutants)
+    render_probed = probed_render(port.probe, MUTANT_PRIVATE_USAGE_STATS in mutants,
+                                  MUTANT_SHARED_CAP_CUT_AT_LIMIT in mutants)
     return DeliveryCore(port.incarnation, jitter, render_probed, kind,
                         mutants, port.probe, pending_descendants=store.pending_descendants,
                         checkpoint=checkpoint, route=functools.partial(fallback_route, store),

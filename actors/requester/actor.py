@@ -16,6 +16,7 @@ import trio
 
 from actors import events
 from actors.child.restart import RestartGate
+from actors.child.sizing import ReplySizer
 from actors.messages import (
     AbortChild,
     ChildSpec,
@@ -69,6 +70,7 @@ class Requester:
     spawned: dict[str, str] = attrs.field(factory=dict)  # child session key -> its latest run id
     # Child actors still alive: one may outlive its run's end (a later correction, DEL-12).
     alive: set[str] = attrs.field(factory=set)
+    sizer: ReplySizer | None = None  # the world's final-answer sizing (actors/child/sizing.py)
 
 
 def refused(req: Requester, message: Any) -> bool:

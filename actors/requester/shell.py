@@ -15,6 +15,7 @@ from typing import Any
 import trio
 
 from actors.child.restart import RestartGate
+from actors.child.sizing import ReplySizer
 from actors.messages import (
     AbortChild,
     AbortRun,
@@ -78,13 +79,14 @@ async def run_requester(
     limits: SpawnLimits = NO_LIMITS, lane: Lane | None = None,
     reply_mode: ReplyMode = ReplyMode.AUTO, sessions: SessionQueue | None = None,
     restarts: RestartGate | None = None,  # Gateway restarts, notices owed (§c18)
+    sizer: ReplySizer | None = None,  # the world's final-answer sizing (issue 36)
 ) -> None:
     core = SessionCore(session_key, mutants=mutants)
     turns = TurnCore(session_key, reply_mode)
     store.save_session(session_key, turns.incarnation, deleted=False)
     async with trio.open_nursery() as children:
         req = Requester(port, session_key, store, mutants, owners, limits, lane, sessions, core,
-                        turns, children, restarts)
+                        turns, children, restarts, sizer=sizer)
         while True:
             received = await port.receive()
             for message in received.acts if isinstance(received, SessionActs) else (received,):

@@ -171,7 +171,8 @@ def _start_run(req: Requester, message: Spawn, own_run: RunRecord | None, key: s
                    session_queued: bool = behind is not None) -> None:
         try:
             await run_child(child_port, spec, run_id, key, req.store, scope, req.mutants,
-                            req.lane, queued, req.sessions, session_queued, req.restarts)
+                            req.lane, queued, req.sessions, session_queued, req.restarts,
+                            req.sizer)
         finally:
             req.alive.discard(child_port.name)
 

@@ -131,7 +131,7 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
                           "encoding", "timeout", "fork_seed", "earlier_epoch", "session",
                           "parent", "caller", "answer_lost", "correction_after",
                           "correction", "turn", "route_change", "tokens_in", "tokens_out",
-                          "receipts", *_PRIVATE_KEYS))
+                          "receipts", "reply_to_cap", *_PRIVATE_KEYS))
         child_id = table.text("id")
         if not re.match(r"^[A-Za-z0-9_\-]+$", child_id):
             raise table.fail("id", f"{child_id!r} may only use letters, digits, '-' and '_'")
@@ -208,6 +208,9 @@ def _children(root: Node, session_keys: list[str]) -> tuple[ChildSpec, ...]:
             cleanup=table.text("cleanup", "keep", choices=CLEANUP_MODES),
             options=spawn_options(table),
             receipts=_receipts(table, outcome),
+            # The world sizes its final answer so that its announce block is the shared cap
+            # plus this many characters (sim/world/aims.py).
+            reply_to_cap=table.integer("reply_to_cap", None, minimum=-1_000, maximum=1_000),
         ))
         if parent is not None and not (
                 parent.spawn_at_ms <= children[-1].spawn_at_ms

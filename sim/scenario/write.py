@@ -133,6 +133,8 @@ def _child(child: ChildSpec) -> dict[str, Any]:
         out["usage_recorded"] = False
     if child.answer_lost:
         out["answer_lost"] = True
+    if child.reply_to_cap is not None:  # the world sizes its answer (sim/world/aims.py)
+        out["reply_to_cap"] = child.reply_to_cap
     for key in ("fork_seed", "earlier_epoch", "session", "turn", "route_change",
                 "completion_target"):
         if getattr(child, key) is not None:

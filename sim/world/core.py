@@ -44,6 +44,7 @@ from sim.scenario import Scenario, SessionDef, WorkloadDef
 from sim.trace import Trace
 from sim.world import observe as world_observe
 from sim.world import turns as world_turns
+from sim.world.aims import CapAim
 from sim.world.clock import VirtualClock
 from sim.world.control import Control, ControlDesk
 from sim.world.draws import child as world_child
@@ -337,7 +338,7 @@ class World:
         async def body(port: ActorPort) -> None:
             await run_requester(port, session_key, self.store, self.mutants, owners,
                                 self.limits, self.lane, reply_mode, self.session_queue,
-                                self.restarts.gate)
+                                self.restarts.gate, CapAim(self.store))
 
         self.kernel.spawn(root, addresses.requester(session_key), body)
 

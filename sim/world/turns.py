@@ -31,6 +31,7 @@ from actors.yields.turns import TurnEnd
 from sim.choices import Chooser
 from sim.kernel import Kernel
 from sim.scenario.turns import LifecycleDef, StatusCheckDef, TurnDef
+from sim.world.aims import floor_aim
 
 Act = StartTurn | Spawn | CheckStatus | EndTurn | ResetSession
 Emit = Callable[[str, dict[str, Any]], None]
@@ -317,4 +318,6 @@ def _wide_batch(chooser: Chooser, session: str, turn_id: str, start_ms: int
         wide.append(ChildSpec(child_id, session, f"wide task {n + 1}", spawn_ms,
                               (StepSpec(run_ms, text=text[:chars]),), turn=turn_id,
                               correction_after_ms=correction))
-    return TurnDef(turn_id, session, start_ms, yield_ms, TurnEnd.YIELD, ()), wide
+    # Its tasks padded so that the wake's floor-sized heads land on the cap (issue 36).
+    return (TurnDef(turn_id, session, start_ms, yield_ms, TurnEnd.YIELD, ()),
+            floor_aim(chooser, session, wide))

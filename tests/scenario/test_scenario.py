@@ -35,7 +35,7 @@ CHILD_FIELDS = ("id, requester, task, spawn_at, run_for, outcome, reply, reply_c
                 "encoding, "
                 "timeout, "
                 "fork_seed, earlier_epoch, session, parent, caller, answer_lost, correction_after, "
-                "correction, turn, route_change, tokens_in, tokens_out, receipts, "
+                "correction, turn, route_change, tokens_in, tokens_out, receipts, reply_to_cap, "
                 "completion_target, runtime, collect, visible, thread, mode")
 TOP_FIELDS = ("name, description, covers, seed, strategy, mutants, until, sessions, children, "
               "workload, faults, timeline, expect, replay, limits, turns, lifecycle, "

@@ -40,6 +40,7 @@ from actors.records.run_record import RunRecord
 from actors.runtime import Port
 from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus
 
+_FLOOR_EDGES = {1: "batch.floor-heads-one-under-cap", 0: "batch.floor-heads-at-cap"}
 KILLED = "subagent run terminated"  # an aborted child's error (it did not finish)
 # One frozen ``Requester`` per incarnation, not one per batch look (one after every message of
 # the delivery actor while a batch is open).
@@ -70,6 +71,12 @@ def wake_text(row: BatchRow, records: list[RunRecord],
             probe("batch.findings-truncated")
         if wake.findings.summarized:
             probe("batch.findings-summarized")
+        # Floor-sized heads within a character of the cap (issue 36's floor draw,
+        # sim/world/aims.py): one to spare, none, or one more child one over.
+        if wake.findings.summarized and wake.findings.floor_room in _FLOOR_EDGES:
+            probe(_FLOOR_EDGES[wake.findings.floor_room])
+        if wake.findings.floor_short == 1:
+            probe("batch.floor-heads-one-over-cap")
     if interrupted:
         probe("batch.reconcile-interrupted")
     if len(route_section(routes)) > ROUTE_CAP:

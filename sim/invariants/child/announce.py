@@ -206,7 +206,36 @@ def announce_block(trace: Sequence[Record]) -> list[Violation]:
                               f"{omitted} omitted characters do not add up")
             if key != spawn.data["child_session_key"]:
                 fail("FMT-2", f"the truncation marker points at {key}, not the child's session")
+            elif run_id not in parents and omitted == short and own.startswith(shown):
+                problem = _cut_not_exact(text, marker.end() - marker.start(), own, shown, key)
+                if problem:
+                    fail("FMT-2", problem)
     return violations
+
+
+def _escaped_length(text: str) -> int:
+    """The length of ``text`` escaped (``&`` five characters, ``<`` four), counted."""
+    return len(text) + 3 * text.count("<") + 4 * text.count("&")
+
+
+def _cut_not_exact(text: str, marker_len: int, own: str, head: str, key: str) -> str | None:
+    """What is wrong with a lone result's cut (None: nothing), from the block's length alone:
+    the block is cut only when the result whole would pass the 160,000 cap (a block of exactly
+    the cap fits, FMT-2: "one strict shared cap"), and then to the longest head that fits with
+    its marker (issue 36: a ``<`` for ``<=`` at the cap, or a head a character short)."""
+    shown = _escaped_length(head)
+    rest = len(text) - shown - marker_len  # the block without its result
+    whole = rest + _escaped_length(own)
+    if whole <= CAP:
+        return f"the result was cut, yet the block whole is {whole} characters, within the cap"
+    if len(head) + 1 < len(own):
+        marker = (f"\n[truncated: {len(own) - len(head) - 1} characters omitted; read the rest "
+                  f"with sessions_history sessionKey={key}]")
+        longer = rest + shown + _escaped_length(own[len(head)]) + len(marker)
+        if longer <= CAP:
+            return (f"the head of {len(head)} characters is not the longest that fits: one more "
+                    f"makes the block {longer} characters")
+    return None
 
 
 def stats_line(trace: Sequence[Record]) -> list[Violation]:

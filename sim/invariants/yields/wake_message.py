@@ -28,6 +28,7 @@ from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
 from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, key_runs
 from sim.invariants.yields.seen import batches
+from sim.invariants.yields.wake_floor import block_cost, floor_cost, floor_problem
 from sim.trace import Record
 
 CAP = 160_000
@@ -182,7 +183,8 @@ def _problems(r: Record, runs: tuple[str, ...], spawns: dict[str, Record],
             problems.append("neither carries findings nor says they were announced individually")
     else:
         body = text[text.index(FINDINGS):tail_at]
-        shown, summarized = _findings(body, key_of, owed_runs, optional, receipts, problems)
+        shown, summarized, costs, summary = _findings(body, key_of, owed_runs, optional,
+                                                      receipts, problems)
         # FMT-2's stable order: spawned first, then ended first, then by session key (the
         # tie-break when two were spawned and ended in one instant).
         when = {key: (spawns[ran[0]].t_ms, ends[ran[0]].t_ms, key)
@@ -194,6 +196,21 @@ def _problems(r: Record, runs: tuple[str, ...], spawns: dict[str, Record],
         if not required <= set(shown) | set(summarized) <= owed:
             problems.append(f"shows {sorted(shown)} and omits {sorted(summarized)}, but owes "
                             f"{sorted(owed)}")
+        elif summary is not None and costs is not None and set(summarized) <= set(when) and \
+                int(summary.group(1)) == len(summarized) == len(owed_runs) - len(shown):
+            # The floor (wake_floor.py): the first child summarized did not fit at its floor.
+            # (Judged when the summary counts every owed child not shown: none was left out
+            # as announced on its own, so the summarized children are known.)
+            left = sorted(summarized, key=when.__getitem__)
+            run = key_of[left[0]][0]
+            if summary.group(2).split(", ")[0] == left[0] and \
+                    ends[run].data["status"] == "ok":
+                problem = floor_problem(text, summary, costs, (
+                    left[0], spawns[run].data["task"],
+                    [result if _visible(result) else None for result in receipts[run]]),
+                    left[1:])
+                if problem:
+                    problems.append(problem)
     unfinished = sorted({spawns[run].data["child_session_key"] for run in runs
                         if run in ends and (ends[run].data["status"] == "timeout" or (
                             ends[run].data["status"] == "error"
@@ -225,9 +242,13 @@ def _notice(asked: Mapping[str, object], run: str) -> str | None:
 
 def _findings(body: str, key_of: dict[str, list[str]], owed_runs: list[str],
               optional: list[str], receipts: dict[str, list[str | None]], problems: list[str]
-              ) -> tuple[list[str], list[str]]:
+              ) -> tuple[list[str], list[str], list[tuple[str, int, str | None]] | None,
+                         re.Match[str] | None]:
     starts = list(_SECTION.finditer(body))
     shown: list[str] = []
+    # Each shown section's key, its result's cost in the text and the result it shows (the
+    # floor's reading, wake_floor.py); None once a section shows no receipt of its run.
+    costs: list[tuple[str, int, str | None]] | None = []
     for i, match in enumerate(starts):
         key = match.group(2)
         shown.append(key)
@@ -243,6 +264,13 @@ def _findings(body: str, key_of: dict[str, list[str]], owed_runs: list[str],
                  for result in receipts[run]]
         if None not in found:
             problems.append(found[0] or "")
+            costs = None
+        elif costs is not None:
+            # The largest floor cost of the receipts it may show: judged on the safe side.
+            costs.append(max(((key, block_cost(section), result if _visible(result) else None)
+                              for run in runs for result in receipts[run]
+                              if _section_problem(section, key, result) is None),
+                             key=lambda c: floor_cost(c[2], key)))
     summarized: list[str] = []
     summary = _SUMMARY.search(body)
     if summary is not None:
@@ -261,7 +289,7 @@ def _findings(body: str, key_of: dict[str, list[str]], owed_runs: list[str],
                 or len(named) != min(5, count):
             problems.append(f"its summary line counts {count} omitted children and names "
                             f"{named}, but {len(left)} were left out")
-    return shown, summarized
+    return shown, summarized, costs, summary
 
 
 def _section_problem(section: str, key: str, result: str | None) -> str | None:

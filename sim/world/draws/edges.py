@@ -19,6 +19,10 @@ probe several times (docs/oracles.md lists them with their hit counts).
   characters, line break included: past the block's header each chunk starts at a line, so its
   cut falls on a break one under the limit, at the limit's last character, or one past it
   (``gateway.chunk-break-*-limit``; reference §c11's chunked fallback, docs/fidelity.md).
+- ``shared-cap``: a child owed a completion has its final answer sized, as its last step begins
+  to stream, so that its announce block is 159,999, 160,000 or 160,001 characters whole (the
+  shared cap, FMT-2; sim/world/aims.py; ``announce.*-shared-cap``).
+  (The floor's draw, ``edge:floor``, pads a wide batch's tasks: sim/world/turns.py, aims.py.)
 - ``tie``: a child spawned in the instant an earlier sibling (same requester, same parent run)
   was and running exactly as long, so both end, settle and are sent in one instant: a wake
   naming both orders them by session key alone (``batch.sections-ordered-by-session-key``)
@@ -68,7 +72,8 @@ FROZEN_CAP_BYTES = 102_400  # reference §c14
 FIELD_LIMIT_UNITS = 4_000  # reference §c16
 # The share of drawn children given each shape (of some 12,000 children in 2,000 seeds).
 SHARES = {"frozen": 0.0025, "field": 0.0025, "page": 0.003,
-          "chunk": 0.02, "tie": 0.05, "tries": 0.02,
+          "chunk": 0.02, "tie": 0.05, "tries": 0.02, "shared-cap": 0.08,
+          "shared-cap-chunked": 0.02,
           # Of yielded turns with members (send-transient on), of children whose answer is
           # lost (recovery-fail on).
           "wake": 0.25, "recovery": 1.0,
@@ -210,6 +215,13 @@ def draw(chooser: Chooser, child: ChildSpec, send_at: SendAt,
         last = child.steps[-1]
         return attrs.evolve(child, steps=(*child.steps[:-1], attrs.evolve(
             last, text=f"{child.id} done.\n{chunk_lines(child.id, line, lines)}")))
+    # Last, so that the shapes above keep their draws: a child owed a completion whose answer
+    # is not lost (sized as its final step begins, sim/world/aims.py); fewer to a requester
+    # whose channel cuts messages (a 160,000-character block in 700-character chunks costs).
+    share = SHARES["shared-cap" if chunk_chars is None else "shared-cap-chunked"]
+    if child.expects_completion and not child.answer_lost and \
+            chooser.chance("edge:shared-cap", share):
+        return attrs.evolve(child, reply_to_cap=chooser.choose("edge:shared-cap", 3) - 1)
     return child
 
 
