@@ -354,8 +354,9 @@ PROBES: dict[str, str] = {
                                            "window ended (no 120 s timeout: OpenClaw 2026.9.6 "
                                            "gives a private completion's agent call none); the "
                                            "attempt gave up for the passed deadline",
-    "private.answered-past-120s": "a private try was answered (taken or refused) more than "
-                                  "120 s after its send: no timeout had counted it unanswered",
+    "private.answered-past-announce-timeout": "a private try was answered (taken or refused) "
+                                              "more than 120 s after its send: no timeout had "
+                                              "counted it unanswered",
     "private.handoff-unavailable": "a private result's requester was reset or deleted before the "
                                    "hand-off: closed as completion_handoff_unavailable",
     "private.refused-by-session": "a session refused a private hand-off bound to an earlier "

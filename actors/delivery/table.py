@@ -183,7 +183,7 @@ def _private_answer(core: Core, active: Active, now_ms: int) -> bool:
     if not active.record.private or mutants.MUTANT_PRIVATE_TRY_TIMES_OUT in core._mutants:
         return False
     if now_ms - active.sent_at_ms > retry.ANNOUNCE_TIMEOUT_MS and active.waiting == Waiting.ACK:
-        core._probe("private.answered-past-120s")
+        core._probe("private.answered-past-announce-timeout")
     return True
 
 
