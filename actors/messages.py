@@ -374,7 +374,8 @@ class SendRejected:
     key: str
     run_id: str
     error: SendError
-    # The requester session that refused it (a deleted one, DEL-4); None: the gateway did. The
+    # The requester session that refused it (a deleted one, DEL-4); None: the gateway did (on a
+    # session's word only for a private call whose expected session had changed, PRV-3). The
     # same key may be on its way to a fallback session too, whose mirror lane it still holds.
     session: str | None = None
     dispatch: int = 0  # the refused Completion's ``dispatch``

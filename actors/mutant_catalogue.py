@@ -49,6 +49,7 @@ from actors.mutants import (
     MUTANT_PERMANENT_RETRIED,
     MUTANT_PRIVATE_AFTER_RESET,
     MUTANT_PRIVATE_TO_CHANNEL,
+    MUTANT_PRIVATE_TRY_TIMES_OUT,
     MUTANT_PRIVATE_USAGE_STATS,
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL,
     MUTANT_QUEUE_START_EARLY,
@@ -423,5 +424,10 @@ MUTANTS: dict[str, str] = {
         "a try's answer timeout fires at 119,999 ms, one ms before the 120 s announce timeout, "
         "so an answer in that millisecond may count as a gateway timeout (DEL-10, reference "
         "§c11 announceTimeoutMs)"
+    ),
+    MUTANT_PRIVATE_TRY_TIMES_OUT: (
+        "a private hand-off's try times out after 120 s as a public one does, and is sent again; "
+        "OpenClaw 2026.9.6 gives a private completion's agent call no timeout, so an unanswered "
+        "private try waits until its 30-minute window ends (PRV-7, DEL-10)"
     ),
 }

@@ -101,6 +101,9 @@ MUTANT_WAKE_ATTEMPTS_ONE_SHORT = "wake-attempts-one-short"
 MUTANT_RECOVERY_ONE_SHORT = "recovery-one-short"
 # A try's 120 s answer timeout fires one ms early (actors/delivery/attempts.py).
 MUTANT_ANSWER_TIMEOUT_EARLY = "answer-timeout-early"
+# A private try times out after 120 s as a public one does (the model before stop 45; OpenClaw
+# 2026.9.6 gives it no timeout, actors/delivery/attempts.py ``answer_wait_ms``).
+MUTANT_PRIVATE_TRY_TIMES_OUT = "private-try-times-out"
 # Private parent completion (actors/private/rules.py, wired in actors/delivery/table.py and
 # delivery.py).
 MUTANT_PRIVATE_TO_CHANNEL = "private-to-channel"

@@ -362,6 +362,13 @@ PROBES: dict[str, str] = {
     "private.window-ends-at-its-instant": "a released private result's attempt was due at the "
                                           "very end of its 30-minute window from the release, "
                                           "and gave up (PRV-7, §c11: a passed deadline)",
+    "private.unanswered-until-window-end": "a private try got no answer until its 30-minute "
+                                           "window ended (no 120 s timeout: OpenClaw 2026.9.6 "
+                                           "gives a private completion's agent call none); the "
+                                           "attempt gave up for the passed deadline",
+    "private.answered-past-announce-timeout": "a private try was answered (taken or refused) "
+                                              "more than 120 s after its send: no timeout had "
+                                              "counted it unanswered",
     "private.handoff-unavailable": "a private result's requester was reset or deleted before the "
                                    "hand-off: closed as completion_handoff_unavailable",
     "private.refused-by-session": "a session refused a private hand-off bound to an earlier "

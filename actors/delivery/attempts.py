@@ -34,6 +34,7 @@ from actors.records.run_record import (
     FindingsFrozen,
     GaveUp,
     RetryScheduled,
+    RunRecord,
     apply,
 )
 from actors.records.send_error import SendError, closed_turn
@@ -142,10 +143,22 @@ def send_try(core: Core, active: Active, now_ms: int) -> list[Effect]:
         events.AttemptSent(record.run_id, active.key, record.attempt_count,
                            active.failed_tries + 1),
         Send(target, completion),
-        StartTimer(retry.ANNOUNCE_TIMEOUT_MS
-                   - (mutants.MUTANT_ANSWER_TIMEOUT_EARLY in core._mutants),  # the bug: 119,999
-                   AckTimeout(record.run_id, active.token)),
+        StartTimer(answer_wait_ms(core, record, now_ms), AckTimeout(record.run_id, active.token)),
     ]
+
+
+def answer_wait_ms(core: Core, record: RunRecord, now_ms: int) -> int:
+    """How long a try waits for its answer. A public try times out after 120 s
+    (``announceTimeoutMs``). A private one has no timeout of its own: OpenClaw 2026.9.6 passes
+    ``timeoutMs: parentOnly && isSubagentCompletion ? void 0 : announceTimeoutMs`` to
+    ``runAnnounceAgentCall``, which then sets no timer, and the dispatch waits with no deadline;
+    only the registry's attempt signal, aborted at the 30-minute window's end
+    (``resolveAnnounceDeliveryDeadline``), ends the wait (docs/fidelity.md, "A private try's
+    answer timeout")."""
+    if record.private and mutants.MUTANT_PRIVATE_TRY_TIMES_OUT not in core._mutants:
+        return max(0, core._deadline(record) - now_ms)
+    return retry.ANNOUNCE_TIMEOUT_MS - (
+        mutants.MUTANT_ANSWER_TIMEOUT_EARLY in core._mutants)  # the bug: 119,999
 
 
 def try_failed(core: Core, active: Active, chain: SendError, now_ms: int,

@@ -177,7 +177,19 @@ _TIMEOUT_EDGE = {retry.ANNOUNCE_TIMEOUT_MS - 1: "delivery.ack-one-under-timeout"
                  retry.ANNOUNCE_TIMEOUT_MS + 1: "delivery.ack-one-over-timeout"}
 
 
+def _private_answer(core: Core, active: Active, now_ms: int) -> bool:
+    """Whether the answer is a private try's, which has no 120 s timeout (attempts.answer_wait_ms):
+    one more than 120 s after its send is still this try's answer."""
+    if not active.record.private or mutants.MUTANT_PRIVATE_TRY_TIMES_OUT in core._mutants:
+        return False
+    if now_ms - active.sent_at_ms > retry.ANNOUNCE_TIMEOUT_MS and active.waiting == Waiting.ACK:
+        core._probe("private.answered-past-announce-timeout")
+    return True
+
+
 def _probe_timeout_edge(core: Core, active: Active, now_ms: int) -> None:
+    if _private_answer(core, active, now_ms):
+        return
     since = now_ms - active.sent_at_ms
     if since == retry.ANNOUNCE_TIMEOUT_MS:
         core._probe("delivery.ack-at-timeout-answer-first" if active.waiting == Waiting.ACK
@@ -200,6 +212,7 @@ def rejected(core: Core, active: Active | None, event: Input, now_ms: int) -> li
         # Another generation's refusal, or a late one of an earlier try on the same key (a
         # timed-out try, one of a dead process): it answers nothing now (§c17; seed 15898).
         return stale_rejection(core, active, event, now_ms)
+    _private_answer(core, active, now_ms)
     return attempts.try_failed(core, active, event.error, now_ms)
 
 
@@ -212,9 +225,20 @@ def ack_timed_out(core: Core, active: Active | None, event: Input, now_ms: int) 
     assert isinstance(event, AckTimeout) and active is not None
     if active.token != event.token:
         return []  # a timer of an earlier try
+    active.ambiguous = True
+    if active.record.private and mutants.MUTANT_PRIVATE_TRY_TIMES_OUT not in core._mutants:
+        # A private try has no timeout of its own: its timer is the registry's attempt
+        # deadline, the window's end (attempts.answer_wait_ms). There the attempt's signal
+        # aborts the call, the announce flow returns undelivered, and the cleanup gives up
+        # for the passed deadline (resolveDeferredCleanupDecision: ``now >= deadline``).
+        # A yielded batch that took it meanwhile owns it (``requesterTookCompletion``).
+        if (batch := batch_handover.batch_takes(core, active)) is not None:
+            return batch_handover.hand_over(core, active.record, batch)
+        core._probe("private.unanswered-until-window-end")
+        return attempts.give_up(core, active, GiveUpReason.EXPIRY, active.record.last_error,
+                                now_ms)
     # An unanswered send counts as OpenClaw's "gateway timeout" (transient).
     core._probe("delivery.ack-timeout")
-    active.ambiguous = True
     return attempts.try_failed(core, active, SendError("gateway timeout"), now_ms, answered=False)
 
 

@@ -92,6 +92,11 @@ async def run_gateway(port: Port, routes: dict[str, Route], faults: GatewayFault
             # A deleted session refused the injection (DEL-4): it answered, so the input no
             # longer holds that session's mirror lane; the delivery actor retries or falls back.
             # (A late refusal leaves alone the same key's resend to the fallback session.)
+            if message.session is None:
+                # The agent method's own refusal of a private call whose expected session
+                # changed (``expectedExistingSessionId``, PRV-3): the gateway's answer.
+                port.emit(events.GatewayRefused(message.run_id, message.key,
+                                                message.error.to_json()))
             session = message.session or lanes.session_of(message.key)
             if session == lanes.session_of(message.key):
                 texts.pop(message.key, None)

@@ -46,10 +46,18 @@ def completion(req: Requester, message: Completion) -> None:
         req.port.send(addresses.GATEWAY, attrs.evolve(woken, dispatch=message.dispatch))
     elif _other_incarnation(message, req.turns, req.mutants):
         # PRV-3: a private result bound to an earlier incarnation (a reset or delete
-        # raced its hand-off) never enters this one; unanswered, the delivery actor's
-        # next try finds the binding gone and closes it.
+        # raced its hand-off) never enters this one. The session answers, as OpenClaw's
+        # agent method refuses a call whose ``expectedExistingSessionId`` is no longer the
+        # session's (UNAVAILABLE, agent-turn-service); a private try has no answer timeout
+        # to end an unanswered wait. The delivery actor's next attempt finds the binding gone
+        # and closes it (completion_handoff_unavailable).
         req.port.probe("private.refused-by-session")
+        changed = SendError(f'Session "{req.session_key}" changed before expected work could '
+                            "start.")
         req.port.emit(PrivateRefused(message.run_id, message.key, req.turns.incarnation))
+        # ``session`` None: the gateway's agent method refuses it (it records the refusal).
+        req.port.send(addresses.GATEWAY, SendRejected(message.key, message.run_id, changed,
+                                                      None, message.dispatch))
     else:
         _take(req, message)
 

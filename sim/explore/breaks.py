@@ -51,6 +51,7 @@ from actors.mutants import (
     MUTANT_PERMANENT_RETRIED,
     MUTANT_PRIVATE_AFTER_RESET,
     MUTANT_PRIVATE_TO_CHANNEL,
+    MUTANT_PRIVATE_TRY_TIMES_OUT,
     MUTANT_PRIVATE_USAGE_STATS,
     MUTANT_PRIVATE_YIELD_FINAL_TO_CHANNEL,
     MUTANT_QUEUE_START_EARLY,
@@ -173,5 +174,6 @@ BREAKS: dict[str, Breaks] = {
     MUTANT_WAKE_ATTEMPTS_ONE_SHORT: Breaks("YLD-3", "wake-attempts-used"),
     MUTANT_RECOVERY_ONE_SHORT: Breaks("DEL-2", "lost-answer-recovery"),
     MUTANT_ANSWER_TIMEOUT_EARLY: Breaks("DEL-10", "retry-timing"),
+    MUTANT_PRIVATE_TRY_TIMES_OUT: Breaks("PRV-7", "retry-timing"),
 }
 

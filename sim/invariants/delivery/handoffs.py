@@ -27,6 +27,7 @@ from sim.invariants.observations import (
     is_wake,
     key_runs,
 )
+from sim.invariants.private.completion import private_runs
 from sim.trace import Record
 
 # The answer timeout of a send (reference §c11: ``announceTimeoutMs``, 120,000 ms).
@@ -85,7 +86,8 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
     (DEL-9). A lost or slow acknowledgement, a crash of the delivery process, or an answer
     dropped because that process was down hides the confirmation; then nothing is judged. So
     does a confirmation that reached the gateway at or past the 120 s answer timeout of its send
-    (reference §c11 ``announceTimeoutMs``): the try may have been given up first (seed 9874).
+    (reference §c11 ``announceTimeoutMs``): the try may have been given up first (seed 9874);
+    not a private result's, whose try has no timeout and waits for it (docs/fidelity.md).
     The rule is exact: one 119,999 ms after its send is judged; at 120,000 ms the timer and the
     answer are due in one instant and the scheduler runs them in either order, as Node's event
     loop runs a timer and an I/O callback due in one millisecond (OpenClaw's
@@ -102,6 +104,9 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
     answered by the first copy). All three are read from outside, not from the registry's own
     word that an acknowledgement was stale (issue 36: that record dated the end of what the
     oracle judged)."""
+    # A private try has no answer timeout (OpenClaw 2026.9.6 passes its agent call none): its
+    # confirmation is had however late it comes, until the window's end gives the run up.
+    private = private_runs(trace)
     confirmed: dict[str, Record] = {}
     sent_at: dict[str, int] = {}  # run_id -> its latest send
     sent_key: dict[str, str] = {}  # run_id -> the key of its latest send
@@ -132,11 +137,13 @@ def handoff_stays_delivered(trace: Sequence[Record]) -> list[Violation]:
             corrected.add(r.data["run_id"])
         elif kind == "gateway.callback_failed":
             run_id = r.data["run_id"]
-            if r.t_ms - sent_at.get(run_id, r.t_ms) < ANSWER_TIMEOUT_MS and r.data["key"] == (
+            if (r.t_ms - sent_at.get(run_id, r.t_ms) < ANSWER_TIMEOUT_MS or run_id in private) \
+                    and r.data["key"] == (
                     sent_key.get(run_id, r.data["key"])) and takes.get(run_id, 1) <= 1 \
                     and run_id not in corrected:
                 confirmed[run_id] = r
-        elif kind == "fault" and r.data.get("kind") in ("send-ambiguous", "ack-slow"):
+        elif kind == "fault" and (r.data.get("kind") == "send-ambiguous" or (
+                r.data.get("kind") == "ack-slow" and r.data.get("run_id") not in private)):
             confirmed.pop(r.data.get("run_id", ""), None)
         elif is_delivery_crash(r) or kind == "delivery.start" or (
                 kind == "drop" and r.data.get("dst") == "delivery"):

@@ -8,20 +8,21 @@ policy of reference §c11 from those alone:
 - a permanent rejection stops every retry of that completion in its delivery generation (a newer
   generation, ``…:g<n>``, is a new delivery: DEL-16's oracles judge whether it may go out);
 - after a transient failure the next transport try follows 5, 10 and 20 s later (a send that got
-  no answer counts as a "gateway timeout" 120 s after it was made); after the fourth failed try, or
-  an error of no known class, the next attempt waits the registry backoff: 15 s doubling to 300 s,
-  with up to +20 % jitter (the cap applies after the jitter); an attempt whose requester is gone
-  with no fallback left starts and ends unsent (reference §c2), so after the last send's session
-  was deleted the next send may follow several backoffs in a row;
+  no answer counts as a "gateway timeout" 120 s after it was made; a private result's has no
+  timeout, OpenClaw 2026.9.6 passing its agent call none: its key is not sent again after an
+  unanswered try, whose answer counts however late, until a restart); after the fourth failed
+  try, or an error of no known class, the next attempt waits the registry backoff: 15 s doubling
+  to 300 s, with up to +20 % jitter (the cap applies after the jitter); an attempt whose
+  requester is gone with no fallback left starts and ends unsent (reference §c2), so after the
+  last send's session was deleted the next send may follow several backoffs in a row;
 - nothing but a permanent rejection or the 30-minute expiry (counted from the run's end) gives up;
 - and the expiry does give up: no attempt of a generation starts at or after it (reference §c11:
   "a passed deadline means give-up"). Its window starts at the producer's end (the child's end, or
   a newer receipt's end), or where the registry starts it when it hears of it: a private result's
   release (PRV-7) and an operator's redrive, read as the generation's first send (a message may
-  wait in transit, so the outside cannot tell the instant closer). The transport
-  tries of an attempt begun before may run past it; a first send, the first send after a restart
-  of the delivery process (a new process starts a new attempt) and a send after a backoff are
-  attempts' starts.
+  wait in transit). The transport tries of an attempt begun before may run past it; a first
+  send, the first send after a restart of the delivery process (a new process starts a new
+  attempt) and a send after a backoff are attempts' starts.
 
 A crash of the delivery process between two sends makes the gap unknowable (the new process
 restores from its store); the observer then stops checking exact gaps for that run.
@@ -175,17 +176,13 @@ def _judge(trace: Sequence[Record]) -> _Judged:
     ends: dict[str, int] = {}
     own_since_frozen: set[str] = set()  # frozen members sent under their own key since the yield
     # Members of a yielded batch whose wake the requester took. Until then the batch is open
-    # and owns its members' newer receipts, even after its wake went out: a wake the session
-    # refused (busy in another turn, ``requester_turn_pending``) or the gateway refused is
-    # sent again (docs/yield.md, "The outbox and its budgets"), and only a taken wake delivers
-    # the batch (seed 49067: a correction after a wake the busy session refused, then the
-    # batch's close on a permanent refusal).
+    # and owns its members' newer receipts, even after its wake went out: a refused wake is
+    # sent again (docs/yield.md, "The outbox and its budgets"), only a taken one delivers the
+    # batch (seed 49067: a correction after a wake the busy session refused).
     woken: set[str] = set()
     # Members corrected (or redriven) after their batch's wake was taken: the batch may still
-    # be open (the woken turn gave no visible reply, ``visible_reply_missing``, or the
-    # acknowledgement was lost), and the batch sending its wake again says it was, so the
-    # correction was the batch's; a send of the member's own says it was not (the taken wake
-    # delivered the batch, and the correction went out on its own, DEL-12).
+    # be open (no visible reply, a lost acknowledgement); the batch sending its wake again says
+    # the correction was its, a send of the member's own says it was not (DEL-12).
     after_wake: set[str] = set()
     # Frozen members whose pending correction (or redrive) is the batch's: a send under the key
     # they were last sent under is their earlier generation's retry, not the correction's.
@@ -197,8 +194,7 @@ def _judge(trace: Sequence[Record]) -> _Judged:
     hidden: set[str] = set()  # runs a restart came between their end and their first send
     unsent: set[str] = set()  # runs ended (or reopened for a correction) and not sent since
     reopened: set[str] = set()  # runs whose next new key is a new generation's
-    # Keys part of which reached the platform: every later send is refused (even one a restart
-    # repeats), so giving up is right.
+    # Keys part of which reached the platform: every later send is refused, so giving up is right.
     sent: set[tuple[str, str]] = set()
     # Sessions the world deleted (as asked): an attempt whose requester is gone with no
     # fallback left starts and ends unsent ("retryable", reference §c2), so the next send may
@@ -258,14 +254,14 @@ def _judge(trace: Sequence[Record]) -> _Judged:
             # fallback to the requester's requester, DEL-4): it answers that earlier send
             # (seed 77546: the old session's refusal arrived after the fallback's send, whose
             # own answer was an error after part of it reached the platform).
-            # A refusal later than the answer timeout is stale too: the try already counted as
-            # unanswered ("gateway timeout"), and the next try is due 5 s after that timeout
-            # (seed 74027: a completion delayed 124 s reached a deleted session, whose refusal
-            # came 4 s after the timeout).
+            # A refusal later than the answer timeout is stale too: the try counted as unanswered
+            # and the next is due 5 s after it (seed 74027: a refusal 4 s after the timeout).
+            # A private try's refusal answers it however late it comes (no timeout).
             if rejected is not None and rejected.rejection is None and not (
                     r.kind == "requester.gone"
                     and rejected.last_send.data.get("requester") != r.actor) \
-                    and r.t_ms <= rejected.last_send.t_ms + ANSWER_TIMEOUT_MS:
+                    and (r.t_ms <= rejected.last_send.t_ms + ANSWER_TIMEOUT_MS
+                         or r.data["run_id"] in private):
                 rejected.outcome, rejected.rejection = rejection_class(r) or "", r
                 if rejected.outcome == "sent":
                     sent.add(at)
@@ -323,6 +319,11 @@ def _judge(trace: Sequence[Record]) -> _Judged:
                      and run.rejection.kind == "requester.gone" else run.last_send.t_ms)
             attempts = run.attempt
             answered = run.outcome  # how the last send ended, before the count moves on
+            if run_id in private and answered == "unanswered" and not run.crashed:
+                # No timeout for a private try: it waits until its window ends (module doc).
+                violations.append(_private_resent(run, r))
+                run.last_send = r
+                continue
             problem = None if run.crashed else _gap_problem(
                 run, r.t_ms - since, run.last_send.data.get("requester") in deleted)
             if not run.crashed and answered in ("unanswered", "transient") and run.failures:
@@ -352,6 +353,14 @@ def _judge(trace: Sequence[Record]) -> _Judged:
                 violations += _early_give_up(r, asked.get(r.data["run_id"]), runs.get(at),
                                              ends.get(r.data["run_id"]))
     return _Judged(violations, expiry, frozenset(tries))
+
+
+def _private_resent(run: _Run, r: Record) -> Violation:
+    return Violation(
+        "retry-timing", "PRV-7",
+        f"{r.data['run_id']}: its private try at {run.last_send.t_ms} ms got no answer, yet "
+        f"{r.data['key']} was sent again {r.t_ms - run.last_send.t_ms} ms later; a private try "
+        "has no answer timeout: it waits until its window ends", (run.last_send.seq, r.seq))
 
 
 def _past_expiry(run: _Run, r: Record, which: str) -> list[Violation]:
@@ -429,7 +438,8 @@ INVARIANTS = (
               permanent_stops_retries),
     Invariant("retry-timing", "DEL-10", "safety",
               "Retries follow the policy: transport tries 5/10/20 s apart (after a 120 s "
-              "timeout when unanswered), registry backoff 15 s doubling to 300 s with up to "
+              "timeout when unanswered; a private try has none, so none follows it), registry "
+              "backoff 15 s doubling to 300 s with up to "
               "+20 % jitter, and no give-up before the 30-minute expiry but on a permanent "
               "rejection.", retry_timing),
     Invariant("expiry-ends-attempts", "DEL-10", "safety",

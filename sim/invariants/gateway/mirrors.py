@@ -5,7 +5,8 @@ Read from the trace alone: the gateway's receipts (each input it handed a reques
 ``gateway.mirror_queued``; each mirror that failed, ``gateway.mirror_failed``), what each channel
 received (``gateway.chunk``), what each session received (``requester.accept``,
 ``requester.duplicate``, ``requester.recovered``, ``requester.mirror``, a deleted session's refusal
-``requester.gone``, a refused batch wake ``requester.wake_refused``), the acknowledgement faults
+``requester.gone``, a refused batch wake ``requester.wake_refused``, a refused private hand-off
+``requester.private_refused``), the acknowledgement faults
 (``send-ambiguous``, ``ack-slow``), the delivery process's crashes and restarts, and what the
 registry recorded (``delivery.delivered``, ``delivery.stale``). Restated from seed 002: the mirror
 comes after the work already queued on the session, the send never waits for it, and after a
@@ -25,9 +26,10 @@ from sim.trace import Record
 LANE_WAIT_MS = 120_000
 # A deleted session's refusal (``requester.gone``) is its answer too: the input reached it; so is
 # a session's refusal of a batch wake (``requester.wake_refused``: its turn is gone, or it is busy
-# in another turn).
+# in another turn), and of a private hand-off bound to its earlier incarnation
+# (``requester.private_refused``: answered since stop 45, as OpenClaw's agent method does).
 _RECEIPTS = ("requester.accept", "requester.duplicate", "requester.recovered", "requester.gone",
-             "requester.wake_refused")
+             "requester.wake_refused", "requester.private_refused")
 
 
 def mirror_after_queued_work(trace: Sequence[Record]) -> list[Violation]:
