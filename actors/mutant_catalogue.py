@@ -19,8 +19,10 @@ from actors.mutants import (
     MUTANT_COMPACTION_FORGETS_TURNS,
     MUTANT_DEDUPE_OFF,
     MUTANT_DELIVERED_IGNORES_CORRECTION,
+    MUTANT_EQUAL_END_REPLACES,
     MUTANT_EXPIRY_FROM_SPAWN,
     MUTANT_EXPIRY_INCLUSIVE,
+    MUTANT_EXPIRY_ONE_MS_EARLY,
     MUTANT_FAILED_RESULT_REPLAYED,
     MUTANT_FALLBACK_DROPPED,
     MUTANT_FINDINGS_RERENDERED,
@@ -416,5 +418,15 @@ MUTANTS: dict[str, str] = {
         "a try's answer timeout fires at 119,999 ms, one ms before the 120 s announce timeout, "
         "so an answer in that millisecond may count as a gateway timeout (DEL-10, reference "
         "§c11 announceTimeoutMs)"
+    ),
+    MUTANT_EXPIRY_ONE_MS_EARLY: (
+        "an attempt due one ms before its expiry deadline gives up as if the deadline had passed "
+        "(``>=`` deadline - 1 for ``>=`` deadline), so a completion still inside its window is "
+        "given up (DEL-10)"
+    ),
+    MUTANT_EQUAL_END_REPLACES: (
+        "the requester session lets a second receipt of one reply, under another key with an "
+        "equal producer end time, replace the first (``>=`` for ``>``; DEL-12: equal keeps "
+        "the first)"
     ),
 }
