@@ -13,7 +13,7 @@ import attrs
 
 from sim.invariants.observations import is_delivery_crash, rejection_class
 from sim.invariants.private.completion import Release
-from sim.invariants.settled import ANSWER_TIMEOUT_MS, EXPIRY_MS
+from sim.invariants.settled import EXPIRY_MS
 from sim.invariants.yields.carried import WakeTakes
 from sim.trace import Record
 
@@ -82,15 +82,10 @@ class GivenUp:
         elif kind == "child.correction":
             self.corrected[r.data["run_id"]] = r.t_ms
         elif kind == "fault" and (r.data.get("kind") in ("send-ambiguous", "ack-slow") or (
-                r.data.get("kind") == "delay" and "run_id" in r.data and (
-                    r.data.get("message") == "CompletionAck" or (
-                        r.data.get("message") == "Completion"
-                        and r.data["delay_ms"] >= ANSWER_TIMEOUT_MS)))) and self._latest(r):
+                r.data.get("kind") == "delay" and r.data.get("message") == "CompletionAck"
+                and "run_id" in r.data)) and self._latest(r):
             # A take whose acknowledgement was lost, slowed or held up on its way back to the
-            # gateway: until it arrives the registry's send is still in flight. So is a take
-            # held on its way to the requester past its send's 120 s answer timeout: its
-            # answer comes too late for that try, and the registry may never count it
-            # (reference §c11 announceTimeoutMs; issue 36's equal-end draw, seed 35).
+            # gateway: until it arrives the registry's send is still in flight.
             self.unacked.add(r.data["run_id"])
         elif is_delivery_crash(r):
             self.down = True
