@@ -172,6 +172,23 @@ def test_default_world_seeds_have_no_undocumented_divergence(driver: Driver) -> 
     assert [(o.source, d.line()) for o in outcomes for d in o.undocumented] == []
 
 
+def test_seeds_past_the_ci_share_diverge_only_where_the_table_says(driver: Driver) -> None:
+    outcomes = {o.source: o for o in run_seeds(driver, differences.load(), [148, 172, 301, 374],
+                                               lambda _: None)}
+    # 148: run-4's first attempt, out when a correction came, was handed the first answer (the
+    # correction reaches OpenClaw at the model's reopen, and is then never announced).
+    assert outcomes["seed 148"].documented.get("run-4") == "registry-correction-not-reannounced"
+    # 172: run-2's row is retired when its delivery settles (run-7 of the same child session
+    # was registered at 170 s).
+    assert outcomes["seed 172"].documented.get("run-2") == "registry-superseded-row-retired"
+    # 301: run-4's retries, each backoff with its own jitter while run-8's announce calls
+    # interleave with its attempts.
+    assert "run-4" not in outcomes["seed 301"].documented
+    # 374: run-4's late acknowledgement while the model waits out its backoff.
+    assert outcomes["seed 374"].documented.get("run-4") == "registry-late-ack-between-attempts"
+    assert [d.line() for o in outcomes.values() for d in o.undocumented] == []
+
+
 def test_the_command_replays_a_scenario_and_a_seed_and_names_what_it_cannot() -> None:
     skipped = SCENARIOS / "frozen-cap-shared.toml"  # a yield batch: not driven
     done = subprocess.run([sys.executable, "-m", "sim", "conform", "--json", "--check",

@@ -89,6 +89,25 @@ def test_an_end_the_process_died_on_reaches_the_restarted_one() -> None:
     assert kinds == [("spawn", 0), ("crash", 10_000), ("restart", 15_000), ("end", 15_000)]
 
 
+def test_an_attempt_out_when_a_correction_comes_was_handed_the_result_it_began_with() -> None:
+    # Seed 148: the first attempt starts at 10 s with the first answer; the correction comes at
+    # 12 s, the attempt is delivered at 20 s, and the model reopens the run at 30 s. The
+    # delivery at 20 s was handed "done"; the corrected row holds "fixed" from the reopen on.
+    fix = rec(4, 12_000, "child.correction", run_id="run-1", ended_at=12_000, result="fixed")
+    delivered = rec(5, 20_000, "delivery.delivered", run_id="run-1", key="k")
+    reopen = rec(6, 30_000, "delivery.reopen", run_id="run-1", generation=2, ended_at=12_000)
+    again = rec(8, 30_000, "delivery.delivered", run_id="run-1", key="k:g2")
+    replay = translate([SPAWN, END, _attempt(3, 10_000, 1), fix, delivered, reopen,
+                        _attempt(7, 30_000, 1), again])
+    assert not replay.skipped
+    by_kind = {e.kind: e.fields for e in replay.expects}
+    assert by_kind["child.correction"]["frozen"] == "fixed"
+    delivered_fields = [e.fields for e in replay.expects if e.kind == "delivery.delivered"]
+    assert [f["handedResult"] for f in delivered_fields] == ["done", "fixed"]
+    # The correction reaches OpenClaw's registry at the reopen, not at 12 s.
+    assert [s["t"] for s in replay.steps if s["kind"] == "end"] == [10_000, 30_000]
+
+
 def test_a_delayed_end_message_reaches_the_registry_late_with_the_child_s_end_time() -> None:
     delay = rec(3, 10_000, "fault", kind="delay", dst="delivery", message="ChildEnded",
                 delay_ms=42_000)
@@ -133,3 +152,87 @@ def test_each_registry_explainer_accepts_only_what_it_says_openclaw_does() -> No
     assert explain.explain(table, silent, "no_reply.", "NO_REPLY") == "registry-silent-reply-token"
     chatty = _context("child.end", "frozen", result="NO_REPLY, then more")
     assert explain.explain(table, chatty, "NO_REPLY, then more", "NO_REPLY") is None
+
+
+def test_a_superseded_row_is_explained_only_when_a_newer_run_of_its_session_was_there() -> None:
+    # Seed 172: run-2's delivery settles at 323 s; run-7 of the same child session was
+    # registered at 170 s, so OpenClaw's cleanup retires run-2's row once it is delivered.
+    table = differences.load()
+    newer = rec(9, 170_000, "spawn", run_id="run-7", child="c1",
+                child_session_key="agent:main:subagent:c1")
+
+    def context(row: bool = False, handed_at: tuple[int, ...] = (78_000, 323_000),
+                kind: str = "delivery.delivered", spawns: tuple[Record, ...] = (newer,),
+                ) -> dict[str, Any]:
+        divergence = Divergence("run-1", 116, 323_000, kind, "status", "delivered", None,
+                                snapshot={"row": row, "handed": [{"at": t} for t in handed_at]})
+        return {"divergence": divergence, "run": [SPAWN, END], "spawn": SPAWN,
+                "newer_runs": list(spawns)}
+
+    assert explain.explain(table, context(), "delivered", None) == (
+        "registry-superseded-row-retired")
+    # Near variants, none excused: no newer run of the session; one registered only after the
+    # delivery; the row still held with no status; no announce call at the delivery's instant;
+    # a give-up rather than a delivery; OpenClaw's row gone while the model gave up.
+    assert explain.explain(table, context(spawns=()), "delivered", None) is None
+    late = rec(9, 400_000, "spawn", run_id="run-7", child_session_key="agent:main:subagent:c1")
+    assert explain.explain(table, context(spawns=(late,)), "delivered", None) is None
+    assert explain.explain(table, context(row=True), "delivered", None) is None
+    assert explain.explain(table, context(handed_at=(78_000,)), "delivered", None) is None
+    assert explain.explain(table, context(kind="delivery.give_up"), "delivered", None) is None
+    assert explain.explain(table, context(), "failed", None) is None
+    assert explain.explain(table, context(), "delivered", "pending") is None
+
+
+def test_newer_runs_are_later_replayed_spawns_of_the_same_child_session() -> None:
+    from sim.conform.registry.check import newer_runs
+
+    key = "agent:main:subagent:c1"
+    spawns = {"run-1": SPAWN,
+              "run-2": rec(5, 1_000, "spawn", run_id="run-2", child_session_key=key),
+              "run-3": rec(6, 2_000, "spawn", run_id="run-3", child_session_key="other"),
+              "run-4": rec(7, 3_000, "spawn", run_id="run-4", child_session_key=key)}
+    assert [s.data["run_id"] for s in newer_runs(spawns, "run-1", {"run-1", "run-2",
+                                                                   "run-3"})] == ["run-2"]
+    # A run not replayed was never registered in OpenClaw: it supersedes nothing there.
+    assert newer_runs(spawns, "run-2", {"run-1", "run-2", "run-3"}) == []
+    assert newer_runs(spawns, "run-9", set(spawns)) == []
+
+
+def test_a_late_ack_between_attempts_is_explained_only_while_openclaw_waits() -> None:
+    # Seed 374: run-4's first send, held 134 s, is accepted at 412 s while the model waits out
+    # its backoff to 421 s; OpenClaw's call gave up on that answer, its row waits, pending.
+    table = differences.load()
+    key = "announce:v1:agent:main:subagent:c1:run-1"
+    retry = rec(6, 402_999, "delivery.retry", run_id="run-1", attempt=1,
+                next_attempt_at_ms=420_921)
+    warning = rec(7, 402_999, "delivery.warning", run_id="run-1", error="500")
+    accept = rec(8, 411_999, "requester.accept", run_id="run-1", key=key)
+    delivered = rec(9, 411_999, "delivery.delivered", run_id="run-1", key=key)
+    waiting = {"row": True, "status": "pending", "nextAttemptAt": 420_921,
+               "handed": [{"at": 277_999}]}
+
+    def context(records: tuple[Record, ...] = (retry, warning, accept, delivered),
+                snapshot: dict[str, Any] = waiting, field: str = "handed") -> dict[str, Any]:
+        divergence = Divergence("run-1", 9, 411_999, "delivery.delivered", field, None, None,
+                                snapshot=snapshot)
+        return {"divergence": divergence, "run": [SPAWN, END, *records], "spawn": SPAWN}
+
+    name = "registry-late-ack-between-attempts"
+    assert explain.explain(table, context(), 2, 1) == name
+    assert explain.explain(table, context(field="status"), "delivered", "pending") == name
+    # Near variants, none excused: a delivery with no acceptance at its instant (a restart's
+    # reconciliation); one while a try was out (not between attempts); OpenClaw's row not
+    # waiting for a later attempt, or already delivered; an announce call at that instant;
+    # more than the one call the reconciliation counts.
+    assert explain.explain(table, context((retry, warning, delivered)), 2, 1) is None
+    attempt = rec(7, 402_999, "delivery.attempt", run_id="run-1", attempt=2)
+    assert explain.explain(table, context((retry, attempt, accept, delivered)), 2, 1) is None
+    assert explain.explain(table, context(snapshot={**waiting, "nextAttemptAt": 400_000}),
+                           2, 1) is None
+    assert explain.explain(table, context(snapshot={**waiting, "status": "delivered"}),
+                           2, 1) is None
+    called = {**waiting, "handed": [{"at": 277_999}, {"at": 411_999}]}
+    assert explain.explain(table, context(snapshot=called), 2, 1) is None
+    assert explain.explain(table, context(), 3, 1) is None
+    assert explain.explain(table, context(field="status"), "delivered", "failed") is None

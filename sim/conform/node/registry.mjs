@@ -68,9 +68,6 @@ async function announce(params) {
     return new Promise(() => {});
   }
   const attempt = run.attempts.shift();
-  // A retryable answer's backoff is computed as the registry takes this answer: its jitter is
-  // this run's next one.
-  clock.useRandoms(run.random);
   if (attempt && (attempt.outcome === "crashed" || attempt.outcome === "hung")) {
     // The delivery process died during this attempt (or the simulator's run states no answer
     // for it before a correction reopened the run): its answer never comes back.
@@ -80,12 +77,18 @@ async function announce(params) {
     // OpenClaw tried more often than the simulator did: the attempt is answered as a spent
     // transient one (its own outcome shows in the row).
     run.extra += 1;
+    clock.useRandoms(run.random);
     params.onDeliveryResult?.({ delivered: false, path: "direct", error: "no such attempt in the simulator's run", disposition: "retryable" });
     return "retryable";
   }
   if (attempt.durationMs > 0) {
     await new Promise((resolve) => setTimeout(resolve, attempt.durationMs));
   }
+  // A retryable answer's backoff is computed as the registry takes this answer: its jitter is
+  // this run's next one. Chosen here, when the answer comes back, not when the call began:
+  // another run's call that starts while this one is out would otherwise take the queue, and
+  // this run's backoff would draw that run's jitter (seed 301).
+  clock.useRandoms(run.random);
   if (attempt.outcome === "delivered") {
     params.onDeliveryResult?.({ delivered: true, path: "direct", deliveredAt: clock.clockNow() });
     return "delivered";

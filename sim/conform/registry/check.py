@@ -6,7 +6,7 @@ command that shows it again."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +56,27 @@ def replay_world(driver: Driver, records: Sequence[Record], table: Sequence[Diff
                    "crashed_calls": sum(1 for a in replay.runs[run_id].attempts
                                         if a["outcome"] == "crashed"),
                    "answer_lost": run_id in spawn_of
-                   and str(spawn_of[run_id].data.get("child")) in lost}
+                   and str(spawn_of[run_id].data.get("child")) in lost,
+                   "newer_runs": newer_runs(spawn_of, run_id, replay.runs)}
         reason = explain(table, context, divergence.model, divergence.openclaw)
         if reason is None:
             outcome.undocumented.append(divergence)
         else:
             outcome.documented[run_id] = reason
     return outcome
+
+
+def newer_runs(spawn_of: dict[str, Record], run_id: str,
+               replayed: Collection[str]) -> list[Record]:
+    """Spawns of later replayed runs in ``run_id``'s child session: each is a newer generation
+    of that session in OpenClaw's registry from its spawn on."""
+    own = spawn_of.get(run_id)
+    if own is None:
+        return []
+    key = own.data.get("child_session_key")
+    return [spawn for other, spawn in spawn_of.items()
+            if other != run_id and other in replayed and spawn.seq > own.seq
+            and spawn.data.get("child_session_key") == key]
 
 
 def scenario_files(folder: Path) -> list[Path]:

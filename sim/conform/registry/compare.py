@@ -20,6 +20,17 @@ class Divergence:
     field: str
     model: Any
     openclaw: Any
+    # OpenClaw's whole answer at that check, for the explainers (whether its registry still
+    # held the row, its status and next attempt time, when its announce flow was called).
+    snapshot: dict[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
+
+    @property
+    def row(self) -> bool:
+        return bool(self.snapshot.get("row", True))
+
+    @property
+    def handed_at(self) -> tuple[int, ...]:
+        return tuple(int(h["at"]) for h in self.snapshot.get("handed", []))
 
     def line(self) -> str:
         return (f"{self.run} after record {self.seq} ({self.kind} at {self.t_ms} ms): "
@@ -51,8 +62,9 @@ def divergences(expects: Sequence[Expect],
         for field, want in expect.fields.items():
             got = observed(snapshot, field)
             if got != want:
-                found[expect.run] = Divergence(expect.run, expect.seq, expect.t_ms,
-                                               expect.kind, field, want, got)
+                found[expect.run] = Divergence(
+                    expect.run, expect.seq, expect.t_ms, expect.kind, field, want, got,
+                    snapshot=snapshot)
                 break
     return found
 

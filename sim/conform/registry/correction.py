@@ -29,11 +29,13 @@ def translate(record: Record, replay: Replay, status: str, given_up: str | None)
     replay.check(Expect(run_id, record.seq, record.t_ms, record.kind, fields))
 
 
-def reopened_at(records: list[Record], correction: Record) -> int:
-    """When the model's delivery took ``correction``: its run's next ``delivery.reopen``."""
+def reopen_of(records: list[Record], correction: Record) -> Record | None:
+    """The run's next ``delivery.reopen`` that took ``correction`` (None when the next
+    correction, or nothing, comes first)."""
     for record in records:
         if record.seq > correction.seq and record.kind == "delivery.reopen":
-            return record.t_ms
+            return record
         if record.seq > correction.seq and record.kind == "child.correction":
             break
-    return correction.t_ms
+    return None
+

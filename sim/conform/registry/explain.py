@@ -3,8 +3,9 @@ one explainer per ``registry`` row of ``differences.toml``. Each states OpenClaw
 exactly from what the run's records say; a divergence counts as documented only when
 OpenClaw's side is what the row says it is.
 
-An explainer gets ``(context, model, openclaw)``: ``context`` holds the ``divergence`` and the
-run's trace records (``run``)."""
+An explainer gets ``(context, model, openclaw)``: ``context`` holds the ``divergence`` (with
+whether OpenClaw still held the row and when its announce flow was called), the run's trace
+records (``run``) and the spawns of later replayed runs of its child session (``newer_runs``)."""
 
 from __future__ import annotations
 
@@ -198,6 +199,48 @@ def killed_run_pending(context: Mapping[str, Any], model: Any, real: Any) -> boo
                 and model == "not_required" and real == "pending")
 
 
+def superseded_row_retired(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    # A newer run of the same child session was registered before this run's delivery: when
+    # the delivery settles, OpenClaw's cleanup records it delivered, then retires the older
+    # row (finalizeSubagentCleanup -> retireSupersededSubagentRun), so the registry no longer
+    # holds it. Only a delivery its announce flow was called for at that very instant.
+    divergence = context["divergence"]
+    return bool(divergence.kind == "delivery.delivered" and divergence.field == "status"
+                and model == "delivered" and real is None and not divergence.row
+                and divergence.t_ms in divergence.handed_at
+                and any(spawn.t_ms <= divergence.t_ms
+                        for spawn in context.get("newer_runs", ())))
+
+
+# A delivery's own steps (not its warnings): the last one says what it was waiting for.
+_ATTEMPT_STEPS = ("delivery.attempt", "delivery.send_failed", "delivery.retry")
+
+
+def late_ack_between_attempts(context: Mapping[str, Any], model: Any, real: Any) -> bool:
+    # The model's delivery, waiting out its registry backoff, records the run delivered when a
+    # late acknowledgement of an earlier try's send arrives (the requester accepted it after
+    # the try had timed out). OpenClaw's announce call gave up on that answer at its timeout:
+    # its row stays pending until its next attempt, with no announce call in between.
+    divergence = context["divergence"]
+    snapshot = divergence.snapshot
+    before = [r for r in context["run"] if r.seq < divergence.seq]
+    last = next((r for r in reversed(before) if r.kind in _ATTEMPT_STEPS), None)
+    delivered = next((r for r in context["run"] if r.seq == divergence.seq), None)
+    accepted = delivered is not None and any(
+        r.kind == "requester.accept" and r.t_ms == divergence.t_ms
+        and r.data.get("key") == delivered.data.get("key") for r in before)
+    next_at = snapshot.get("nextAttemptAt")
+    if divergence.field == "handed":
+        sides = isinstance(model, int) and model == real + 1
+    else:
+        sides = divergence.field == "status" and model == "delivered" and real == "pending"
+    return bool(divergence.kind == "delivery.delivered" and sides and accepted
+                and last is not None and last.kind == "delivery.retry"
+                and snapshot.get("status") == "pending" and isinstance(next_at, int)
+                and next_at > divergence.t_ms
+                and divergence.t_ms not in divergence.handed_at)
+
+
 def explain(table: Sequence[Difference], context: Mapping[str, Any], model: Any,
             real: Any) -> str | None:
     """The id of the ``registry`` row that explains this divergence, or None."""
@@ -223,4 +266,6 @@ EXPLAINERS: dict[str, Callable[[Any, Any, Any], bool]] = {
     "registry-correction-not-reannounced": correction_not_reannounced,
     "registry-correction-after-give-up-resent": correction_after_give_up_resent,
     "registry-killed-run-delivery-pending": killed_run_pending,
+    "registry-superseded-row-retired": superseded_row_retired,
+    "registry-late-ack-between-attempts": late_ack_between_attempts,
 }

@@ -49,6 +49,10 @@ class Attempts:
         self.error: str | None = None
         self.permanent = False
         self.result: str | None = None  # the child's result, once it ended (child_end)
+        # A correction the run's next delivery.reopen takes: until then the attempts under way
+        # carry the result they began with (seed 148: a correction while the first attempt was
+        # out; that attempt's delivery was handed the first answer).
+        self.correction: tuple[str | None] | None = None
         # Deliveries a restarted process settled without an attempt of its own (the requester's
         # checkpoint already held the completion): OpenClaw's registry calls its announce flow
         # again for such a row, and the flow finds the completion delivered.
@@ -80,6 +84,9 @@ class Attempts:
         elif record.kind in ENDS:
             self._end(record)
         elif record.kind == "delivery.reopen":
+            if self.correction is not None:
+                (self.result,) = self.correction
+                self.correction = None
             # A correction opened the run's next delivery generation: attempts count from 1.
             # An attempt of the older generation still waiting for its answer never gets one
             # the trace states before the reopen (its late acknowledgement is stale).
@@ -96,6 +103,13 @@ class Attempts:
             # Not required (or not any more): no announce; the row says so.
             self.replay.check(Expect(self.run_id, record.seq, record.t_ms, record.kind, {
                 "status": plain(data.get("reason")), **self._handed()}))
+
+    def correct(self, result: str | None, at_reopen: bool) -> None:
+        """A correction's result: the payload from now on, or from the reopen that takes it."""
+        if at_reopen:
+            self.correction = (result,)
+        else:
+            self.result = result
 
     def _handed(self) -> dict[str, int]:
         return {} if self.through_crash else {"handed": self.calls()}

@@ -55,12 +55,13 @@ def translate(records: Sequence[Record]) -> Replay:
             # The requester killed the running child: OpenClaw's kill path, before its end.
             replay.steps.append({"t": record.t_ms, "kind": "kill", "run": run_id})
         elif record.kind == "child.correction":
-            at = correction.reopened_at(by_run[run_id], record)
+            reopen = correction.reopen_of(by_run[run_id], record)
+            at = record.t_ms if reopen is None else reopen.t_ms
             correction.translate(attrs.evolve(record, t_ms=at), replay, ends.get(run_id, "ok"),
                                  admitted[run_id].given_up)
             result = record.data.get("result")  # the newer receipt owns the payload (DEL-12)
-            admitted[run_id].result = (cap_frozen_result(result) if isinstance(result, str)
-                                       else None)
+            admitted[run_id].correct(cap_frozen_result(result) if isinstance(result, str)
+                                     else None, at_reopen=reopen is not None)
         elif record.kind == "child.end":
             ends[run_id] = str(record.data.get("status"))
             mark = len(replay.steps)
