@@ -63,3 +63,20 @@ def test_a_wake_copy_held_past_the_answer_timeout_releases_nothing() -> None:
     short = [attrs.evolve(r, data={**r.data, "delay_ms": 119_000}) if r is held else r
              for r in trace]
     assert any("carried run-2's result" in m for m in _check("wake-releases-suspended", short))
+
+
+def test_a_lone_wave_whose_first_answer_no_live_process_heard_is_judged_on_its_retake() -> None:
+    # Seed 77937 (and 44506, 51564, 71589): run-2's first send breaks after part of it went out,
+    # but the delivery process dies in the send's instant, before it records the answer; the
+    # producer's correction then reopens it (a second generation), which is taken, and the
+    # wave of run-2 alone is judged then, already delivered: consumed (reference §c9).
+    for seed in (44506, 51564, 71589, 77937):
+        assert _check("wave-woken", _trace(seed)) == [], seed
+    trace = _trace(77937)
+    send = next(r for r in trace if r.kind == "gateway.send" and r.data.get("run_id") == "run-2")
+    crash = next(r for r in trace if r.kind == "crash" and r.t_ms == send.t_ms)
+    # Forged: the process died 1 ms before the send (so a live process heard its answer):
+    # the first generation settled then, undelivered, and the wave was owed a wake.
+    early = sorted((attrs.evolve(r, t_ms=r.t_ms - 1) if r is crash else r for r in trace),
+                   key=lambda r: (r.t_ms, r.seq))
+    assert any("the wave run-2 " in m for m in _check("wave-woken", early))

@@ -174,9 +174,12 @@ def _ready(component: list[_Child], finished: dict[str, Record], seen: _Seen,
         return None
     lone = _first_generation(seen, component[0].run_id) if len(component) == 1 else None
     if lone is not None and own_settle(component[0].end, lone, asked.get(component[0].run_id),
-                                       member=False) in (None, UNKNOWN):
+                                       member=False, crashes=[down for down, _ in seen.downtime]
+                                       ) in (None, UNKNOWN):
         # Its first generation never settled as an outsider tells (a newer receipt reopened it
-        # while a try was out, say): read its whole trail, as before.
+        # while a try was out, say; or the delivery process died between its last send and
+        # that send's answer, so no live process heard the answer and the wave was never
+        # judged on it, seeds 44506, 51564, 71589, 77937): read its whole trail, as before.
         lone = seen.trail.get(component[0].run_id, [])
     if lone is not None and (_taken(lone) or announces_nothing(
             component[0].end.data.get("result") if component[0].end is not None else None)):
