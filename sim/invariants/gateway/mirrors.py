@@ -92,9 +92,17 @@ def mirror_not_blocking(trace: Sequence[Record]) -> list[Violation]:
 
 def mirror_recorded(trace: Sequence[Record]) -> list[Violation]:
     """After a successful direct send the mirror is recorded (or fails, best effort), holds
-    what the channel received, and only a direct delivery is mirrored."""
+    what the channel received, and only a direct delivery is mirrored.
+
+    One mirror per key and session (seed 002 suppresses duplicate deliveries by the recorded
+    delivery facts; OpenClaw's transcript append looks an assistant message up by its
+    idempotency key): a later confirmation of a key whose mirror the session already recorded
+    owes no second copy (seeds 47853, 82528, 83346, 83691: a network copy of the first
+    acceptance confirmed the resend made after the try timed out). Only a recorded mirror
+    (``requester.mirror``) stands for it: after a failed one the next confirmation owes its own."""
     chars: dict[str, int] = {}  # key -> characters its channel received
     queued: dict[tuple[str, str], Record] = {}
+    mirrored: set[tuple[str, str]] = set()  # (session, key) whose mirror is in the transcript
     violations: list[Violation] = []
     end: Record | None = None
     for r in of_kinds(trace, ("gateway.chunk", "gateway.mirror_queued", "requester.mirror",
@@ -103,10 +111,13 @@ def mirror_recorded(trace: Sequence[Record]) -> list[Violation]:
         if kind == "gateway.chunk":
             chars[r.data["key"]] = chars.get(r.data["key"], 0) + len(r.data["text"])
         elif kind == "gateway.mirror_queued":
-            queued[(r.data["session"], r.data["key"])] = r
+            if (r.data["session"], r.data["key"]) not in mirrored:
+                queued[(r.data["session"], r.data["key"])] = r
         elif kind in ("requester.mirror", "gateway.mirror_failed"):
             session = (r.data["session"] if kind == "gateway.mirror_failed"
                        else r.actor.removeprefix("requester:"))
+            if kind == "requester.mirror":
+                mirrored.add((session, r.data["key"]))
             if queued.pop((session, r.data["key"]), None) is None:
                 violations.append(Violation(
                     "mirror-recorded", "DEL-8",
