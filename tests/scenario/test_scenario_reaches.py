@@ -112,7 +112,7 @@ def test_every_regression_file_states_the_moments_its_run_reaches() -> None:
     # stop 44's workload edges (a yield batch's wake held by its members, issue 38 item 5), and
     # 6 of stop 44's sweep past seed 2,000 (11263; 6241: a wake taken visibly, its replay
     # refused; 28862, 35745, 34975: waves and released wakes; 20305: an older receipt carried)
-    assert len(files) == 80
+    assert len(files) == 83
     result = invoke("run", *map(str, files), "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)

@@ -107,6 +107,12 @@ def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
     yields: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
     for batch in batches(trace):
         yields.setdefault(batch.session, []).append((batch.yielded.seq, batch.members))
+    # A run a yielded batch took over is the batch's from then on (YLD-2, reference §c9): its
+    # wake may rightly never go, the batch closing undelivered once its owned descendants stay
+    # unsettled through ten counted deferrals ("requester settle wake deferred too many
+    # times"; seed 59432). The wake oracles judge the batch (yield-wake-sent).
+    owned = {run_id for members in yields.values() for _, batch_members in members
+             for run_id in batch_members}
     abandoned: set[str] = set()
     for r in of_kinds(trace, ("spawn", "child.end", "requester.accept", "requester.duplicate",
                               "world.heal", "world.end", "world.lifecycle")):
@@ -136,7 +142,7 @@ def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
     for run_id, refusals in refused.items():
         child_end = ended.get(run_id)
         if run_id not in required or run_id in received or child_end is None \
-                or run_id in batched or run_id in abandoned:
+                or run_id in batched or run_id in abandoned or run_id in owned:
             continue
         if run_id in private and private[run_id].reset_at is not None:
             continue  # a private result whose requester was reset may be closed (PRV-3)
