@@ -335,8 +335,9 @@ def _held(trace: Sequence[Record], runs: Sequence[str], settle: EarliestSettle) 
             if at is None:
                 return None
             held = max(held, at[0], *(r.t_ms + EXPIRY_MS for r in of_kinds(
-                trace, ("world.operator",)) if own and each == run_id and r.data["action"]
-                == "redrive" and r.data.get("run_id") == run_id and r.t_ms >= settle.ends[run_id]))
+                trace, ("world.operator",)) if own and each == run_id and r.kind ==
+                "world.operator" and r.data["action"] == "redrive"
+                and r.data.get("run_id") == run_id and r.t_ms >= settle.ends[run_id]))
     return held
 
 
