@@ -23,7 +23,7 @@ from sim.invariants.observations import (
     rejection_class,
 )
 from sim.invariants.private.completion import releases
-from sim.invariants.settled import EarliestSettle, settles
+from sim.invariants.settled import EXPIRY_MS, EarliestSettle, settles
 from sim.invariants.unended import Unended, horizon_ms, unended_runs
 from sim.trace import Record
 
@@ -321,16 +321,28 @@ def _held(trace: Sequence[Record], runs: Sequence[str], settle: EarliestSettle) 
     wake carries them once they all ended, YLD-1) and the settle of every run under each
     (descendants first, DEL-6: the wake waits while one of them is pending), each at the
     earliest its settle shows to an outsider (at most 30 minutes after its end); None if one of
-    them never ended."""
+    them never ended. A public member of a private batch keeps its own delivery (reference
+    §c10), which the wake waits for: its settle, or the expiry (30 min) of a generation an
+    operator's redrive opened after its end (seed 46346)."""
     held = 0
+    asked = asked_runs(trace)
+    private = any(_private(asked.get(run_id)) for run_id in runs)
     for run_id in runs:
+        own = private and not _private(asked.get(run_id))
         for each in (run_id, *descendants(trace, run_id)):
-            at = settle.earliest(each) if each != run_id else (
+            at = settle.earliest(each) if each != run_id or own else (
                 None if run_id not in settle.ends else (settle.ends[run_id], 0))
             if at is None:
                 return None
-            held = max(held, at[0])
+            held = max(held, at[0], *(r.t_ms + EXPIRY_MS for r in of_kinds(
+                trace, ("world.operator",)) if own and each == run_id and r.kind ==
+                "world.operator" and r.data["action"] == "redrive"
+                and r.data.get("run_id") == run_id and r.t_ms >= settle.ends[run_id]))
     return held
+
+
+def _private(ask: Asked | None) -> bool:
+    return ask is not None and ask.request.data.get("completion_target") == "parent"
 
 
 def _batch_waits(run_id: str, asked: dict[str, Asked], yielded: set[tuple[str, str]],

@@ -22,6 +22,7 @@ from sim.invariants.observations import is_closed_turn as is_closed_turn
 from sim.invariants.observations import is_wake, key_runs
 from sim.invariants.private.completion import releases
 from sim.invariants.yields.seen import batches
+from sim.invariants.yields.yield_batches import may_close_deferred
 from sim.trace import Record
 
 SEND_FAULTS = ("send-transient", "send-permanent", "send-partial", "send-other")
@@ -107,6 +108,11 @@ def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
     yields: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
     for batch in batches(trace):
         yields.setdefault(batch.session, []).append((batch.yielded.seq, batch.members))
+    # A yielded batch whose owned descendants stayed unsettled, none running, through ten
+    # counted deferrals may close without a wake ("requester settle wake deferred too many
+    # times", reference §c9; seed 59432): its members are the batch's, the wake oracles judge it.
+    owned = {run_id for batch in batches(trace) if may_close_deferred(trace, batch)
+             for run_id in batch.members}
     abandoned: set[str] = set()
     for r in of_kinds(trace, ("spawn", "child.end", "requester.accept", "requester.duplicate",
                               "world.heal", "world.end", "world.lifecycle")):
@@ -136,7 +142,7 @@ def retryable_keeps_trying(trace: Sequence[Record]) -> list[Violation]:
     for run_id, refusals in refused.items():
         child_end = ended.get(run_id)
         if run_id not in required or run_id in received or child_end is None \
-                or run_id in batched or run_id in abandoned:
+                or run_id in batched or run_id in abandoned or run_id in owned:
             continue
         if run_id in private and private[run_id].reset_at is not None:
             continue  # a private result whose requester was reset may be closed (PRV-3)

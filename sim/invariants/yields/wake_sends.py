@@ -227,7 +227,12 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
                 continue
             # A send of it the gateway had refused for good closes the wake, whatever a replay
             # of it after a restart met since (a permanent refusal is final, reference §c12).
-            if any(f.data.get("key") == key and "error" in f.data and f.seq < refusal.seq
+            # Also the last send's own refusal noted after the session's: the gateway refuses
+            # at the first chunk, so that send never reached the session, whose refusal was of
+            # an older copy held on its way (seed 95668: a wake delayed 150 s reached the busy
+            # session at the instant its replay after a restart was refused as sent).
+            if any(f.data.get("key") == key and "error" in f.data
+                   and (f.seq < refusal.seq or f.seq > last.record.seq)
                    and rejection_class(f) in ("permanent", "sent") for f in seen.wake_faults):
                 continue
             violations.append(Violation(

@@ -142,6 +142,14 @@ def wake_owed(trace: Sequence[Record], batch: Batch) -> bool:
     return settled is not None and not _may_close_deferred(*settled)
 
 
+def may_close_deferred(trace: Sequence[Record], batch: Batch) -> bool:
+    """Whether an outsider can tell the deferral limit may have closed the batch without a
+    wake: every member settled, and its descendants stayed unsettled, none running, through
+    ten counted deferrals (reference §c9: "deferred too many times")."""
+    settled = _settled_at(batch, _seen(trace), asked_runs(trace))
+    return settled is not None and _may_close_deferred(*settled)
+
+
 def _is_private(request: Asked | None) -> bool:
     return request is not None and request.request.data.get("completion_target") == "parent"
 
