@@ -173,7 +173,7 @@ def test_default_world_seeds_have_no_undocumented_divergence(driver: Driver) -> 
 
 
 def test_seeds_past_the_ci_share_diverge_only_where_the_table_says(driver: Driver) -> None:
-    outcomes = {o.source: o for o in run_seeds(driver, differences.load(), [148, 172, 301, 374],
+    outcomes = {o.source: o for o in run_seeds(driver, differences.load(), [148, 172, 301],
                                                lambda _: None)}
     # 148: run-4's first attempt, out when a correction came, was handed the first answer (the
     # correction reaches OpenClaw at the model's reopen, and is then never announced).
@@ -184,8 +184,10 @@ def test_seeds_past_the_ci_share_diverge_only_where_the_table_says(driver: Drive
     # 301: run-4's retries, each backoff with its own jitter while run-8's announce calls
     # interleave with its attempts.
     assert "run-4" not in outcomes["seed 301"].documented
-    # 374: run-4's late acknowledgement while the model waits out its backoff.
-    assert outcomes["seed 374"].documented.get("run-4") == "registry-late-ack-between-attempts"
+    # registry-late-ack-between-attempts was seed 374's run-4 on e274043 (a late acknowledgement
+    # while the model waits out its backoff); stop 45's new draws moved that seed, and no seed of
+    # 1..500 reaches the case on 490f01d. Its explainer is held by the near variants of
+    # tests/conform/test_registry_translate.py.
     assert [d.line() for o in outcomes.values() for d in o.undocumented] == []
 
 
