@@ -155,10 +155,16 @@ def answer_wait_ms(core: Core, record: RunRecord, now_ms: int) -> int:
     only the registry's attempt signal, aborted at the 30-minute window's end
     (``resolveAnnounceDeliveryDeadline``), ends the wait (docs/fidelity.md, "A private try's
     answer timeout")."""
-    if record.private and mutants.MUTANT_PRIVATE_TRY_TIMES_OUT not in core._mutants:
+    if untimed(core, record):
         return max(0, core._deadline(record) - now_ms)
     return retry.ANNOUNCE_TIMEOUT_MS - (
         mutants.MUTANT_ANSWER_TIMEOUT_EARLY in core._mutants)  # the bug: 119,999
+
+
+def untimed(core: Core, record: RunRecord) -> bool:
+    """Whether the record's tries have no answer timeout of their own (a private one's:
+    ``answer_wait_ms``)."""
+    return record.private and mutants.MUTANT_PRIVATE_TRY_TIMES_OUT not in core._mutants
 
 
 def try_failed(core: Core, active: Active, chain: SendError, now_ms: int,

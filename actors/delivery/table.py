@@ -180,7 +180,7 @@ _TIMEOUT_EDGE = {retry.ANNOUNCE_TIMEOUT_MS - 1: "delivery.ack-one-under-timeout"
 def _private_answer(core: Core, active: Active, now_ms: int) -> bool:
     """Whether the answer is a private try's, which has no 120 s timeout (attempts.answer_wait_ms):
     one more than 120 s after its send is still this try's answer."""
-    if not active.record.private or mutants.MUTANT_PRIVATE_TRY_TIMES_OUT in core._mutants:
+    if not attempts.untimed(core, active.record):
         return False
     if now_ms - active.sent_at_ms > retry.ANNOUNCE_TIMEOUT_MS and active.waiting == Waiting.ACK:
         core._probe("private.answered-past-announce-timeout")
@@ -226,7 +226,7 @@ def ack_timed_out(core: Core, active: Active | None, event: Input, now_ms: int) 
     if active.token != event.token:
         return []  # a timer of an earlier try
     active.ambiguous = True
-    if active.record.private and mutants.MUTANT_PRIVATE_TRY_TIMES_OUT not in core._mutants:
+    if attempts.untimed(core, active.record):
         # A private try has no timeout of its own: its timer is the registry's attempt
         # deadline, the window's end (attempts.answer_wait_ms). There the attempt's signal
         # aborts the call, the announce flow returns undelivered, and the cleanup gives up
