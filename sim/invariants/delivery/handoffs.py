@@ -171,7 +171,10 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
     (a delayed message, a duplicate): the live process reads it as stale, and it is not the
     latest refusal (seed 4399). So is a refusal naming another key than the run's latest send's
     (an older generation's, answered after a correction's send: seed 14801; §c17); one of a send
-    made before the run's latest correction may be either (seeds 13065, 151)."""
+    made before the run's latest correction may be either (seeds 13065, 151). A batch wake's
+    refusal is each member's it owns; not an ordinary member's of a batch carrying a private
+    result, which keeps its own completion delivery (PRV-5; seed 94596)."""
+    private = private_runs(trace)
     session_of: dict[str, str] = {}
     answered: dict[str, bool] = {}  # run_id -> whether its latest send was refused already
     sent_key: dict[str, str] = {}  # run_id -> the key of its latest send
@@ -243,7 +246,16 @@ def blocked_warning(trace: Sequence[Record]) -> list[Violation]:
             wake = is_wake(key)
             if not wake:
                 over[r.data["run_id"]] = chain_class(r.data["error"]) in ("sent", "permanent")
-            for run_id in (key_runs(key) if wake else (r.data["run_id"],)):
+            members = key_runs(key) if wake else (r.data["run_id"],)
+            # Seed 002: when a settled batch carries private results, "普通兄弟姐妹保留各自的
+            # 完成交付" (ordinary siblings keep their own completion delivery, PRV-5): the wake
+            # answers nothing of theirs, so its refusal is never their concrete error (seed
+            # 94596: a public member redriven while the private batch's wake was pending kept
+            # its own earlier refusal when the wake was refused for good).
+            mixed = wake and any(run_id in private for run_id in members)
+            for run_id in members:
+                if mixed and run_id not in private:
+                    continue
                 if wake and over.get(run_id):
                     seen.setdefault(run_id, set()).add(text)
                     continue

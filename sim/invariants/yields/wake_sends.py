@@ -92,50 +92,124 @@ def _answers(trace: Sequence[Record]) -> dict[str, list[_Answer]]:
                 r.data.get("kind") in ("delay", "duplicate")
                 and r.data.get("message") == "CompletionAck")):
             faults.setdefault(r.t_ms, []).append(r)
-    # The instant's session answers, by run: an acknowledgement fault after two of them (a
-    # duplicated copy answered twice) holds one acknowledgement, not both (seed 59877).
-    instants: dict[tuple[int, str], list[int]] = {}
+    # The instant's session answers, by run: which of them an acknowledgement fault noted
+    # after them may hold is read from all of them together (:func:`_holders`).
+    instants: dict[tuple[int, str], list[Record]] = {}
     for r in of_kinds(trace, SESSION_ANSWERS):
         if r.kind in SESSION_ANSWERS:
-            instants.setdefault((r.t_ms, r.data.get("run_id", "")), []).append(r.seq)
+            instants.setdefault((r.t_ms, r.data.get("run_id", "")), []).append(r)
+    holders: dict[tuple[int, str], dict[int, _Hold]] = {}
     for r in of_kinds(trace, (*SESSION_ANSWERS, "fault")):
         if r.kind in SESSION_ANSWERS:
             if is_wake(r.data["key"]):
+                at = (r.t_ms, r.data.get("run_id", ""))
+                if at not in holders:
+                    holders[at] = _holders(instants[at], faults)
                 by_key.setdefault(r.data["key"], []).append(
-                    _way_back(r, faults, instants[(r.t_ms, r.data.get("run_id", ""))]))
+                    _way_back(r, faults, holders[at].get(r.seq)))
         elif r.kind == "fault" and "error" in r.data and is_wake(str(r.data.get("key") or "")):
             by_key.setdefault(r.data["key"], []).append(_Answer(r, r.t_ms, r.t_ms))
     return by_key
 
 
-def _way_back(answer: Record, faults: dict[int, list[Record]], answers: list[int]) -> _Answer:
-    """``answers``: the trace positions of the session's answers of the same run at that
-    instant: an acknowledgement fault noted after a later one of them may be that one's (the
-    gateway takes each acknowledgement on its own), so it holds this one only when none came
-    between (the lenient reading: one copy got through at once)."""
-    at = answer.t_ms
-    after = min((seq for seq in answers if seq > answer.seq), default=NEVER)
-    now = [f for f in faults.get(at, []) if f.seq > answer.seq]
-    # A delay names the acknowledgement it holds (its run and key): another answer's delay at
-    # the same instant holds nothing of this one (seed 13712).
-    held = next((f for f in now if f.data["kind"] == "delay"
+@attrs.frozen
+class _Hold:
+    """Which acknowledgement faults of its instant may hold one answer's acknowledgement, and
+    whether it may have got through with none."""
+
+    faults: tuple[Record, ...]
+    free: bool
+
+
+def _held_by(answer: Record, faults: dict[int, list[Record]]) -> Record | None:
+    """The ``delay`` fault that holds ``answer``'s acknowledgement on its way to the gateway:
+    one naming its run and key at that instant (another answer's delay holds nothing of this
+    one: seed 13712)."""
+    return next((f for f in faults.get(answer.t_ms, []) if f.seq > answer.seq
+                 and f.data["kind"] == "delay"
                  and f.data.get("run_id") == answer.data.get("run_id")
                  and f.data.get("key") == answer.data.get("key")), None)
-    doubled = any(f.data["kind"] == "duplicate" for f in now)
+
+
+def _holders(answers: list[Record], faults: dict[int, list[Record]]) -> dict[int, _Hold]:
+    """For each answer of one run at one instant (trace positions) that reached the gateway
+    then, the acknowledgement faults noted after it that may be its own. The gateway asks the
+    fault plan once per acknowledgement it handles (``ack_delay_ms``: at most one fault each,
+    none when it goes at once), and an acknowledgement goes after its answer is recorded; so
+    each fault holds a different answer before it. The gateway may handle two of one instant in
+    either order (the kernel's ties are the scheduler's). An acknowledgement the fault may also
+    be about (a ``duplicate`` copy, or one a ``delay`` held until this instant) may take a fault
+    instead. Every assignment of the faults that keeps to this is read; an answer may be held
+    by any fault one of them gives it, and may have gone at once when one gives it none (seed
+    59877: one fault after two answers may be either's; seed 49389: two faults after two
+    answers, a take and a duplicate, hold both)."""
+    free_ = [a for a in answers if _held_by(a, faults) is None]
+    if not free_:
+        return {}
+    at, run_id = free_[0].t_ms, free_[0].data.get("run_id")
+    own = [f for f in faults.get(at, []) if f.data["kind"] in ACK_FAULTS
+           and f.data.get("run_id") == run_id and f.seq > free_[0].seq]
+    if not own:
+        return {}
+    # Another acknowledgement of the run may reach the gateway in this instant: a copy the
+    # network duplicated (up to 9 s later: sim/faults/plan.py), or one a delay held until now.
+    other = any(f.data["kind"] == "duplicate" for t in range(at - 9_000, at + 1, 1_000)
+                for f in faults.get(t, [])) or any(
+        f.data["kind"] == "delay" and f.data.get("run_id") == run_id
+        and f.t_ms + int(f.data.get("delay_ms") or 0) == at
+        for t, noted in faults.items() if t < at for f in noted)
+    held: dict[int, set[int]] = {a.seq: set() for a in free_}  # answer -> fault positions
+    free: set[int] = set()
+    found = False
+
+    def assign(j: int, given: dict[int, int]) -> None:
+        nonlocal found
+        if j == len(own):
+            found = True
+            for a in free_:
+                if a.seq in given:
+                    held[a.seq].add(given[a.seq])
+                else:
+                    free.add(a.seq)
+            return
+        fault = own[j]
+        if other:
+            assign(j + 1, given)
+        for a in free_:
+            if a.seq < fault.seq and a.seq not in given:
+                assign(j + 1, {**given, a.seq: fault.seq})
+
+    if len(own) <= 6:  # (a few at most; more would be a world this reading was not made for)
+        assign(0, {})
+    by_seq = {f.seq: f for f in own}
+    if not found:  # no reading fits: any fault after an answer may be its, or none
+        return {a.seq: _Hold(tuple(f for f in own if f.seq > a.seq), True) for a in free_}
+    return {a.seq: _Hold(tuple(by_seq[seq] for seq in sorted(held[a.seq])), a.seq in free)
+            for a in free_}
+
+
+def _way_back(answer: Record, faults: dict[int, list[Record]], hold: _Hold | None) -> _Answer:
+    """When the delivery process had ``answer``: at the earliest (it got through at once, or
+    the earliest fault that may hold it) and at the latest (the latest such fault; ``NEVER``
+    for a loss). ``hold``: which of its instant's faults may be its (:func:`_holders`); an
+    answer a ``delay`` held reads the acknowledgement faults of the instant it arrived in."""
+    at = answer.t_ms
+    held = _held_by(answer, faults)
+    doubled = any(f.data["kind"] == "duplicate" and f.seq > answer.seq
+                  for f in faults.get(at, []))
     if held is not None:
         at += int(held.data.get("delay_ms") or 0)
-    first = last = at
-    for fault in faults.get(at, []):
-        if fault.data["kind"] in ACK_FAULTS and fault.data.get("run_id") == \
-                answer.data.get("run_id") and (held is not None or answer.seq < fault.seq < after):
-            if fault.data["kind"] == "send-ambiguous":
-                last = NEVER
-            else:
-                last = at + int(fault.data.get("delay_ms") or 0)
-            if not doubled:
-                first = last
-            break
-    return _Answer(answer, first, last)
+        mine: tuple[Record, ...] = tuple(
+            f for f in faults.get(at, []) if f.data["kind"] in ACK_FAULTS
+            and f.data.get("run_id") == answer.data.get("run_id"))[:1]
+        free = False
+    else:
+        mine, free = (hold.faults, hold.free) if hold is not None else ((), True)
+    if not mine:
+        return _Answer(answer, at, at)
+    times = [NEVER if f.data["kind"] == "send-ambiguous" else at + int(
+        f.data.get("delay_ms") or 0) for f in mine]
+    return _Answer(answer, at if free or doubled else min(times), max(times))
 
 
 def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
