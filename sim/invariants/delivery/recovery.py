@@ -77,7 +77,12 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
     # acknowledgement reaching a dead process is dropped, so one that told the registry must
     # arrive while it runs (seed 11263: both acks of the take, held 20 s and 29 s, reached the
     # process between its crash and its restart; it never learned, and retried).
-    arrivals: dict[str, list[int]] = {}
+    arrivals: dict[str, list[tuple[int, str]]] = {}  # run -> (arrival, key acknowledged)
+    # When each of a run's keys was first sent: an acknowledgement of a generation's key that
+    # reaches the process after a newer generation's key was first sent (an operator's redrive)
+    # answers a superseded generation and is stale (seed 94798: the held take's ack came 1 ms
+    # after the redrive's first send).
+    first_sent: dict[tuple[str, str], int] = {}
     down: list[tuple[int, int]] = []
     down_from: int | None = None
     violations: list[Violation] = []
@@ -100,6 +105,7 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
         kind = r.kind
         if kind == "gateway.send":
             sent_at[(r.data["run_id"], r.data["key"])] = r.t_ms
+            first_sent.setdefault((r.data["run_id"], r.data["key"]), r.t_ms)
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
         elif kind == "child.message":
@@ -109,7 +115,7 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
             # Its (no output) reached its requester and the acknowledgement may tell the
             # registry so: recovery is owed (the registry's own delivered record is no premise).
             delivered[r.data["run_id"]] = r
-            arrivals.setdefault(r.data["run_id"], []).append(r.t_ms)
+            arrivals.setdefault(r.data["run_id"], []).append((r.t_ms, r.data["key"]))
         elif rejection_class(r) in ("permanent", "sent") and r.data.get("key"):
             # Given up on that key: a copy of it taken late (a delayed hand-off) is news the
             # registry no longer acts on.
@@ -125,14 +131,18 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
                     (r.data["run_id"], r.data.get("key", "")), r.t_ms) + ANSWER_TIMEOUT_MS:
             # The take's acknowledgement held on its way back past the send's answer timeout:
             # the registry had stopped waiting for it (its send timed out), and the late ack
-            # is stale, so it never learned the (no output) landed (seed 26185).
+            # is stale, so it never learned the (no output) landed (seed 26185); nor does that
+            # take's arrival count for a later copy's (seed 41896).
             delivered.pop(r.data["run_id"], None)
+            times = arrivals.get(r.data["run_id"], [])
+            if times and times[-1][0] == r.t_ms:
+                times.pop()
         elif kind == "fault" and r.data.get("kind") == "delay" \
                 and r.data.get("message") == "CompletionAck" and "run_id" in r.data:
             # The acknowledgement of the take just made is held: it arrives later.
             times = arrivals.get(r.data["run_id"], [])
-            if times and times[-1] == r.t_ms:
-                times[-1] = r.t_ms + int(r.data.get("delay_ms") or 0)
+            if times and times[-1][0] == r.t_ms:
+                times[-1] = (r.t_ms + int(r.data.get("delay_ms") or 0), times[-1][1])
         elif kind == "world.restart" and r.data.get("process") == "delivery":
             if down_from is not None:
                 down.append((down_from, r.t_ms))
@@ -194,8 +204,18 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
         # surely heard (the order of one instant's records is the scheduler's).
         return not any(since <= at <= until for since, until in down)
 
+    def current(run_id: str, key: str, at: int) -> bool:
+        # No newer generation of the run (a key first sent after this one's) was sent by the
+        # arrival: one sent in its very instant may come first (not surely current).
+        mine = first_sent.get((run_id, key))
+        return mine is None or not any(
+            other[0] == run_id and other[1] != key and not is_wake(other[1])
+            and not other[1].endswith(RECOVERED_SUFFIX) and mine < since <= at
+            for other, since in first_sent.items())
+
     for run_id, record in delivered.items():
-        if not needs(run_id) or not any(heard(at) for at in arrivals.get(run_id, ())):
+        if not needs(run_id) or not any(heard(at) and current(run_id, key, at)
+                                        for at, key in arrivals.get(run_id, ())):
             continue
         if run_id not in attempts:
             fail(f"{run_id} answered nothing visible and its (no output) was delivered at "
