@@ -22,6 +22,7 @@ from sim.invariants.delivery.handoffs import ANSWER_TIMEOUT_MS
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
 from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, rejection_class
+from sim.invariants.private.completion import WINDOW_MS, private_runs, releases
 from sim.trace import Record
 
 RECOVERY_ATTEMPTS = 3
@@ -83,6 +84,23 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
     # answers a superseded generation and is stale (seed 94798: the held take's ack came 1 ms
     # after the redrive's first send).
     first_sent: dict[tuple[str, str], int] = {}
+    # An operator's redrive starts the run's next generation (reference §c18: "a redrive ...
+    # delivers it as the next generation"; its row's ``generation``, "a redrive increments
+    # it"), sent or not (a frozen batch may own it and send nothing: seed 5479), so an
+    # acknowledgement of the older key reaching the registry after it is stale. The registry
+    # refuses a redrive while a try is out ("delivery in flight"): only a request when no try
+    # of the run was out (its latest send answered by a refusal or past its answer timeout)
+    # is counted; one refused for another cause outside sees is taken as a redrive too (not
+    # surely current). ``try_out``: run -> its latest send while unanswered by a refusal.
+    redrives: dict[str, list[int]] = {}
+    try_out: dict[str, int] = {}
+    # A private result's try has no answer timeout (OpenClaw 2026.9.6 passes its agent call
+    # none: handoffs.py): its acknowledgement counts however late, but only until its window,
+    # 30 minutes from its release (PRV-7), runs out, when the registry gives the run up with
+    # the try still out (seed 49518: the ack, held 119,999 ms, came 28 s after the window's
+    # end). In the end's very instant the timer and the ack may come in either order.
+    private = private_runs(trace)
+    released = releases(trace)
     down: list[tuple[int, int]] = []
     down_from: int | None = None
     violations: list[Violation] = []
@@ -101,11 +119,20 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
                               "requester.duplicate", "fault", "requester.gone", "gateway.refused",
                               "recovery.attempt", "gateway.send",
                               "recovery.end", "crash", "world.restart", "requester.recovered",
-                              "world.end")):
+                              "world.operator", "world.end")):
         kind = r.kind
+        if rejection_class(r) is not None and r.data.get("run_id"):
+            try_out.pop(r.data["run_id"], None)  # answered: that try is out no more
         if kind == "gateway.send":
             sent_at[(r.data["run_id"], r.data["key"])] = r.t_ms
             first_sent.setdefault((r.data["run_id"], r.data["key"]), r.t_ms)
+            if not is_wake(r.data["key"]) and not r.data["key"].endswith(RECOVERED_SUFFIX):
+                try_out[r.data["run_id"]] = r.t_ms
+        elif kind == "world.operator":
+            out = try_out.get(r.data.get("run_id") or "")
+            if r.data["action"] == "redrive" and r.data.get("run_id") and (
+                    out is None or r.t_ms >= out + ANSWER_TIMEOUT_MS):
+                redrives.setdefault(r.data["run_id"], []).append(r.t_ms)
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
         elif kind == "child.message":
@@ -127,6 +154,7 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
             held[r.data["run_id"]] = held.get(r.data["run_id"], 0) + 1
         elif kind == "fault" and r.data.get("kind") == "delay" \
                 and r.data.get("message") == "CompletionAck" and "run_id" in r.data \
+                and r.data["run_id"] not in private \
                 and r.t_ms + int(r.data.get("delay_ms") or 0) >= sent_at.get(
                     (r.data["run_id"], r.data.get("key", "")), r.t_ms) + ANSWER_TIMEOUT_MS:
             # The take's acknowledgement held on its way back past the send's answer timeout:
@@ -207,14 +235,31 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
     def current(run_id: str, key: str, at: int) -> bool:
         # No newer generation of the run (a key first sent after this one's) was sent by the
         # arrival: one sent in its very instant may come first (not surely current).
+        # Nor was the run redriven after this key's first send and by the arrival (one in its
+        # very instant may come first too).
         mine = first_sent.get((run_id, key))
         return mine is None or not any(
             other[0] == run_id and other[1] != key and not is_wake(other[1])
             and not other[1].endswith(RECOVERED_SUFFIX) and mine < since <= at
-            for other, since in first_sent.items())
+            for other, since in first_sent.items()) and not any(
+            mine < since <= at for since in redrives.get(run_id, ()))
+
+    def in_window(run_id: str, key: str, at: int) -> bool:
+        # A released private result's key first sent inside its window, acknowledged before
+        # the window's end (a redrive's newer key has a window of its own: not judged here).
+        release = released.get(run_id)
+        if run_id not in private or release is None or release.how != "released" \
+                or run_id not in ends:
+            return True
+        start = release.due_from(ends[run_id].t_ms)
+        if start is None:
+            return True
+        end = start + WINDOW_MS
+        return at < end or first_sent.get((run_id, key), end) >= end
 
     for run_id, record in delivered.items():
         if not needs(run_id) or not any(heard(at) and current(run_id, key, at)
+                                        and in_window(run_id, key, at)
                                         for at, key in arrivals.get(run_id, ())):
             continue
         if run_id not in attempts:
