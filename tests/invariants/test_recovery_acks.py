@@ -49,3 +49,24 @@ def test_an_acknowledgement_after_an_operators_redrive_is_of_a_superseded_genera
     out = [attrs.evolve(r, t_ms=redrive.t_ms - 60_000) if r is last else r for r in records]
     assert any(m.startswith("run-2 answered nothing visible")
                for m in check("lost-answer-recovery", out))
+
+
+def test_a_private_tries_acknowledgement_counts_only_until_its_windows_end() -> None:
+    # run-8 is a private result its turn released at 851,001 ms (the registry heard it 58 s
+    # later: a held TurnSettled), so its window ends at 2,651,001 ms at the earliest; the
+    # registry gave it up at its end with the try sent at 2,617,334 ms still out, and the
+    # take's ack, held 119,999 ms, came after that (seed 49518).
+    name = "private-ack-after-window-seed-49518"
+    records = trace(name)
+    assert check("lost-answer-recovery", records) == []
+    held = next(r for r in records if r.kind == "fault" and r.data.get("kind") == "delay"
+                and r.data.get("message") == "CompletionAck" and r.data.get("run_id") == "run-8")
+    assert held.t_ms + held.data["delay_ms"] > 2_651_001
+    # Forged: the ack held 30 s, inside the window: the registry heard the (no output) landed.
+    early = [edit(r, delay_ms=30_000) if r is held else r for r in records]
+    assert any(m.startswith("run-8 answered nothing visible")
+               for m in check("lost-answer-recovery", early))
+    # Forged: one held to 1 ms before the window's earliest end still counts.
+    late = [edit(r, delay_ms=2_651_000 - held.t_ms) if r is held else r for r in records]
+    assert any(m.startswith("run-8 answered nothing visible")
+               for m in check("lost-answer-recovery", late))

@@ -98,7 +98,10 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
     # none: handoffs.py): its acknowledgement counts however late, but only until its window,
     # 30 minutes from its release (PRV-7), runs out, when the registry gives the run up with
     # the try still out (seed 49518: the ack, held 119,999 ms, came 28 s after the window's
-    # end). In the end's very instant the timer and the ack may come in either order.
+    # end). The registry starts the window when it hears of the release (a TurnSettled may be
+    # held on its way: 58 s there), so the window ends 30 minutes after the release at the
+    # earliest (``releases``, as private-window-from-release reads it): an ack from then on is
+    # not surely heard; nor in the end's very instant (the timer and the ack in either order).
     private = private_runs(trace)
     released = releases(trace)
     down: list[tuple[int, int]] = []
