@@ -195,3 +195,20 @@ def test_a_redrive_after_a_batchs_deferral_close_is_blocked_on_the_timeout() -> 
     # The model's old bug, the close's error carried into the redrive, is still named.
     forged = [edit(r, error=batch_wake.DEFERRAL_ERROR) if r in warnings else r for r in trace]
     assert any("the warning for run-2 says" in m for m in _check("blocked-warning", forged))
+
+
+def test_a_closed_turn_refusal_of_an_older_generation_is_stale() -> None:
+    # run-2's first generation and its correction's second were sent in one instant; the first
+    # was refused for a closed turn, the second with "chat not found", which the registry
+    # recorded as its permanent failure (seed 61169).
+    trace = _trace("closed-turn-of-older-generation-seed-61169")
+    assert _check("closed-turn-final", trace) == []
+    closed = next(r for r in trace if r.kind == "fault" and r.data.get("run_id") == "run-2"
+                  and r.data.get("kind") == "send-permanent" and "transcript" in str(r.data))
+    newer = next(r for r in trace if r.kind == "gateway.send" and r.data["run_id"] == "run-2"
+                 and r.data["key"].endswith(":g2"))
+    assert closed.data["key"] != newer.data["key"]
+    # Forged: the closed-turn refusal answers the latest key: the registry's record is wrong.
+    forged = [edit(r, key=newer.data["key"]) if r is closed else r for r in trace]
+    assert any("run-2 was refused for a closed turn" in m
+               for m in _check("closed-turn-final", forged))
