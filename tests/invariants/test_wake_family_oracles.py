@@ -175,3 +175,18 @@ def test_blocked_warning_reads_a_refusal_after_a_correction_as_either() -> None:
                             and send.seq < r.seq < refusal.seq)]
     assert any("the warning for run-11 says 'session not found: agent:main:subagent:c1:subagent:"
                "c3a'" in m for m in _check("blocked-warning", uncorrected))
+
+
+def test_a_doubled_wakes_two_held_refusals_leave_its_send_unanswered() -> None:
+    # The last send of t1's wake reached the busy session twice (a network duplicate); both
+    # refusals' acknowledgements were held past the 120 s answer timeout (147 s, 140 s), so the
+    # send timed out and the wake closed ambiguous (seed 40325).
+    trace = _trace("doubled-wake-acks-held-seed-40325")
+    assert _check("wake-sends-budget", trace) == []
+    slow = [r for r in trace if r.kind == "fault" and r.data.get("kind") == "ack-slow"]
+    last_two = slow[-2:]
+    assert last_two[0].t_ms == last_two[1].t_ms
+    # Forged: only one acknowledgement held: the other refusal reached the process at once,
+    # and the armed wake was never sent again.
+    forged = [r for r in trace if r is not last_two[1]]
+    assert any("was never sent again after" in m for m in _check("wake-sends-budget", forged))

@@ -124,6 +124,17 @@ def _way_back(answer: Record, faults: dict[int, list[Record]], answers: list[int
     doubled = any(f.data["kind"] == "duplicate" for f in now)
     if held is not None:
         at += int(held.data.get("delay_ms") or 0)
+    # Each acknowledgement fault holds one acknowledgement: as many noted after this answer as
+    # there are answers from this one on may hold every one of them, this one too, by any of
+    # their delays (seed 40325: a wake copy the network doubled, both refusals' acks held
+    # 147 s and 140 s, past the answer timeout; the send timed out and the wake closed).
+    mine = [f for f in now if f.data["kind"] in ACK_FAULTS
+            and f.data.get("run_id") == answer.data.get("run_id")]
+    if held is None and not doubled and mine and \
+            len(mine) >= sum(1 for seq in answers if seq >= answer.seq):
+        times = [NEVER if f.data["kind"] == "send-ambiguous"
+                 else at + int(f.data.get("delay_ms") or 0) for f in mine]
+        return _Answer(answer, min(times), max(times))
     first = last = at
     for fault in faults.get(at, []):
         if fault.data["kind"] in ACK_FAULTS and fault.data.get("run_id") == \
