@@ -95,16 +95,23 @@ def _may_have_landed(end: Record, trail: Sequence[Record], last: int,
     if any(end.t_ms <= c <= trail[last].t_ms for c in crashes):
         return True
     answered = True
+    sent = end.t_ms  # the latest send's instant
     for r in trail[:last]:
         if r.kind == "gateway.send":
             if not answered:
                 return True
             answered = False
+            sent = r.t_ms
         elif r.kind == "fault" and (r.data["kind"] == "send-ambiguous" or (
                 r.data["kind"] in ("ack-slow", "delay")
-                and int(r.data.get("delay_ms") or 0) >= ANSWER_TIMEOUT_MS)):
-            # Lost, or held at or past the send's answer timeout: the registry gave the try
+                and r.t_ms + int(r.data.get("delay_ms") or 0) >= sent + ANSWER_TIMEOUT_MS)):
+            # Lost, or held to at or past the send's answer timeout: the registry gave the try
             # up as unanswered, so it counts it as possibly landed (seed 14083).
+            return True
+        elif (r.kind != "fault" or rejection_class(r) is not None) and \
+                r.t_ms >= sent + ANSWER_TIMEOUT_MS:
+            # An answer that came at or past the timeout (the send itself held on its way:
+            # seed 60884, taken 124.9 s after it): the try was given up unanswered first.
             return True
         elif r.kind != "fault" or rejection_class(r) is not None:
             answered = True
