@@ -17,6 +17,7 @@ from sim.invariants.observations import (
     Asked,
     announces_nothing,
     asked_runs,
+    is_delivery_crash,
     is_wake,
     key_runs,
     rejection_class,
@@ -225,3 +226,18 @@ def _settles(trace: Sequence[Record]) -> EarliestSettle:
     for r in of_kinds(trace, EarliestSettle.KINDS):
         settle.see(r)
     return settle
+
+
+def expiry_given_up(trace: Sequence[Record], expiry: int) -> int:
+    """When a delivery whose expiry is ``expiry`` is given up for it: then, or when the delivery
+    process restarts if it was down then (a restart gives up what it restores past its window:
+    reference §c18)."""
+    down_from: int | None = None
+    for r in of_kinds(trace, ("crash", "world.restart")):
+        if is_delivery_crash(r) and down_from is None:
+            down_from = r.t_ms
+        elif r.kind == "world.restart" and r.data.get("process") == "delivery":
+            if down_from is not None and down_from <= expiry < r.t_ms:
+                return r.t_ms
+            down_from = None
+    return expiry if down_from is None or expiry < down_from else 2**62

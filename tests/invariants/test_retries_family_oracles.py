@@ -12,9 +12,8 @@ from actors.delivery.wakes import batch_wake
 from sim import scenario
 from sim.trace import Record
 from sim.world import core as world
-from tests.invariants.regression_traces import REGRESSIONS
+from tests.invariants.regression_traces import REGRESSIONS, edit
 from tests.invariants.regression_traces import check as _check
-from tests.invariants.regression_traces import edit
 from tests.invariants.regression_traces import recorded as _recorded
 from tests.invariants.regression_traces import trace as _trace
 

@@ -241,11 +241,11 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
         # Nor was the run redriven after this key's first send and by the arrival (one in its
         # very instant may come first too).
         mine = first_sent.get((run_id, key))
-        return mine is None or not any(
+        return mine is None or (not any(
             other[0] == run_id and other[1] != key and not is_wake(other[1])
             and not other[1].endswith(RECOVERED_SUFFIX) and mine < since <= at
             for other, since in first_sent.items()) and not any(
-            mine < since <= at for since in redrives.get(run_id, ()))
+            mine < since <= at for since in redrives.get(run_id, ())))
 
     def in_window(run_id: str, key: str, at: int) -> bool:
         # A released private result's key first sent inside its window, acknowledged before
