@@ -297,12 +297,14 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
         bound = max(owed_from, heal_ms) + LIVENESS_BOUND_MS
         if resolution is not None and resolution.t_ms > bound and is_wake(
                 resolution.data["key"]) and ":yield-" not in resolution.data["key"] \
-                and run_id not in private:
+                and run_id not in private and child_end.kind == "child.end":
             # A wave's member keeps its own delivery (its members are announced one by one,
             # §c9), which its 30-minute expiry resolves, waiting or not (§c11; a restart past it
             # gives it up as it restores, §c18): the wave that carried it later, held back by a
             # descendant's redriven delivery, is not its resolution (seed 61230: two members
-            # given up at their expiry, carried by a wave 50 minutes after).
+            # given up at their expiry, carried by a wave 50 minutes after). Not a generation a
+            # redrive or a correction reopened: the oracle does not date its give-up (seed
+            # 48825's forged variant: a redrive that opened a generation nothing handed off).
             resolution = attrs.evolve(resolution, t_ms=min(
                 resolution.t_ms, expiry_given_up(trace, child_end.t_ms + EXPIRY_MS)))
         if resolution is None and wait is not None and open_turn.get(wait[0], 2**62) <= wait[1]:
