@@ -19,8 +19,10 @@ from actors.mutants import (
     MUTANT_COMPACTION_FORGETS_TURNS,
     MUTANT_DEDUPE_OFF,
     MUTANT_DELIVERED_IGNORES_CORRECTION,
+    MUTANT_EQUAL_END_REPLACES,
     MUTANT_EXPIRY_FROM_SPAWN,
     MUTANT_EXPIRY_INCLUSIVE,
+    MUTANT_EXPIRY_ONE_MS_EARLY,
     MUTANT_FAILED_RESULT_REPLAYED,
     MUTANT_FALLBACK_DROPPED,
     MUTANT_FINDINGS_RERENDERED,
@@ -429,5 +431,15 @@ MUTANTS: dict[str, str] = {
         "a private hand-off's try times out after 120 s as a public one does, and is sent again; "
         "OpenClaw 2026.9.6 gives a private completion's agent call no timeout, so an unanswered "
         "private try waits until its 30-minute window ends (PRV-7, DEL-10)"
+    ),
+    MUTANT_EXPIRY_ONE_MS_EARLY: (
+        "an attempt due one ms before its expiry deadline gives up as if the deadline had passed "
+        "(``>=`` deadline - 1 for ``>=`` deadline), so a completion still inside its window is "
+        "given up (DEL-10)"
+    ),
+    MUTANT_EQUAL_END_REPLACES: (
+        "the requester session lets a second receipt of one reply, under another key with an "
+        "equal producer end time, replace the first (``>=`` for ``>``; DEL-12: equal keeps "
+        "the first)"
     ),
 }

@@ -36,6 +36,9 @@ MUTANT_DEDUPE_OFF = "dedupe-off"
 # ... and compaction drops the turn identities of the inputs it folds (DEL-7).
 MUTANT_COMPACTION_FORGETS_TURNS = "compaction-drops-turns"
 MUTANT_RECEIPT_BY_ARRIVAL = "receipt-by-arrival"
+# A receipt with an end time equal to its reply's replaces it (``>=`` for ``>``; DEL-12: equal
+# keeps the first; issue 36's tie draw, actors/requester/session.py).
+MUTANT_EQUAL_END_REPLACES = "equal-end-replaces"
 # sessions_history's page (actors/history/sessions.py): its ``bytes`` measured before cleaning;
 # a field of exactly 4,000 units cut (``<`` for ``<=``).
 MUTANT_HISTORY_BYTES_UNCLEANED = "history-bytes-uncleaned"
@@ -52,6 +55,9 @@ MUTANT_KEY_WITHOUT_RUN_ID = "key-without-run-id"
 MUTANT_BACKOFF_UNCAPPED = "backoff-uncapped"
 MUTANT_EXPIRY_FROM_SPAWN = "expiry-from-spawn"
 MUTANT_EXPIRY_INCLUSIVE = "expiry-inclusive"
+# One ms before the expiry deadline already counts as past it (``>=`` deadline - 1): issue 36's
+# expiry draw starts an attempt exactly then (actors/delivery/attempts.py).
+MUTANT_EXPIRY_ONE_MS_EARLY = "expiry-one-ms-early"
 MUTANT_NOT_REQUIRED_DELIVERED = "not-required-delivered"
 MUTANT_GIVE_UP_AFTER_TRIES = "give-up-after-tries"
 MUTANT_SILENT_NO_REPLY = "silent-no-reply"

@@ -45,6 +45,13 @@ PROBES: dict[str, str] = {
     "delivery.expiry": "a completion expired 30 minutes after its run ended",
     "delivery.expiry-overdue": "an attempt came due after its expiry had passed (a restarted "
                                "process restoring it, a descendants' recheck): given up at once",
+    "delivery.attempt-one-ms-before-expiry": "an attempt started one ms before its expiry "
+                                             "deadline (a restart of the delivery process "
+                                             "aimed at it, issue 36): it goes on",
+    "delivery.expiry-at-its-instant": "a public completion's attempt was due at the very "
+                                      "instant of its 30-minute expiry, and gave up",
+    "delivery.expiry-one-ms-overdue": "an attempt came due one ms after its expiry deadline "
+                                      "(a restart aimed at it, issue 36), and gave up",
     "delivery.suspended": "delivery gave up on an ok child (payload kept for a redrive)",
     "delivery.failed": "delivery gave up on a child that did not end ok",
     "delivery.restart-during-backoff": "a restarted actor finds a backoff still running",
@@ -158,6 +165,8 @@ PROBES: dict[str, str] = {
     # -- the requester session (actors/requester/shell.py) ----------------------------------------
     "requester.session-rerun": "a child session is spawned again (a new run id)",
     "requester.duplicate-completion": "a completion arrived whose key the session had recorded",
+    "requester.receipt-equal-end": "a second receipt of one reply came under another key with "
+                                   "an equal end time: the first accepted stays (DEL-12)",
     "requester.refused-person": "a person without the session's permission tried a session-"
                                 "control action; it was refused (DEL-17)",
     "requester.refused-report": "a turn started by a completion report tried a session-control "

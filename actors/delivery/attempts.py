@@ -58,14 +58,19 @@ def start_attempt(core: Core, active: Active, now_ms: int) -> list[Effect]:
     if private_steps.closes(core, record):
         return private_steps.close_private(core, record, now_ms)
     deadline = core._deadline(record)
-    if now_ms > deadline or (now_ms == deadline
-                             and mutants.MUTANT_EXPIRY_INCLUSIVE not in core._mutants):
+    if _expired(core, now_ms, deadline):
         core._probe("delivery.expiry")
         if now_ms > deadline:
             core._probe("delivery.expiry-overdue")
+            if now_ms == deadline + 1:
+                core._probe("delivery.expiry-one-ms-overdue")  # issue 36's expiry draw
         elif record.private:
             core._probe("private.window-ends-at-its-instant")  # issue 36's private window draw
+        elif now_ms == deadline:
+            core._probe("delivery.expiry-at-its-instant")
         return give_up(core, active, GiveUpReason.EXPIRY, record.last_error, now_ms)
+    if now_ms == deadline - 1:
+        core._probe("delivery.attempt-one-ms-before-expiry")  # issue 36's expiry draw
     pending = core._pending_descendants(record)
     if pending and mutants.MUTANT_NO_DESCENDANT_GATING not in core._mutants:
         # DEL-6: the run announces once its descendants settled (their results are what it
@@ -109,6 +114,17 @@ def start_attempt(core: Core, active: Active, now_ms: int) -> list[Effect]:
         effects.append(core._persist(active, ClaimMoved(ClaimPhase.RESERVED, active.key,
                                                         record.receipt_at_ms)))
     return effects + send_try(core, active, now_ms)
+
+
+def _expired(core: Core, now_ms: int, deadline: int) -> bool:
+    """Is an attempt due at ``now_ms`` past its deadline? Its own instant is (DEL-10: no
+    attempt starts at or after the expiry); the two known bugs move that by one ms either
+    way."""
+    if mutants.MUTANT_EXPIRY_INCLUSIVE in core._mutants:
+        return now_ms > deadline  # the bug: the deadline's instant still starts an attempt
+    if mutants.MUTANT_EXPIRY_ONE_MS_EARLY in core._mutants:
+        return now_ms >= deadline - 1  # the bug: one ms before it gives up already
+    return now_ms >= deadline
 
 
 def send_try(core: Core, active: Active, now_ms: int) -> list[Effect]:

@@ -57,15 +57,23 @@ class Active:
 
 # The error a completion waits on when its nested requester is gone with no fallback (DEL-4).
 REQUESTER_UNAVAILABLE = "requester session unavailable"
+# The error a frozen batch closes with after ten counted deferrals (reference §c9): the registry's
+# own give-up, sent to no requester, so no refusal a later generation is blocked on either.
+DEFERRAL_ERROR = "requester settle wake deferred too many times"
 
 
 def carried_error(active: Active | None, record: RunRecord) -> str | None:
     """The concrete error a restarted actor, or a run's next delivery generation (reopened,
     redriven), is still blocked on (DEL-9: kept across retries): the in-flight delivery's, else
-    the row's persisted one. A "requester unavailable" wait was no refusal of a send (DEL-4)."""
+    the row's persisted one. A "requester unavailable" wait was no refusal of a send (DEL-4),
+    nor was a batch's close after its deferral limit (seed 002: the warning keeps "the concrete
+    delivery error"; a redrive after that close whose tries go unanswered is blocked on the
+    announce timeout: seed 4399)."""
     if active is not None and active.concrete_error is not None:
         return active.concrete_error
-    return None if record.last_error == REQUESTER_UNAVAILABLE else record.last_error
+    if record.last_error in (REQUESTER_UNAVAILABLE, DEFERRAL_ERROR):
+        return None
+    return record.last_error
 
 
 class CoreState(Generic[K]):

@@ -82,6 +82,8 @@ def _take(req: Requester, message: Completion) -> None:
                 "ended_at": replaced.ended_at_ms}))
     else:
         req.port.probe(_LATE_RECEIPT_PROBES[verdict])
+        if verdict is Receipt.EQUAL_END:
+            req.port.probe("requester.receipt-equal-end")  # issue 36's tie draw
         if req.core.compacted_since(message.key):
             req.port.probe("requester.resend-after-compaction")
         req.port.emit(events.CompletionDuplicate(message.run_id, message.key,

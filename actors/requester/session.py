@@ -21,6 +21,7 @@ from actors.messages import Completion, CompletionAck, RecoveredAnswer, Transcri
 from actors.mutants import (
     MUTANT_COMPACTION_FORGETS_TURNS,
     MUTANT_DEDUPE_OFF,
+    MUTANT_EQUAL_END_REPLACES,
     MUTANT_RECEIPT_BY_ARRIVAL,
 )
 from actors.records.keys import is_subagent
@@ -79,7 +80,8 @@ class SessionCore:
         if owner is not None and dedupe:
             owner_ended = owner.ended_at_ms
             if ended > owner_ended or (ended < owner_ended
-                                       and MUTANT_RECEIPT_BY_ARRIVAL in self.mutants):
+                                       and MUTANT_RECEIPT_BY_ARRIVAL in self.mutants) or (
+                    ended == owner_ended and MUTANT_EQUAL_END_REPLACES in self.mutants):
                 verdict = Receipt.SUPERSEDED
             else:
                 self._recorded[(completion.key, ended)] = -1  # taken by the owning reply

@@ -38,9 +38,11 @@ from sim.faults.errors import (
     SEND_FAULTS,
     TRANSIENT_ERRORS,
 )
+from sim.faults.expiry_aim import ExpiryAim
 from sim.faults.findings_hold import FindingsHold
 from sim.faults.kinds import FAULT_KINDS as FAULT_KINDS
 from sim.faults.kinds import FaultKind as FaultKind
+from sim.faults.tie_aim import TieAims
 
 # Rates a seed may give an enabled kind (per opportunity).
 RATES = (0.02, 0.05, 0.1, 0.25)
@@ -108,6 +110,12 @@ class FaultPlan:
         self.findings = FindingsHold()
         # Acknowledgements aimed at their send's answer timeout (sim/faults/ack_aim.py).
         self.ack_aim = AckAim()
+        # Restarts of the delivery process aimed at an expiry (sim/faults/expiry_aim.py; the
+        # world sets its ``crash_for``), and first receipts held for a redrive's with an equal
+        # end time (sim/faults/tie_aim.py; the world sets its ``redrive_at``).
+        self.expiry_aim = ExpiryAim()
+        self.expiry_aim.heal_ms = heal_ms
+        self.tie_aims = TieAims()
         self.answered: Callable[[str], bool] = lambda run_id: False
         self._child_of_run = child_of_run  # run_id -> child_id
         # A seeded gateway outage: [start, end) in virtual ms and the error it answers with.
@@ -171,8 +179,9 @@ class FaultPlan:
                 "ended_at": message.ended_at_ms,
                 # What the session would read, by digest: a retried hand-off's input (PRV-8).
                 "text_sha256": self._text_digest(message.run_id, message.text)})
-            self.ack_aim.sent(self._child_of_run(message.run_id), message.run_id, message.key,
-                              self.kernel.now_ms)
+            child = self._child_of_run(message.run_id)
+            self.ack_aim.sent(child, message.run_id, message.key, self.kernel.now_ms)
+            self.expiry_aim.sent(child, message.key, message.ended_at_ms, self.kernel.now_ms)
         if src == addresses.TIMELINE or {src, dst} == _IN_PROCESS or isinstance(
                 message, _STAYS_IN_PROCESS):
             # A lane's or a session queue's wake-up, a session's refusal and an abort's cascade
@@ -191,6 +200,12 @@ class FaultPlan:
         aimed = None
         if armed is None and isinstance(message, CompletionAck) and dst == addresses.GATEWAY:
             aimed = self.ack_aim.delay_ms(child, message.run_id, message.key, self._now())
+            if aimed is None:
+                aimed = self.tie_aims.ack_hold_ms(child, message.key, self._now())
+        elif armed is None and isinstance(message, Completion):  # on its way to the requester
+            aimed = self.tie_aims.hold_ms(child, message.key, message.target is not None
+                                          and message.target.channel is not None,
+                                          message.ended_at_ms, self._now())
         if armed is not None:
             delay = armed.delay_ms
         elif aimed is not None:
@@ -262,6 +277,12 @@ class FaultPlan:
         error = kind = None
         if self.outage is not None and self.outage[0] <= now < min(self.outage[1], self.heal_ms):
             kind, error = "send-outage", self.outage[2]
+        if kind is None and (self.expiry_aim.refuses(child, key, now)
+                             or self.tie_aims.refuses(child)):
+            # Aimed (issue 36's expiry and equal-end draws): before the seeded refusals, which
+            # would end the delivery otherwise; an unclassified error, so the registry backs off.
+            kind, error = FaultKind.SEND_OTHER, OTHER_ERRORS[
+                self.chooser.choose("edge:refusal", len(OTHER_ERRORS))]
         for candidate, errors in SEND_FAULTS:
             if kind is not None:
                 break

@@ -17,6 +17,7 @@ from sim.invariants.observations import (
     Asked,
     announces_nothing,
     asked_runs,
+    is_delivery_crash,
     is_wake,
     key_runs,
     rejection_class,
@@ -95,16 +96,23 @@ def _may_have_landed(end: Record, trail: Sequence[Record], last: int,
     if any(end.t_ms <= c <= trail[last].t_ms for c in crashes):
         return True
     answered = True
+    sent = end.t_ms  # the latest send's instant
     for r in trail[:last]:
         if r.kind == "gateway.send":
             if not answered:
                 return True
             answered = False
+            sent = r.t_ms
         elif r.kind == "fault" and (r.data["kind"] == "send-ambiguous" or (
                 r.data["kind"] in ("ack-slow", "delay")
-                and int(r.data.get("delay_ms") or 0) >= ANSWER_TIMEOUT_MS)):
-            # Lost, or held at or past the send's answer timeout: the registry gave the try
+                and r.t_ms + int(r.data.get("delay_ms") or 0) >= sent + ANSWER_TIMEOUT_MS)):
+            # Lost, or held to at or past the send's answer timeout: the registry gave the try
             # up as unanswered, so it counts it as possibly landed (seed 14083).
+            return True
+        elif (r.kind != "fault" or rejection_class(r) is not None) and \
+                r.t_ms >= sent + ANSWER_TIMEOUT_MS:
+            # An answer that came at or past the timeout (the send itself held on its way:
+            # seed 60884, taken 124.9 s after it): the try was given up unanswered first.
             return True
         elif r.kind != "fault" or rejection_class(r) is not None:
             answered = True
@@ -218,3 +226,18 @@ def _settles(trace: Sequence[Record]) -> EarliestSettle:
     for r in of_kinds(trace, EarliestSettle.KINDS):
         settle.see(r)
     return settle
+
+
+def expiry_given_up(trace: Sequence[Record], expiry: int) -> int:
+    """When a delivery whose expiry is ``expiry`` is given up for it: then, or when the delivery
+    process restarts if it was down then (a restart gives up what it restores past its window:
+    reference §c18)."""
+    down_from: int | None = None
+    for r in of_kinds(trace, ("crash", "world.restart")):
+        if is_delivery_crash(r) and down_from is None:
+            down_from = r.t_ms
+        elif r.kind == "world.restart" and r.data.get("process") == "delivery":
+            if down_from is not None and down_from <= expiry < r.t_ms:
+                return r.t_ms
+            down_from = None
+    return expiry if down_from is None or expiry < down_from else 2**62

@@ -46,7 +46,7 @@ import attrs
 from sim.invariants.child.run_timeout import deadline_budget_ms
 from sim.invariants.index import last_of_kind, of_kinds, shared
 from sim.invariants.nesting.limits import child_key
-from sim.invariants.observations import asked_runs
+from sim.invariants.observations import Asked, asked_runs
 from sim.trace import Record
 
 # A step's attempt ending, logged at its step's exact end (the step number it carries).
@@ -267,3 +267,18 @@ def _streamed(run_id: str, plan: Sequence[Sequence[object]], request: Mapping[st
                        f"deadline) end at {latest} ms, past the world's horizon ({until} ms)", True)
     return Unended(run_id, False, f"from {where} at {anchor} ms its plan (and deadline) end at "
                    f"{latest} ms, within the world's horizon ({until} ms)")
+
+
+def batch_waits(run_id: str, asked: dict[str, Asked], yielded: set[tuple[str, str]],
+                 ends: dict[str, Record], unended: dict[str, Unended]) -> bool:
+    """Whether the run was asked in a turn that yielded (its completion goes with that turn's
+    batch, reference §c9: sent once every member settled) and another member of that batch had
+    not ended when the world stopped short, legitimately (``unended.py``)."""
+    ask = asked[run_id].request.data
+    batch = (ask["requester"], ask["turn"])
+    if ask["turn"] is None or batch not in yielded:
+        return False
+    return any(other != run_id and other not in ends and unended.get(other) is not None
+               and unended[other].excused
+               and (member.request.data["requester"], member.request.data["turn"]) == batch
+               for other, member in asked.items())

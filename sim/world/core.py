@@ -189,6 +189,7 @@ class World:
         self.sessions: dict[str, SessionDef] = {s.key: s for s in scenario.sessions}
         self.desk = ControlDesk(self.kernel, self.sessions, chunks="chunks" in self.features)
         self.operator = OperatorDesk(self.kernel)  # redrives and dismissals (DEL-16)
+        self.plan.tie_aims.redrive_at = lambda at, child: self.operator.ask(at, "redrive", child)
         self.restarts = RestartDesk(self.kernel, self.store, self.plan, chooser, mutants)
         self._memory: Callable[[], dict[str, Any]] | None = None  # the registry's, DEL-16
         self.limits = scenario.limits

@@ -37,6 +37,17 @@ class RestartDesk:
         self.gate = RestartGate(notice_fails=self._notice_fails,
                                 skip_notices=MUTANT_RESTART_NOTICE_SKIPPED in mutants)
         self._failures_left = 0
+        plan.expiry_aim.crash_for = self.crash_delivery
+
+    def crash_delivery(self, at_ms: int, down_ms: int) -> None:
+        """Kill the delivery process alone at ``at_ms`` where it waits; it is back ``down_ms``
+        later (sim/faults/expiry_aim.py aims it; a no-op while it is down or busy)."""
+        def crash() -> None:
+            self.plan.restart_after_ms = down_ms
+            if not self.kernel.crash_parked(addresses.DELIVERY):
+                self.plan.restart_after_ms = None
+
+        self.kernel.at(at_ms, "crash delivery (aimed at an expiry)", crash)
 
     def schedule(self, at_ms: int, down_ms: int, lost_children: Sequence[str] = (),
                  notice_fails: int = 0, lost_share: float = 0.0) -> None:

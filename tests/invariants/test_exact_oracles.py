@@ -202,9 +202,12 @@ def test_a_fresh_key_after_a_restart_is_caught_before_it_duplicates_a_completion
     # Seed 2, the first default seed with a restart while a run waits to be handed over: its
     # resend carries a fresh key, but the completion had not reached the requester before the
     # crash, so nothing arrives twice (at-most-once holds) until seed 34 (22 before issue 35's
-    # cleanup and retention draws moved the default world's seeds).
+    # cleanup and retention draws moved the default world's seeds). There the session takes
+    # the fresh key's copy as a second receipt of the reply with an equal end time, which
+    # newest-receipt-owns states since issue 36's equal-end draw (equal keeps the first).
     assert _default(2, "fresh-key-after-restart") == ["announce-key"]
-    assert _default(34, "fresh-key-after-restart") == ["announce-key", "at-most-once"]
+    assert _default(34, "fresh-key-after-restart") == ["announce-key", "at-most-once",
+                                                       "newest-receipt-owns"]
 
 
 def test_a_key_without_the_run_id_is_caught_on_the_first_hand_off() -> None:

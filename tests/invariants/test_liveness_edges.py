@@ -47,3 +47,17 @@ def test_a_wake_is_owed_from_the_settle_of_a_run_under_a_member() -> None:
     late = check("eventually-resolved", _wake_at(records, bound + 1))
     assert late == [f"run-1 was resolved at {bound + 1} ms, later than {bound} ms "
                     "(40 min after the later of its end and the heal)"]
+
+
+def test_a_wave_member_is_resolved_by_its_own_expiry_before_a_late_wave() -> None:
+    # run-1 and run-4 were given up at their expiry (~32-36 min); a wave held back by a
+    # descendant's redriven delivery carried them at 4,895,014 ms, past the 4,800,000 ms bound
+    # (seed 61230): their own expiry resolved them in time.
+    records = trace("wave-member-expired-first-seed-61230")
+    assert check("eventually-resolved", records) == []
+    # Forged: the delivery process, down from 30:55 at run-4's expiry, restarts only after the
+    # wave: nothing gave run-4 up in time, and the wave was its late resolution.
+    restart = next(r for r in records if r.kind == "world.restart" and r.t_ms == 1_933_999)
+    forged = [attrs.evolve(r, t_ms=4_900_000) if r is restart else r for r in records]
+    assert any(m.startswith("run-4 was resolved at 4895014 ms")
+               for m in check("eventually-resolved", forged))

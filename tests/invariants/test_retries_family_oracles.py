@@ -12,7 +12,7 @@ from actors.delivery.wakes import batch_wake
 from sim import scenario
 from sim.trace import Record
 from sim.world import core as world
-from tests.invariants.regression_traces import REGRESSIONS
+from tests.invariants.regression_traces import REGRESSIONS, edit
 from tests.invariants.regression_traces import check as _check
 from tests.invariants.regression_traces import recorded as _recorded
 from tests.invariants.regression_traces import trace as _trace
@@ -180,3 +180,34 @@ def test_blocked_warning_reads_a_refusal_of_a_dead_processs_try_as_stale() -> No
     # Had the process lived, the refusal answered its try: the warnings after it are wrong.
     alive = [r for r in trace if not any(r is x for x in restart)]
     assert any("the warning for run-9 says" in m for m in _check("blocked-warning", alive))
+
+
+def test_a_redrive_after_a_batchs_deferral_close_is_blocked_on_the_timeout() -> None:
+    # run-2's batch closed after ten deferrals; a redrive's tries then go unanswered, so its
+    # warning is blocked on the announce timeout, not on the close (no send was refused: 4399).
+    trace = _trace("batch-close-error-not-carried-seed-4399")
+    assert _check("blocked-warning", trace) == []
+    warnings = [r for r in trace if r.kind == "delivery.warning" and r.data["run_id"] == "run-2"]
+    assert warnings and all(r.data["error"] == "gateway timeout" for r in warnings)
+    assert any(r.kind == "delivery.give_up" and r.data["run_id"] == "run-2"
+               and r.data["error"] == batch_wake.DEFERRAL_ERROR for r in trace)
+    # The model's old bug, the close's error carried into the redrive, is still named.
+    forged = [edit(r, error=batch_wake.DEFERRAL_ERROR) if r in warnings else r for r in trace]
+    assert any("the warning for run-2 says" in m for m in _check("blocked-warning", forged))
+
+
+def test_a_closed_turn_refusal_of_an_older_generation_is_stale() -> None:
+    # run-2's first generation and its correction's second were sent in one instant; the first
+    # was refused for a closed turn, the second with "chat not found", which the registry
+    # recorded as its permanent failure (seed 61169).
+    trace = _trace("closed-turn-of-older-generation-seed-61169")
+    assert _check("closed-turn-final", trace) == []
+    closed = next(r for r in trace if r.kind == "fault" and r.data.get("run_id") == "run-2"
+                  and r.data.get("kind") == "send-permanent" and "transcript" in str(r.data))
+    newer = next(r for r in trace if r.kind == "gateway.send" and r.data["run_id"] == "run-2"
+                 and r.data["key"].endswith(":g2"))
+    assert closed.data["key"] != newer.data["key"]
+    # Forged: the closed-turn refusal answers the latest key: the registry's record is wrong.
+    forged = [edit(r, key=newer.data["key"]) if r is closed else r for r in trace]
+    assert any("run-2 was refused for a closed turn" in m
+               for m in _check("closed-turn-final", forged))

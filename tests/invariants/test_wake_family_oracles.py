@@ -175,3 +175,34 @@ def test_blocked_warning_reads_a_refusal_after_a_correction_as_either() -> None:
                             and send.seq < r.seq < refusal.seq)]
     assert any("the warning for run-11 says 'session not found: agent:main:subagent:c1:subagent:"
                "c3a'" in m for m in _check("blocked-warning", uncorrected))
+
+
+def test_a_doubled_wakes_two_held_refusals_leave_its_send_unanswered() -> None:
+    # The last send of t1's wake reached the busy session twice (a network duplicate); both
+    # refusals' acknowledgements were held past the 120 s answer timeout (147 s, 140 s), so the
+    # send timed out and the wake closed ambiguous (seed 40325).
+    trace = _trace("doubled-wake-acks-held-seed-40325")
+    assert _check("wake-sends-budget", trace) == []
+    slow = [r for r in trace if r.kind == "fault" and r.data.get("kind") == "ack-slow"]
+    last_two = slow[-2:]
+    assert last_two[0].t_ms == last_two[1].t_ms
+    # Forged: only one acknowledgement held: the other refusal reached the process at once,
+    # and the armed wake was never sent again.
+    forged = [r for r in trace if r is not last_two[1]]
+    assert any("was never sent again after" in m for m in _check("wake-sends-budget", forged))
+
+
+def test_a_member_taken_past_its_sends_timeout_is_not_handed_to_its_batch() -> None:
+    # run-6's first send was held 124.9 s on its way and taken after its 120 s answer timeout:
+    # the registry had given that try up as unanswered (it may have landed), so the next try's
+    # refusal did not hand run-6 to its batch; an operator's redrive did (seed 60884).
+    trace = _trace("member-taken-past-timeout-seed-60884")
+    assert _check("wake-not-delayed", trace) == []
+    take = next(r for r in trace if r.kind == "requester.accept" and r.data["run_id"] == "run-6")
+    held = next(r for r in trace if r.kind == "fault" and r.data.get("message") == "CompletionAck"
+                and r.data.get("run_id") == "run-6")
+    # Forged: taken 9 s before the timeout, its acknowledgement at once: the refusal that
+    # followed handed run-6 over, and its batch's wake was owed then, not at the redrive.
+    forged = [attrs.evolve(r, t_ms=take.t_ms - 15_000) if r is take else r
+              for r in trace if r is not held]
+    assert any("had settled by" in m for m in _check("wake-not-delayed", forged))

@@ -24,6 +24,7 @@ from collections.abc import Callable
 import attrs
 
 from actors import events, mutants
+from actors.delivery.core import DEFERRAL_ERROR
 from actors.delivery.edge import Persist, Send
 from actors.delivery.wakes.outbox_messages import (
     ClaimMember,
@@ -60,7 +61,6 @@ from actors.states import (
 
 DEFERRAL_MS = 30_000
 DEFERRAL_LIMIT = 10
-DEFERRAL_ERROR = "requester settle wake deferred too many times"
 RETRY_DELAYS_MS = (30_000, 120_000)
 MAX_ATTEMPTS = 3
 MAX_REPLAYS = 3

@@ -50,14 +50,26 @@ def chain_text(chain: Mapping[str, Any]) -> str:
 def closed_turn_final(trace: Sequence[Record]) -> list[Violation]:
     """A completion refused because its keyed input belongs to a closed turn is recorded as a
     permanent failure carrying that error, and never rescheduled (DEL-7). A refusal that never
-    reached the live delivery process (dropped, or answered while it was down) is not judged."""
+    reached the live delivery process (dropped, or answered while it was down) is not judged.
+    Nor is one of a key other than the run's latest send's: once the gateway was handed the run
+    under a newer generation's key (a correction's, DEL-12), the registry's next record is that
+    delivery's and the older key's refusal is stale (§c17; seed 61169: a correction's second
+    generation sent in the first's instant, the first refused for a closed turn, the second
+    with "chat not found", which the registry recorded)."""
     refused: dict[str, Record] = {}
+    sent_key: dict[str, str] = {}  # run_id -> the key of its latest send
     violations: list[Violation] = []
     for r in of_kinds(trace, ("fault", "requester.gone", "gateway.refused", "crash",
-                              "delivery.start", "drop",
+                              "delivery.start", "drop", "gateway.send",
                               "delivery.retry", "delivery.give_up")):
-        if is_rejection(r) and is_closed_turn(r.data["error"]) and (
-                chain_class(r.data["error"]) == "permanent"):
+        if r.kind == "gateway.send":
+            sent_key[r.data["run_id"]] = r.data["key"]
+            held = refused.get(r.data["run_id"])
+            if held is not None and held.data.get("key") not in (None, r.data["key"]):
+                del refused[r.data["run_id"]]  # the next record may be the newer key's
+        elif is_rejection(r) and is_closed_turn(r.data["error"]) and (
+                chain_class(r.data["error"]) == "permanent") and r.data.get("key") in (
+                None, sent_key.get(r.data["run_id"], r.data.get("key"))):
             refused[r.data["run_id"]] = r
         elif is_delivery_crash(r) or r.kind == "delivery.start" or (
                 r.kind == "drop" and r.data.get("dst") == "delivery"):

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import attrs
+
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds
 from sim.invariants.lineage import descendants, killed_silently
@@ -23,8 +25,8 @@ from sim.invariants.observations import (
     rejection_class,
 )
 from sim.invariants.private.completion import releases
-from sim.invariants.settled import EXPIRY_MS, EarliestSettle, settles
-from sim.invariants.unended import Unended, horizon_ms, unended_runs
+from sim.invariants.settled import EXPIRY_MS, EarliestSettle, expiry_given_up, settles
+from sim.invariants.unended import batch_waits, horizon_ms, unended_runs
 from sim.trace import Record
 
 _GENERATION = re.compile(r":g([0-9]+)$")
@@ -293,12 +295,24 @@ def eventually_resolved(trace: Sequence[Record]) -> list[Violation]:
                     continue  # a run the wake waited on never ended: that one is reported
                 owed_from = max(owed_from, held)
         bound = max(owed_from, heal_ms) + LIVENESS_BOUND_MS
+        if resolution is not None and resolution.t_ms > bound and is_wake(
+                resolution.data["key"]) and ":yield-" not in resolution.data["key"] \
+                and run_id not in private and child_end.kind == "child.end":
+            # A wave's member keeps its own delivery (its members are announced one by one,
+            # §c9), which its 30-minute expiry resolves, waiting or not (§c11; a restart past it
+            # gives it up as it restores, §c18): the wave that carried it later, held back by a
+            # descendant's redriven delivery, is not its resolution (seed 61230: two members
+            # given up at their expiry, carried by a wave 50 minutes after). Not a generation a
+            # redrive or a correction reopened: the oracle does not date its give-up (seed
+            # 48825's forged variant: a redrive that opened a generation nothing handed off).
+            resolution = attrs.evolve(resolution, t_ms=min(
+                resolution.t_ms, expiry_given_up(trace, child_end.t_ms + EXPIRY_MS)))
         if resolution is None and wait is not None and open_turn.get(wait[0], 2**62) <= wait[1]:
             continue  # its wake waits on a turn still running when the world stopped (§c17)
         if resolution is None and until is not None and bound > until:
             continue  # still within its bound when the time limit stopped the world
         if resolution is None and until is not None \
-                and _batch_waits(run_id, asked, yielded, ends, unended):
+                and batch_waits(run_id, asked, yielded, ends, unended):
             continue  # its yielded batch waits for a member still legitimately running (§c9)
         if resolution is None:
             violations.append(Violation(
@@ -343,21 +357,6 @@ def _held(trace: Sequence[Record], runs: Sequence[str], settle: EarliestSettle) 
 
 def _private(ask: Asked | None) -> bool:
     return ask is not None and ask.request.data.get("completion_target") == "parent"
-
-
-def _batch_waits(run_id: str, asked: dict[str, Asked], yielded: set[tuple[str, str]],
-                 ends: dict[str, Record], unended: dict[str, Unended]) -> bool:
-    """Whether the run was asked in a turn that yielded (its completion goes with that turn's
-    batch, reference §c9: sent once every member settled) and another member of that batch had
-    not ended when the world stopped short, legitimately (``unended.py``)."""
-    ask = asked[run_id].request.data
-    batch = (ask["requester"], ask["turn"])
-    if ask["turn"] is None or batch not in yielded:
-        return False
-    return any(other != run_id and other not in ends and unended.get(other) is not None
-               and unended[other].excused
-               and (member.request.data["requester"], member.request.data["turn"]) == batch
-               for other, member in asked.items())
 
 
 def required_reaches_requester(trace: Sequence[Record]) -> list[Violation]:

@@ -78,11 +78,16 @@ def newest_receipt_owns(trace: Sequence[Record]) -> list[Violation]:
             continue
         reply = replies.get((r.actor, run_id))
         if r.kind == "requester.accept":
-            # An equal end time taken twice is a duplicate: at-most-once reports it.
-            if reply is not None and reply.owner.data["ended_at"] > ended:
-                fail(f"{r.actor} let {run_id}'s receipt ending at {ended} ms replace its reply, "
-                     f"which ended at {reply.owner.data['ended_at']} ms (only a newer end time "
-                     "owns the reply)", reply.owner, r)
+            # Equal keeps the first (DEL-12): a second receipt of the reply with the same end
+            # time (another key: a redrive's generation) never replaces it (at-most-once
+            # counts it a second delivery too).
+            if reply is not None and reply.owner.data["ended_at"] >= ended:
+                equal = reply.owner.data["ended_at"] == ended
+                fail(f"{r.actor} let {run_id}'s receipt ending at {ended} ms under "
+                     f"{r.data['key']} replace its reply under {reply.owner.data['key']}, "
+                     f"which ended at {reply.owner.data['ended_at']} ms ("
+                     + ("an equal end time keeps the first accepted" if equal else
+                        "only a newer end time owns the reply") + ")", reply.owner, r)
             if reply is None:
                 replies[(r.actor, run_id)] = _Reply(r, r)
             else:

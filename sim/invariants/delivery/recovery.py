@@ -22,6 +22,7 @@ from sim.invariants.delivery.handoffs import ANSWER_TIMEOUT_MS
 from sim.invariants.frozen import frozen
 from sim.invariants.index import of_kinds
 from sim.invariants.observations import asked_runs, is_delivery_crash, is_wake, rejection_class
+from sim.invariants.private.completion import WINDOW_MS, private_runs, releases
 from sim.trace import Record
 
 RECOVERY_ATTEMPTS = 3
@@ -77,7 +78,34 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
     # acknowledgement reaching a dead process is dropped, so one that told the registry must
     # arrive while it runs (seed 11263: both acks of the take, held 20 s and 29 s, reached the
     # process between its crash and its restart; it never learned, and retried).
-    arrivals: dict[str, list[int]] = {}
+    arrivals: dict[str, list[tuple[int, str]]] = {}  # run -> (arrival, key acknowledged)
+    # When each of a run's keys was first sent: an acknowledgement of a generation's key that
+    # reaches the process after a newer generation's key was first sent (an operator's redrive)
+    # answers a superseded generation and is stale (seed 94798: the held take's ack came 1 ms
+    # after the redrive's first send).
+    first_sent: dict[tuple[str, str], int] = {}
+    # An operator's redrive starts the run's next generation (reference §c18: "a redrive ...
+    # delivers it as the next generation"; its row's ``generation``, "a redrive increments
+    # it"), sent or not (a frozen batch may own it and send nothing: seed 5479), so an
+    # acknowledgement of the older key reaching the registry after it is stale. The registry
+    # refuses a redrive while a try is out ("delivery in flight"): only a request when no try
+    # of the run was out (its latest send answered by a refusal or past its answer timeout)
+    # is counted; one refused for another cause outside sees is taken as a redrive too (not
+    # surely current). ``try_out``: run -> its latest send while unanswered by a refusal.
+    redrives: dict[str, list[int]] = {}
+    try_out: dict[str, int] = {}
+    # A private result's try has no answer timeout (OpenClaw 2026.9.6 passes its agent call
+    # none: handoffs.py): its acknowledgement counts however late (the rule above still drops
+    # one held past 120 s: lenient, a recorded trace of seed 26185 keeps that case), but only
+    # until its window,
+    # 30 minutes from its release (PRV-7), runs out, when the registry gives the run up with
+    # the try still out (seed 49518: the ack, held 119,999 ms, came 28 s after the window's
+    # end). The registry starts the window when it hears of the release (a TurnSettled may be
+    # held on its way: 58 s there), so the window ends 30 minutes after the release at the
+    # earliest (``releases``, as private-window-from-release reads it): an ack from then on is
+    # not surely heard; nor in the end's very instant (the timer and the ack in either order).
+    private = private_runs(trace)
+    released = releases(trace)
     down: list[tuple[int, int]] = []
     down_from: int | None = None
     violations: list[Violation] = []
@@ -96,10 +124,20 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
                               "requester.duplicate", "fault", "requester.gone", "gateway.refused",
                               "recovery.attempt", "gateway.send",
                               "recovery.end", "crash", "world.restart", "requester.recovered",
-                              "world.end")):
+                              "world.operator", "world.end")):
         kind = r.kind
+        if rejection_class(r) is not None and r.data.get("run_id"):
+            try_out.pop(r.data["run_id"], None)  # answered: that try is out no more
         if kind == "gateway.send":
             sent_at[(r.data["run_id"], r.data["key"])] = r.t_ms
+            first_sent.setdefault((r.data["run_id"], r.data["key"]), r.t_ms)
+            if not is_wake(r.data["key"]) and not r.data["key"].endswith(RECOVERED_SUFFIX):
+                try_out[r.data["run_id"]] = r.t_ms
+        elif kind == "world.operator":
+            out = try_out.get(r.data.get("run_id") or "")
+            if r.data["action"] == "redrive" and r.data.get("run_id") and (
+                    out is None or r.t_ms >= out + ANSWER_TIMEOUT_MS):
+                redrives.setdefault(r.data["run_id"], []).append(r.t_ms)
         elif kind == "child.end":
             ends[r.data["run_id"]] = r
         elif kind == "child.message":
@@ -109,7 +147,7 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
             # Its (no output) reached its requester and the acknowledgement may tell the
             # registry so: recovery is owed (the registry's own delivered record is no premise).
             delivered[r.data["run_id"]] = r
-            arrivals.setdefault(r.data["run_id"], []).append(r.t_ms)
+            arrivals.setdefault(r.data["run_id"], []).append((r.t_ms, r.data["key"]))
         elif rejection_class(r) in ("permanent", "sent") and r.data.get("key"):
             # Given up on that key: a copy of it taken late (a delayed hand-off) is news the
             # registry no longer acts on.
@@ -125,14 +163,18 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
                     (r.data["run_id"], r.data.get("key", "")), r.t_ms) + ANSWER_TIMEOUT_MS:
             # The take's acknowledgement held on its way back past the send's answer timeout:
             # the registry had stopped waiting for it (its send timed out), and the late ack
-            # is stale, so it never learned the (no output) landed (seed 26185).
+            # is stale, so it never learned the (no output) landed (seed 26185); nor does that
+            # take's arrival count for a later copy's (seed 41896).
             delivered.pop(r.data["run_id"], None)
+            times = arrivals.get(r.data["run_id"], [])
+            if times and times[-1][0] == r.t_ms:
+                times.pop()
         elif kind == "fault" and r.data.get("kind") == "delay" \
                 and r.data.get("message") == "CompletionAck" and "run_id" in r.data:
             # The acknowledgement of the take just made is held: it arrives later.
             times = arrivals.get(r.data["run_id"], [])
-            if times and times[-1] == r.t_ms:
-                times[-1] = r.t_ms + int(r.data.get("delay_ms") or 0)
+            if times and times[-1][0] == r.t_ms:
+                times[-1] = (r.t_ms + int(r.data.get("delay_ms") or 0), times[-1][1])
         elif kind == "world.restart" and r.data.get("process") == "delivery":
             if down_from is not None:
                 down.append((down_from, r.t_ms))
@@ -194,8 +236,35 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
         # surely heard (the order of one instant's records is the scheduler's).
         return not any(since <= at <= until for since, until in down)
 
+    def current(run_id: str, key: str, at: int) -> bool:
+        # No newer generation of the run (a key first sent after this one's) was sent by the
+        # arrival: one sent in its very instant may come first (not surely current).
+        # Nor was the run redriven after this key's first send and by the arrival (one in its
+        # very instant may come first too).
+        mine = first_sent.get((run_id, key))
+        return mine is None or (not any(
+            other[0] == run_id and other[1] != key and not is_wake(other[1])
+            and not other[1].endswith(RECOVERED_SUFFIX) and mine < since <= at
+            for other, since in first_sent.items()) and not any(
+            mine < since <= at for since in redrives.get(run_id, ())))
+
+    def in_window(run_id: str, key: str, at: int) -> bool:
+        # A released private result's key first sent inside its window, acknowledged before
+        # the window's end (a redrive's newer key has a window of its own: not judged here).
+        release = released.get(run_id)
+        if run_id not in private or release is None or release.how != "released" \
+                or run_id not in ends:
+            return True
+        start = release.due_from(ends[run_id].t_ms)
+        if start is None:
+            return True
+        end = start + WINDOW_MS
+        return at < end or first_sent.get((run_id, key), end) >= end
+
     for run_id, record in delivered.items():
-        if not needs(run_id) or not any(heard(at) for at in arrivals.get(run_id, ())):
+        if not needs(run_id) or not any(heard(at) and current(run_id, key, at)
+                                        and in_window(run_id, key, at)
+                                        for at, key in arrivals.get(run_id, ())):
             continue
         if run_id not in attempts:
             fail(f"{run_id} answered nothing visible and its (no output) was delivered at "

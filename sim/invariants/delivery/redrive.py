@@ -71,6 +71,7 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
     # (reader, run, end time) -> that reader's first take: a fallback reader (DEL-4) never had
     # what the deleted session took before it was deleted.
     taken: dict[tuple[str, str, int], Record] = {}
+    took_at: dict[str, int] = {}  # run -> when its requester last took a receipt of it
     violations: list[Violation] = []
 
     def fail(what: str, *records: Record) -> None:
@@ -96,7 +97,10 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
                 pass
             elif gone.why(run_id, r.t_ms, asked=True):
                 awaiting[run_id] = r
-            elif gone.delivered(run_id) and run_id in last_end:
+            elif gone.delivered(run_id) and run_id in last_end and took_at.get(run_id) != r.t_ms:
+                # (A take in the request's very instant: its acknowledgement may reach the
+                # registry after the request, which then finds the run paused; issue 36's
+                # equal-end draw, seed 299.)
                 barred[run_id] = (r, last_end[run_id], gone.latest[run_id].data["key"])
         elif kind == "gateway.send":
             run_id, key, ended = r.data["run_id"], r.data["key"], r.data["ended_at"]
@@ -127,8 +131,11 @@ def redrive_from_retained(trace: Sequence[Record]) -> list[Violation]:
             keys.setdefault(run_id, set()).add(key)
             top[run_id] = max(top.get(run_id, 0), generation(key))
             last_end[run_id] = ended
+        elif kind == "requester.duplicate":
+            took_at[r.data["run_id"]] = r.t_ms
         elif kind == "requester.accept":
             run_id, key, ended = r.data["run_id"], r.data["key"], r.data["ended_at"]
+            took_at[run_id] = r.t_ms
             first = taken.setdefault((r.actor, run_id, ended), r)
             asked = redriven.get((run_id, key))
             if asked is None:

@@ -50,6 +50,8 @@ class _Answer:
     # may have been lost); a doubled acknowledgement may get through where one copy is lost.
     first: int
     last: int
+    # The answers of its instant (run) each reading of its faults leaves free (:class:`_Hold`).
+    frees: tuple[frozenset[int], ...] = ()
 
 
 @attrs.define
@@ -105,8 +107,10 @@ def _answers(trace: Sequence[Record]) -> dict[str, list[_Answer]]:
                 at = (r.t_ms, r.data.get("run_id", ""))
                 if at not in holders:
                     holders[at] = _holders(instants[at], faults)
+                hold = holders[at].get(r.seq)
+                way = _way_back(r, faults, hold)
                 by_key.setdefault(r.data["key"], []).append(
-                    _way_back(r, faults, holders[at].get(r.seq)))
+                    attrs.evolve(way, frees=hold.frees) if hold is not None else way)
         elif r.kind == "fault" and "error" in r.data and is_wake(str(r.data.get("key") or "")):
             by_key.setdefault(r.data["key"], []).append(_Answer(r, r.t_ms, r.t_ms))
     return by_key
@@ -119,6 +123,9 @@ class _Hold:
 
     faults: tuple[Record, ...]
     free: bool
+    # The answers of its instant each reading leaves free (one set per reading): read together,
+    # two answers one fault follows cannot both be held (seed 40325's forged variant).
+    frees: tuple[frozenset[int], ...] = ()
 
 
 def _held_by(answer: Record, faults: dict[int, list[Record]]) -> Record | None:
@@ -160,12 +167,14 @@ def _holders(answers: list[Record], faults: dict[int, list[Record]]) -> dict[int
         for t, noted in faults.items() if t < at for f in noted)
     held: dict[int, set[int]] = {a.seq: set() for a in free_}  # answer -> fault positions
     free: set[int] = set()
+    frees: list[frozenset[int]] = []
     found = False
 
     def assign(j: int, given: dict[int, int]) -> None:
         nonlocal found
         if j == len(own):
             found = True
+            frees.append(frozenset(a.seq for a in free_ if a.seq not in given))
             for a in free_:
                 if a.seq in given:
                     held[a.seq].add(given[a.seq])
@@ -184,8 +193,9 @@ def _holders(answers: list[Record], faults: dict[int, list[Record]]) -> dict[int
     by_seq = {f.seq: f for f in own}
     if not found:  # no reading fits: any fault after an answer may be its, or none
         return {a.seq: _Hold(tuple(f for f in own if f.seq > a.seq), True) for a in free_}
-    return {a.seq: _Hold(tuple(by_seq[seq] for seq in sorted(held[a.seq])), a.seq in free)
-            for a in free_}
+    readings = tuple(frees)
+    return {a.seq: _Hold(tuple(by_seq[seq] for seq in sorted(held[a.seq])), a.seq in free,
+                         readings) for a in free_}
 
 
 def _way_back(answer: Record, faults: dict[int, list[Record]], hold: _Hold | None) -> _Answer:
@@ -278,14 +288,15 @@ def wake_sends_budget(trace: Sequence[Record]) -> list[Violation]:
         for key, sent in by_key.items():
             _match(sent, answers.get(key, []), NEVER)
             last = sent.sends[-1]
-            if last.answer is None or last.answer.record.kind != "requester.wake_refused" \
-                    or last.answer.last >= last.record.t_ms + ANSWER_TIMEOUT_MS:
+            if last.answer is None or last.answer.record.kind != "requester.wake_refused":
+                continue
+            had_at = _refused_by(last.answer, answers.get(key, []))
+            if had_at >= last.record.t_ms + ANSWER_TIMEOUT_MS:
                 # Not surely had in time: the send may have timed out instead (also one that
                 # came at the very instant of the 120 s answer timeout: seed 98665, as 9874).
                 continue
             refusal = last.answer.record
-            later = last.answer.last + RECHECK_MS + _overlap(seen.downtime, refusal.t_ms,
-                                                                  end_ms)
+            later = had_at + RECHECK_MS + _overlap(seen.downtime, refusal.t_ms, end_ms)
             # A reset or delete since the batch began abandons its wake (refused, rightly
             # ended); a refusal while no turn of the session ran is not a busy one.
             since = batch.yielded.t_ms if batch.turn != "wave" else 0
@@ -342,6 +353,20 @@ def _match(key: _KeySends, answers: list[_Answer], before_seq: int) -> None:
             sends[latest].answer = answer
             given.add(answer.record.seq)
     key.resume = end
+
+
+def _refused_by(answer: _Answer, answers: list[_Answer]) -> int:
+    """When the delivery process surely had a session's refusal of the key that ``answer``
+    (a refusal) is one of: at the latest by ``answer``'s own way back, or at once when every
+    reading of its instant's faults leaves one of the key's refusals of that instant free (a
+    doubled wake refused twice, one acknowledgement held: the other got through, seed 40325's
+    forged variant; one fault holds one acknowledgement)."""
+    mates = {a.record.seq for a in answers if a.record.kind == "requester.wake_refused"
+             and a.record.t_ms == answer.record.t_ms
+             and a.record.data.get("run_id") == answer.record.data.get("run_id")}
+    if answer.frees and all(free & mates for free in answer.frees):
+        return min(answer.last, answer.record.t_ms)
+    return answer.last
 
 
 def _why_again(earlier: list[_Send], send: Record, refused: list[int],

@@ -49,6 +49,15 @@ probe several times (docs/oracles.md lists them with their hit counts).
   until its 30-minute window from its release runs out: the registry's last backoff is cut
   short to end at the window's end, where the attempt then due gives up
   (``private.window-ends-at-its-instant``; PRV-7, reference §c9, §c10).
+- ``expiry``: (crash and send-other on) a public child's sends are refused with an unclassified
+  error until its 30-minute expiry, and the delivery process is killed so that it comes back one
+  ms before the deadline, at it or one ms past it, when it starts the completion's attempt at
+  once (sim/faults/expiry_aim.py; ``delivery.attempt-one-ms-before-expiry``,
+  ``delivery.expiry-at-its-instant``, ``delivery.expiry-one-ms-overdue``; DEL-10, §c11).
+- ``equal-end``: (delay and send-other on) a public child's first receipt is held on its way to
+  the requester while an operator redrives the run, so two receipts of one reply with an equal
+  end time reach the session (the held one first, or both in one instant) (sim/faults/tie_aim.py;
+  ``requester.receipt-equal-end``; DEL-12: equal keeps the first).
 """
 
 from __future__ import annotations
@@ -65,6 +74,7 @@ from sim.choices import Chooser
 from sim.faults.armed import ArmedFault
 from sim.faults.kinds import FaultKind
 from sim.faults.plan import FaultPlan, TimelineEvent
+from sim.faults.tie_aim import TieAim
 from sim.scenario.turns import LifecycleDef, TurnDef
 from sim.world.control import Control
 
@@ -84,6 +94,13 @@ ACK_CALLBACK_FAILS = 0.5  # of aimed acknowledgements (callback-fail on)
 # doubling to 300 s: the tenth attempt is past 30 minutes).
 WINDOW_SHARE = 0.25
 WINDOW_REFUSALS = 20
+# Of public children owed a completion with no correction drawn (crash and send-other on: the
+# expiry draw; delay and send-other on: the equal-end draw).
+EXPIRY_SHARE = 0.2
+EXPIRY_DOWN_S = (1, 30)  # at or past the deadline: the process dies this long before
+EQUAL_END_SHARE = 0.2
+EQUAL_END_REDRIVE_MS = (1_000, 14_000)  # into the 15 s (at least) backoff
+EQUAL_END_SKEW_MS = 4_000  # the held receipt this much before the redrive's, at most
 # Attempts of a batch wake and of lost-answer recovery (reference §c11, seed 002).
 WAKE_ATTEMPTS = 3
 RECOVERY_ATTEMPTS = 3
@@ -160,6 +177,42 @@ def window(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
         return
     plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_OTHER, child=child.id),
                                  WINDOW_REFUSALS))
+
+
+def _public_owed(child: ChildSpec) -> bool:
+    """A public child owed a completion whose first receipt is its only one as drawn."""
+    return child.expects_completion and child.completion_target is None and \
+        child.correction_after_ms is None
+
+
+def expiry(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
+    """Maybe refuse ``child``'s sends until its expiry and restart the delivery process one
+    ms before, at or one ms past the deadline (``edge:expiry``), when the seed turns crashes
+    and unclassified refusals on."""
+    if FaultKind.CRASH not in plan.rates or FaultKind.SEND_OTHER not in plan.rates or \
+            not _public_owed(child) or not chooser.chance("edge:expiry", EXPIRY_SHARE):
+        return
+    offset = chooser.choose("edge:expiry", 3) - 1
+    low, high = EXPIRY_DOWN_S
+    plan.expiry_aim.arm(child.id, offset,
+                        1000 * (low + chooser.choose("edge:expiry", high - low + 1)))
+
+
+def equal_end(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
+    """Maybe hold ``child``'s first receipt while an operator redrives it (``edge:equal-end``),
+    when the seed turns delays and unclassified refusals on."""
+    if FaultKind.DELAY not in plan.rates or FaultKind.SEND_OTHER not in plan.rates or \
+            not _public_owed(child) or plan.expiry_aim.aimed(child.id) or \
+            not chooser.chance("edge:equal-end", EQUAL_END_SHARE):
+        return
+    low, high = EQUAL_END_REDRIVE_MS
+    redrive = low + chooser.choose("edge:equal-end", high - low + 1)
+    # Before the redrive or in its very instant (where the scheduler orders the two): a receipt
+    # held past the redrive could outlive the run's delivery (a redrive of a yield batch's
+    # member gives it up at once, and a delete-mode run is then archived: seed 73).
+    skew = 0 if chooser.chance("edge:equal-end", 1 / 3) else \
+        -1 - chooser.choose("edge:equal-end", EQUAL_END_SKEW_MS)
+    plan.tie_aims.arm(child.id, TieAim(redrive, skew))
 
 
 def wake(chooser: Chooser, plan: FaultPlan, children: Sequence[ChildSpec],
