@@ -265,9 +265,12 @@ class SteerChild:
 @attrs.frozen
 class AbortRun:
     """An aborted run's session cancels the children that run spawned and that have not ended
-    (sent by the session that aborted it; docs/nesting.md)."""
+    (sent by the session that aborted it; docs/nesting.md). ``keep_status``: a kill's cascade,
+    whose stopped runs keep their delivery status (a steer's or a reset's record
+    ``not_required``)."""
 
     run_id: str
+    keep_status: bool = False
 
 
 @attrs.frozen

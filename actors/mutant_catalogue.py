@@ -34,6 +34,7 @@ from actors.mutants import (
     MUTANT_HISTORY_PAGING_ALWAYS,
     MUTANT_KEY_WITHOUT_RUN_ID,
     MUTANT_KILL_ANNOUNCED,
+    MUTANT_KILL_NOT_REQUIRED,
     MUTANT_KILLED_BATCH_WOKEN,
     MUTANT_LANE_NEWEST_FIRST,
     MUTANT_LAST_ASSISTANT_MESSAGE,
@@ -296,7 +297,12 @@ MUTANTS: dict[str, str] = {
     MUTANT_KILL_ANNOUNCED: (
         "a kill of a running run (and of its unended descendants) ends it killed but leaves its "
         "delivery required, so its failure is announced to the requester, instead of suppressing "
-        "it (recorded not_required; DEL-1, reference §c18)"
+        "it (nothing announced, its required delivery left pending; DEL-1, OpenClaw 2026.9.6)"
+    ),
+    MUTANT_KILL_NOT_REQUIRED: (
+        "a kill of a running run (and of its unended descendants) records its required delivery "
+        "not_required, as reference §c18 read from older code, where OpenClaw 2026.9.6's kill "
+        "path (claimSubagentRunKill, markSubagentRunTerminated) leaves it pending, never announced"
     ),
     MUTANT_STEER_NO_REPLACEMENT: (
         "a steer aborts the running run without an announce but starts no replacement run in its "

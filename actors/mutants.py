@@ -115,6 +115,9 @@ MUTANT_NESTED_DELETE_KEEPS_CHILDREN = "nested-delete-keeps-children"
 MUTANT_RESET_SPARES_GRANDCHILDREN = "reset-spares-grandchildren"
 # A kill of a running run (actors/requester/shell.py; reference §c18).
 MUTANT_KILL_ANNOUNCED = "kill-announced"
+# A kill records its stopped runs' delivery not_required (the older label, reference §c18)
+# where OpenClaw 2026.9.6's kill path leaves it pending.
+MUTANT_KILL_NOT_REQUIRED = "kill-records-not-required"
 # A steer (actors/requester/shell.py; reference §c18).
 MUTANT_STEER_NO_REPLACEMENT = "steer-no-replacement"
 # A Gateway restart's recovery (actors/child/restart.py; reference §c18).

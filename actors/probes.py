@@ -25,6 +25,8 @@ PROBES: dict[str, str] = {
     "delivery.tries-due-in-one-instant": "two runs' delivery tries or attempts were due in "
                                          "one instant (their timers' order is the scheduler's)",
     "delivery.not-required-skip": "a run spawned with expectsCompletionMessage false is skipped",
+    "delivery.killed-pending-skip": "a run a kill stopped while it ran ended: nothing is "
+                                    "announced, and its row keeps its delivery pending",
     "delivery.child-ended-twice": "a child's end arrives for a run restore already picked up",
     "delivery.child-ended-after-resolution": "a child's end arrives for an already resolved run",
     "delivery.announce-skip": "a child replied exactly ANNOUNCE_SKIP: nothing is announced",

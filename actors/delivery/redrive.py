@@ -70,7 +70,7 @@ def refusal(record: RunRecord, action: Action, paused: bool, now_ms: int) -> Ref
     """Why ``action`` may not proceed on the run as its row stands at ``now_ms`` (None: it
     may)."""
     status = record.delivery_status
-    if status == DeliveryStatus.NOT_REQUIRED or not record.required:
+    if record.silenced:
         return Refusal.NOT_REQUIRED
     if record.ended_at_ms is None:
         return Refusal.NOT_ENDED

@@ -67,7 +67,7 @@ from actors.records import retry
 from actors.records.keys import is_recovery_key, is_subagent
 from actors.records.run_record import Delivered, GaveUp, RunRecord
 from actors.runtime import Crash, Port
-from actors.states import CrashPoint, DeliveryStatus, OutcomeStatus, Waiting
+from actors.states import CrashPoint, OutcomeStatus, Waiting
 
 # What an in-flight run was waiting for when its process died there.
 _CRASH_IN_WAIT = {Waiting.ACK: "delivery.crash-in-ack-wait",
@@ -121,7 +121,7 @@ class _Recovery:
     def note(self, records: Iterable[RunRecord]) -> None:
         for record in records:
             if not self.off and record.ended_at_ms is not None and needs_recovery(record) \
-                    and record.delivery_status == DeliveryStatus.PENDING:
+                    and record.owes:
                 self.silent[record.run_id] = record
 
     def delivering(self, run_id: str) -> None:

@@ -120,7 +120,7 @@ class Sweeper:
             stored = row(run_id)
             if stored.archived_at_ms is not None:
                 continue
-            if stored.delivery_status == DeliveryStatus.PENDING and not self.archive_pending:
+            if stored.owes and not self.archive_pending:
                 self._waiting.add(run_id)  # archived once its delivery resolves
                 continue
             found.append((ARCHIVE, stored))
@@ -203,7 +203,7 @@ class SweeperShell:
                                                                           "delivery_status")):
             record = self.store.get(run_id)
             self.core.note(record)
-            if self.archives and record.delivery_status != DeliveryStatus.PENDING:
+            if self.archives and not record.owes:
                 self.core.note_archive(record, self.port.now_ms)  # a wait is over
         elif self.archives and isinstance(change, CleanedUp):
             self.core.note_archive(self.store.get(run_id), self.port.now_ms)

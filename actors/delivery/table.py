@@ -96,7 +96,7 @@ class DeliveryCore(CoreState[K]):
         for record in records:
             if record.ended_at_ms is None:
                 continue
-            if record.delivery_status == DeliveryStatus.PENDING:
+            if record.owes:
                 if record.delivery_disposition is None:  # else its yield batch owns it
                     effects += self.handle(Restored(record), now_ms)
             elif self._newer_receipt(record):
@@ -127,9 +127,12 @@ def finished(core: Core, active: Active | None, event: Input, now_ms: int) -> li
     silent = (record.result_text or "").strip() in ("", "NO_REPLY")
     if mutants.MUTANT_SILENT_NO_REPLY in core._mutants and silent:
         return [events.DeliverySkipped(record.run_id, DeliveryStatus.NOT_REQUIRED)]
-    if not record.required or record.delivery_status == DeliveryStatus.NOT_REQUIRED:
-        core._probe("delivery.not-required-skip")
-        return [events.DeliverySkipped(record.run_id, DeliveryStatus.NOT_REQUIRED),
+    if record.silenced:
+        # Not asked for, or stopped while it ran (a kill keeps its row pending: the skip
+        # names the status the row keeps).
+        core._probe("delivery.killed-pending-skip" if record.delivery_status
+                    == DeliveryStatus.PENDING else "delivery.not-required-skip")
+        return [events.DeliverySkipped(record.run_id, record.delivery_status),
                 *core._cleanup(record, now_ms)]
     if record.delivery_status != DeliveryStatus.PENDING:
         return core._cleanup(record, now_ms)  # resolved before a crash; cleanup left

@@ -96,6 +96,21 @@ class RunRecord:
     # archiveAfterMinutes, never while its required completion is pending.
     cleanup_mode: str = "keep"
     archived_at_ms: int | None = None
+    # A kill, steer, reset or delete stopped it while it ran: nothing of it is ever announced
+    # or handed over, whatever its delivery status says (a kill keeps ``pending``, as
+    # OpenClaw 2026.9.6's kill path does; a reset or delete records ``not_required``).
+    announce_suppressed: bool = False
+
+    @property
+    def silenced(self) -> bool:
+        """Nothing of this run is to be delivered: not asked for, or stopped (see above)."""
+        return self.announce_suppressed or not self.required \
+            or self.delivery_status == DeliveryStatus.NOT_REQUIRED
+
+    @property
+    def owes(self) -> bool:
+        """Its delivery is open: pending, and not silenced by a kill that kept it pending."""
+        return self.delivery_status == DeliveryStatus.PENDING and not self.announce_suppressed
 
     @property
     def receipt_at_ms(self) -> int | None:
@@ -342,10 +357,14 @@ class HandoffClosed:
 
 @attrs.frozen
 class DeliverySuppressed:
-    """Its requester was reset or deleted while it ran: killed with task delivery suppressed,
-    its delivery is recorded ``not_required`` (reference §c17)."""
+    """It was stopped while it ran: never announced. A reset or delete of its requester (and a
+    steer) records its delivery ``not_required`` (reference §c17, OpenClaw's
+    ``suppressTaskDelivery``); a kill keeps the status the row had (``pending`` for a required
+    run: OpenClaw 2026.9.6's ``claimSubagentRunKill`` then ``markSubagentRunTerminated``
+    suppress the announce and leave the status alone; docs/fidelity.md)."""
 
-    delivery_status: Literal[DeliveryStatus.NOT_REQUIRED] = DeliveryStatus.NOT_REQUIRED
+    delivery_status: DeliveryStatus = DeliveryStatus.NOT_REQUIRED
+    announce_suppressed: Literal[True] = True
     crash_point: ClassVar[None] = None
 
 

@@ -18,7 +18,6 @@ from actors.child.restart import RESUMED_NOTICE, RestartGate, notice_retry_ms
 from actors.messages import NoticeRetry, RunResumed
 from actors.requester.actor import Requester
 from actors.runtime import Port
-from actors.states import DeliveryStatus
 
 __all__ = ["before_completion", "on_notice"]
 
@@ -32,7 +31,7 @@ def on_notice(req: Requester, message: RunResumed | NoticeRetry) -> None:
     assert gate is not None
     if store.session_deleted(session_key):
         return  # the debt waits for the completion's fallback session
-    if store.get(message.run_id).delivery_status == DeliveryStatus.NOT_REQUIRED:
+    if store.get(message.run_id).silenced:
         del gate.owed[message.run_id]  # stopped since: nothing is owed
         return
     attempt = message.attempt if isinstance(message, NoticeRetry) else 1

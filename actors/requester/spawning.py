@@ -25,6 +25,7 @@ from actors.messages import (
 )
 from actors.mutants import (
     MUTANT_KILL_ANNOUNCED,
+    MUTANT_KILL_NOT_REQUIRED,
     MUTANT_NESTED_DELETE_KEEPS_CHILDREN,
     MUTANT_RESET_KEEPS_CHILDREN,
     MUTANT_RESET_SPARES_GRANDCHILDREN,
@@ -181,20 +182,21 @@ def _start_run(req: Requester, message: Spawn, own_run: RunRecord | None, key: s
 
 def abort_child(req: Requester, message: AbortChild) -> None:
     # A kill (§c18) of a run not yet ended stops it with its completion suppressed
-    # (delivery not_required, nothing announced), and its unended descendants; of an
-    # ended run, it kills nothing and changes nothing (its completion goes on).
+    # (nothing announced; its row keeps its delivery status, pending for a required run,
+    # as OpenClaw 2026.9.6's kill path does), and its unended descendants; of an ended
+    # run, it kills nothing and changes nothing (its completion goes on).
     target = req.scopes.get(message.child_id)
     latest = None if target is None else req.store.get(req.runs[message.child_id][0])
     killed = latest is not None and latest.ended_at_ms is None
     req.port.emit(events.AbortRequested(message.child_id, target is not None, killed))
     if latest is not None and not killed:
         req.port.probe("requester.kill-ended-run")
-        if latest.delivery_status == DeliveryStatus.PENDING:
+        if latest.owes:
             req.port.probe("requester.kill-ended-completion-in-flight")
     if killed:
         assert target is not None and latest is not None
-        _kill(req.port, req.store, latest.run_id, target, req.mutants)
-        _cascade(req.port, req.store, req.runs[message.child_id])
+        _kill(req.port, req.store, latest.run_id, target, req.mutants, keep_status=True)
+        _cascade(req.port, req.store, req.runs[message.child_id], keep_status=True)
 
 
 def steer_child(req: Requester, message: SteerChild) -> None:
@@ -233,19 +235,24 @@ def abort_run(req: Requester, message: AbortRun) -> None:
     req.port.emit(events.AbortCascaded(req.session_key, cancelled))
     for child_id in cancelled:
         req.port.probe("requester.abort-cascaded")
-        _kill(req.port, req.store, req.runs[child_id][0], req.scopes[child_id], req.mutants)
-        _cascade(req.port, req.store, req.runs[child_id])
+        _kill(req.port, req.store, req.runs[child_id][0], req.scopes[child_id], req.mutants,
+              message.keep_status)
+        _cascade(req.port, req.store, req.runs[child_id], message.keep_status)
     for ended in children:
         if ended.ended_at_ms is not None:
-            _cascade(req.port, req.store, (ended.run_id, ended.child_session_key))
+            _cascade(req.port, req.store, (ended.run_id, ended.child_session_key),
+                     message.keep_status)
 
 
-def _cascade(port: Port, store: RequesterStore, run: tuple[str, str]) -> None:
+def _cascade(port: Port, store: RequesterStore, run: tuple[str, str],
+             keep_status: bool = False) -> None:
     """Tell the aborted run's own session to cancel the children that run spawned (only a run
-    that spawned has a session actor taking requests)."""
+    that spawned has a session actor taking requests). ``keep_status``: the stop is a kill's,
+    whose tree kill passes its own (unset) ``suppressTaskDelivery`` down to every run it
+    stops (OpenClaw's ``killSubagentRunTree``)."""
     run_id, key = run
     if store.direct_children(run_id):
-        port.send(addresses.requester(key), AbortRun(run_id))
+        port.send(addresses.requester(key), AbortRun(run_id, keep_status))
 
 
 def steered_spec(spec: ChildSpec, steer: SteerChild, now_ms: int) -> ChildSpec:
@@ -259,12 +266,15 @@ def steered_spec(spec: ChildSpec, steer: SteerChild, now_ms: int) -> ChildSpec:
 
 
 def _kill(port: Port, store: RequesterStore, run_id: str, scope: trio.CancelScope,
-          mutants: frozenset[str]) -> None:
-    """Kill a run that has not ended: its delivery suppressed first (the registry records it
-    ``not_required``; no announce, no hand-off), then its scope cancelled (it ends error
-    ``subagent run terminated``)."""
+          mutants: frozenset[str], keep_status: bool = False) -> None:
+    """Kill a run that has not ended: its delivery suppressed first (no announce, no hand-off;
+    a kill's row keeps its status, ``pending`` for a required run, where a steer's records
+    ``not_required``), then its scope cancelled (it ends error ``subagent run terminated``)."""
     if MUTANT_KILL_ANNOUNCED not in mutants:
-        store.apply(run_id, DeliverySuppressed())
+        status = store.get(run_id).delivery_status
+        if not keep_status or MUTANT_KILL_NOT_REQUIRED in mutants:
+            status = DeliveryStatus.NOT_REQUIRED  # (the mutant: the older label on a kill)
+        store.apply(run_id, DeliverySuppressed(status))
     scope.cancel()
 
 

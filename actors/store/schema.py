@@ -125,7 +125,7 @@ def _enum_of(enum: type[DeliveryStatus | OutcomeStatus | ClaimPhase | EvidenceKi
 # The columns that are not stored as themselves: booleans as integers, enums by value.
 _DECODE: tuple[tuple[int, Callable[[Any], Any]], ...] = tuple(
     (FIELDS.index(name), decode) for name, decode in (
-        ("required", bool), ("private", bool),
+        ("required", bool), ("private", bool), ("announce_suppressed", bool),
         ("delivery_status", _enum_of(DeliveryStatus)),
         ("outcome_status", _enum_of(OutcomeStatus)),
         ("claim_phase", _enum_of(ClaimPhase)),

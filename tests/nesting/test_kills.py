@@ -1,6 +1,7 @@
 """A kill (reference §c18): a running run and its unended descendants are stopped silently
-(delivery not_required, nothing announced); a kill of an ended run changes nothing. The model
-does it, and `kill-suppresses` catches broken variants of it."""
+(nothing announced; their rows keep their delivery pending, as OpenClaw 2026.9.6's kill path
+does, issue 34); a kill of an ended run changes nothing. The model does it, and
+`kill-suppresses` catches broken variants of it."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def test_a_kill_stops_the_running_tree_silently_and_spares_the_ended_run() -> No
     runs = {r.child_id: r for r in result.runs}
     for child in ("long-job", "helper"):
         assert runs[child].outcome_error == KILLED_ERROR
-        assert runs[child].delivery_status == DeliveryStatus.NOT_REQUIRED
+        assert runs[child].delivery_status == DeliveryStatus.PENDING
     assert runs["quick"].delivery_status == DeliveryStatus.DELIVERED
     records = result.trace.records
     answers = [(r.data["child"], r.data["killed"]) for r in records if r.kind == "abort"]
@@ -59,7 +60,28 @@ def test_the_oracle_catches_a_kill_that_announces_the_killed_runs() -> None:
     result = _run(mutants=["kill-announced"])
     messages = [v.message for v in result.violations if v.invariant == "kill-suppresses"]
     assert any("handed to the gateway" in m for m in messages), messages
-    assert any("not not_required" in m for m in messages), messages
+    assert any("not pending" in m for m in messages), messages
+
+
+def test_the_oracle_catches_a_kill_that_records_the_killed_runs_not_required() -> None:
+    # The built-in mutant: the older label (reference §c18) where the released kill path
+    # leaves the status pending; and the same forged into the final rows of a correct run.
+    result = _run(mutants=["kill-records-not-required"])
+    messages = [v.message for v in result.violations if v.invariant == "kill-suppresses"]
+    assert sum("records its delivery not_required, not pending" in m
+               for m in messages) == 2, messages
+    good = _run()
+    killed = {r.run_id for r in good.runs if r.child_id in ("long-job", "helper")}
+
+    def relabelled(r: Record) -> Record:
+        if r.kind != "world.rows":
+            return r
+        rows = [{**row, "delivery_status": "not_required"} if row["run_id"] in killed else row
+                for row in r.data["rows"]]
+        return attrs.evolve(r, data={**r.data, "rows": rows})
+
+    forged = _messages(_edited(good.trace.records, relabelled))
+    assert sum("not_required, not pending" in m for m in forged) == 2, forged
 
 
 def test_the_oracle_catches_a_wrong_answer() -> None:

@@ -204,6 +204,6 @@ def test_abort_cascades_catches_an_abort_that_leaves_the_children_running(
     import actors.requester.spawning
 
     assert "abort-cascades" not in _names(_run("spawn-limits.toml"))
-    monkeypatch.setattr(actors.requester.spawning, "_cascade", lambda *args: None)
+    monkeypatch.setattr(actors.requester.spawning, "_cascade", lambda *args, **kwargs: None)
     result = _run("spawn-limits.toml")
     assert "abort-cascades" in _names(result)

@@ -90,8 +90,7 @@ def _owns(row: BatchRow, record: RunRecord) -> bool:
 def settled(member: Member) -> bool:
     record = member.record
     return record.ended_at_ms is not None and not member.in_flight and (
-        record.delivery_status != DeliveryStatus.PENDING
-        or record.delivery_disposition == HANDED_TO_BATCH)
+        not record.owes or record.delivery_disposition == HANDED_TO_BATCH)
 
 
 class BatchWakeCore:
@@ -145,7 +144,7 @@ class BatchWakeCore:
             self._probe("batch.reset-before-wake")
             return self._close(row, members, ABANDONED, ABANDONED, now_ms)
         owned = [m for m in members if m.record.run_id in row.members]
-        if owned and all(m.record.delivery_status == DeliveryStatus.NOT_REQUIRED for m in owned) \
+        if owned and all(m.record.silenced for m in owned) \
                 and mutants.MUTANT_KILLED_BATCH_WOKEN not in self._mutants:
             # Every member was killed or steered (its delivery suppressed): the batch is
             # consumed without a wake (reference §c9), as one with no required children is.
@@ -346,7 +345,7 @@ class BatchWakeCore:
             record = member.record
             # A member whose own try is out (reopened by a correction since the wake left) is
             # left to that try's answer, as a hand-over leaves it.
-            if record.delivery_status == DeliveryStatus.PENDING and _owns(row, record) \
+            if record.owes and _owns(row, record) \
                     and not member.in_flight:
                 # DEL-13 as for a run's own delivery: the wake its requester took is the
                 # evidence (of the receipt the wake carried), saved before a claim left from
@@ -406,7 +405,7 @@ class BatchWakeCore:
             record = member.record
             # A member whose own try is out (reopened by a correction since the wake left) is
             # left to that try's answer, as a hand-over leaves it.
-            if record.delivery_status == DeliveryStatus.PENDING and _owns(row, record) \
+            if record.owes and _owns(row, record) \
                     and not member.in_flight:
                 change = GaveUp(DeliveryStatus.SUSPENDED, error, now_ms) \
                     if record.outcome_status == OutcomeStatus.OK \

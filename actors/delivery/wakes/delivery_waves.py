@@ -19,7 +19,6 @@ from actors.mutants import MUTANT_WAVE_NEVER_WOKEN
 from actors.records.batch_record import BatchRow, BatchStatus, agent_id
 from actors.records.keys import is_cron, is_subagent
 from actors.records.run_record import RunRecord
-from actors.states import DeliveryStatus
 from actors.yields import waves
 from actors.yields.turns import TurnState
 
@@ -105,7 +104,7 @@ class Waves:
     def _settled(self, record: RunRecord) -> bool:
         """Ended, its own delivery resolved (cleaned up) and not deciding."""
         return record.ended_at_ms is not None and record.cleaned_up_at_ms is not None \
-            and record.delivery_status != DeliveryStatus.PENDING \
+            and not record.owes \
             and not self.wakes.core.sending(record.run_id)
 
     def _owned_pending(self, record: RunRecord) -> int:
@@ -116,7 +115,7 @@ class Waves:
         while frontier:
             for child in self.store.direct_children(frontier.pop().run_id):
                 pending += child.cleaned_up_at_ms is None \
-                    or child.delivery_status == DeliveryStatus.PENDING
+                    or child.owes
                 frontier.append(child)
         return pending
 

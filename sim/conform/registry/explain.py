@@ -190,15 +190,6 @@ def correction_after_give_up_resent(context: Mapping[str, Any], model: Any, real
                 and model in ("suspended", "failed") and real == "pending")
 
 
-def killed_run_pending(context: Mapping[str, Any], model: Any, real: Any) -> bool:
-    # A run killed while it ran: OpenClaw's tombstone ends it (error) and suppresses its
-    # announce, but its delivery status stays pending; the model records not_required.
-    divergence = context["divergence"]
-    killed = any(r.kind == "child.abort" for r in context["run"])
-    return bool(killed and divergence.kind == "delivery.skip" and divergence.field == "status"
-                and model == "not_required" and real == "pending")
-
-
 def superseded_row_retired(context: Mapping[str, Any], model: Any, real: Any) -> bool:
     # A newer run of the same child session was registered before this run's delivery: when
     # the delivery settles, OpenClaw's cleanup records it delivered, then retires the older
@@ -265,7 +256,6 @@ EXPLAINERS: dict[str, Callable[[Any, Any, Any], bool]] = {
     "registry-crashed-attempt-uncounted": crashed_attempt_uncounted,
     "registry-correction-not-reannounced": correction_not_reannounced,
     "registry-correction-after-give-up-resent": correction_after_give_up_resent,
-    "registry-killed-run-delivery-pending": killed_run_pending,
     "registry-superseded-row-retired": superseded_row_retired,
     "registry-late-ack-between-attempts": late_ack_between_attempts,
 }

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from sim.invariants.base import Invariant, Violation
 from sim.invariants.index import of_kinds
 from sim.invariants.lineage import killed_silently, kills
-from sim.invariants.observations import asked_runs, final_rows, is_wake
+from sim.invariants.observations import Asked, asked_runs, final_rows, is_wake
 from sim.trace import Record
 
 # The error a killed run ends with (reference §c6, §c18).
@@ -31,9 +31,14 @@ def kill_suppresses(trace: Sequence[Record]) -> list[Violation]:
     run the kill had to stop (that run, and every run it or its descendants spawned that had not
     ended) ends at the kill's instant, error ``subagent run terminated``; its own completion is
     never handed to the gateway or taken by a transcript after the kill, and the registry's
-    row, if kept, records its delivery ``not_required``. A kill of a run that had ended changes
-    nothing: the run does not end again, and if its completion was asked for (and no earlier
-    kill, reset or delete silenced it), its row never reads ``not_required``."""
+    row, if kept, says so: after a kill (``abort``) it keeps the status the run was asked with,
+    ``pending`` for a required run (the status label is the seed's silence, so OpenClaw
+    2026.9.6's kill path decides: ``claimSubagentRunKill`` then ``markSubagentRunTerminated``
+    suppress the announce and leave the status alone; docs/fidelity.md), ``not_required`` for
+    one asked without a completion; after a steer, ``not_required`` (reference §c18). A kill of
+    a run that had ended changes nothing: the run does not end again, and if its completion was
+    asked for (and no earlier kill, reset or delete silenced it), its row never reads
+    ``not_required``."""
     found = kills(trace)
     if not found:
         return []
@@ -98,20 +103,20 @@ def kill_suppresses(trace: Sequence[Record]) -> list[Violation]:
                     f"at {kill.t_ms} ms, yet its completion was {what} at {r.t_ms} ms",
                     (kill.seq, r.seq)))
     rows = final_rows(trace)
+    asked = asked_runs(trace)
     for run_id, kill in stopped.items():
         if run_id not in ended:
             violations.append(Violation(
                 "kill-suppresses", "DEL-1",
                 f"{run_id} had not ended when a kill of {kill.data['child']} reached it at "
                 f"{kill.t_ms} ms, and it never ended (it was not killed)", (kill.seq,)))
-        status = rows.get(run_id)
-        if status is not None and status != "not_required":
+        status, want = rows.get(run_id), _stopped_status(kill, asked.get(run_id))
+        if status is not None and status != want:
             violations.append(Violation(
                 "kill-suppresses", "DEL-1",
-                f"{run_id} had not ended when a kill of {kill.data['child']} reached it, yet "
-                f"the registry's row records its delivery {status}, not not_required",
+                f"{run_id} had not ended when a {kill.kind} of {kill.data['child']} reached it, "
+                f"yet the registry's row records its delivery {status}, not {want}",
                 (kill.seq,)))
-    asked = asked_runs(trace)
     silenced = killed_silently(trace)  # an earlier kill, reset or delete stopped it: not spared
     for run_id, kill in spared.items():
         run = asked.get(run_id)
@@ -123,6 +128,15 @@ def kill_suppresses(trace: Sequence[Record]) -> list[Violation]:
                 "ms, which must change nothing, yet the registry's row records its required "
                 "delivery not_required", (kill.seq,)))
     return violations
+
+
+def _stopped_status(answer: Record, run: Asked | None) -> str:
+    """The delivery status the row of a run this kill or steer stopped keeps: a kill leaves a
+    required run ``pending`` (OpenClaw 2026.9.6: its kill path passes no
+    ``suppressTaskDelivery``, so the cleanup never relabels it); a steer, or a run asked for
+    without a completion, reads ``not_required``."""
+    kept = answer.kind == "abort" and run is not None and run.required
+    return "pending" if kept else "not_required"
 
 
 def steer_replaces(trace: Sequence[Record]) -> list[Violation]:
@@ -160,8 +174,9 @@ def steer_replaces(trace: Sequence[Record]) -> list[Violation]:
 INVARIANTS = (
     Invariant("kill-suppresses", "DEL-1", "safety",
               "A kill stops a run that has not ended, and its unended descendants, at once, "
-              "killed, with nothing of them handed over and their delivery recorded "
-              "not_required; a kill of an ended run changes nothing (reference §c18).",
+              "killed, with nothing of them handed over; a kill's row keeps a required "
+              "delivery pending (OpenClaw 2026.9.6), a steer's records not_required; a kill "
+              "of an ended run changes nothing (reference §c18).",
               kill_suppresses),
     Invariant("steer-replaces", "DEL-1", "safety",
               "A steer of a running run starts, at once, a replacement run of the same child in "
