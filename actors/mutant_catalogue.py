@@ -57,6 +57,7 @@ from actors.mutants import (
     MUTANT_RECEIPT_BY_ARRIVAL,
     MUTANT_RECOVERY_ONE_SHORT,
     MUTANT_RECOVERY_UNBOUNDED,
+    MUTANT_REDRIVE_NOT_SUSPENDED,
     MUTANT_REDRIVE_SAME_GENERATION,
     MUTANT_REOPEN_KEEPS_KEY,
     MUTANT_RESET_KEEPS_CHILDREN,
@@ -237,6 +238,12 @@ MUTANTS: dict[str, str] = {
         "a run's findings are rendered again by each delivery incarnation instead of kept with the "
         "run: after a restart, a child's later correction rewrites an announcement already sent "
         "under the same key (DEL-6, DEL-12)"
+    ),
+    MUTANT_REDRIVE_NOT_SUSPENDED: (
+        "an operator's redrive takes a failed run, or one pending in its retry backoff, and "
+        "sends it as its next generation, where OpenClaw 2026.9.6's "
+        "retrySubagentCompletionDelivery takes only a suspended one (`completion delivery is "
+        "not blocked`; DEL-16)"
     ),
     MUTANT_REDRIVE_SAME_GENERATION: (
         "an operator's redrive sends the retained payload again under the old generation's key "

@@ -84,6 +84,9 @@ MUTANT_FALLBACK_DROPPED = "fallback-dropped"
 MUTANT_FINDINGS_RERENDERED = "findings-rerendered"
 # Operator actions (actors/delivery/redrive.py).
 MUTANT_REDRIVE_SAME_GENERATION = "redrive-same-generation"
+# An operator's redrive takes a failed run, or one paused in its retry backoff, as its next
+# generation (the model before issue 34), where OpenClaw 2026.9.6 takes only a suspended one.
+MUTANT_REDRIVE_NOT_SUSPENDED = "redrive-not-suspended"
 MUTANT_GIVE_UP_CORRECTION_SENDS = "give-up-correction-sent"
 # The sweeper of suspended results (actors/delivery/sweeper.py).
 MUTANT_RETENTION_FROM_END = "retention-from-run-end"

@@ -288,8 +288,10 @@ PROBES: dict[str, str] = {
                                        "its session: the newer run's live session stays",
     "delivery.archived-undelivered": "a delete-mode run was archived with its completion given "
                                      "up or not required (resolved, never delivered)",
-    "delivery.redrive-failed": "an operator redrove a failed run from its stored payload",
-    "delivery.redrive-paused": "an operator redrove a run paused in its retry backoff",
+    "delivery.operator-refused-failed": "an operator's redrive of a failed run was refused: "
+                                        "its completion delivery is not blocked",
+    "delivery.operator-refused-paused": "an operator's redrive of a run paused in its retry "
+                                        "backoff was refused: its delivery is not blocked",
     "delivery.redrive-corrected-payload": "a redrive carried a correction the producer made "
                                           "after the run's end",
     "delivery.dismissed": "an operator dismissed a given-up run (its payload released)",

@@ -63,7 +63,8 @@ COMMON = ("delivery.not-required-skip", "delivery.unclassified-error", "announce
 # first 200 (a reviewer's `handoff explore` runs 200): a draw change that loses one fails here.
 FLOOR = 5
 LIFTED = ("delivery.findings-stale-row", "delivery.findings-older-row",
-          "requester.abort-cascaded", "delivery.redrive-paused", "delivery.redrive-failed",
+          "requester.abort-cascaded", "delivery.operator-refused-paused",
+          "delivery.operator-refused-failed",
           "delivery.redrive-corrected-payload", "delivery.older-generation-ack",
           "delivery.late-ack", "batch.findings-truncated", "batch.visible-reply-missing",
           "wave.descendants-pending", "private.refused-by-session", "delivery.expiry",

@@ -9,9 +9,13 @@ owns the reply; the same receipt already taken under an older generation keeps i
 
 Where the reference is silent (docs/recovery.md says why):
 
-- a redrive takes a run that gave up (``suspended``, or ``failed``: its payload is retained too)
-  or one that is *paused*: pending while it waits out a registry backoff after a retryable
-  failure. Its new generation's 30-minute expiry window starts at the redrive.
+- a redrive takes only a ``suspended`` run (its new generation's 30-minute expiry window starts
+  at the redrive). A ``failed`` run, or one *paused* (pending while it waits out a registry
+  backoff after a retryable failure), is refused: ``completion delivery is not blocked``, as
+  OpenClaw 2026.9.6's ``retrySubagentCompletionDelivery`` answers (the seed is silent, so the
+  released code decides; issue 34). Its other opening, a delivery in flight with a session-queue
+  entry (released and rescheduled), has no counterpart here: the model's in-flight sends are
+  refused (docs/fidelity.md).
 - it is refused, with a traced reason, for a run already delivered (a newer receipt reopens a
   delivered run by itself), one whose payload an operator released (``discarded``) or the
   sweeper discarded 7 days after its suspension (``expired``, actors/delivery/sweeper.py; so
@@ -31,7 +35,11 @@ from actors import events
 from actors.delivery import attempts, receipts
 from actors.delivery.core import Active, Core, carried_error
 from actors.delivery.edge import Effect, Input, OperatorAsked, Persist
-from actors.mutants import MUTANT_GIVE_UP_CORRECTION_SENDS, MUTANT_REDRIVE_SAME_GENERATION
+from actors.mutants import (
+    MUTANT_GIVE_UP_CORRECTION_SENDS,
+    MUTANT_REDRIVE_NOT_SUSPENDED,
+    MUTANT_REDRIVE_SAME_GENERATION,
+)
 from actors.records.retry import RETENTION_MS
 from actors.records.run_record import Dismissed, Redriven, RunRecord, apply
 from actors.states import DeliveryStatus, Waiting
@@ -54,6 +62,9 @@ class Refusal(enum.StrEnum):
     IN_FLIGHT = "delivery in flight"
     NOT_ENDED = "run not ended"
     NOT_REQUIRED = "no completion required"
+    # Failed, or paused in its backoff: only a suspended completion is blocked (OpenClaw
+    # 2026.9.6's own words).
+    NOT_BLOCKED = "completion delivery is not blocked"
 
 
 _REFUSAL_PROBES = {Refusal.DELIVERED: "delivery.operator-refused-delivered",
@@ -62,11 +73,12 @@ _REFUSAL_PROBES = {Refusal.DELIVERED: "delivery.operator-refused-delivered",
                    Refusal.IN_FLIGHT: "delivery.operator-refused-in-flight",
                    Refusal.NOT_ENDED: "delivery.operator-refused-not-ended",
                    Refusal.NOT_REQUIRED: "delivery.operator-refused-not-required"}
-_REDRIVE_PROBES = {"suspended": "delivery.redrive-suspended",
-                   "failed": "delivery.redrive-failed", "paused": "delivery.redrive-paused"}
+_NOT_BLOCKED_PROBES = {DeliveryStatus.FAILED: "delivery.operator-refused-failed",
+                       DeliveryStatus.PENDING: "delivery.operator-refused-paused"}
 
 
-def refusal(record: RunRecord, action: Action, paused: bool, now_ms: int) -> Refusal | None:
+def refusal(record: RunRecord, action: Action, paused: bool, now_ms: int,
+            mutants: frozenset[str] = frozenset()) -> Refusal | None:
     """Why ``action`` may not proceed on the run as its row stands at ``now_ms`` (None: it
     may)."""
     status = record.delivery_status
@@ -85,8 +97,14 @@ def refusal(record: RunRecord, action: Action, paused: bool, now_ms: int) -> Ref
         # request reaches the row in the sweeper's own instant, before its discard (seed 82601:
         # a redrive at exactly 7 days was sent as generation 2).
         return Refusal.EXPIRED
-    if status in GIVEN_UP or (paused and action is Action.REDRIVE):
+    if status == DeliveryStatus.SUSPENDED:
         return None
+    if action is Action.REDRIVE and (status == DeliveryStatus.FAILED or paused):
+        # Only a suspended completion is blocked (OpenClaw 2026.9.6); the mutant takes these
+        # too, as the model did before issue 34.
+        return None if MUTANT_REDRIVE_NOT_SUSPENDED in mutants else Refusal.NOT_BLOCKED
+    if status == DeliveryStatus.FAILED:
+        return None  # a dismissal of a failed run (the model's; docs/fidelity.md)
     return Refusal.IN_FLIGHT
 
 
@@ -96,9 +114,10 @@ def operator(core: Core, active: Active | None, event: Input, now_ms: int) -> li
     # Paused: pending and waiting out a registry backoff (a retry is scheduled in its row).
     paused = (active is not None and active.waiting is Waiting.ATTEMPT_WAIT
               and record.next_attempt_at_ms is not None)
-    refused = refusal(record, action, paused, now_ms)
+    refused = refusal(record, action, paused, now_ms, core._mutants)
     if refused is not None:
-        core._probe(_REFUSAL_PROBES[refused])
+        core._probe(_NOT_BLOCKED_PROBES[record.delivery_status] if refused is Refusal.NOT_BLOCKED
+                    else _REFUSAL_PROBES[refused])
         return [events.OperatorRefused(record.run_id, event.request, action, refused)]
     was = "paused" if record.delivery_status == DeliveryStatus.PENDING \
         else str(record.delivery_status)
@@ -108,7 +127,8 @@ def operator(core: Core, active: Active | None, event: Input, now_ms: int) -> li
         return [Persist(record.run_id, Dismissed()),
                 events.DeliveryDismissed(record.run_id, event.request, was),
                 *core._cleanup(record, now_ms)]
-    core._probe(_REDRIVE_PROBES[was])
+    if was == "suspended":
+        core._probe("delivery.redrive-suspended")
     if was == "suspended" and record.suspended_at_ms is not None \
             and now_ms - record.suspended_at_ms >= DAY_MS:
         core._probe("delivery.redrive-after-days")  # late, yet inside its 7 days

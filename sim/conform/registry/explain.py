@@ -145,16 +145,6 @@ def lost_answer_error(context: Mapping[str, Any], model: Any, real: Any) -> bool
                 and _end_status(context) == "ok")
 
 
-def redrive_only_suspended(context: Mapping[str, Any], model: Any, real: Any) -> bool:
-    # OpenClaw's operator retry takes only a suspended completion (or one in flight with a
-    # queue entry); the model's redrive also takes a failed or a paused (backing-off) one.
-    divergence = context["divergence"]
-    redrive = next((r for r in context["run"] if r.kind == "delivery.redrive"
-                    and r.seq == divergence.seq), None)
-    return bool(divergence.field == "redriven" and model is True and real is False
-                and redrive is not None and redrive.data.get("was") in ("failed", "paused"))
-
-
 def crashed_attempt_uncounted(context: Mapping[str, Any], model: Any, real: Any) -> bool:
     # OpenClaw counts an attempt when its answer is recorded; the model counts it when it
     # claims it, so each attempt a crash cut short is one more in the model's count.
@@ -252,7 +242,6 @@ EXPLAINERS: dict[str, Callable[[Any, Any, Any], bool]] = {
     "registry-partial-send-retried": partial_send_retried,
     "registry-duplicate-end-resent": duplicate_end_resent,
     "registry-lost-answer-error": lost_answer_error,
-    "registry-redrive-only-suspended": redrive_only_suspended,
     "registry-crashed-attempt-uncounted": crashed_attempt_uncounted,
     "registry-correction-not-reannounced": correction_not_reannounced,
     "registry-correction-after-give-up-resent": correction_after_give_up_resent,

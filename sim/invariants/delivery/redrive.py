@@ -237,6 +237,87 @@ def given_up_waits_for_operator(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+def redrive_only_suspended(trace: Sequence[Record]) -> list[Violation]:
+    """An operator's redrive is taken only of a suspended completion: a run that ended ``ok``
+    and whose delivery gave up. A failed one (its run ended otherwise: its give-up is
+    ``failed``, never ``suspended``) or one still pending (in flight, or paused in its
+    backoff) is refused, ``completion delivery is not blocked`` (the seed is silent, so OpenClaw
+    2026.9.6's ``retrySubagentCompletionDelivery`` decides; docs/fidelity.md): after such a
+    request no newer generation of the run is handed to the gateway until another request or
+    a correction of it (a correction reopens a delivered run by itself, DEL-12).
+
+    Read from the run's first ``child.end`` (its status), the operator's requests
+    (``world.operator``) and what the gateway was handed and refused (:class:`GivenUp`).
+    Pending is judged only where an outsider can tell it: the run's latest key was sent and
+    neither taken nor refused for good, its expiry has not passed, no delivery crash came since
+    its send, and the run is no yield batch's (spawned in a requester turn: a batch may close
+    and give it up with no send of its own, reference §c9) nor a private one's (PRV-7: its
+    window starts at a release). A refusal for good in the request's very instant may reach
+    the registry first (the request then finds it suspended): such a request is not judged."""
+    gone = GivenUp(releases(trace))
+    status: dict[str, str] = {}  # run -> its first end's status
+    in_turn: set[str] = set()  # runs spawned inside a requester turn
+    top: dict[str, int] = {}  # run -> highest generation handed over so far
+    refused: dict[str, tuple[Record, str]] = {}  # run -> a request that must be refused, why
+    violations: list[Violation] = []
+    for r in of_kinds(trace, (*GivenUp.KINDS, "child.end")):
+        kind = r.kind
+        run_id = r.data.get("run_id")
+        if kind == "spawn" and r.data.get("turn_run_id"):
+            in_turn.add(run_id)
+        elif kind == "child.end":
+            status.setdefault(run_id, r.data["status"])
+        elif kind == "child.correction":
+            refused.pop(run_id, None)
+        elif kind == "world.operator" and run_id:
+            refused.pop(run_id, None)
+            why = _not_blocked(gone, status, in_turn, run_id, r.t_ms) \
+                if r.data["action"] == "redrive" else None
+            if why is not None:
+                refused[run_id] = (r, why)
+        elif rejection_class(r) in ("permanent", "sent") and run_id in refused \
+                and refused[run_id][0].t_ms == r.t_ms and refused[run_id][1] == _PENDING:
+            refused.pop(run_id)  # refused for good in the request's instant: maybe first
+        elif kind == "gateway.send" and not is_wake(r.data["key"]):
+            asked = refused.get(run_id)
+            if asked is not None and generation(r.data["key"]) > top.get(run_id, 0):
+                violations.append(Violation(
+                    "redrive-only-suspended", "DEL-16",
+                    f"an operator asked to redrive {run_id} (request "
+                    f"{asked[0].data['request']}) at {asked[0].t_ms} ms while {asked[1]}, which "
+                    "is not blocked and must be refused, yet its new generation "
+                    f"{r.data['key']} was handed to the gateway at {r.t_ms} ms",
+                    (asked[0].seq, r.seq)))
+                refused.pop(run_id)
+            top[run_id] = max(top.get(run_id, 0), generation(r.data["key"]))
+        gone.see(r)
+        if kind == "gateway.send" and not is_wake(r.data["key"]) and (
+                run_id not in gone.latest or gone.latest[run_id].data["key"] != r.data["key"]):
+            gone.sent(r)
+    return violations
+
+
+_PENDING = "its delivery was still pending (in flight or paused in its backoff)"
+
+
+def _not_blocked(gone: GivenUp, status: dict[str, str], in_turn: set[str], run_id: str,
+                 t_ms: int) -> str | None:
+    """Why a redrive of ``run_id`` asked at ``t_ms`` must be refused, as an outsider can tell
+    (None: it may be taken, or nobody can tell)."""
+    ended = status.get(run_id)
+    if ended is not None and ended != "ok":
+        return f"its run had ended {ended}, so its delivery could never be suspended"
+    send = gone.latest.get(run_id)
+    if ended is None or send is None or run_id in in_turn or run_id in gone.private:
+        return None
+    if run_id in gone.taken or run_id in gone.hidden or run_id in gone.unacked \
+            or run_id in gone.refused or run_id in gone.released:
+        return None
+    if gone.why(run_id, t_ms, asked=True) is not None:
+        return None  # past its expiry: given up, suspended
+    return _PENDING
+
+
 INVARIANTS = (
     Invariant("redrive-from-retained", "DEL-16", "safety",
               "An operator's redrive of a given-up run is a newer generation carrying the "
@@ -246,4 +327,8 @@ INVARIANTS = (
               "A given-up run is sent again only on an operator's redrive (a correction after "
               "the give-up only updates its retained payload); a dismissed one never.",
               given_up_waits_for_operator),
+    Invariant("redrive-only-suspended", "DEL-16", "safety",
+              "An operator's redrive takes only a suspended completion (its run ended ok, its "
+              "delivery gave up); a failed or still pending one is refused, nothing newer "
+              "sent (OpenClaw 2026.9.6).", redrive_only_suspended),
 )

@@ -114,7 +114,8 @@ def kill_suppresses(trace: Sequence[Record]) -> list[Violation]:
         if status is not None and status != want:
             violations.append(Violation(
                 "kill-suppresses", "DEL-1",
-                f"{run_id} had not ended when a {kill.kind} of {kill.data['child']} reached it, "
+                f"{run_id} had not ended when a {_ACT[kill.kind]} of {kill.data['child']} reached "
+                f"it, "
                 f"yet the registry's row records its delivery {status}, not {want}",
                 (kill.seq,)))
     silenced = killed_silently(trace)  # an earlier kill, reset or delete stopped it: not spared
@@ -128,6 +129,9 @@ def kill_suppresses(trace: Sequence[Record]) -> list[Violation]:
                 "ms, which must change nothing, yet the registry's row records its required "
                 "delivery not_required", (kill.seq,)))
     return violations
+
+
+_ACT = {"abort": "kill", "steer": "steer"}
 
 
 def _stopped_status(answer: Record, run: Asked | None) -> str:
