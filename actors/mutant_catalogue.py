@@ -309,7 +309,8 @@ MUTANTS: dict[str, str] = {
     MUTANT_KILL_NOT_REQUIRED: (
         "a kill of a running run (and of its unended descendants) records its required delivery "
         "not_required, as reference §c18 read from older code, where OpenClaw 2026.9.6's kill "
-        "path (claimSubagentRunKill, markSubagentRunTerminated) leaves it pending, never announced"
+        "path (claimSubagentRunKill, markSubagentRunTerminated) leaves it pending, never announced "
+        "(DEL-1)"
     ),
     MUTANT_STEER_NO_REPLACEMENT: (
         "a steer aborts the running run without an announce but starts no replacement run in its "

@@ -280,7 +280,9 @@ def redrive_only_suspended(trace: Sequence[Record]) -> list[Violation]:
             refused.pop(run_id)  # refused for good in the request's instant: maybe first
         elif kind == "gateway.send" and not is_wake(r.data["key"]):
             asked = refused.get(run_id)
-            if asked is not None and generation(r.data["key"]) > top.get(run_id, 0):
+            # A redrive opens the run's next generation (``:g<n>``, n >= 2, above every one
+            # sent): its first generation's sends are its own delivery's, whenever they come.
+            if asked is not None and generation(r.data["key"]) > max(top.get(run_id, 0), 1):
                 violations.append(Violation(
                     "redrive-only-suspended", "DEL-16",
                     f"an operator asked to redrive {run_id} (request "
