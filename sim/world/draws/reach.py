@@ -79,8 +79,8 @@ FINDINGS_MIN_LANE = 6
 # delivery is paused in the registry's backoff (its first four tries refused, transiently:
 # ``delivery.operator-refused-paused``) or once it failed (its first send refused for good:
 # ``delivery.operator-refused-failed``); since issue 34 both are refused, "completion delivery
-# is not blocked" (only a suspended completion is redriven, OpenClaw 2026.9.6). The four tries go at 0, 5, 15 and 35 s after the
-# end, the next attempt some 15 s later.
+# is not blocked" (only a suspended completion is redriven, OpenClaw 2026.9.6). The four
+# tries go at 0, 5, 15 and 35 s after the end, the next attempt some 15 s later.
 OPERATOR_AIM_SHARE = 0.06
 PAUSED_AT_S = (36, 48)
 FAILED_AFTER_S = (2, 60)
@@ -304,8 +304,8 @@ def operator_aim(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> int | N
 def operator_aim_failed(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> int | None:
     """When an aimed operator redrives ``child``, a run whose stream breaks, once its delivery
     failed (None: not aimed): its first send is refused for good, so it fails, not suspends
-    (``delivery.operator-refused-failed``: refused since issue 34). Killed runs fed this corner until a kill became silent
-    (reference §c18); a stream of its own, so the other draws do not move."""
+    (``delivery.operator-refused-failed``: refused since issue 34). Killed runs fed this
+    corner until a kill became silent (reference §c18); a stream of its own, so the other draws do not move."""
     sub = "aim:operator-failed"
     if child.error is None or child.completion_target is not None \
             or not child.expects_completion or FaultKind.SEND_PERMANENT not in plan.rates \
