@@ -305,7 +305,8 @@ def operator_aim_failed(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> 
     """When an aimed operator redrives ``child``, a run whose stream breaks, once its delivery
     failed (None: not aimed): its first send is refused for good, so it fails, not suspends
     (``delivery.operator-refused-failed``: refused since issue 34). Killed runs fed this
-    corner until a kill became silent (reference §c18); a stream of its own, so the other draws do not move."""
+    corner until a kill became silent (reference §c18); a stream of its own, so the other
+    draws do not move."""
     sub = "aim:operator-failed"
     if child.error is None or child.completion_target is not None \
             or not child.expects_completion or FaultKind.SEND_PERMANENT not in plan.rates \
