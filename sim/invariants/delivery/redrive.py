@@ -262,7 +262,7 @@ def redrive_only_suspended(trace: Sequence[Record]) -> list[Violation]:
     violations: list[Violation] = []
     for r in of_kinds(trace, (*GivenUp.KINDS, "child.end")):
         kind = r.kind
-        run_id = r.data.get("run_id")
+        run_id = str(r.data.get("run_id") or "")  # "": a record naming no run
         if kind == "spawn" and r.data.get("turn_run_id"):
             in_turn.add(run_id)
         elif kind == "child.end":
