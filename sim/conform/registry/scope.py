@@ -118,6 +118,29 @@ def reason(records: list[Record], private: frozenset[str] = frozenset()) -> str 
     return None
 
 
+NOT_A_KILL = ("stopped by a reset, delete or steer: the harness drives only OpenClaw's kill path "
+              "(no suppressTaskDelivery); a stop that records not_required is not driven")
+
+
+def stopped_otherwise(records: Iterable[Record]) -> dict[str, str]:
+    """Runs stopped while they ran (``child.abort``) by anything but a kill of them: the
+    requester's ``abort`` answering ``killed`` for the run's child in that instant. A reset or
+    delete (``killSessionSubagentRuns``, ``suppressTaskDelivery: true``) and a steer take other
+    paths of OpenClaw's registry than the kill the translation drives (issue 34)."""
+    spawns: dict[str, tuple[str, str]] = {}
+    kills: set[tuple[str, str, int]] = set()
+    stopped: dict[str, int] = {}
+    for r in records:
+        if r.kind == "spawn":
+            spawns[str(r.data["run_id"])] = (str(r.data.get("requester")), str(r.data["child"]))
+        elif r.kind == "abort" and r.data.get("killed"):
+            kills.add((r.actor.removeprefix("requester:"), str(r.data["child"]), r.t_ms))
+        elif r.kind == "child.abort":
+            stopped.setdefault(str(r.data["run_id"]), r.t_ms)
+    return {run: NOT_A_KILL for run, at in stopped.items()
+            if run in spawns and (*spawns[run], at) not in kills}
+
+
 SAME_INSTANT = ("backs off in the same instant as another run: which of them takes which jitter "
                 "is not pinned down by the trace")
 

@@ -22,6 +22,7 @@ def translate(records: Sequence[Record]) -> Replay:
     child_of = {str(r.data["run_id"]): str(r.data.get("child")) for r in records
                 if r.kind == "spawn"}
     same_instant = scope.same_instant_backoffs(records)
+    same_instant.update(scope.stopped_otherwise(records))  # (both: not replayed, with why)
     admitted: dict[str, Attempts] = {}
     messages: dict[str, list[Record]] = {}
     ends: dict[str, str] = {}  # each run's end status
