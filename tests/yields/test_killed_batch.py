@@ -28,7 +28,8 @@ def test_a_batch_whose_every_member_was_killed_is_consumed_without_a_wake() -> N
     result = _run(SCENARIOS / CONSUMED)
     assert result.violations == ()
     assert _wakes(result) == []
-    assert {r.delivery_status for r in result.runs} == {DeliveryStatus.NOT_REQUIRED}
+    # Killed: never announced, their rows kept pending (issue 34, OpenClaw 2026.9.6).
+    assert {r.delivery_status for r in result.runs} == {DeliveryStatus.PENDING}
     assert result.probes.get("batch.consumed-all-killed") == 1
 
 

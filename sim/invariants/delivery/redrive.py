@@ -262,6 +262,9 @@ def redrive_only_suspended(trace: Sequence[Record]) -> list[Violation]:
     violations: list[Violation] = []
     for r in of_kinds(trace, (*GivenUp.KINDS, "child.end")):
         kind = r.kind
+        if kind not in _READ:
+            gone.see(r)  # (a kind only GivenUp reads: its own tests come first)
+            continue
         run_id = str(r.data.get("run_id") or "")  # "": a record naming no run
         if kind == "spawn" and r.data.get("turn_run_id"):
             in_turn.add(run_id)
@@ -275,7 +278,8 @@ def redrive_only_suspended(trace: Sequence[Record]) -> list[Violation]:
                 if r.data["action"] == "redrive" else None
             if why is not None:
                 refused[run_id] = (r, why)
-        elif rejection_class(r) in ("permanent", "sent") and run_id in refused \
+        elif kind in _REFUSALS and run_id in refused \
+                and rejection_class(r) in ("permanent", "sent") \
                 and refused[run_id][0].t_ms == r.t_ms and refused[run_id][1] == _PENDING:
             refused.pop(run_id)  # refused for good in the request's instant: maybe first
         elif kind == "gateway.send" and not is_wake(r.data["key"]):
@@ -299,6 +303,8 @@ def redrive_only_suspended(trace: Sequence[Record]) -> list[Violation]:
     return violations
 
 
+_REFUSALS = ("fault", "gateway.refused", "requester.gone")  # what may be a refusal
+_READ = ("spawn", "child.end", "child.correction", "world.operator", "gateway.send", *_REFUSALS)
 _PENDING = "its delivery was still pending (in flight or paused in its backoff)"
 
 
