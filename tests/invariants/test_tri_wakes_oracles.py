@@ -13,6 +13,7 @@ from actors.delivery.wakes.batch_wake import BatchWakeCore
 from actors.records.batch_record import BatchStatus
 from sim import scenario
 from sim.explore.worlds import default_world_path
+from sim.trace import Record
 from sim.world import core as world
 from tests.invariants.regression_traces import check as _check
 from tests.invariants.regression_traces import trace as _trace
@@ -20,17 +21,41 @@ from tests.invariants.regression_traces import trace as _trace
 
 def test_wake_not_delayed_reads_a_redrive_after_a_deferred_close_as_the_members_own() -> None:
     # The batch's members settle at 32 s; its descendant run-2's delivery never settles
-    # through the outage, so the batch closes at its deferral limit (302 s) unwoken. run-3 is
-    # redriven at 427 s, and run-2 settles at 665 s: no wake was owed (seed 30564).
+    # through the outage, so the batch closes at its deferral limit (302 s) unwoken: run-1
+    # suspended, run-3 (timed out) failed. An operator asks to redrive run-3 at 427 s, and
+    # run-2 settles at 665 s: no wake was owed (seed 30564). The saved run once took that
+    # redrive (g2 taken at 427 s); since issue 34 a failed run is refused (only a suspended
+    # completion is redriven, OpenClaw 2026.9.6), so the redrive the oracle reads is forged
+    # onto run-1, the member the close suspended, whose redrive the released code takes.
     trace = _trace("redrive-after-deferred-close-seed-30564")
     assert _check("wake-not-delayed", trace) == []
-    # Had the redrive come before the deferral limit could close the batch, the batch waited
-    # for the member's new delivery (taken at 427 s) and then for run-2 (665 s): the deferral
-    # limit could no longer have closed it first, and the wake was owed.
-    redrive = next(r for r in trace if r.kind == "world.operator" and r.t_ms == 427_000)
-    early = [attrs.evolve(r, t_ms=250_000) if r is redrive else r for r in trace]
+    request = next(r for r in trace if r.kind == "world.operator" and r.t_ms == 427_000)
+    spawn = next(r for r in trace if r.kind == "spawn" and r.data["run_id"] == "run-1")
+    end = next(r for r in trace if r.kind == "child.end" and r.data["run_id"] == "run-1")
+    send = next(r for r in trace if r.kind == "gateway.send" and r.data["run_id"] == "run-2")
+    accept = next(r for r in trace if r.kind == "requester.accept"
+                  and r.data["run_id"] == "run-2")
+    key = f"announce:v1:{spawn.data['child_session_key']}:run-1:g2"
+    own = {"run_id": "run-1", "key": key, "ended_at": end.t_ms}
+    # g2 of run-1 sent and taken at 427 s, in the refused request's place.
+    g2 = [attrs.evolve(r, t_ms=request.t_ms, seq=request.seq, data={**r.data, **own})
+          for r in (send, accept)]
+
+    def asked_at(t_ms: int) -> list[Record]:
+        asked = attrs.evolve(request, t_ms=t_ms, data={**request.data, "run_id": "run-1",
+                                                       "child": spawn.data["child"]})
+        kept = [x for r in trace if r.kind != "delivery.operator_refused"
+                for x in (g2 if r is request else [r])]
+        return sorted([*kept, asked], key=lambda r: (r.t_ms, r.seq))
+
+    assert _check("wake-not-delayed", asked_at(request.t_ms)) == []
+    # Had the redrive been asked before the deferral limit could close the batch (302 s),
+    # the batch waited for the member's new delivery (taken at 427 s) and then for run-2
+    # (665 s): the deferral limit could no longer have closed it first, and the wake was
+    # owed. Asked at the close's very instant, it comes too late to hold it.
+    assert _check("wake-not-delayed", asked_at(302_000)) == []
     assert any("had settled by 665026 ms, yet its wake was never sent" in m
-               for m in _check("wake-not-delayed", early))
+               for m in _check("wake-not-delayed", asked_at(301_999)))
 
 
 def test_wake_sends_budget_reads_an_answer_at_the_timeout_as_maybe_unseen() -> None:

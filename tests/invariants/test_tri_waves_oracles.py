@@ -42,13 +42,38 @@ def test_a_lone_wave_redriven_before_its_descendant_settled_is_consumed() -> Non
 
 def test_a_lone_wave_held_by_a_queued_sibling_is_judged_when_the_sibling_settles() -> None:
     # Seed 35745: run-3 waits behind its session's earlier run, spanning from its spawn (16 s)
-    # while it waits, so it holds run-4's wave until it settles (480 s); run-4's redrive was
-    # taken at 131 s, so the wave of run-4 alone is consumed.
+    # while it waits, so it holds run-4's wave until it settles (480 s). run-4's own send was
+    # refused for good at 69 s; the saved run once took its operator's redrive at 131 s and
+    # the wave was consumed. run-4 failed (its child errored), and since issue 34 a failed run
+    # is not redriven (OpenClaw 2026.9.6): the redrive is refused and the wave is woken once
+    # run-3 settles. The second generation's take is forged here (send and take at one
+    # instant), standing for a suspended run's redrive.
     trace = _trace(35745)
     assert _check("wave-woken", trace) == []
-    # Forged: the redrive taken after run-3 settled: the wave of run-4 was then owed a wake.
-    late = _take_moved(trace, "run-4", ":run-4:g2", 500_000)
-    assert any("the wave run-4 " in m for m in _check("wave-woken", late))
+    wave = "announce:requester-settle:main:agent:main:main:run-4"
+    unwoken = [r for r in trace if not (r.kind in ("gateway.send", "gateway.inject",
+                                                   "requester.accept", "requester.wake_refused")
+                                        and str(r.data.get("key", "")).startswith(wave))]
+    assert any("the wave run-4 " in m for m in _check("wave-woken", unwoken))
+    first = next(r for r in trace if r.kind == "gateway.send" and r.data["run_id"] == "run-4")
+    accept = next(r for r in trace if r.kind == "requester.accept"
+                  and r.data["run_id"] == "run-3")
+    settled = accept.t_ms  # run-3's own take: the sibling settles
+    g2 = first.data["key"] + ":g2"
+
+    def taken(t_ms: int) -> list[Record]:
+        send = attrs.evolve(first, t_ms=t_ms, data={**first.data, "key": g2})
+        take = attrs.evolve(accept, t_ms=t_ms, data={**accept.data, "run_id": "run-4",
+                                                     "key": g2, "ended_at": first.t_ms})
+        out = sorted([*unwoken, send], key=lambda r: (r.t_ms, r.seq))
+        at = out.index(send) + 1
+        return [*out[:at], take, *out[at:]]
+
+    # Taken by the instant run-3 settled (long after run-4's own settle): the wave is due
+    # already delivered, and consumed without a wake.
+    assert _check("wave-woken", taken(settled)) == []
+    # Taken a millisecond after: the wave was then owed a wake.
+    assert any("the wave run-4 " in m for m in _check("wave-woken", taken(settled + 1)))
 
 
 def test_a_wake_copy_held_past_the_answer_timeout_releases_nothing() -> None:
