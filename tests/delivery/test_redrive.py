@@ -15,7 +15,11 @@ from actors.delivery.core import Core
 from actors.delivery.edge import OperatorAsked, Persist, RunFinished, Send
 from actors.delivery.redrive import Action, Refusal, refusal
 from actors.delivery.table import TABLE, DeliveryCore
-from actors.mutants import MUTANT_GIVE_UP_CORRECTION_SENDS, MUTANT_REDRIVE_SAME_GENERATION
+from actors.mutants import (
+    MUTANT_GIVE_UP_CORRECTION_SENDS,
+    MUTANT_REDRIVE_NOT_SUSPENDED,
+    MUTANT_REDRIVE_SAME_GENERATION,
+)
 from actors.records.run_record import Dismissed, Redriven, RunRecord
 from actors.states import ClaimPhase, DeliveryStatus, OutcomeStatus
 from sim import invariants, scenario
@@ -53,8 +57,11 @@ def _core(*bugs: str) -> DeliveryCore[str]:
 
 @pytest.mark.parametrize(("row", "action", "paused", "refused"), [
     ({}, Action.REDRIVE, False, None),
-    ({"delivery_status": DeliveryStatus.FAILED}, Action.REDRIVE, False, None),
-    ({"delivery_status": DeliveryStatus.PENDING}, Action.REDRIVE, True, None),
+    # Only a suspended completion is blocked (OpenClaw 2026.9.6, issue 34): a failed one, or
+    # one paused in its backoff, is refused; a failed one may still be dismissed.
+    ({"delivery_status": DeliveryStatus.FAILED}, Action.REDRIVE, False, Refusal.NOT_BLOCKED),
+    ({"delivery_status": DeliveryStatus.PENDING}, Action.REDRIVE, True, Refusal.NOT_BLOCKED),
+    ({"delivery_status": DeliveryStatus.FAILED}, Action.DISMISS, False, None),
     ({"delivery_status": DeliveryStatus.PENDING}, Action.REDRIVE, False, Refusal.IN_FLIGHT),
     ({"delivery_status": DeliveryStatus.PENDING}, Action.DISMISS, True, Refusal.IN_FLIGHT),
     ({"delivery_status": DeliveryStatus.DELIVERED}, Action.REDRIVE, False, Refusal.DELIVERED),
@@ -68,6 +75,15 @@ def _core(*bugs: str) -> DeliveryCore[str]:
 def test_refusal(row: dict[str, Any], action: Action, paused: bool,
                  refused: Refusal | None) -> None:
     assert refusal(_row(**row), action, paused, 20_000) is refused
+
+
+@pytest.mark.parametrize(("status", "paused"), [(DeliveryStatus.FAILED, False),
+                                                (DeliveryStatus.PENDING, True)])
+def test_the_mutant_redrives_a_failed_or_paused_run(status: DeliveryStatus,
+                                                     paused: bool) -> None:
+    # The model before issue 34 (mutant redrive-not-suspended) took both.
+    assert refusal(_row(delivery_status=status), Action.REDRIVE, paused, 20_000,
+                   frozenset({MUTANT_REDRIVE_NOT_SUSPENDED})) is None
 
 
 def test_a_redrive_at_seven_days_from_the_suspension_is_refused_as_expired() -> None:
