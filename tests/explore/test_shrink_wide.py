@@ -15,7 +15,7 @@ from sim.world import core as world
 from sim.world.turns import WIDE_CHILDREN, WIDE_DROP
 
 # Default-world seeds whose run has a wide batch, and the mutant each fails with.
-WIDE_FAULT = (194, "delivered-ignores-correction")  # w74's send is refused for good
+WIDE_FAULT = (212, "delivered-ignores-correction")  # w74's send is refused for good
 WIDE_SHORT = (212, "give-up-correction-sent")
 
 
