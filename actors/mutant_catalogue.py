@@ -9,6 +9,7 @@ from actors.mutants import (
     MUTANT_ANNOUNCE_SKIP_AS_TEXT,
     MUTANT_ANSWER_TIMEOUT_EARLY,
     MUTANT_ARCHIVE_WHILE_PENDING,
+    MUTANT_BACKOFF_CLAMPED,
     MUTANT_BACKOFF_UNCAPPED,
     MUTANT_CALLBACK_FAILURE_UNDELIVERS,
     MUTANT_CHILD_LIMIT_OFF_BY_ONE,
@@ -118,6 +119,11 @@ MUTANTS: dict[str, str] = {
         "an attempt due exactly at the expiry deadline starts instead of giving up (``>`` for "
         "``>=``), so a completion the registry waited out to its last instant is sent once more "
         "(DEL-10)"
+    ),
+    MUTANT_BACKOFF_CLAMPED: (
+        "a registry backoff due past the 30-minute expiry is cut short to end at the deadline, "
+        "so the completion is given up at its expiry instead of at the first resume after it, "
+        "a whole backoff later, as OpenClaw 2026.9.6 does (DEL-10)"
     ),
     MUTANT_NOT_REQUIRED_DELIVERED: (
         "a run spawned with expectsCompletionMessage false is delivered anyway (DEL-1)"

@@ -41,7 +41,10 @@ PROBES: dict[str, str] = {
     "delivery.late-ack": "an acknowledgement arrives after its try timed out",
     "delivery.stale-ack": "an acknowledgement arrives for a run no longer in flight",
     "delivery.backoff-capped": "the registry backoff reached its 300 s cap",
-    "delivery.backoff-clamped-to-expiry": "a registry backoff was cut short by the expiry",
+    "delivery.backoff-past-expiry": "a registry backoff runs its whole length past the expiry: "
+                                    "the resume it ends in gives up",
+    "delivery.expiry-at-decision": "an attempt ended at or past its expiry (its transport tries "
+                                   "ran past it): the registry gave up at once, no backoff",
     "delivery.expiry": "a completion expired 30 minutes after its run ended",
     "delivery.expiry-overdue": "an attempt came due after its expiry had passed (a restarted "
                                "process restoring it, a descendants' recheck): given up at once",

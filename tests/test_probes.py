@@ -67,7 +67,7 @@ LIFTED = ("delivery.findings-stale-row", "delivery.findings-older-row",
           "delivery.redrive-corrected-payload", "delivery.older-generation-ack",
           "delivery.late-ack", "batch.findings-truncated", "batch.visible-reply-missing",
           "wave.descendants-pending", "private.refused-by-session", "delivery.expiry",
-          "delivery.backoff-clamped-to-expiry", "batch.attempts-exhausted",
+          "delivery.backoff-past-expiry", "batch.attempts-exhausted",
           "batch.deferral-limit",
           # not reach.py's: the worker session and early re-runs (sim/world/draws/child.py)
           "requester.session-two-waiting",

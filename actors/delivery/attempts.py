@@ -214,25 +214,42 @@ def try_failed(core: Core, active: Active, chain: SendError, now_ms: int,
 
 def retry_later(core: Core, active: Active, error: str, now_ms: int,
                 warn: bool = True) -> list[Effect]:
-    """Retryable announce outcome: the registry loop waits its backoff, then tries again;
-    the wait never runs past the expiry deadline, where the next attempt gives up on time.
-    ``error`` is persisted and, with ``warn``, is the blocked-completion warning's (DEL-9)."""
+    """Retryable announce outcome: the registry loop waits its whole backoff, then tries again.
+    OpenClaw 2026.9.6 (``resolveDeferredCleanupDecision``) gives up at once when the deadline
+    has passed (``now >= deadline``), and otherwise schedules the resume a full
+    ``resolveAnnounceRetryDelayMs`` later, never cut at the deadline: a resume due at or past
+    it gives up then (``start_attempt``; the seed is silent, so the released code wins:
+    docs/fidelity.md). ``error`` is persisted and, with ``warn``, is the blocked-completion
+    warning's (DEL-9)."""
     record = active.record
     deadline = core._deadline(record)
+    warning: list[Effect] = (
+        [events.DeliveryBlocked(record.run_id, record.child_session_key, error)] if warn else [])
+    if now_ms > deadline or (now_ms == deadline
+                             and mutants.MUTANT_EXPIRY_INCLUSIVE not in core._mutants):
+        # The attempt ended at or past its deadline (its transport tries ran past it): the
+        # decision gives up now, with the error it ended on; no backoff is drawn.
+        core._probe("delivery.expiry-at-decision")
+        if private_steps.closes(core, record):
+            return warning + private_steps.close_private(core, record, now_ms)
+        return warning + give_up(core, active, GiveUpReason.EXPIRY, error, now_ms)
     backoff = retry.backoff_ms(record.attempt_count, core._jitter())
     if mutants.MUTANT_BACKOFF_UNCAPPED in core._mutants:
         backoff = retry.backoff_ms(1, 0.0) * 2 ** (record.attempt_count - 1)
     if backoff == retry.BACKOFF_MAX_MS:
         core._probe("delivery.backoff-capped")
-    delay = min(backoff, max(0, deadline - now_ms))
-    if delay < backoff:
-        core._probe("delivery.backoff-clamped-to-expiry")
+    delay = backoff
+    if now_ms + backoff >= deadline:
+        # Due at or past the expiry: the resume then gives up, a whole backoff after this
+        # decision (``delivery.expiry-overdue`` past the instant).
+        core._probe("delivery.backoff-past-expiry")
+        if mutants.MUTANT_BACKOFF_CLAMPED in core._mutants:
+            delay = deadline - now_ms  # the bug: the wait cut at the deadline
     active.waiting = Waiting.ATTEMPT_WAIT
     return [
         core._persist(active, RetryScheduled(now_ms + delay, error)),
         events.DeliveryRetry(record.run_id, record.attempt_count, now_ms + delay),
-        *([events.DeliveryBlocked(record.run_id, record.child_session_key, error)]
-          if warn else []),
+        *warning,
         StartTimer(delay, AttemptDue(record.run_id, record.generation)),
     ]
 

@@ -22,6 +22,7 @@ from sim.invariants.child.output import INVARIANTS as _OUTPUT
 from sim.invariants.child.restarts import INVARIANTS as _RESTARTS
 from sim.invariants.child.run_timeout import INVARIANTS as _RUN_TIMEOUT
 from sim.invariants.delivery.chunks import INVARIANTS as _CHUNKS
+from sim.invariants.delivery.expiry import INVARIANTS as _EXPIRY
 from sim.invariants.delivery.handoffs import INVARIANTS as _HANDOFFS
 from sim.invariants.delivery.keys import INVARIANTS as _KEYS
 from sim.invariants.delivery.lifecycle import INVARIANTS as _LIFECYCLE
@@ -59,7 +60,7 @@ from sim.invariants.yields.waves import INVARIANTS as _WAVES
 from sim.invariants.yields.yield_batches import INVARIANTS as _YIELDS
 from sim.trace import Record
 
-ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _CHUNKS + _OUTPUT + _CHILD_LOG
+ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _EXPIRY + _CHUNKS + _OUTPUT + _CHILD_LOG
                               + _ANNOUNCE + _ARCHIVE + _LIFECYCLE + _NESTING + _ROUTES
                               + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS
                               + _RECEIPTS + _FINDINGS + _LIMITS + _REDRIVE + _TURNS

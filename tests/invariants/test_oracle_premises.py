@@ -113,7 +113,7 @@ def test_eventually_resolved_believes_no_give_up_on_paper(
     ("expiry.toml", "give-up-after-tries", retry_timing, ("delivery.give_up",)),
     ("expiry.toml", "expiry-from-spawn", retry_timing, ("delivery.give_up",)),
     # Attempts' starts are read from the gateway's sends and refusals alone.
-    ("expiry.toml", "expiry-inclusive", expiry_ends_attempts, ()),
+    ("mutant-expiry-inclusive.toml", "expiry-inclusive", expiry_ends_attempts, ()),
     # A wave's members settle as an outsider tells: no cleanup or give-up record is read.
     ("mutant-wave-stale-sibling.toml", None, wave_is_overlapping_set, ()),
 ])
@@ -124,8 +124,9 @@ def test_each_rewritten_oracle_catches_its_bug_without_the_registrys_records(
     kwargs: dict[str, Any] = {} if mutant is None else {"mutants": [mutant]}
     broken = _run(name, **kwargs)
     if mutant is not None:
-        assert check(_run(name)) == []
-        assert check(_stripped(_run(name), keep)) == []
+        # (Without any mutant: a mutant-*.toml file switches its own on.)
+        assert check(_run(name, mutants=[])) == []
+        assert check(_stripped(_run(name, mutants=[]), keep)) == []
     assert check(_stripped(broken, keep))
     # Every run forged as given up and delivered at the start changes nothing.
     runs = sorted({r.data["run_id"] for r in broken if r.kind == "spawn"})

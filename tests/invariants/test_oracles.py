@@ -156,12 +156,12 @@ def test_expiry_ends_attempts_catches_a_window_too_long(monkeypatch: pytest.Monk
 
 def test_expiry_ends_attempts_holds_the_deadline_instant() -> None:
     # The boundary: an attempt due exactly at the deadline gives up; the mutant starts it.
-    result = _run("expiry.toml", mutants=("expiry-inclusive",))
+    result = _run("mutant-expiry-inclusive.toml")
     end = next(r for r in result.trace if r.kind == "child.end")
     deadline = end.t_ms + 30 * 60_000
     found = [v for v in result.violations if v.invariant == "expiry-ends-attempts"]
     assert [result.trace[v.records[-1]].t_ms for v in found] == [deadline]
-    assert _run("expiry.toml").violations == ()
+    assert _run("mutant-expiry-inclusive.toml", mutants=()).violations == ()
 
 
 FAILING_CHILD = textwrap.dedent("""\
