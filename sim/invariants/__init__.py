@@ -60,7 +60,8 @@ from sim.invariants.yields.waves import INVARIANTS as _WAVES
 from sim.invariants.yields.yield_batches import INVARIANTS as _YIELDS
 from sim.trace import Record
 
-ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _EXPIRY + _CHUNKS + _OUTPUT + _CHILD_LOG
+ALL: tuple[Invariant, ...] = (_DELIVERY + _SEND_ERRORS + _RETRIES + _EXPIRY + _CHUNKS + _OUTPUT
+                              + _CHILD_LOG
                               + _ANNOUNCE + _ARCHIVE + _LIFECYCLE + _NESTING + _ROUTES
                               + _PERMISSIONS + _HANDOFFS + _RECOVERY + _RETENTION + _MIRRORS
                               + _RECEIPTS + _FINDINGS + _LIMITS + _REDRIVE + _TURNS

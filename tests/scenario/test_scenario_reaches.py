@@ -116,7 +116,7 @@ def test_every_regression_file_states_the_moments_its_run_reaches() -> None:
     # 5 of stop 45's sweep past 20,000 (77937: a lone wave whose first answer no live process
     # heard; 82528: a key confirmed twice, its mirror recorded once; 95668, 59432, 46346: a
     # replay refused for good, a batch closed by its deferral limit, a redriven public sibling)
-    assert len(files) == 84
+    assert len(files) == 85
     result = invoke("run", *map(str, files), "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)

@@ -15,7 +15,6 @@ from typing import Any
 
 from actors.announce.labels import js_trim
 from actors.child.frozen import cap_frozen_result
-from actors.records.retry import COMPLETION_EXPIRY_MS
 from sim.conform.differences import Difference
 from sim.conform.registry.child_end import final_text
 
@@ -78,15 +77,6 @@ def error_end_grace(context: Mapping[str, Any], model: Any, real: Any) -> bool:
     return (divergence.kind == "child.end" and divergence.field in ("ended", "outcome")
             and _end_status(context) in ("error", "timeout", "killed")
             and real in (False, None))
-
-
-def backoff_past_expiry(context: Mapping[str, Any], model: Any, real: Any) -> bool:
-    divergence = context["divergence"]
-    end = next((r for r in context["run"] if r.kind == "child.end"), None)
-    if divergence.field != "nextAttemptAt" or end is None or not isinstance(real, int):
-        return False
-    deadline = end.t_ms + COMPLETION_EXPIRY_MS
-    return bool(model == deadline and real > deadline)
 
 
 def frozen_trimmed(context: Mapping[str, Any], model: Any, real: Any) -> bool:
@@ -253,7 +243,6 @@ def explain(table: Sequence[Difference], context: Mapping[str, Any], model: Any,
 CHECK = "registry"
 EXPLAINERS: dict[str, Callable[[Any, Any, Any], bool]] = {
     "registry-error-end-grace": error_end_grace,
-    "registry-backoff-past-expiry": backoff_past_expiry,
     "registry-frozen-trimmed": frozen_trimmed,
     "registry-terminal-reply-cut": terminal_reply_cut,
     "registry-empty-reply-unfrozen": empty_reply_unfrozen,

@@ -25,7 +25,8 @@ ENDS = frozenset({"delivery.retry", "delivery.delivered", "delivery.give_up",
 
 def jitter_for(attempt: int, delay_ms: int) -> float:
     """The jitter fraction that gives ``delay_ms`` after ``attempt`` failures (0 when none does:
-    a delay the model clamped; OpenClaw then shows its own)."""
+    the model's waits are OpenClaw's whole backoffs, never cut at the expiry since issue 34, so
+    only a mutant's wait falls here; OpenClaw then shows its own)."""
     for step in range(JITTER_STEPS):
         fraction = step / (JITTER_STEPS - 1)
         if backoff_ms(attempt, fraction) == delay_ms:

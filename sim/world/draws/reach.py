@@ -110,7 +110,7 @@ BIG_FINDING_SHARE = 0.05
 STUCK_DESCENDANT_SHARE = 0.2
 STUCK_SENDS = 24
 # The share of seeds with send-outage on but no outage drawn that get the longest outage, from
-# the first minutes on: runs' 30-minute expiries, backoffs clamped to them, batch wakes out of
+# the first minutes on: runs' 30-minute expiries, backoffs run past them, batch wakes out of
 # attempts or deferrals (``delivery.expiry``, ``batch.attempts-exhausted``, ...).
 LONG_OUTAGE_SHARE = 0.05
 LONG_OUTAGE_START_S = 300
