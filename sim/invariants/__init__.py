@@ -22,7 +22,6 @@ from sim.invariants.child.output import INVARIANTS as _OUTPUT
 from sim.invariants.child.restarts import INVARIANTS as _RESTARTS
 from sim.invariants.child.run_timeout import INVARIANTS as _RUN_TIMEOUT
 from sim.invariants.delivery.chunks import INVARIANTS as _CHUNKS
-from sim.invariants.delivery.expiry import INVARIANTS as _EXPIRY
 from sim.invariants.delivery.handoffs import INVARIANTS as _HANDOFFS
 from sim.invariants.delivery.keys import INVARIANTS as _KEYS
 from sim.invariants.delivery.lifecycle import INVARIANTS as _LIFECYCLE
@@ -34,6 +33,7 @@ from sim.invariants.delivery.redrive import INVARIANTS as _REDRIVE
 from sim.invariants.delivery.retention import INVARIANTS as _RETENTION
 from sim.invariants.delivery.retries import INVARIANTS as _RETRIES
 from sim.invariants.delivery.send_errors import INVARIANTS as _SEND_ERRORS
+from sim.invariants.expiry import INVARIANTS as _EXPIRY
 from sim.invariants.gateway.chunk_limits import INVARIANTS as _CHUNK_LIMITS
 from sim.invariants.gateway.mirrors import INVARIANTS as _MIRRORS
 from sim.invariants.gateway.permissions import INVARIANTS as _PERMISSIONS
