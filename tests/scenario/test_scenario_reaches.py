@@ -194,7 +194,10 @@ def _saved_runs() -> list[Path]:
     could still find it there, on another timeline than the one it keeps."""
     found = []
     for path in sorted([*SCENARIOS.rglob("*.toml"), *(ROOT / "findings").rglob("*.toml")]):
-        if scenario.load(path).replay is not None:
+        replay = scenario.load(path).replay
+        # A hand-written file whose every replayed choice is 0 (``jitter = [0]``: the backoffs
+        # without jitter, issue 34) keeps the default timeline itself, not a recorded one.
+        if replay is not None and any(any(values) for _, values in replay):
             found.append(path)
     return found
 
