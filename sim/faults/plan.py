@@ -38,6 +38,7 @@ from sim.faults.errors import (
     SEND_FAULTS,
     TRANSIENT_ERRORS,
 )
+from sim.faults.expiry_aim import ExpiryAim
 from sim.faults.findings_hold import FindingsHold
 from sim.faults.kinds import FAULT_KINDS as FAULT_KINDS
 from sim.faults.kinds import FaultKind as FaultKind
@@ -108,6 +109,10 @@ class FaultPlan:
         self.findings = FindingsHold()
         # Acknowledgements aimed at their send's answer timeout (sim/faults/ack_aim.py).
         self.ack_aim = AckAim()
+        # Restarts of the delivery process aimed at a deadline (sim/faults/expiry_aim.py; the
+        # world sets its ``crash_for`` and ``deadline_of``).
+        self.expiry_aim = ExpiryAim()
+        self.expiry_aim.heal_ms = heal_ms
         self.answered: Callable[[str], bool] = lambda run_id: False
         self._child_of_run = child_of_run  # run_id -> child_id
         # A seeded gateway outage: [start, end) in virtual ms and the error it answers with.
@@ -171,8 +176,9 @@ class FaultPlan:
                 "ended_at": message.ended_at_ms,
                 # What the session would read, by digest: a retried hand-off's input (PRV-8).
                 "text_sha256": self._text_digest(message.run_id, message.text)})
-            self.ack_aim.sent(self._child_of_run(message.run_id), message.run_id, message.key,
-                              self.kernel.now_ms)
+            child = self._child_of_run(message.run_id)
+            self.ack_aim.sent(child, message.run_id, message.key, self.kernel.now_ms)
+            self.expiry_aim.sent(child, message.run_id, message.key, self.kernel.now_ms)
         if src == addresses.TIMELINE or {src, dst} == _IN_PROCESS or isinstance(
                 message, _STAYS_IN_PROCESS):
             # A lane's or a session queue's wake-up, a session's refusal and an abort's cascade

@@ -188,7 +188,7 @@ class World:
         # workload asks for it), and the number of the harness's last session-control request.
         self.sessions: dict[str, SessionDef] = {s.key: s for s in scenario.sessions}
         self.desk = ControlDesk(self.kernel, self.sessions, chunks="chunks" in self.features)
-        self.operator = OperatorDesk(self.kernel)  # redrives and dismissals (DEL-16)
+        self.operator = OperatorDesk(self.kernel, self.store)  # redrives and dismissals (DEL-16)
         self.restarts = RestartDesk(self.kernel, self.store, self.plan, chooser, mutants)
         self._memory: Callable[[], dict[str, Any]] | None = None  # the registry's, DEL-16
         self.limits = scenario.limits

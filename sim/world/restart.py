@@ -21,6 +21,7 @@ from actors.child.restart import RestartGate
 from actors.mutants import MUTANT_RESTART_NOTICE_SKIPPED
 from actors.store.durable import RunStore
 from sim.choices import Chooser
+from sim.faults.expiry_aim import deadline_ms
 from sim.faults.plan import FaultPlan, TimelineEvent
 from sim.kernel import Kernel
 
@@ -37,6 +38,18 @@ class RestartDesk:
         self.gate = RestartGate(notice_fails=self._notice_fails,
                                 skip_notices=MUTANT_RESTART_NOTICE_SKIPPED in mutants)
         self._failures_left = 0
+        plan.expiry_aim.crash_for = self.crash_delivery
+        plan.expiry_aim.deadline_of = lambda run_id: deadline_ms(store.get(run_id))
+
+    def crash_delivery(self, at_ms: int, down_ms: int) -> None:
+        """Kill the delivery process alone at ``at_ms`` where it waits; it is back ``down_ms``
+        later (sim/faults/expiry_aim.py aims it; a no-op while it is down or busy)."""
+        def crash() -> None:
+            self.plan.restart_after_ms = down_ms
+            if not self.kernel.crash_parked(addresses.DELIVERY):
+                self.plan.restart_after_ms = None
+
+        self.kernel.at(at_ms, "crash delivery (aimed at a deadline)", crash)
 
     def schedule(self, at_ms: int, down_ms: int, lost_children: Sequence[str] = (),
                  notice_fails: int = 0, lost_share: float = 0.0) -> None:

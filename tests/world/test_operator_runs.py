@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from actors.store.durable import RunStore
 from sim.choices import Chooser
 from sim.kernel import Kernel
 from sim.world.redrive import OperatorDesk
@@ -20,7 +21,7 @@ _STEP = st.one_of(st.tuples(st.just("spawn"), _CHILD, st.integers(0, 5)),
 @given(st.lists(_STEP, max_size=40))
 def test_latest_run_is_the_last_spawn_so_far(steps: list[tuple[str, str, int]]) -> None:
     kernel = Kernel(Chooser(1))
-    desk = OperatorDesk(kernel)
+    desk = OperatorDesk(kernel, RunStore())
     for what, child, run in steps:
         if what == "ask":
             spawns = [r.data["run_id"] for r in kernel.trace

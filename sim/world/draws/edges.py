@@ -46,9 +46,14 @@ probe several times (docs/oracles.md lists them with their hit counts).
   (sim/faults/ack_aim.py; ``delivery.ack-*-timeout``), half the time (callback-fail on) with its
   receive callback failing, so ``handoff-stays-delivered`` judges the confirmation.
 - ``window``: (send-other on) a private child's sends are refused with an unclassified error
-  until its 30-minute window from its release runs out: the registry's last backoff is cut
-  short to end at the window's end, where the attempt then due gives up
-  (``private.window-ends-at-its-instant``; PRV-7, reference §c9, §c10).
+  until its 30-minute window from its release runs out; a backoff runs its whole length past
+  the window's end (issue 34), so (crash on too) the delivery process is killed so that it
+  comes back at the window's end, where the attempt then due gives up
+  (sim/faults/expiry_aim.py; ``private.window-ends-at-its-instant``; PRV-7, §c9, §c10).
+- ``expiry``: (crash and send-other on) the same for a public child owed a completion: its
+  sends are refused until its 30-minute expiry and the restarted process starts its attempt at
+  the deadline's instant, where it gives up (``delivery.expiry``; the ``expiry-inclusive`` bug
+  sends it: DEL-10, §c11).
 """
 
 from __future__ import annotations
@@ -82,8 +87,10 @@ SHARES = {"frozen": 0.0025, "field": 0.0025, "page": 0.003,
 ACK_CALLBACK_FAILS = 0.5  # of aimed acknowledgements (callback-fail on)
 # Of private children (send-other on); refusals enough to outlast the window (backoffs of 15 s
 # doubling to 300 s: the tenth attempt is past 30 minutes).
-WINDOW_SHARE = 0.25
+WINDOW_SHARE = 0.5
 WINDOW_REFUSALS = 20
+# Of public children owed a completion with no correction drawn (crash and send-other on).
+EXPIRY_SHARE = 0.25
 # Attempts of a batch wake and of lost-answer recovery (reference §c11, seed 002).
 WAKE_ATTEMPTS = 3
 RECOVERY_ATTEMPTS = 3
@@ -160,6 +167,22 @@ def window(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
         return
     plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_OTHER, child=child.id),
                                  WINDOW_REFUSALS))
+    if FaultKind.CRASH in plan.rates:
+        plan.expiry_aim.arm(child.id)
+
+
+def expiry(chooser: Chooser, plan: FaultPlan, child: ChildSpec) -> None:
+    """Maybe refuse a public ``child``'s sends (unclassified) until its expiry and restart the
+    delivery process at the deadline's instant (``edge:expiry``), when the seed turns crashes
+    and unclassified refusals on."""
+    if FaultKind.CRASH not in plan.rates or FaultKind.SEND_OTHER not in plan.rates or \
+            not child.expects_completion or child.completion_target is not None or \
+            child.correction_after_ms is not None or \
+            not chooser.chance("edge:expiry", EXPIRY_SHARE):
+        return
+    plan.armed.append(ArmedFault(TimelineEvent(0, FaultKind.SEND_OTHER, child=child.id),
+                                 WINDOW_REFUSALS))
+    plan.expiry_aim.arm(child.id)
 
 
 def wake(chooser: Chooser, plan: FaultPlan, children: Sequence[ChildSpec],

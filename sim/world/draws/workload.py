@@ -123,6 +123,7 @@ def draw_children(world: _World, workload: WorkloadDef, first: int) -> list[Chil
             world_edges.recovery(world.chooser, world.plan, child)
             world_edges.ack(world.chooser, world.plan, child)
             world_edges.window(world.chooser, world.plan, child)
+            world_edges.expiry(world.chooser, world.plan, child)
             child = world_edges.draw(world.chooser, child, world._send_at,
                                      None if child.parent is not None
                                      else world.desk.chunk_chars(child.requester))
