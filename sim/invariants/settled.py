@@ -24,7 +24,12 @@ from sim.invariants.observations import (
 from sim.trace import Record
 
 # A required completion's expiry, counted from the run's end (reference §c11): the registry gives
-# up at the first attempt at or after it, never sooner but on a refusal for good.
+# up at its first decision at or past it, never sooner but on a refusal for good. That decision
+# is not cut to the deadline (issue 34, OpenClaw 2026.9.6): the resume of a backoff decided
+# before it comes less than one capped backoff (300 s) past it, an attempt in flight at it ends
+# when its transport tries do, and a process down at it decides when it is back. An outsider
+# sees no settle at the give-up itself (the registry's record is the model's), so the earliest
+# a run may have settled by is at most its expiry, never the give-up's later instant.
 EXPIRY_MS = 30 * 60_000
 # A send's answer timeout (announceTimeoutMs, reference §c11): an answer held this long comes
 # after the registry gave the try up as unanswered.
@@ -119,7 +124,9 @@ class EarliestSettle:
     reply, or killed by its requester's reset or delete, or a kill, before it ended: §c17, §c18),
     when the gateway refused it for good (a permanent refusal, or a break after part of it
     reached the platform), when its requester session was reset or deleted after a private
-    spawn (PRV-3: it is closed then), else at its expiry (30 minutes after its end); a member
+    spawn (PRV-3: it is closed then), else at its expiry (30 minutes after its end: the earliest
+    the registry's give-up can come, which itself comes at the first decision at or past it,
+    up to one backoff later, ``EXPIRY_MS``); a member
     of a yield batch (``members``) is handed to its batch as it ends.
     Never the registry's own settle, give-up, skip or close records: a model that
     wrongly gives a run up must not excuse what waited on it (descendants-first)."""

@@ -315,7 +315,12 @@ def test_default_seeds_past_a_restart_at_the_due_time_and_a_held_copy_stay_clean
     default = scenario.load(cli.default_world_path())
     expired = list(world.run(default, seed=19368).trace)
     assert suspended_kept_seven_days(expired) == []
-    assert sum(r.kind == "delivery.expired" for r in expired) == 2
+    # Every row given up suspended expired seven days on (two in the seed as found; its draws
+    # moved when issue 34's were re-aimed, so the rows are read, not counted).
+    suspended = {r.data["run_id"] for r in expired if r.kind == "delivery.give_up"
+                 and r.data["status"] == "suspended"}
+    assert len(suspended) >= 2
+    assert {r.data["run_id"] for r in expired if r.kind == "delivery.expired"} == suspended
     held = list(world.run(default, seed=19381).trace)
     assert archived_after_completion(held) == []
     # Without the permanent refusal before the archive, the late take is a pending completion.

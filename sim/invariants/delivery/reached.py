@@ -320,7 +320,9 @@ def _held(trace: Sequence[Record], runs: Sequence[str], settle: EarliestSettle) 
     """Until when these members may rightly hold their batch's wake back: each one's end (the
     wake carries them once they all ended, YLD-1) and the settle of every run under each
     (descendants first, DEL-6: the wake waits while one of them is pending), each at the
-    earliest its settle shows to an outsider (at most 30 minutes after its end); None if one of
+    earliest its settle may show to an outsider (at most 30 minutes after its end: the expiry;
+    the registry's give-up may come up to one backoff later, settled.py ``EXPIRY_MS``, and
+    the wake with it, inside the 40 minutes owed after this); None if one of
     them never ended. A public member of a private batch keeps its own delivery (reference
     §c10), which the wake waits for: its settle, or the expiry (30 min) of a generation an
     operator's redrive opened after its end (seed 46346)."""

@@ -68,7 +68,8 @@ class _Child:
     start: Record | None = None
     end: Record | None = None
     # The earliest (time, trace position) its own delivery may have settled at, as an outsider
-    # tells (sim/invariants/settled.py; its end plus the expiry at the latest), never the
+    # tells (sim/invariants/settled.py; at most its end plus the expiry, the earliest its
+    # give-up can come: the give-up itself may come up to one backoff later), never the
     # registry's cleanup record.
     settle: tuple[int, int] | None = None
     own_accept: Record | None = None
