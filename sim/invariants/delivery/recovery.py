@@ -97,13 +97,13 @@ def lost_answer_recovery(trace: Sequence[Record]) -> list[Violation]:
     # A private result's try has no answer timeout (OpenClaw 2026.9.6 passes its agent call
     # none: handoffs.py): its acknowledgement counts however late (the rule above still drops
     # one held past 120 s: lenient, a recorded trace of seed 26185 keeps that case), but only
-    # until its window,
-    # 30 minutes from its release (PRV-7), runs out, when the registry gives the run up with
-    # the try still out (seed 49518: the ack, held 119,999 ms, came 28 s after the window's
-    # end). The registry starts the window when it hears of the release (a TurnSettled may be
-    # held on its way: 58 s there), so the window ends 30 minutes after the release at the
-    # earliest (``releases``, as private-window-from-release reads it): an ack from then on is
-    # not surely heard; nor in the end's very instant (the timer and the ack in either order).
+    # until its window, 30 minutes from its release (PRV-7), runs out, when the registry gives
+    # the run up with the try still out (seed 49518: the ack, held 119,999 ms, came 28 s after
+    # the window's end). The registry starts the window when it hears of the release (a
+    # TurnSettled may be held on its way: 58 s there), so the window ends 30 minutes after the
+    # release at the earliest (``releases``, as private-window-from-release reads it): an ack
+    # from then on is not surely heard; nor in the end's very instant (the timer and the ack in
+    # either order).
     private = private_runs(trace)
     released = releases(trace)
     down: list[tuple[int, int]] = []

@@ -365,7 +365,7 @@ def _refused_by(answer: _Answer, answers: list[_Answer]) -> int:
              and a.record.t_ms == answer.record.t_ms
              and a.record.data.get("run_id") == answer.record.data.get("run_id")}
     if answer.frees and all(free & mates for free in answer.frees):
-        return min(answer.last, answer.record.t_ms)
+        return answer.record.t_ms  # (its own way back is never earlier)
     return answer.last
 
 
